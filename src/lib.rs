@@ -1,0 +1,7 @@
+//! Wuzi: a gomoku and renju engine.
+//!
+//! * [`game`]: board, rules, line patterns, renju forbidden points.
+//! * [`tactics`]: immediate threats and the VCF/VCT threat-space solver.
+
+pub mod game;
+pub mod tactics;

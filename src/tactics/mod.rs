@@ -1,0 +1,1 @@
+//! Threat-space tactics.
