@@ -1,25 +1,12 @@
 //! Edge cases of each rule, judged on whole boards.
 
+mod common;
+
+use common::p;
 use wuzi::game::{Board, BoardSize, Color, MoveError, Outcome, Point, Rule, Threat};
 
-fn p(x: u8, y: u8) -> Point {
-    Point::new(x, y).unwrap()
-}
-
-/// A board from rows of text (`X` black, `O` white, `.` empty).
 fn board(rule: Rule, rows: &[&str]) -> Board {
-    let size = BoardSize::new(rows[0].len() as u32, rows.len() as u32).unwrap();
-    let mut board = Board::new(size, rule);
-    for (y, row) in rows.iter().enumerate() {
-        for (x, ch) in row.chars().enumerate() {
-            match ch {
-                'X' => board.place(p(x as u8, y as u8), Color::Black).unwrap(),
-                'O' => board.place(p(x as u8, y as u8), Color::White).unwrap(),
-                _ => {}
-            }
-        }
-    }
-    board
+    common::board(rule, rows, Color::Black)
 }
 
 /// Plays `color` on `at` and returns the outcome.

@@ -134,6 +134,13 @@ impl Board {
         self.side_to_move
     }
 
+    /// Hands the move to `color` without a stone (a pass or a null move, as
+    /// threat analysis and set-up commands need). Undo restores the side of
+    /// the move it takes back, so a caller that passes restores the side.
+    pub fn set_side_to_move(&mut self, color: Color) {
+        self.side_to_move = color;
+    }
+
     /// Zobrist hash of the stones and the side to move.
     #[inline]
     pub fn hash(&self) -> u64 {
@@ -507,8 +514,19 @@ impl Board {
         Ok(())
     }
 
-    pub(crate) fn has_flag(&self, p: Point, color: Color, f: u8) -> bool {
-        self.flags(p, color) & f != 0
+    /// How many cells would complete a five for `color` after it plays on
+    /// empty `p`. Fours on different lines never share their five cell (two
+    /// lines cross only at `p`), so the count is the sum over the lines.
+    pub fn five_cells_after(&self, p: Point, color: Color) -> u8 {
+        Direction::ALL
+            .iter()
+            .map(|&d| self.line_pattern(p, d, color))
+            .map(|l| match l {
+                LinePattern::OpenFour | LinePattern::DoubleFour => 2,
+                LinePattern::Four => 1,
+                _ => 0,
+            })
+            .sum()
     }
 }
 

@@ -1,1 +1,10 @@
-//! Threat-space tactics.
+//! Threat-space tactics: immediate threats and the VCF/VCT solver.
+
+mod solver;
+mod threats;
+
+pub use solver::{solve, SolveLimits, SolveReport, ThreatKind};
+pub use threats::{
+    five_blocks, four_moves, is_legal_for, unstoppable_four_defences, unstoppable_four_moves,
+    winning_moves,
+};

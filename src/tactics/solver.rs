@@ -1,0 +1,332 @@
+//! Threat-space search: VCF (victory by continuous fours) and VCT (victory
+//! by continuous threats: fours and threes).
+//!
+//! An AND/OR search over forcing moves. At an attacker node the attacker
+//! wins if it can complete a five, or if some threat move leads to a
+//! defender node it wins. At a defender node the attacker wins if every
+//! defence does; the defences considered are complete:
+//! * against two or more five cells: none (a win, unless the defender has a five);
+//! * against one five cell: that cell (renju: if it is forbidden for black, a win);
+//! * (VCT) against a threat to make an unstoppable four: the exact defence
+//!   set from [`unstoppable_four_defences`] plus every counter-four.
+//!
+//! So a win found is a proof whatever the budget. The search is
+//! deterministic: moves are tried in a fixed order and the node budget is
+//! counted, not timed. A transposition table keyed by the Zobrist hash
+//! shares results between move orders.
+
+use std::collections::HashMap;
+
+use crate::game::{Board, CellKind, Color, Point, Threat};
+use crate::tactics::threats::{
+    four_moves, is_legal_for, unstoppable_four_defences, unstoppable_four_moves,
+};
+
+/// Which threats the attacker may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ThreatKind {
+    /// Fours only.
+    Vcf,
+    /// Fours and threes.
+    Vct,
+}
+
+/// How much a solve may do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SolveLimits {
+    /// Nodes (positions visited) before giving up.
+    pub max_nodes: u64,
+    /// Attacker moves in the longest line searched.
+    pub max_depth: u8,
+}
+
+impl SolveLimits {
+    pub const fn new(max_nodes: u64, max_depth: u8) -> SolveLimits {
+        SolveLimits {
+            max_nodes,
+            max_depth,
+        }
+    }
+}
+
+impl Default for SolveLimits {
+    fn default() -> SolveLimits {
+        SolveLimits::new(100_000, 30)
+    }
+}
+
+/// What a solve found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SolveReport {
+    /// A proven win: the main line, attacker and defender moves
+    /// alternately, starting with the attacker and ending with its five, or
+    /// with the threat the defender has no legal answer to (two fives, an
+    /// unstoppable four, a renju five cell forbidden to black). Defender
+    /// moves are the forced block, or the defence that resists longest.
+    pub win: Option<Vec<Point>>,
+    /// Nodes visited.
+    pub nodes: u64,
+    /// Whether the search ran to its end within the node budget. With no
+    /// win, a complete search shows there is none within `max_depth`.
+    pub complete: bool,
+}
+
+impl SolveReport {
+    /// The attacker's first move of the win.
+    pub fn first_move(&self) -> Option<Point> {
+        self.win.as_ref().and_then(|line| line.first().copied())
+    }
+}
+
+/// Searches for a forced win of `attacker` (it need not be the side to
+/// move: the other side then passes first, which is how one asks "what does
+/// the opponent threaten?"). The board is restored before returning.
+pub fn solve(
+    board: &mut Board,
+    attacker: Color,
+    kind: ThreatKind,
+    limits: SolveLimits,
+) -> SolveReport {
+    let side = board.side_to_move();
+    board.set_side_to_move(attacker);
+    let mut search = Search {
+        kind,
+        max_nodes: limits.max_nodes,
+        nodes: 0,
+        out_of_budget: false,
+        table: HashMap::new(),
+    };
+    let win = search
+        .attack(board, limits.max_depth)
+        .map(|_| search.main_line(board));
+    board.set_side_to_move(side);
+    SolveReport {
+        win,
+        nodes: search.nodes,
+        complete: !search.out_of_budget,
+    }
+}
+
+/// A proven result in the table. Distances are in plies to the five.
+#[derive(Clone, Copy, Debug)]
+enum Entry {
+    /// Won for the attacker; `best` is the attacker's winning move (at an
+    /// attacker node) or the longest-resisting defence (at a defender node),
+    /// `None` where the win needs no particular move.
+    Win { plies: u16, best: Option<Point> },
+    /// No win with this many attacker moves left (or fewer).
+    NoWin { depth: u8 },
+}
+
+struct Search {
+    kind: ThreatKind,
+    max_nodes: u64,
+    nodes: u64,
+    out_of_budget: bool,
+    table: HashMap<u64, Entry>,
+}
+
+impl Search {
+    /// Counts a node; false when the budget is spent.
+    fn visit(&mut self) -> bool {
+        if self.nodes >= self.max_nodes {
+            self.out_of_budget = true;
+            return false;
+        }
+        self.nodes += 1;
+        true
+    }
+
+    fn lookup(&self, board: &Board, depth: u8) -> Option<Option<u16>> {
+        match self.table.get(&board.hash())? {
+            Entry::Win { plies, .. } => Some(Some(*plies)),
+            Entry::NoWin { depth: d } if *d >= depth => Some(None),
+            Entry::NoWin { .. } => None,
+        }
+    }
+
+    /// The attacker is to move. Returns the plies to its five if it wins.
+    fn attack(&mut self, board: &mut Board, depth: u8) -> Option<u16> {
+        if self.out_of_budget || !self.visit() {
+            return None;
+        }
+        let attacker = board.side_to_move();
+        let defender = attacker.opponent();
+        if let Some(five) = board.winning_moves(attacker).next() {
+            self.table.insert(
+                board.hash(),
+                Entry::Win {
+                    plies: 1,
+                    best: Some(five),
+                },
+            );
+            return Some(1);
+        }
+        if depth == 0 {
+            return None;
+        }
+        if let Some(known) = self.lookup(board, depth) {
+            return known;
+        }
+        let defender_fives: Vec<Point> = board.winning_moves(defender).take(2).collect();
+        let moves = match defender_fives[..] {
+            [] => self.threat_moves(board, attacker),
+            // The attacker must block; in VCF the block must itself be a four.
+            [block] if is_legal_for(board, block, attacker) => match self.kind {
+                ThreatKind::Vcf if board.five_cells_after(block, attacker) == 0 => Vec::new(),
+                _ => vec![block],
+            },
+            _ => Vec::new(),
+        };
+        for m in moves {
+            board.play_unchecked(m);
+            let result = self.defend(board, depth - 1);
+            board.undo();
+            if let Some(plies) = result {
+                let plies = plies + 1;
+                self.table.insert(
+                    board.hash(),
+                    Entry::Win {
+                        plies,
+                        best: Some(m),
+                    },
+                );
+                return Some(plies);
+            }
+            if self.out_of_budget {
+                return None;
+            }
+        }
+        self.table.insert(board.hash(), Entry::NoWin { depth });
+        None
+    }
+
+    /// The attacker's threat moves, strongest first (ties in cell order).
+    fn threat_moves(&self, board: &mut Board, attacker: Color) -> Vec<Point> {
+        let mut moves = four_moves(board, attacker);
+        if self.kind == ThreatKind::Vct {
+            let threes = *board.cells_of(CellKind::Three, attacker);
+            for p in threes.iter() {
+                if !moves.contains(&p) && is_legal_for(board, p, attacker) {
+                    moves.push(p);
+                }
+            }
+        }
+        moves.sort_by_key(|&p| (std::cmp::Reverse(board.threat(p, attacker)), p.index()));
+        moves
+    }
+
+    /// The defender is to move after an attacker threat. Returns the plies
+    /// to the attacker's five if every defence loses.
+    fn defend(&mut self, board: &mut Board, depth: u8) -> Option<u16> {
+        if self.out_of_budget || !self.visit() {
+            return None;
+        }
+        let defender = board.side_to_move();
+        let attacker = defender.opponent();
+        if board.winning_moves(defender).next().is_some() {
+            return None;
+        }
+        let attacker_fives: Vec<Point> = board.winning_moves(attacker).take(2).collect();
+        let replies = match attacker_fives[..] {
+            [_, _, ..] => return Some(2),
+            [block] if !is_legal_for(board, block, defender) => return Some(2),
+            [block] => vec![block],
+            [] => {
+                if self.kind == ThreatKind::Vcf || depth == 0 {
+                    return None;
+                }
+                if let Some(known) = self.lookup(board, depth) {
+                    return known;
+                }
+                if unstoppable_four_moves(board, attacker).is_empty() {
+                    return None;
+                }
+                let mut replies = unstoppable_four_defences(board, attacker);
+                for p in four_moves(board, defender) {
+                    if !replies.contains(&p) {
+                        replies.push(p);
+                    }
+                }
+                if replies.is_empty() {
+                    // Nothing stops the unstoppable four: four, any, five.
+                    self.table.insert(
+                        board.hash(),
+                        Entry::Win {
+                            plies: 4,
+                            best: None,
+                        },
+                    );
+                    return Some(4);
+                }
+                // Counter-fours and strong blocks first: they refute soonest.
+                replies.sort_by_key(|&p| {
+                    let own = board.threat(p, defender).max(Threat::None);
+                    (std::cmp::Reverse(own), p.index())
+                });
+                replies
+            }
+        };
+        let mut longest: Option<(u16, Point)> = None;
+        for r in replies {
+            board.play_unchecked(r);
+            let result = self.attack(board, depth);
+            board.undo();
+            match result {
+                Some(plies) if longest.map_or(true, |(best, _)| plies > best) => {
+                    longest = Some((plies, r));
+                }
+                Some(_) => {}
+                None => {
+                    if !self.out_of_budget {
+                        self.table.insert(board.hash(), Entry::NoWin { depth });
+                    }
+                    return None;
+                }
+            }
+        }
+        let (plies, best) = longest?;
+        let plies = plies + 1;
+        self.table.insert(
+            board.hash(),
+            Entry::Win {
+                plies,
+                best: Some(best),
+            },
+        );
+        Some(plies)
+    }
+
+    /// Follows the table from the root to the five.
+    fn main_line(&self, board: &mut Board) -> Vec<Point> {
+        let mut line = Vec::new();
+        let attacker = board.side_to_move();
+        loop {
+            let to_move = board.side_to_move();
+            let five = board.winning_moves(attacker).next();
+            let next = match (five, self.table.get(&board.hash())) {
+                (Some(five), _) if to_move == attacker => Some(five),
+                (_, Some(Entry::Win { best: Some(p), .. })) => Some(*p),
+                // A defender facing two fives blocks the first; one with no
+                // legal block (renju: a forbidden cell), or facing an
+                // unstoppable four it cannot prevent, has no move to show.
+                (Some(five), _) if to_move != attacker && is_legal_for(board, five, to_move) => {
+                    Some(five)
+                }
+                _ => None,
+            };
+            let Some(p) = next.filter(|&p| board.is_empty(p)) else {
+                break;
+            };
+            board.play_unchecked(p);
+            line.push(p);
+            if to_move == attacker && board.outcome().is_some() {
+                break;
+            }
+        }
+        for _ in 0..line.len() {
+            board.undo();
+        }
+        line
+    }
+}

@@ -1,0 +1,71 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use wuzi::game::{Board, BoardSize, Color, Point, Rule};
+
+pub fn p(x: u8, y: u8) -> Point {
+    Point::new(x, y).expect("coordinates below 32")
+}
+
+/// A board from rows of text (`X` black, `O` white, anything else empty),
+/// with `to_move` to play.
+pub fn board(rule: Rule, rows: &[&str], to_move: Color) -> Board {
+    let size = BoardSize::new(rows[0].len() as u32, rows.len() as u32).expect("size");
+    let mut board = Board::new(size, rule);
+    for (y, row) in rows.iter().enumerate() {
+        for (x, ch) in row.chars().enumerate() {
+            let color = match ch {
+                'X' => Color::Black,
+                'O' => Color::White,
+                _ => continue,
+            };
+            board.place(p(x as u8, y as u8), color).expect("empty cell");
+        }
+    }
+    board.set_side_to_move(to_move);
+    board
+}
+
+/// A game record from a fixture TSV line.
+pub struct Game {
+    pub id: String,
+    pub rule: Rule,
+    pub size: BoardSize,
+    pub moves: Vec<Point>,
+}
+
+pub fn games(tsv: &str) -> Vec<Game> {
+    tsv.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            let rule = match f[3] {
+                "freestyle" => Rule::Freestyle,
+                "standard" => Rule::Standard,
+                "renju" => Rule::Renju,
+                other => panic!("rule {other}"),
+            };
+            let side: u32 = f[4].parse().expect("board");
+            let moves = f[11]
+                .split_whitespace()
+                .map(|m| {
+                    let (x, y) = m.split_once(',').expect("x,y");
+                    p(x.parse().expect("x"), y.parse().expect("y"))
+                })
+                .collect();
+            Game {
+                id: f[0].to_string(),
+                rule,
+                size: BoardSize::square(side).expect("size"),
+                moves,
+            }
+        })
+        .collect()
+}
+
+pub const FIXTURE_GAMES: [&str; 4] = [
+    include_str!("../fixtures/games/gomocup2021_freestyle1_sample.tsv"),
+    include_str!("../fixtures/games/gomocup2021_standard1_sample.tsv"),
+    include_str!("../fixtures/games/gomocup2021_renju_sample.tsv"),
+    include_str!("../fixtures/games/gomocup2024_freestyle15_2_sample.tsv"),
+];
