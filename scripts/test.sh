@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Runs every test: unit, integration, property and fixture tests, and each
+# benchmark once in test mode.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo test --release --all-targets
