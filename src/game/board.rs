@@ -409,9 +409,13 @@ impl Board {
                 continue;
             }
             let packed = self.table.line(key_at(line, (pos as i32 + k) as usize));
-            if packed != self.patterns[q][dir] {
-                self.patterns[q][dir] = packed;
-                self.refresh_threat(q);
+            // Work on a copy and store it whole: re-reading the four bytes
+            // right after a one-byte store stalls on store forwarding.
+            let mut patterns = self.patterns[q];
+            if packed != patterns[dir] {
+                patterns[dir] = packed;
+                self.patterns[q] = patterns;
+                self.refresh_threat(q, patterns);
             }
         }
     }
@@ -419,18 +423,21 @@ impl Board {
     /// Recomputes all four line patterns and the threats of empty cell `p`.
     fn refresh_cell(&mut self, p: Point) {
         let i = p.index();
-        for dir in 0..4 {
+        let mut patterns = [0u8; 4];
+        for (dir, packed) in patterns.iter_mut().enumerate() {
             let (line, pos) = line_slot(p, dir);
-            self.patterns[i][dir] = self.table.line(key_at(self.lines[dir][line], pos));
+            *packed = self.table.line(key_at(self.lines[dir][line], pos));
         }
-        self.refresh_threat(i);
+        self.patterns[i] = patterns;
+        self.refresh_threat(i, patterns);
     }
 
+    /// Recomputes the threats of empty cell `i` from its line `patterns`.
     #[inline]
-    fn refresh_threat(&mut self, i: usize) {
+    fn refresh_threat(&mut self, i: usize, patterns: [u8; 4]) {
         for color in Color::BOTH {
             let c = color.index();
-            let new = self.table.combine(color, self.patterns[i]);
+            let new = self.table.combine(color, patterns);
             let old = self.threats[i][c];
             if new != old {
                 self.toggle_sets(i, c, ((old ^ new) >> 8) as u8);
