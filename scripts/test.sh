@@ -3,4 +3,5 @@
 # benchmark once in test mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/setup-torch.sh
 cargo test --release --all-targets

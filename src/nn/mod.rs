@@ -1,0 +1,12 @@
+//! The neural network: input features, the residual model, devices, and the
+//! batched evaluation service.
+
+pub mod device;
+pub mod features;
+pub mod model;
+pub mod service;
+pub mod symmetry;
+
+pub use features::{encode, INPUT_PLANES};
+pub use model::{NetConfig, NetError, Network};
+pub use service::{EvalService, Evaluation, ServiceConfig, SymmetryMode};

@@ -1,0 +1,371 @@
+//! The network: a fully convolutional residual tower with a policy head (one
+//! logit per cell) and a win/draw/loss value head. Global pooling over the
+//! board's real cells lets one network serve every board size, square or not.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use tch::nn;
+use tch::{Device, Kind, Tensor};
+
+use crate::nn::features::INPUT_PLANES;
+
+/// Index of the "on the board" plane in the input (see `features`).
+const BOARD_PLANE: i64 = 5;
+/// Index of the "legal move" plane in the input.
+const LEGAL_PLANE: i64 = 3;
+
+/// The size of a network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NetConfig {
+    /// Residual blocks.
+    pub blocks: usize,
+    /// Channels of the tower.
+    pub channels: i64,
+}
+
+impl fmt::Display for NetConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}", self.blocks, self.channels)
+    }
+}
+
+impl std::str::FromStr for NetConfig {
+    type Err = String;
+
+    /// `BLOCKSxCHANNELS`, e.g. `6x64`.
+    fn from_str(s: &str) -> Result<NetConfig, String> {
+        let (b, c) = s
+            .split_once(['x', 'X'])
+            .ok_or_else(|| format!("network size {s:?}: expected BLOCKSxCHANNELS, e.g. 6x64"))?;
+        let blocks: usize = b
+            .trim()
+            .parse()
+            .map_err(|_| format!("network size {s:?}: bad block count"))?;
+        let channels: i64 = c
+            .trim()
+            .parse()
+            .map_err(|_| format!("network size {s:?}: bad channel count"))?;
+        if !(1..=64).contains(&blocks) || !(8..=512).contains(&channels) {
+            return Err(format!(
+                "network size {s:?}: blocks must be 1..=64 and channels 8..=512"
+            ));
+        }
+        Ok(NetConfig { blocks, channels })
+    }
+}
+
+/// A network file that could not be used.
+#[derive(Debug, thiserror::Error)]
+#[error("network file {path}: {what}")]
+pub struct NetError {
+    pub path: PathBuf,
+    pub what: String,
+}
+
+impl NetError {
+    fn new(path: &Path, what: impl Into<String>) -> NetError {
+        NetError {
+            path: path.to_path_buf(),
+            what: what.into(),
+        }
+    }
+}
+
+/// libtorch errors carry a C++ stack trace after the first line.
+fn first_line(e: tch::TchError) -> String {
+    e.to_string()
+        .lines()
+        .next()
+        .unwrap_or("unknown libtorch error")
+        .to_string()
+}
+
+fn conv(path: nn::Path, inputs: i64, outputs: i64, kernel: i64, bias: bool) -> nn::Conv2D {
+    let config = nn::ConvConfig {
+        padding: kernel / 2,
+        bias,
+        ..Default::default()
+    };
+    nn::conv2d(path, inputs, outputs, kernel, config)
+}
+
+fn batch_norm(path: nn::Path, channels: i64) -> nn::BatchNorm {
+    nn::batch_norm2d(path, channels, Default::default())
+}
+
+#[derive(Debug)]
+struct ResidualBlock {
+    conv1: nn::Conv2D,
+    bn1: nn::BatchNorm,
+    conv2: nn::Conv2D,
+    bn2: nn::BatchNorm,
+}
+
+impl ResidualBlock {
+    fn new(path: &nn::Path, channels: i64) -> ResidualBlock {
+        ResidualBlock {
+            conv1: conv(path / "conv1", channels, channels, 3, false),
+            bn1: batch_norm(path / "bn1", channels),
+            conv2: conv(path / "conv2", channels, channels, 3, false),
+            bn2: batch_norm(path / "bn2", channels),
+        }
+    }
+
+    fn forward(&self, x: &Tensor, train: bool) -> Tensor {
+        let y = x.apply(&self.conv1).apply_t(&self.bn1, train).relu();
+        let y = y.apply(&self.conv2).apply_t(&self.bn2, train);
+        (y + x).relu()
+    }
+}
+
+#[derive(Debug)]
+struct ResNet {
+    stem: nn::Conv2D,
+    stem_bn: nn::BatchNorm,
+    blocks: Vec<ResidualBlock>,
+    policy_conv: nn::Conv2D,
+    policy_bn: nn::BatchNorm,
+    policy_out: nn::Conv2D,
+    value_conv: nn::Conv2D,
+    value_bn: nn::BatchNorm,
+    value_hidden: nn::Linear,
+    value_out: nn::Linear,
+}
+
+impl ResNet {
+    fn new(root: &nn::Path, config: NetConfig) -> ResNet {
+        let c = config.channels;
+        ResNet {
+            stem: conv(root / "stem", INPUT_PLANES as i64, c, 3, false),
+            stem_bn: batch_norm(root / "stem_bn", c),
+            blocks: (0..config.blocks)
+                .map(|i| ResidualBlock::new(&(root / "blocks" / i), c))
+                .collect(),
+            policy_conv: conv(root / "policy_conv", c, c, 1, false),
+            policy_bn: batch_norm(root / "policy_bn", c),
+            policy_out: conv(root / "policy_out", c, 1, 1, true),
+            value_conv: conv(root / "value_conv", c, c, 1, false),
+            value_bn: batch_norm(root / "value_bn", c),
+            value_hidden: nn::linear(root / "value_hidden", c, c, Default::default()),
+            value_out: nn::linear(root / "value_out", c, 3, Default::default()),
+        }
+    }
+
+    /// `input`: [N, INPUT_PLANES, H, W] -> (policy logits [N, H*W] with
+    /// illegal cells at -1e9, WDL logits [N, 3]).
+    fn forward(&self, input: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let mut x = input.apply(&self.stem).apply_t(&self.stem_bn, train).relu();
+        for block in &self.blocks {
+            x = block.forward(&x, train);
+        }
+        let legal = input.narrow(1, LEGAL_PLANE, 1).flatten(1, -1);
+        let policy = x
+            .apply(&self.policy_conv)
+            .apply_t(&self.policy_bn, train)
+            .relu()
+            .apply(&self.policy_out)
+            .flatten(1, -1)
+            .masked_fill(&legal.eq(0.0), -1e9);
+
+        // Mean over the board's real cells only (padding excluded).
+        let on_board = input.narrow(1, BOARD_PLANE, 1);
+        let cells = on_board
+            .sum_dim_intlist([2i64, 3].as_slice(), false, Kind::Float)
+            .clamp_min(1.0);
+        let v = x
+            .apply(&self.value_conv)
+            .apply_t(&self.value_bn, train)
+            .relu()
+            * &on_board;
+        let pooled = v.sum_dim_intlist([2i64, 3].as_slice(), false, Kind::Float) / cells;
+        let wdl = pooled
+            .apply(&self.value_hidden)
+            .relu()
+            .apply(&self.value_out);
+        (policy, wdl)
+    }
+}
+
+/// A network with its weights on a device.
+pub struct Network {
+    vs: nn::VarStore,
+    net: ResNet,
+    config: NetConfig,
+}
+
+impl fmt::Debug for Network {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Network({}, {:?})", self.config, self.vs.device())
+    }
+}
+
+impl Network {
+    /// A network with fresh random weights.
+    pub fn new(config: NetConfig, device: Device) -> Network {
+        let vs = nn::VarStore::new(device);
+        let net = ResNet::new(&vs.root(), config);
+        Network { vs, net, config }
+    }
+
+    /// Loads a network from a safetensors file, reading its size from the
+    /// tensors. Every tensor must match the architecture exactly: names,
+    /// shapes and types (libtorch's own loader accepts extra tensors,
+    /// broadcastable shapes and other float types without a word).
+    pub fn load(path: &Path, device: Device) -> Result<Network, NetError> {
+        if !path.is_file() {
+            return Err(NetError::new(path, "no such file"));
+        }
+        let tensors: HashMap<String, Tensor> = Tensor::read_safetensors(path)
+            .map_err(|e| {
+                NetError::new(
+                    path,
+                    format!("not a readable safetensors file ({})", first_line(e)),
+                )
+            })?
+            .into_iter()
+            .collect();
+        let stem = tensors
+            .get("stem.weight")
+            .ok_or_else(|| NetError::new(path, "no tensor stem.weight: not a Wuzi network"))?;
+        let shape = stem.size();
+        if shape.len() != 4 || shape[1] != INPUT_PLANES as i64 {
+            return Err(NetError::new(
+                path,
+                format!(
+                    "stem.weight has shape {shape:?}, expected [channels, {INPUT_PLANES}, 3, 3]"
+                ),
+            ));
+        }
+        let blocks = tensors
+            .keys()
+            .filter_map(|k| {
+                k.strip_prefix("blocks.")?
+                    .split('.')
+                    .next()?
+                    .parse::<usize>()
+                    .ok()
+            })
+            .max()
+            .map_or(0, |b| b + 1);
+        let config = NetConfig {
+            blocks,
+            channels: shape[0],
+        };
+        let network = Network::new(config, device);
+        let variables = network.vs.variables();
+        let mut problems = Vec::new();
+        for (name, var) in &variables {
+            match tensors.get(name) {
+                None => problems.push(format!("missing tensor {name}")),
+                Some(t) if t.size() != var.size() || t.kind() != var.kind() => {
+                    problems.push(format!(
+                        "{name} is {:?} {:?}, expected {:?} {:?}",
+                        t.kind(),
+                        t.size(),
+                        var.kind(),
+                        var.size()
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        let mut unexpected: Vec<&String> = tensors
+            .keys()
+            .filter(|k| !variables.contains_key(*k))
+            .collect();
+        unexpected.sort();
+        problems.extend(
+            unexpected
+                .into_iter()
+                .map(|k| format!("unexpected tensor {k}")),
+        );
+        if !problems.is_empty() {
+            problems.sort();
+            return Err(NetError::new(path, problems.join("; ")));
+        }
+        tch::no_grad(|| -> Result<(), NetError> {
+            for (name, mut var) in variables {
+                var.f_copy_(&tensors[&name])
+                    .map_err(|e| NetError::new(path, format!("{name}: {}", first_line(e))))?;
+            }
+            Ok(())
+        })?;
+        Ok(network)
+    }
+
+    /// A copy of the network with the same weights, on the same device.
+    pub fn duplicate(&self) -> Network {
+        let copy = Network::new(self.config, self.device());
+        let source = self.vs.variables();
+        tch::no_grad(|| {
+            for (name, mut var) in copy.vs.variables() {
+                if let Some(value) = source.get(&name) {
+                    var.copy_(value);
+                }
+            }
+        });
+        copy
+    }
+
+    /// Saves the weights as safetensors.
+    pub fn save(&self, path: &Path) -> Result<(), NetError> {
+        self.vs
+            .save(path)
+            .map_err(|e| NetError::new(path, format!("cannot save ({})", first_line(e))))
+    }
+
+    pub fn config(&self) -> NetConfig {
+        self.config
+    }
+
+    pub fn device(&self) -> Device {
+        self.vs.device()
+    }
+
+    /// The variables, for an optimiser.
+    pub fn var_store(&self) -> &nn::VarStore {
+        &self.vs
+    }
+
+    pub fn var_store_mut(&mut self) -> &mut nn::VarStore {
+        &mut self.vs
+    }
+
+    /// Number of trainable parameters.
+    pub fn parameter_count(&self) -> i64 {
+        self.vs
+            .trainable_variables()
+            .iter()
+            .map(|t| t.numel() as i64)
+            .sum()
+    }
+
+    /// `input`: [N, INPUT_PLANES, H, W] on the network's device. Returns
+    /// policy logits [N, H*W] (illegal cells at -1e9) and WDL logits [N, 3].
+    /// `train` selects batch statistics (and their update) over running ones.
+    pub fn forward(&self, input: &Tensor, train: bool) -> (Tensor, Tensor) {
+        self.net.forward(input, train)
+    }
+
+    /// Forward pass for inference (no gradients): probabilities.
+    pub fn evaluate(&self, input: &Tensor) -> (Tensor, Tensor) {
+        tch::no_grad(|| {
+            let (policy, wdl) = self.forward(input, false);
+            (
+                policy.softmax(-1, Kind::Float),
+                wdl.softmax(-1, Kind::Float),
+            )
+        })
+    }
+
+    /// Tensor names and shapes, for tools and tests.
+    pub fn shapes(&self) -> BTreeMap<String, Vec<i64>> {
+        self.vs
+            .variables()
+            .into_iter()
+            .map(|(k, v)| (k, v.size()))
+            .collect()
+    }
+}

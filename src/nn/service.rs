@@ -1,0 +1,277 @@
+//! The evaluation service: search threads submit positions, evaluator
+//! threads gather them into batches, run the network and send back each
+//! position's policy and win/draw/loss.
+//!
+//! Encoding happens in the submitting thread, so it overlaps the network
+//! work; an evaluator waits at most `max_wait` for a batch to fill.
+
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
+use tch::{Kind, Tensor};
+
+use crate::game::Board;
+use crate::nn::features::{encode, INPUT_PLANES};
+use crate::nn::symmetry::Symmetry;
+use crate::nn::Network;
+
+/// Which board symmetries an evaluation averages over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SymmetryMode {
+    /// The position as it is.
+    None,
+    /// One symmetry chosen at random per batch.
+    Random,
+    /// All symmetries of the board (8 on a square board, 4 otherwise), averaged.
+    All,
+}
+
+impl std::str::FromStr for SymmetryMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<SymmetryMode, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "none" | "off" => Ok(SymmetryMode::None),
+            "random" => Ok(SymmetryMode::Random),
+            "all" => Ok(SymmetryMode::All),
+            other => Err(format!(
+                "unknown symmetry mode {other:?}: expected none, random or all"
+            )),
+        }
+    }
+}
+
+/// How the service batches.
+#[derive(Clone, Debug)]
+pub struct ServiceConfig {
+    /// Largest batch an evaluator runs.
+    pub batch_size: usize,
+    /// Evaluator threads (each runs whole batches).
+    pub evaluator_threads: usize,
+    pub symmetry: SymmetryMode,
+    /// How long an evaluator waits for a batch to fill.
+    pub max_wait: Duration,
+    /// Seed of the random symmetries.
+    pub seed: u64,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> ServiceConfig {
+        ServiceConfig {
+            batch_size: 16,
+            evaluator_threads: 1,
+            symmetry: SymmetryMode::None,
+            max_wait: Duration::from_millis(2),
+            seed: 0x5755_5A49,
+        }
+    }
+}
+
+/// A network's judgement of one position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluation {
+    /// Move probabilities per cell, indexed `y * width + x` for the board's
+    /// own width; zero on occupied and forbidden cells.
+    pub policy: Vec<f32>,
+    /// Probabilities of win, draw and loss for the side to move.
+    pub wdl: [f32; 3],
+}
+
+/// The service stopped (its evaluators ended) before answering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the evaluation service has stopped")]
+pub struct ServiceStopped;
+
+struct Request {
+    features: Vec<f32>,
+    height: usize,
+    width: usize,
+    reply: Sender<Evaluation>,
+}
+
+/// A running evaluation service. Dropping it stops the evaluators once the
+/// queued requests are answered.
+pub struct EvalService {
+    queue: Option<Sender<Request>>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+impl EvalService {
+    /// Starts the evaluators, each with its own copy of `network` (libtorch
+    /// tensors may move between threads but not be shared).
+    pub fn start(network: Network, config: ServiceConfig) -> std::io::Result<EvalService> {
+        let (queue, requests) = unbounded::<Request>();
+        let threads = config.evaluator_threads.max(1);
+        let mut copies: Vec<Network> = (1..threads).map(|_| network.duplicate()).collect();
+        copies.push(network);
+        let mut workers = Vec::with_capacity(threads);
+        for (i, network) in copies.into_iter().enumerate() {
+            let requests = requests.clone();
+            let config = config.clone();
+            workers.push(
+                std::thread::Builder::new()
+                    .name(format!("evaluator-{i}"))
+                    .spawn(move || {
+                        evaluator(&network, &config, &requests, config.seed ^ i as u64)
+                    })?,
+            );
+        }
+        Ok(EvalService {
+            queue: Some(queue),
+            workers,
+        })
+    }
+
+    /// Encodes `board` here and queues it; the answer arrives on the receiver.
+    pub fn submit(&self, board: &mut Board) -> Receiver<Evaluation> {
+        let (height, width) = (
+            board.size().height() as usize,
+            board.size().width() as usize,
+        );
+        let mut features = vec![0.0; INPUT_PLANES * height * width];
+        encode(board, &mut features, height, width);
+        self.submit_features(features, height, width)
+    }
+
+    /// Queues encoded features (`INPUT_PLANES * height * width` floats).
+    pub fn submit_features(
+        &self,
+        features: Vec<f32>,
+        height: usize,
+        width: usize,
+    ) -> Receiver<Evaluation> {
+        let (reply, answer) = bounded(1);
+        if let Some(queue) = &self.queue {
+            // A send fails only when every evaluator has ended; the receiver
+            // then reports the disconnection.
+            let _ = queue.send(Request {
+                features,
+                height,
+                width,
+                reply,
+            });
+        }
+        answer
+    }
+
+    /// Evaluates `board`, waiting for the answer.
+    pub fn evaluate(&self, board: &mut Board) -> Result<Evaluation, ServiceStopped> {
+        self.submit(board).recv().map_err(|_| ServiceStopped)
+    }
+}
+
+impl Drop for EvalService {
+    fn drop(&mut self) {
+        self.queue = None;
+        for worker in self.workers.drain(..) {
+            let _ = worker.join();
+        }
+    }
+}
+
+/// An evaluator thread: gathers batches of one board size and runs them.
+fn evaluator(network: &Network, config: &ServiceConfig, requests: &Receiver<Request>, seed: u64) {
+    let mut rng = seed | 1;
+    let mut carried: Option<Request> = None;
+    loop {
+        let first = match carried.take() {
+            Some(request) => request,
+            None => match requests.recv() {
+                Ok(request) => request,
+                Err(_) => return,
+            },
+        };
+        let (height, width) = (first.height, first.width);
+        let mut batch = vec![first];
+        let deadline = Instant::now() + config.max_wait;
+        while batch.len() < config.batch_size.max(1) {
+            match requests.recv_deadline(deadline) {
+                Ok(r) if r.height == height && r.width == width => batch.push(r),
+                Ok(r) => {
+                    carried = Some(r);
+                    break;
+                }
+                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        let symmetries: Vec<Symmetry> = match config.symmetry {
+            SymmetryMode::None => vec![Symmetry::IDENTITY],
+            SymmetryMode::All => Symmetry::all_for(height, width).to_vec(),
+            SymmetryMode::Random => {
+                // xorshift64: cheap, and reproducible from the seed.
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                let all = Symmetry::all_for(height, width);
+                vec![all[(rng % all.len() as u64) as usize]]
+            }
+        };
+        let results = run_batch(network, &batch, height, width, &symmetries);
+        for (request, evaluation) in batch.into_iter().zip(results) {
+            // The submitter may have given up waiting; that is fine.
+            let _ = request.reply.send(evaluation);
+        }
+    }
+}
+
+/// Runs one batch through the network under each symmetry and averages.
+fn run_batch(
+    network: &Network,
+    batch: &[Request],
+    height: usize,
+    width: usize,
+    symmetries: &[Symmetry],
+) -> Vec<Evaluation> {
+    let n = batch.len();
+    let mut data = Vec::with_capacity(n * INPUT_PLANES * height * width);
+    for request in batch {
+        data.extend_from_slice(&request.features);
+    }
+    let (policy, wdl) = evaluate_tensor(network, &data, n, height, width, symmetries);
+    (0..n)
+        .map(|i| Evaluation {
+            policy: policy[i * height * width..(i + 1) * height * width].to_vec(),
+            wdl: [wdl[3 * i], wdl[3 * i + 1], wdl[3 * i + 2]],
+        })
+        .collect()
+}
+
+/// Evaluates `n` encoded positions: flat policies (`n * height * width`)
+/// and flat WDLs (`n * 3`), averaged over `symmetries`.
+pub fn evaluate_tensor(
+    network: &Network,
+    data: &[f32],
+    n: usize,
+    height: usize,
+    width: usize,
+    symmetries: &[Symmetry],
+) -> (Vec<f32>, Vec<f32>) {
+    let (h, w) = (height as i64, width as i64);
+    let input = Tensor::from_slice(data)
+        .view([n as i64, INPUT_PLANES as i64, h, w])
+        .to_device(network.device());
+    let transformed: Vec<Tensor> = symmetries
+        .iter()
+        .map(|s| s.apply_to_input(&input))
+        .collect();
+    let stacked = Tensor::cat(&transformed, 0);
+    let (policy, wdl) = network.evaluate(&stacked);
+    let s = symmetries.len() as i64;
+    let policy = policy.view([s, n as i64, 1, h, w]);
+    let restored: Vec<Tensor> = symmetries
+        .iter()
+        .enumerate()
+        .map(|(k, sym)| sym.invert(&policy.get(k as i64)))
+        .collect();
+    let policy = Tensor::stack(&restored, 0)
+        .mean_dim([0i64].as_slice(), false, Kind::Float)
+        .to_device(tch::Device::Cpu);
+    let wdl = wdl
+        .view([s, n as i64, 3])
+        .mean_dim([0i64].as_slice(), false, Kind::Float)
+        .to_device(tch::Device::Cpu);
+    let to_vec =
+        |t: Tensor| Vec::<f32>::try_from(t.flatten(0, -1).contiguous()).unwrap_or_default();
+    (to_vec(policy), to_vec(wdl))
+}

@@ -1,0 +1,255 @@
+//! The network, its files and the evaluation service (on the CPU).
+
+mod common;
+
+use common::p;
+use tch::{Device, Kind, Tensor};
+use wuzi::game::{Board, BoardSize, Color, Point, Rule};
+use wuzi::nn::symmetry::Symmetry;
+use wuzi::nn::{
+    encode, EvalService, NetConfig, Network, ServiceConfig, SymmetryMode, INPUT_PLANES,
+};
+
+fn small() -> NetConfig {
+    NetConfig {
+        blocks: 2,
+        channels: 16,
+    }
+}
+
+fn position(width: u32, height: u32, rule: Rule) -> Board {
+    let size = BoardSize::new(width, height).unwrap();
+    let c = size.center();
+    let moves = [(0, 0), (1, 0), (1, 1), (-1, 1), (2, 2), (0, 2)];
+    let points: Vec<Point> = moves
+        .iter()
+        .filter_map(|&(dx, dy)| size.point(c.x() as i32 + dx, c.y() as i32 + dy))
+        .collect();
+    Board::from_moves(size, rule, &points).unwrap()
+}
+
+fn input_of(board: &mut Board) -> Tensor {
+    let (h, w) = (
+        board.size().height() as usize,
+        board.size().width() as usize,
+    );
+    let mut data = vec![0.0; INPUT_PLANES * h * w];
+    encode(board, &mut data, h, w);
+    Tensor::from_slice(&data).view([1, INPUT_PLANES as i64, h as i64, w as i64])
+}
+
+#[test]
+fn one_network_serves_every_board_shape() {
+    tch::manual_seed(1);
+    let net = Network::new(small(), Device::Cpu);
+    for (w, h) in [(15, 15), (20, 20), (12, 7), (5, 5), (32, 32)] {
+        let mut board = position(w, h, Rule::Freestyle);
+        let (policy, wdl) = net.evaluate(&input_of(&mut board));
+        assert_eq!(policy.size(), vec![1, (w * h) as i64]);
+        assert_eq!(wdl.size(), vec![1, 3]);
+        assert!((policy.sum(Kind::Float).double_value(&[]) - 1.0).abs() < 1e-4);
+        assert!((wdl.sum(Kind::Float).double_value(&[]) - 1.0).abs() < 1e-4);
+        // Occupied cells get no probability.
+        for &(q, _) in board.history() {
+            let i = q.y() as i64 * w as i64 + q.x() as i64;
+            assert_eq!(policy.double_value(&[0, i]), 0.0, "{w}x{h} at {q}");
+        }
+    }
+}
+
+#[test]
+fn renju_forbidden_points_get_no_probability() {
+    let net = Network::new(small(), Device::Cpu);
+    let mut board = Board::new(BoardSize::square(15).unwrap(), Rule::Renju);
+    for x in [1, 2, 3, 5, 6] {
+        board.place(p(x, 7), Color::Black).unwrap();
+    }
+    for q in [p(0, 0), p(14, 0), p(0, 14), p(14, 14), p(10, 10)] {
+        board.place(q, Color::White).unwrap();
+    }
+    board.set_side_to_move(Color::Black);
+    assert!(board.is_forbidden(p(4, 7)));
+    let (policy, _) = net.evaluate(&input_of(&mut board));
+    assert_eq!(policy.double_value(&[0, 7 * 15 + 4]), 0.0);
+}
+
+#[test]
+fn weights_round_trip_and_bad_files_are_refused_with_their_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("net.safetensors");
+    tch::manual_seed(7);
+    let net = Network::new(
+        NetConfig {
+            blocks: 3,
+            channels: 24,
+        },
+        Device::Cpu,
+    );
+    net.save(&path).unwrap();
+    let loaded = Network::load(&path, Device::Cpu).unwrap();
+    assert_eq!(
+        loaded.config(),
+        NetConfig {
+            blocks: 3,
+            channels: 24
+        }
+    );
+    let mut board = position(15, 15, Rule::Standard);
+    let input = input_of(&mut board);
+    let (p1, v1) = net.evaluate(&input);
+    let (p2, v2) = loaded.evaluate(&input);
+    assert!(p1.equal(&p2) && v1.equal(&v2));
+
+    let err = Network::load(&dir.path().join("absent.safetensors"), Device::Cpu).unwrap_err();
+    assert!(
+        err.to_string().contains("absent.safetensors") && err.to_string().contains("no such file"),
+        "{err}"
+    );
+
+    let corrupt = dir.path().join("corrupt.safetensors");
+    std::fs::write(&corrupt, b"this is not a network").unwrap();
+    let err = Network::load(&corrupt, Device::Cpu)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("corrupt.safetensors") && err.contains("not a readable safetensors"),
+        "{err}"
+    );
+
+    let truncated = dir.path().join("truncated.safetensors");
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    assert!(Network::load(&truncated, Device::Cpu).is_err());
+
+    // Same names, but a tensor with another shape, an extra tensor, a wrong type.
+    let mut tensors: Vec<(String, Tensor)> = Tensor::read_safetensors(&path).unwrap();
+    for (name, t) in tensors.iter_mut() {
+        if name == "value_out.bias" {
+            *t = Tensor::zeros([1], (Kind::Float, Device::Cpu));
+        }
+    }
+    tensors.push((
+        "extra.weight".into(),
+        Tensor::zeros([2], (Kind::Float, Device::Cpu)),
+    ));
+    let mismatched = dir.path().join("mismatched.safetensors");
+    Tensor::write_safetensors(&tensors, &mismatched).unwrap();
+    let err = Network::load(&mismatched, Device::Cpu)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("value_out.bias") && err.contains("unexpected tensor extra.weight"),
+        "{err}"
+    );
+
+    let half: Vec<(String, Tensor)> = Tensor::read_safetensors(&path)
+        .unwrap()
+        .into_iter()
+        .map(|(n, t)| (n, t.to_kind(Kind::Half)))
+        .collect();
+    let half_path = dir.path().join("half.safetensors");
+    Tensor::write_safetensors(&half, &half_path).unwrap();
+    let err = Network::load(&half_path, Device::Cpu)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("Half"), "{err}");
+}
+
+#[test]
+fn service_answers_like_the_network_for_every_board_size() {
+    tch::manual_seed(3);
+    let net = Network::new(small(), Device::Cpu);
+    let reference = net.duplicate();
+    let config = ServiceConfig {
+        batch_size: 4,
+        evaluator_threads: 2,
+        ..ServiceConfig::default()
+    };
+    let service = EvalService::start(net, config).unwrap();
+    let mut boards: Vec<Board> = [(15, 15), (20, 20), (9, 6), (15, 15), (20, 20), (15, 15)]
+        .iter()
+        .map(|&(w, h)| position(w, h, Rule::Freestyle))
+        .collect();
+    let pending: Vec<_> = boards.iter_mut().map(|b| service.submit(b)).collect();
+    for (board, answer) in boards.iter_mut().zip(pending) {
+        let evaluation = answer.recv().unwrap();
+        let (policy, wdl) = reference.evaluate(&input_of(board));
+        let expected: Vec<f32> = Vec::try_from(policy.flatten(0, -1)).unwrap();
+        assert_eq!(evaluation.policy.len(), expected.len());
+        for (a, b) in evaluation.policy.iter().zip(&expected) {
+            assert!((a - b).abs() < 1e-5);
+        }
+        for k in 0..3 {
+            assert!((evaluation.wdl[k] as f64 - wdl.double_value(&[0, k as i64])).abs() < 1e-5);
+        }
+    }
+    drop(service);
+}
+
+/// With all symmetries averaged, the evaluation of a transformed position is
+/// the transformed evaluation.
+#[test]
+fn symmetric_evaluation_is_equivariant() {
+    tch::manual_seed(5);
+    let net = Network::new(small(), Device::Cpu);
+    let config = ServiceConfig {
+        batch_size: 8,
+        symmetry: SymmetryMode::All,
+        ..ServiceConfig::default()
+    };
+    let service = EvalService::start(net, config).unwrap();
+    for (w, h) in [(15u32, 15u32), (13, 8)] {
+        let mut board = position(w, h, Rule::Freestyle);
+        let base = service.evaluate(&mut board).unwrap();
+        let (wu, hu) = (w as usize, h as usize);
+        for &s in Symmetry::all_for(hu, wu) {
+            let moves: Vec<Point> = board
+                .history()
+                .iter()
+                .map(|&(q, _)| {
+                    let (x, y) = s.map_cell(q.x() as usize, q.y() as usize, hu, wu);
+                    p(x as u8, y as u8)
+                })
+                .collect();
+            let mut turned = Board::from_moves(board.size(), Rule::Freestyle, &moves).unwrap();
+            let eval = service.evaluate(&mut turned).unwrap();
+            for y in 0..hu {
+                for x in 0..wu {
+                    let (tx, ty) = s.map_cell(x, y, hu, wu);
+                    let a = base.policy[y * wu + x];
+                    let b = eval.policy[ty * wu + tx];
+                    assert!((a - b).abs() < 1e-5, "{s:?} {x},{y}: {a} vs {b}");
+                }
+            }
+            for k in 0..3 {
+                assert!((base.wdl[k] - eval.wdl[k]).abs() < 1e-5);
+            }
+        }
+    }
+}
+
+/// Turning the board and encoding it gives exactly the turned encoding,
+/// direction planes included.
+#[test]
+fn input_symmetry_matches_encoding_the_turned_board() {
+    for (w, h, rule) in [(15u32, 15u32, Rule::Renju), (11, 6, Rule::Freestyle)] {
+        let mut board = position(w, h, rule);
+        let input = input_of(&mut board);
+        let (wu, hu) = (w as usize, h as usize);
+        for &s in Symmetry::all_for(hu, wu) {
+            let moves: Vec<Point> = board
+                .history()
+                .iter()
+                .map(|&(q, _)| {
+                    let (x, y) = s.map_cell(q.x() as usize, q.y() as usize, hu, wu);
+                    p(x as u8, y as u8)
+                })
+                .collect();
+            let mut turned = Board::from_moves(board.size(), rule, &moves).unwrap();
+            assert!(
+                s.apply_to_input(&input).equal(&input_of(&mut turned)),
+                "{s:?} on {w}x{h}"
+            );
+        }
+    }
+}
