@@ -1,10 +1,12 @@
 //! `pbrain-wuzi`: the Wuzi engine's command line.
 
 use std::io::{self, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use wuzi::nn::NetConfig;
 
 /// Wuzi, a gomoku and renju engine (Gomocup brain).
 ///
@@ -20,31 +22,69 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Prints speed figures of one part of the engine.
-    Bench {
-        /// Which part to measure.
-        #[arg(value_enum)]
-        part: BenchPart,
-        /// Seconds spent on each figure.
-        #[arg(long, default_value_t = 1.0)]
-        seconds: f64,
-    },
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Which part to measure.
+    #[arg(value_enum)]
+    part: BenchPart,
+    /// Seconds spent on each figure.
+    #[arg(long, default_value_t = 1.0)]
+    seconds: f64,
+    /// nn: a network file to measure (default: random weights of --net's size).
+    #[arg(long)]
+    weights: Option<PathBuf>,
+    /// nn: network size BLOCKSxCHANNELS when no --weights are given.
+    #[arg(long, default_value = "4x32")]
+    net: NetConfig,
+    /// nn: device (cpu, auto, cuda, cuda:N); falls back to the CPU with a note.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+    /// nn: libtorch CPU threads (per evaluator).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// nn: evaluator threads of the service.
+    #[arg(long, default_value_t = 1)]
+    evaluators: usize,
+    /// nn: board side.
+    #[arg(long, default_value_t = 15)]
+    board: u32,
+    /// nn: batch sizes, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,32,128,256")]
+    batches: Vec<usize>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
 enum BenchPart {
     /// Board make/unmake, forbidden-point scans, VCF/VCT solver.
     Rules,
+    /// Network forward passes against the batched evaluation service.
+    Nn,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Some(Command::Bench {
-            part: BenchPart::Rules,
-            seconds,
-        }) => {
-            let per_item = Duration::from_secs_f64(seconds.clamp(0.01, 600.0));
-            wuzi::bench::rules::run(per_item, &mut io::stdout().lock())
+        Some(Command::Bench(args)) => {
+            let per_item = Duration::from_secs_f64(args.seconds.clamp(0.01, 600.0));
+            match args.part {
+                BenchPart::Rules => wuzi::bench::rules::run(per_item, &mut io::stdout().lock()),
+                BenchPart::Nn => {
+                    let options = wuzi::bench::nn::NnBenchOptions {
+                        weights: args.weights,
+                        net: args.net,
+                        device: args.device,
+                        threads: args.threads,
+                        evaluators: args.evaluators,
+                        board_side: args.board,
+                        batch_sizes: args.batches,
+                        per_item,
+                    };
+                    wuzi::bench::nn::run(&options, &mut io::stdout().lock())
+                }
+            }
         }
         None => {
             eprintln!(

@@ -40,3 +40,63 @@ fn unknown_arguments_are_refused_with_a_message() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing"));
 }
+
+#[test]
+fn bench_nn_prints_raw_and_service_rates_per_batch() {
+    let out = wuzi()
+        .args([
+            "bench",
+            "nn",
+            "--seconds",
+            "0.05",
+            "--batches",
+            "1,4",
+            "--net",
+            "2x16",
+            "--device",
+            "cuda:7",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("net 2x16"), "{text}");
+    for batch in ["1", "4"] {
+        let row = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(batch))
+            .unwrap_or_else(|| panic!("no row for batch {batch}:\n{text}"));
+        let numbers: Vec<f64> = row
+            .split_whitespace()
+            .filter_map(|w| w.trim_end_matches('%').replace(',', "").parse().ok())
+            .collect();
+        assert_eq!(numbers.len(), 5, "{row}");
+        assert!(numbers[1] > 0.0 && numbers[3] > 0.0, "{row}");
+    }
+    // The missing GPU is reported, not fatal (unless this machine has 8 GPUs).
+    if !tch::Cuda::is_available() {
+        assert!(text.contains("using the CPU"), "{text}");
+    }
+}
+
+#[test]
+fn bench_nn_reports_a_broken_network_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.safetensors");
+    std::fs::write(&path, b"garbage").unwrap();
+    let out = wuzi()
+        .args(["bench", "nn", "--weights"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("broken.safetensors") && err.contains("not a readable safetensors"),
+        "{err}"
+    );
+}
