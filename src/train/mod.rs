@@ -1,0 +1,387 @@
+//! Supervised training from game records.
+//!
+//! Reads Gomocup TSV files and Piskvork PSQ files, keeps the legal games of
+//! one rule (and the board sizes asked for), and trains a [`Network`] to
+//! predict the move played (policy) and the game's result from the side to
+//! move's view (win/draw/loss). The tournament opening stones are played
+//! but are not targets. Each position gets a random symmetry of its board;
+//! the validation games are a seeded fraction of the games (never of the
+//! positions). Writes checkpoints, `final.safetensors`, `loss.csv` and
+//! `loss.png` into the output directory.
+//!
+//! * [`data`]: record parsing, legality checks, samples, split, batches.
+//! * [`trainer`]: the loop, metrics, validation, checkpoints.
+//! * [`plot`]: the CSV and the PNG of the loss curve.
+
+pub mod data;
+pub mod plot;
+pub mod trainer;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::game::{BoardSize, Rule};
+use crate::nn::device::{select_device, tune_cpu};
+use crate::nn::{NetConfig, Network};
+
+pub use data::{Dataset, LoadStats};
+pub use trainer::{LoopResult, Schedule, ValMetrics};
+
+/// Network size when neither `--net` nor `--init` gives one.
+pub const DEFAULT_NET: NetConfig = NetConfig {
+    blocks: 6,
+    channels: 64,
+};
+
+/// Options of `pbrain-wuzi train`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct TrainArgs {
+    /// Game records: Gomocup TSV files, Piskvork PSQ files, or directories
+    /// searched recursively for *.tsv and *.psq. PSQ files carry no rule
+    /// and are read as games of --rule.
+    #[arg(required = true, value_name = "DATA")]
+    pub data: Vec<PathBuf>,
+    /// Rule of the games to train on (freestyle, standard, renju, caro).
+    #[arg(long)]
+    pub rule: Rule,
+    /// Board sizes to keep: N or WIDTHxHEIGHT, repeatable or comma-separated
+    /// (default: every size in the data; batches hold one size each).
+    #[arg(long = "board", value_name = "SIZE", value_delimiter = ',',
+          value_parser = data::parse_board_size)]
+    pub boards: Vec<BoardSize>,
+    /// Network size BLOCKSxCHANNELS for a new network (default 6x64).
+    #[arg(long)]
+    pub net: Option<NetConfig>,
+    /// Continue from this network file (its size is read from the file).
+    #[arg(long, value_name = "PATH")]
+    pub init: Option<PathBuf>,
+    /// Passes over the training positions.
+    #[arg(long, default_value_t = 1)]
+    pub epochs: usize,
+    /// Stop after this many optimiser steps.
+    #[arg(long)]
+    pub max_steps: Option<u64>,
+    /// Stop after this many minutes of wall time (from the start, loading
+    /// included); the final validation, checkpoint and plot follow.
+    #[arg(long)]
+    pub max_minutes: Option<f64>,
+    #[arg(long, default_value_t = 256)]
+    pub batch_size: usize,
+    /// Peak learning rate (AdamW).
+    #[arg(long, default_value_t = 1e-3)]
+    pub lr: f64,
+    /// Learning-rate schedule after the warm-up, over the planned steps
+    /// (epochs x batches, or --max-steps when fewer).
+    #[arg(long, value_enum, default_value = "cosine")]
+    pub schedule: Schedule,
+    /// Steps of linear warm-up (at most a tenth of the planned steps).
+    #[arg(long, default_value_t = 200)]
+    pub warmup_steps: u64,
+    /// AdamW (decoupled) weight decay.
+    #[arg(long, default_value_t = 1e-4)]
+    pub weight_decay: f64,
+    /// Weight of the WDL cross-entropy in the loss.
+    #[arg(long, default_value_t = 1.0)]
+    pub value_weight: f64,
+    /// Fraction of the games held out for validation.
+    #[arg(long, default_value_t = 0.05)]
+    pub val_fraction: f64,
+    /// Most validation positions evaluated at each epoch end (an evenly
+    /// spread subset; 0: all).
+    #[arg(long, default_value_t = 20000)]
+    pub val_positions: usize,
+    /// Seed of the split, the shuffles, the symmetries and the weights.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// cpu, auto, cuda or cuda:N (falls back to the CPU with a note).
+    #[arg(long, default_value = "auto")]
+    pub device: String,
+    /// libtorch CPU threads (default: the machine's cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Threads encoding batches (default: 1 on the CPU, the cores less one
+    /// with CUDA).
+    #[arg(long)]
+    pub loader_threads: Option<usize>,
+    /// Output directory (created if needed).
+    #[arg(long, default_value = "train-out")]
+    pub out: PathBuf,
+    /// Save a checkpoint every N steps (0: only at epoch ends).
+    #[arg(long, default_value_t = 5000)]
+    pub checkpoint_every: u64,
+    /// Write a CSV row every N steps.
+    #[arg(long, default_value_t = 50)]
+    pub log_every: u64,
+    /// Train without the symmetry augmentation.
+    #[arg(long)]
+    pub no_augment: bool,
+    /// No progress output (the summary is still printed).
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl TrainArgs {
+    /// Parses options as on the command line (without the subcommand
+    /// name), for tests and tools.
+    pub fn parse_from<I, T>(args: I) -> Result<TrainArgs, String>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        #[command(name = "train")]
+        struct Wrapper {
+            #[command(flatten)]
+            args: TrainArgs,
+        }
+        let all = std::iter::once(std::ffi::OsString::from("train"))
+            .chain(args.into_iter().map(Into::into));
+        Wrapper::try_parse_from(all)
+            .map(|w| w.args)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// What a training run did and wrote.
+#[derive(Clone, Debug)]
+pub struct TrainSummary {
+    pub rule: Rule,
+    pub net: NetConfig,
+    pub device: String,
+    pub data: LoadStats,
+    pub train_games: usize,
+    pub val_games: usize,
+    pub train_positions: usize,
+    pub val_positions: usize,
+    pub result: LoopResult,
+    pub out: PathBuf,
+}
+
+impl fmt::Display for TrainSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = &self.result;
+        writeln!(
+            f,
+            "training summary ({} {} on {})",
+            self.rule, self.net, self.device
+        )?;
+        writeln!(f, "  data: {}", self.data)?;
+        writeln!(
+            f,
+            "  split by game: {} training games ({} positions), {} validation games ({} positions)",
+            self.train_games, self.train_positions, self.val_games, self.val_positions
+        )?;
+        writeln!(
+            f,
+            "  {} steps, {} samples, {:.2} epochs in {:.1} s of training: {:.0} samples/s ({})",
+            r.steps, r.samples, r.epochs_done, r.train_seconds, r.samples_per_second, r.stop
+        )?;
+        if let Some((p, v, a)) = r.last_train {
+            writeln!(
+                f,
+                "  last training figures: policy loss {p:.4}, value loss {v:.4}, accuracy {:.2}%",
+                100.0 * a
+            )?;
+        }
+        match r.final_val {
+            Some(v) => writeln!(
+                f,
+                "  final validation ({} positions): policy loss {:.4}, policy accuracy {:.2}%, \
+                 value loss {:.4}, value accuracy {:.2}%",
+                v.positions,
+                v.policy_loss,
+                100.0 * v.accuracy,
+                v.value_loss,
+                100.0 * v.value_accuracy
+            )?,
+            None => writeln!(f, "  no validation positions")?,
+        }
+        writeln!(f, "  network: {}", r.final_network.display())?;
+        if !r.checkpoints.is_empty() {
+            writeln!(f, "  checkpoints: {}", r.checkpoints.len())?;
+            for c in &r.checkpoints {
+                writeln!(f, "    {}", c.display())?;
+            }
+        }
+        writeln!(f, "  loss curve: {}", r.csv.display())?;
+        write!(
+            f,
+            "  plot: {}{}",
+            r.png.display(),
+            if r.png_has_text {
+                ""
+            } else {
+                " (no font found under /usr/share/fonts: drawn without text)"
+            }
+        )
+    }
+}
+
+/// libtorch's CPU threads: [`tune_cpu`] the first time (it may set the
+/// inter-op threads only once per process), the intra-op count afterwards.
+fn set_threads(threads: usize) {
+    static TUNED: std::sync::Once = std::sync::Once::new();
+    let mut first = false;
+    TUNED.call_once(|| {
+        tune_cpu(threads);
+        first = true;
+    });
+    if !first {
+        tch::set_num_threads(threads.max(1) as i32);
+    }
+}
+
+fn check_args(args: &TrainArgs) -> Result<(), String> {
+    if args.batch_size == 0 {
+        return Err("--batch-size must be at least 1".into());
+    }
+    if args.epochs == 0 {
+        return Err("--epochs must be at least 1".into());
+    }
+    if !(args.lr.is_finite() && args.lr > 0.0) {
+        return Err(format!("--lr {} must be positive", args.lr));
+    }
+    if !(args.weight_decay.is_finite() && args.weight_decay >= 0.0) {
+        return Err(format!("--weight-decay {} must be >= 0", args.weight_decay));
+    }
+    if !(args.value_weight.is_finite() && args.value_weight >= 0.0) {
+        return Err(format!("--value-weight {} must be >= 0", args.value_weight));
+    }
+    if !(0.0..1.0).contains(&args.val_fraction) {
+        return Err(format!(
+            "--val-fraction {} must be in [0, 1)",
+            args.val_fraction
+        ));
+    }
+    if let Some(m) = args.max_minutes {
+        if !(m.is_finite() && m > 0.0) {
+            return Err(format!("--max-minutes {m} must be positive"));
+        }
+    }
+    Ok(())
+}
+
+/// Runs a training: loads the data, trains, writes the files, prints and
+/// returns the summary.
+pub fn run(args: &TrainArgs) -> Result<TrainSummary, String> {
+    let started = Instant::now();
+    check_args(args)?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    set_threads(args.threads.unwrap_or(cores));
+    let (device, note) = select_device(&args.device)?;
+    if let Some(note) = note {
+        eprintln!("train: {note}");
+    }
+    tch::manual_seed(args.seed as i64);
+
+    let dataset = Dataset::load(&args.data, args.rule, &args.boards)?;
+    if !args.quiet {
+        eprintln!("train: {}", dataset.stats);
+        for w in &dataset.stats.warnings {
+            eprintln!("train:   {w}");
+        }
+    }
+    if dataset.games.is_empty() {
+        return Err(format!(
+            "no usable {} game{} in the data ({})",
+            args.rule,
+            if args.boards.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " on {}",
+                    args.boards
+                        .iter()
+                        .map(|b| b.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
+            dataset.stats
+        ));
+    }
+    let (train_games, val_games) = dataset.split(args.val_fraction, args.seed);
+    let train_samples = dataset.samples(&train_games);
+    let val_samples = dataset.samples(&val_games);
+
+    let mut net = match &args.init {
+        Some(path) => {
+            let net = Network::load(path, device).map_err(|e| e.to_string())?;
+            if let Some(asked) = args.net {
+                if asked != net.config() {
+                    return Err(format!(
+                        "--net {asked} differs from the network in {} ({})",
+                        path.display(),
+                        net.config()
+                    ));
+                }
+            }
+            net
+        }
+        None => Network::new(args.net.unwrap_or(DEFAULT_NET), device),
+    };
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
+    if !args.quiet {
+        eprintln!(
+            "train: {} network ({} parameters) on {device:?}; {} training positions, {} validation",
+            net.config(),
+            net.parameter_count(),
+            train_samples.len(),
+            val_samples.len()
+        );
+    }
+    let loader_threads = args
+        .loader_threads
+        .unwrap_or(if device == tch::Device::Cpu {
+            1
+        } else {
+            cores.saturating_sub(1).max(1)
+        });
+    let config = trainer::LoopConfig {
+        epochs: args.epochs,
+        max_steps: args.max_steps,
+        deadline: args
+            .max_minutes
+            .map(|m| started + Duration::from_secs_f64((m * 60.0).min(1e9))),
+        batch_size: args.batch_size,
+        lr: args.lr,
+        schedule: args.schedule,
+        warmup_steps: args.warmup_steps,
+        weight_decay: args.weight_decay,
+        value_weight: args.value_weight,
+        augment: !args.no_augment,
+        checkpoint_every: args.checkpoint_every,
+        log_every: args.log_every,
+        val_positions: args.val_positions,
+        loader_threads,
+        seed: args.seed,
+        quiet: args.quiet,
+        out: args.out.clone(),
+    };
+    let dataset = Arc::new(dataset);
+    let result = trainer::train(
+        &mut net,
+        dataset.clone(),
+        &train_samples,
+        &val_samples,
+        &config,
+    )?;
+    let summary = TrainSummary {
+        rule: args.rule,
+        net: net.config(),
+        device: format!("{device:?}"),
+        data: dataset.stats.clone(),
+        train_games: train_games.len(),
+        val_games: val_games.len(),
+        train_positions: train_samples.len(),
+        val_positions: val_samples.len(),
+        result,
+        out: args.out.clone(),
+    };
+    println!("{summary}");
+    Ok(summary)
+}

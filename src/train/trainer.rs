@@ -1,0 +1,604 @@
+//! The training loop: batches prepared on CPU threads ahead of the
+//! optimiser, AdamW with a warm-up and a learning-rate schedule, metrics,
+//! validation, checkpoints, the loss curve.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tch::nn::OptimizerConfig;
+use tch::{nn, Device, Kind, Tensor};
+
+use crate::nn::symmetry::Symmetry;
+use crate::nn::Network;
+use crate::train::data::{make_batch, Batch, Dataset, Rng, Sample};
+use crate::train::plot::{self, CsvLog, Record};
+
+/// How the learning rate changes over the run (after the warm-up).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Schedule {
+    /// Half a cosine from the base rate down to 1% of it.
+    Cosine,
+    /// The base rate, a tenth of it after half the steps, a hundredth after
+    /// three quarters.
+    Step,
+    /// The base rate throughout.
+    Constant,
+}
+
+/// The learning rate at `step` (0-based) of `total`.
+pub fn learning_rate(base: f64, schedule: Schedule, warmup: u64, step: u64, total: u64) -> f64 {
+    let warm = if step < warmup {
+        (step + 1) as f64 / warmup as f64
+    } else {
+        1.0
+    };
+    let span = total.saturating_sub(warmup).max(1) as f64;
+    let progress = (step.saturating_sub(warmup) as f64 / span).clamp(0.0, 1.0);
+    let factor = match schedule {
+        Schedule::Cosine => 0.01 + 0.99 * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()),
+        Schedule::Step if progress < 0.5 => 1.0,
+        Schedule::Step if progress < 0.75 => 0.1,
+        Schedule::Step => 0.01,
+        Schedule::Constant => 1.0,
+    };
+    base * warm * factor
+}
+
+/// Settings of the loop (from `TrainArgs`, checked).
+#[derive(Clone, Debug)]
+pub struct LoopConfig {
+    pub epochs: usize,
+    pub max_steps: Option<u64>,
+    /// Stop when this instant is passed.
+    pub deadline: Option<Instant>,
+    pub batch_size: usize,
+    pub lr: f64,
+    pub schedule: Schedule,
+    pub warmup_steps: u64,
+    pub weight_decay: f64,
+    pub value_weight: f64,
+    pub augment: bool,
+    pub checkpoint_every: u64,
+    pub log_every: u64,
+    pub val_positions: usize,
+    pub loader_threads: usize,
+    pub seed: u64,
+    pub quiet: bool,
+    pub out: PathBuf,
+}
+
+/// Validation figures, averaged over positions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ValMetrics {
+    pub positions: usize,
+    pub policy_loss: f64,
+    /// Top-1 policy accuracy.
+    pub accuracy: f64,
+    pub value_loss: f64,
+    /// How often the most likely WDL class is the game's result.
+    pub value_accuracy: f64,
+}
+
+/// What the loop did.
+#[derive(Clone, Debug)]
+pub struct LoopResult {
+    pub steps: u64,
+    pub samples: u64,
+    pub epochs_done: f64,
+    /// Seconds spent in training steps (validation and saving excluded).
+    pub train_seconds: f64,
+    /// Training samples per second over those seconds.
+    pub samples_per_second: f64,
+    /// Why the loop ended.
+    pub stop: String,
+    /// Mean training losses and accuracy over the last logged interval.
+    pub last_train: Option<(f64, f64, f64)>,
+    pub final_val: Option<ValMetrics>,
+    pub checkpoints: Vec<PathBuf>,
+    pub final_network: PathBuf,
+    pub csv: PathBuf,
+    pub png: PathBuf,
+    /// False when no font was found and the plot has no text.
+    pub png_has_text: bool,
+    pub records: Vec<Record>,
+}
+
+type Produced = (usize, Result<Batch, String>);
+
+/// Batches of `plan`, built on `threads` CPU threads ahead of use and
+/// handed out in plan order.
+struct Producer {
+    rx: Option<Receiver<Produced>>,
+    workers: Vec<JoinHandle<()>>,
+    next: usize,
+    len: usize,
+    waiting: BTreeMap<usize, Result<Batch, String>>,
+}
+
+impl Producer {
+    fn start(data: Arc<Dataset>, plan: Vec<Vec<(Sample, Symmetry)>>, threads: usize) -> Producer {
+        let threads = threads.clamp(1, 16);
+        let len = plan.len();
+        let plan = Arc::new(plan);
+        let counter = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = sync_channel::<Produced>(2 * threads);
+        let workers = (0..threads)
+            .map(|_| {
+                let (data, plan, counter, tx) =
+                    (data.clone(), plan.clone(), counter.clone(), tx.clone());
+                std::thread::spawn(move || loop {
+                    let i = counter.fetch_add(1, Ordering::Relaxed);
+                    let Some(items) = plan.get(i) else { return };
+                    let batch = make_batch(&data, items);
+                    if tx.send((i, batch)).is_err() {
+                        return;
+                    }
+                })
+            })
+            .collect();
+        Producer {
+            rx: Some(rx),
+            workers,
+            next: 0,
+            len,
+            waiting: BTreeMap::new(),
+        }
+    }
+
+    fn next_batch(&mut self) -> Option<Result<Batch, String>> {
+        if self.next >= self.len {
+            return None;
+        }
+        loop {
+            if let Some(batch) = self.waiting.remove(&self.next) {
+                self.next += 1;
+                return Some(batch);
+            }
+            match self.rx.as_ref()?.recv() {
+                Ok((i, batch)) => {
+                    self.waiting.insert(i, batch);
+                }
+                Err(_) => return Some(Err("the batch threads stopped".into())),
+            }
+        }
+    }
+}
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        // Closing the channel stops the workers at their next batch.
+        self.rx = None;
+        self.waiting.clear();
+        for worker in self.workers.drain(..) {
+            let _ = worker.join();
+        }
+    }
+}
+
+fn scalar(t: &Tensor) -> Result<f64, String> {
+    t.f_double_value(&[])
+        .map_err(|e| format!("libtorch: {}", e.to_string().lines().next().unwrap_or("")))
+}
+
+/// Runs the validation positions through the network (batch statistics
+/// frozen, no gradients).
+pub fn validate(
+    net: &Network,
+    data: &Arc<Dataset>,
+    samples: &[Sample],
+    batch_size: usize,
+    threads: usize,
+) -> Result<Option<ValMetrics>, String> {
+    if samples.is_empty() {
+        return Ok(None);
+    }
+    let groups = data.by_size(samples);
+    let mut plan = Vec::new();
+    for group in groups.values() {
+        for chunk in group.chunks(batch_size.max(1)) {
+            plan.push(
+                chunk
+                    .iter()
+                    .map(|&s| (s, Symmetry::IDENTITY))
+                    .collect::<Vec<_>>(),
+            );
+        }
+    }
+    let device = net.device();
+    let mut producer = Producer::start(data.clone(), plan, threads);
+    let (mut n, mut pl, mut vl, mut correct, mut value_correct) = (0usize, 0.0, 0.0, 0.0, 0.0);
+    tch::no_grad(|| -> Result<(), String> {
+        while let Some(batch) = producer.next_batch() {
+            let batch = batch?;
+            let input = batch.input.to_device(device);
+            let policy = batch.policy.to_device(device);
+            let wdl = batch.wdl.to_device(device);
+            let (p, v) = net.forward(&input, false);
+            let k = batch.len as f64;
+            pl += scalar(&p.cross_entropy_for_logits(&policy))? * k;
+            vl += scalar(&v.cross_entropy_for_logits(&wdl))? * k;
+            correct += scalar(&p.argmax(-1, false).eq_tensor(&policy).sum(Kind::Float))?;
+            value_correct += scalar(&v.argmax(-1, false).eq_tensor(&wdl).sum(Kind::Float))?;
+            n += batch.len;
+        }
+        Ok(())
+    })?;
+    if n == 0 {
+        return Ok(None);
+    }
+    let n_f = n as f64;
+    Ok(Some(ValMetrics {
+        positions: n,
+        policy_loss: pl / n_f,
+        accuracy: correct / n_f,
+        value_loss: vl / n_f,
+        value_accuracy: value_correct / n_f,
+    }))
+}
+
+/// Sums of the training figures since the last logged row.
+#[derive(Default)]
+struct Interval {
+    steps: u64,
+    samples: u64,
+    policy: f64,
+    value: f64,
+    accuracy: f64,
+    seconds: f64,
+}
+
+impl Interval {
+    fn means(&self) -> Option<(f64, f64, f64)> {
+        (self.samples > 0).then(|| {
+            let n = self.samples as f64;
+            (self.policy / n, self.value / n, self.accuracy / n)
+        })
+    }
+}
+
+struct Logger {
+    bar: ProgressBar,
+    plain: bool,
+    quiet: bool,
+    last_plain: Instant,
+}
+
+impl Logger {
+    fn new(quiet: bool) -> Logger {
+        let plain = !quiet && !std::io::stderr().is_terminal();
+        let bar = ProgressBar::hidden();
+        Logger {
+            bar,
+            plain,
+            quiet,
+            last_plain: Instant::now(),
+        }
+    }
+
+    fn start_epoch(&mut self, epoch: usize, epochs: usize, batches: usize) {
+        self.bar.finish_and_clear();
+        let target = if self.quiet || self.plain {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        };
+        self.bar = ProgressBar::with_draw_target(Some(batches as u64), target);
+        let style = ProgressStyle::with_template(
+            "{prefix} [{bar:25.cyan/blue}] {pos}/{len} {msg} [{elapsed_precise}<{eta_precise}]",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+        self.bar.set_style(style);
+        self.bar.set_prefix(format!("epoch {epoch}/{epochs}"));
+        if self.plain {
+            eprintln!("epoch {epoch}/{epochs}: {batches} batches");
+        }
+    }
+
+    fn progress(&mut self, message: String) {
+        self.bar.inc(1);
+        if self.plain && self.last_plain.elapsed() >= Duration::from_secs(15) {
+            self.last_plain = Instant::now();
+            eprintln!(
+                "  {}/{} {message}",
+                self.bar.position(),
+                self.bar.length().unwrap_or(0)
+            );
+        }
+        self.bar.set_message(message);
+    }
+
+    fn note(&self, line: &str) {
+        if self.quiet {
+            return;
+        }
+        if self.plain {
+            eprintln!("{line}");
+        } else {
+            self.bar.println(line);
+        }
+    }
+}
+
+fn save(net: &Network, path: &Path) -> Result<PathBuf, String> {
+    net.save(path).map_err(|e| e.to_string())?;
+    Ok(path.to_path_buf())
+}
+
+/// Trains `net` on the training samples, validating on `val_samples` at
+/// the end of each epoch (and at an early stop).
+pub fn train(
+    net: &mut Network,
+    data: Arc<Dataset>,
+    train_samples: &[Sample],
+    val_samples: &[Sample],
+    config: &LoopConfig,
+) -> Result<LoopResult, String> {
+    if train_samples.is_empty() {
+        return Err("no training positions".into());
+    }
+    let device: Device = net.device();
+    let groups = data.by_size(train_samples);
+    let batches_per_epoch: u64 = groups
+        .values()
+        .map(|g| g.len().div_ceil(config.batch_size.max(1)) as u64)
+        .sum();
+    let planned = batches_per_epoch * config.epochs as u64;
+    let total_steps = config.max_steps.map_or(planned, |m| m.min(planned)).max(1);
+    let warmup = config.warmup_steps.min(total_steps / 10);
+    let mut opt = nn::AdamW {
+        wd: config.weight_decay,
+        ..Default::default()
+    }
+    .build(net.var_store(), config.lr)
+    .map_err(|e| format!("cannot build the optimiser: {e}"))?;
+
+    // Validation positions: all of them, or an evenly spread subset.
+    let val_subset: Vec<Sample> =
+        if config.val_positions > 0 && val_samples.len() > config.val_positions {
+            let (n, k) = (val_samples.len(), config.val_positions);
+            (0..k).map(|i| val_samples[i * n / k]).collect()
+        } else {
+            val_samples.to_vec()
+        };
+
+    let csv_path = config.out.join("loss.csv");
+    let png_path = config.out.join("loss.png");
+    let mut csv = CsvLog::create(&csv_path)?;
+    let mut records: Vec<Record> = Vec::new();
+    let mut checkpoints = Vec::new();
+    let mut rng = Rng::new(config.seed ^ 0x7261_696E);
+    let mut log = Logger::new(config.quiet);
+    let log_every = config.log_every.max(1);
+
+    let mut step: u64 = 0;
+    let mut samples_seen: u64 = 0;
+    let mut train_seconds = 0.0;
+    let mut interval = Interval::default();
+    let mut last_train = None;
+    let mut final_val = None;
+    let mut val_current = false;
+    let mut ema: Option<(f64, f64, f64)> = None;
+    let mut stop = format!("{} epochs done", config.epochs);
+    let mut epochs_done = 0.0;
+
+    'epochs: for epoch in 1..=config.epochs {
+        if config.max_steps.is_some_and(|m| step >= m)
+            || config.deadline.is_some_and(|d| Instant::now() >= d)
+        {
+            stop = if config.max_steps.is_some_and(|m| step >= m) {
+                format!("--max-steps {step} reached")
+            } else {
+                "--max-minutes reached".into()
+            };
+            break;
+        }
+        let plan = data.epoch_plan(&groups, config.batch_size, config.augment, &mut rng);
+        let batches = plan.len();
+        log.start_epoch(epoch, config.epochs, batches);
+        let mut producer = Producer::start(data.clone(), plan, config.loader_threads);
+        let mut done_in_epoch = 0usize;
+        loop {
+            if config.max_steps.is_some_and(|m| step >= m) {
+                stop = format!("--max-steps {} reached", step);
+                break;
+            }
+            if config.deadline.is_some_and(|d| Instant::now() >= d) {
+                stop = "--max-minutes reached".into();
+                break;
+            }
+            let started = Instant::now();
+            let Some(batch) = producer.next_batch() else {
+                break;
+            };
+            let batch = batch?;
+            let lr = learning_rate(config.lr, config.schedule, warmup, step, total_steps);
+            opt.set_lr(lr);
+            let input = batch.input.to_device(device);
+            let policy = batch.policy.to_device(device);
+            let wdl = batch.wdl.to_device(device);
+            let (p, v) = net.forward(&input, true);
+            let policy_loss = p.cross_entropy_for_logits(&policy);
+            let value_loss = v.cross_entropy_for_logits(&wdl);
+            let loss = &policy_loss + &value_loss * config.value_weight;
+            opt.backward_step(&loss);
+            let accuracy = tch::no_grad(|| {
+                p.argmax(-1, false)
+                    .eq_tensor(&policy)
+                    .to_kind(Kind::Float)
+                    .mean(Kind::Float)
+            });
+            let (pl, vl, acc) = (
+                scalar(&policy_loss)?,
+                scalar(&value_loss)?,
+                scalar(&accuracy)?,
+            );
+            if !(pl.is_finite() && vl.is_finite()) {
+                return Err(format!(
+                    "training diverged at step {}: policy loss {pl}, value loss {vl} \
+                     (try a lower --lr)",
+                    step + 1
+                ));
+            }
+            let seconds = started.elapsed().as_secs_f64();
+            step += 1;
+            done_in_epoch += 1;
+            let k = batch.len as u64;
+            samples_seen += k;
+            train_seconds += seconds;
+            val_current = false;
+            interval.steps += 1;
+            interval.samples += k;
+            interval.policy += pl * k as f64;
+            interval.value += vl * k as f64;
+            interval.accuracy += acc * k as f64;
+            interval.seconds += seconds;
+            let smoothed = match ema {
+                None => (pl, vl, acc),
+                Some((a, b, c)) => (
+                    0.95 * a + 0.05 * pl,
+                    0.95 * b + 0.05 * vl,
+                    0.95 * c + 0.05 * acc,
+                ),
+            };
+            ema = Some(smoothed);
+            let rate = interval.samples as f64 / interval.seconds.max(1e-9);
+            log.progress(format!(
+                "loss {:.3} (policy {:.3}, value {:.3}) acc {:.1}% {:.0} samples/s lr {:.1e}",
+                smoothed.0 + config.value_weight * smoothed.1,
+                smoothed.0,
+                smoothed.1,
+                100.0 * smoothed.2,
+                rate,
+                lr
+            ));
+            epochs_done = (epoch - 1) as f64 + done_in_epoch as f64 / batches.max(1) as f64;
+            if step % log_every == 0 {
+                let means = interval.means();
+                last_train = means.or(last_train);
+                let record = Record {
+                    step,
+                    epoch: epochs_done,
+                    samples: samples_seen,
+                    lr,
+                    train_policy_loss: means.map(|m| m.0),
+                    train_value_loss: means.map(|m| m.1),
+                    train_accuracy: means.map(|m| m.2),
+                    ..Default::default()
+                };
+                csv.append(&record)?;
+                records.push(record);
+                interval = Interval::default();
+            }
+            if config.checkpoint_every > 0 && step % config.checkpoint_every == 0 {
+                let path = config.out.join(format!("step-{step:07}.safetensors"));
+                checkpoints.push(save(net, &path)?);
+            }
+        }
+        drop(producer);
+        let finished = done_in_epoch == batches;
+        if finished {
+            epochs_done = epoch as f64;
+        }
+        // Validation and a checkpoint at the end of each epoch (and at an
+        // early stop, for the final figures).
+        if done_in_epoch > 0 || !val_current {
+            let val = validate(
+                net,
+                &data,
+                &val_subset,
+                config.batch_size,
+                config.loader_threads,
+            )?;
+            val_current = true;
+            final_val = val;
+            let means = interval.means();
+            last_train = means.or(last_train);
+            let record = Record {
+                step,
+                epoch: epochs_done,
+                samples: samples_seen,
+                lr: learning_rate(
+                    config.lr,
+                    config.schedule,
+                    warmup,
+                    step.saturating_sub(1),
+                    total_steps,
+                ),
+                train_policy_loss: means.map(|m| m.0),
+                train_value_loss: means.map(|m| m.1),
+                train_accuracy: means.map(|m| m.2),
+                val_policy_loss: val.map(|v| v.policy_loss),
+                val_accuracy: val.map(|v| v.accuracy),
+                val_value_loss: val.map(|v| v.value_loss),
+            };
+            csv.append(&record)?;
+            records.push(record);
+            interval = Interval::default();
+            if let Some(v) = val {
+                log.note(&format!(
+                    "epoch {epoch}: validation ({} positions) policy loss {:.4}, accuracy {:.2}%, \
+                     value loss {:.4}, value accuracy {:.2}%",
+                    v.positions,
+                    v.policy_loss,
+                    100.0 * v.accuracy,
+                    v.value_loss,
+                    100.0 * v.value_accuracy
+                ));
+            }
+            if finished {
+                let path = config.out.join(format!("epoch-{epoch:03}.safetensors"));
+                checkpoints.push(save(net, &path)?);
+            }
+        }
+        if !finished {
+            break 'epochs;
+        }
+    }
+    log.bar.finish_and_clear();
+    let final_network = save(net, &config.out.join("final.safetensors"))?;
+    let png_has_text = plot::write_png(&png_path, &records)?;
+    Ok(LoopResult {
+        steps: step,
+        samples: samples_seen,
+        epochs_done,
+        train_seconds,
+        samples_per_second: samples_seen as f64 / train_seconds.max(1e-9),
+        stop,
+        last_train,
+        final_val,
+        checkpoints,
+        final_network,
+        csv: csv_path,
+        png: png_path,
+        png_has_text,
+        records,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules_warm_up_and_decay() {
+        let lr = |s, step| learning_rate(1.0, s, 10, step, 110);
+        assert!((lr(Schedule::Cosine, 0) - 0.1).abs() < 1e-9);
+        assert!((lr(Schedule::Cosine, 9) - 1.0).abs() < 1e-9);
+        assert!((lr(Schedule::Cosine, 60) - 0.505).abs() < 1e-9);
+        assert!((lr(Schedule::Cosine, 110) - 0.01).abs() < 1e-9);
+        assert_eq!(lr(Schedule::Step, 30), 1.0);
+        assert!((lr(Schedule::Step, 70) - 0.1).abs() < 1e-12);
+        assert!((lr(Schedule::Step, 100) - 0.01).abs() < 1e-12);
+        assert_eq!(lr(Schedule::Constant, 100), 1.0);
+        // No warm-up, one step.
+        assert!((learning_rate(2.0, Schedule::Cosine, 0, 0, 1) - 2.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,547 @@
+//! Supervised training: record parsing, the split, augmentation, and a
+//! tiny end-to-end run (on the CPU).
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use tch::{Device, Kind, Tensor};
+use wuzi::game::{Board, BoardSize, Color, Outcome, Point, Rule};
+use wuzi::nn::symmetry::Symmetry;
+use wuzi::nn::{encode, NetConfig, Network, INPUT_PLANES};
+use wuzi::train::data::{check_game, make_batch, Dataset, LoadStats, Sample};
+use wuzi::train::{run, TrainArgs};
+
+const HEADER: &str =
+    "#game_id\tyear\tleague\trule\tboard\tblack\twhite\twinner\tend\tn_opening\tn_moves\tmoves";
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/games")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    fixtures().join(name)
+}
+
+fn p(x: u8, y: u8) -> Point {
+    Point::new(x, y).unwrap()
+}
+
+/// A TSV line; `moves` as "x,y x,y ...".
+fn line(id: &str, rule: &str, board: &str, winner: &str, opening: usize, moves: &str) -> String {
+    let n = moves.split_whitespace().count();
+    format!("{id}\t2024\tTest\t{rule}\t{board}\tA\tB\t{winner}\tfive\t{opening}\t{n}\t{moves}")
+}
+
+/// Black wins on row 0 with x = 0..5, white plays row 5.
+const BLACK_FIVE: &str = "0,0 0,5 1,0 1,5 2,0 2,5 3,0 3,5 4,0";
+
+#[test]
+fn tsv_records_are_parsed_filtered_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = [
+        HEADER.to_string(),
+        line("ok", "freestyle", "15", "B", 2, BLACK_FIVE),
+        // Crlf line endings and a 20x20 board (filtered out below).
+        line("big", "freestyle", "20", "B", 0, BLACK_FIVE) + "\r",
+        line("std", "standard", "15", "B", 0, BLACK_FIVE),
+        line("bad-winner", "freestyle", "15", "X", 0, BLACK_FIVE),
+        line("bad-move", "freestyle", "15", "B", 0, "0,0 1;1"),
+        "short\tline".to_string(),
+        line("off-board", "freestyle", "15", "B", 0, "0,0 15,3"),
+        line("occupied", "freestyle", "15", "B", 0, "0,0 1,1 0,0"),
+        line(
+            "after-win",
+            "freestyle",
+            "15",
+            "B",
+            0,
+            &format!("{BLACK_FIVE} 9,9"),
+        ),
+        line("mismatch", "freestyle", "15", "W", 0, BLACK_FIVE),
+        line("opening-only", "freestyle", "15", "D", 3, "7,7 8,8 9,9"),
+        // Unfinished game recorded as a white win (a timeout): kept.
+        line("timeout", "freestyle", "15", "W", 1, "7,7 8,8 9,9 10,10"),
+        String::new(),
+    ];
+    let path = dir.path().join("games.tsv");
+    fs::write(&path, lines.join("\n")).unwrap();
+    let fifteen = BoardSize::square(15).unwrap();
+    let data = Dataset::load(std::slice::from_ref(&path), Rule::Freestyle, &[fifteen]).unwrap();
+    let s: &LoadStats = &data.stats;
+    assert_eq!(s.files, 1);
+    assert_eq!(s.records, 12);
+    assert_eq!((s.other_rule, s.other_size), (1, 1));
+    assert_eq!(s.malformed, 3, "{:?}", s.warnings);
+    assert_eq!(s.illegal_move, 2);
+    assert_eq!(s.moves_after_win, 1);
+    assert_eq!(s.result_mismatch, 1);
+    assert_eq!(s.no_targets, 1);
+    assert_eq!(s.skipped(), 8);
+    assert_eq!(s.games, 2);
+    let ids: Vec<&str> = data.games.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(ids, ["ok", "timeout"]);
+    let ok = &data.games[0];
+    assert_eq!(ok.outcome, Outcome::Win(Color::Black));
+    assert_eq!(ok.moves[2], p(1, 0));
+    // The two opening stones are played but are not targets.
+    assert_eq!((ok.first_target, ok.end_target), (2, 9));
+    assert_eq!(data.games[1].outcome, Outcome::Win(Color::White));
+    assert_eq!(s.positions, 7 + 3);
+    let samples = data.samples(&[0]);
+    assert_eq!(samples.first(), Some(&Sample { game: 0, ply: 2 }));
+    assert_eq!(samples.len(), 7);
+    // Without the size filter the 20x20 game is in too.
+    let all = Dataset::load(&[path], Rule::Freestyle, &[]).unwrap();
+    assert_eq!(all.stats.games, 3);
+    assert_eq!(all.stats.other_size, 0);
+}
+
+#[test]
+fn the_fixture_games_are_all_legal() {
+    for (file, rule, games) in [
+        ("gomocup2021_renju_sample.tsv", Rule::Renju, 50),
+        ("gomocup2021_standard1_sample.tsv", Rule::Standard, 50),
+        ("gomocup2024_freestyle15_2_sample.tsv", Rule::Freestyle, 50),
+    ] {
+        let data = Dataset::load(&[fixture(file)], rule, &[]).unwrap();
+        assert_eq!(data.stats.games, games, "{file}: {}", data.stats);
+        assert_eq!(data.stats.skipped(), 0, "{file}: {:?}", data.stats.warnings);
+        // Every target is legal: the move's cell is empty.
+        for (g, game) in data.games.iter().enumerate() {
+            let ply = game.end_target - 1;
+            let board = data
+                .board(Sample {
+                    game: g as u32,
+                    ply,
+                })
+                .unwrap();
+            assert!(board.is_empty(game.moves[ply as usize]));
+        }
+    }
+    // A directory: both freestyle files, 15x15 and 20x20.
+    let data = Dataset::load(&[fixtures()], Rule::Freestyle, &[]).unwrap();
+    assert_eq!(data.stats.files, 4);
+    assert_eq!(data.stats.games, 100);
+    assert_eq!(data.stats.other_rule, 100);
+}
+
+#[test]
+fn psq_files_are_parsed_with_results_from_the_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1-based moves: black (1,1)..(5,1) wins.
+    let mut win = String::from("Piskvork 15x15, 11:11, 0\n");
+    for i in 1..=5 {
+        win += &format!("{i},1,120\n");
+        if i < 5 {
+            win += &format!("{i},6,80\n");
+        }
+    }
+    win += "pbrain-a.exe\npbrain-b.exe\n-1\n";
+    fs::write(dir.path().join("win.psq"), &win).unwrap();
+    fs::write(
+        dir.path().join("draw.PSQ"),
+        "Piskvork 15x15, 11:11, 0\r\n8,8,0\r\n9,9,0\r\n10,10,0\r\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("bad.psq"), "hello\n1,1,1\n").unwrap();
+    fs::write(
+        dir.path().join("off.psq"),
+        "Piskvork 15x15, 11:11, 0\n8,8,0\n16,1,0\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("big.psq"),
+        "Piskvork 20x20, 11:11, 0\n8,8,0\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("notes.txt"), "not a record").unwrap();
+    let data = Dataset::load(
+        &[dir.path().to_path_buf()],
+        Rule::Freestyle,
+        &[BoardSize::square(15).unwrap()],
+    )
+    .unwrap();
+    let s = &data.stats;
+    assert_eq!(s.files, 5, "the .txt file is not read");
+    assert_eq!((s.malformed, s.illegal_move, s.other_size), (1, 1, 1));
+    assert_eq!(s.games, 2);
+    let by_name = |name: &str| {
+        data.games
+            .iter()
+            .find(|g| g.id.ends_with(name))
+            .unwrap_or_else(|| panic!("{name} in {:?}", data.games))
+    };
+    let win_game = by_name("win.psq");
+    assert_eq!(win_game.outcome, Outcome::Win(Color::Black));
+    assert_eq!(win_game.moves[0], p(0, 0));
+    assert_eq!(win_game.moves[1], p(0, 5));
+    assert_eq!(win_game.moves.len(), 9);
+    assert_eq!((win_game.first_target, win_game.end_target), (0, 9));
+    let draw = by_name("draw.PSQ");
+    assert_eq!(draw.outcome, Outcome::Draw);
+    assert_eq!(draw.moves, vec![p(7, 7), p(8, 8), p(9, 9)]);
+    // A PSQ given as a file without the extension is recognised by content.
+    let plain = dir.path().join("game");
+    fs::write(&plain, &win).unwrap();
+    let data = Dataset::load(&[plain], Rule::Freestyle, &[]).unwrap();
+    assert_eq!(data.stats.games, 1);
+}
+
+#[test]
+fn unreadable_inputs_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.tsv");
+    let e = Dataset::load(&[missing], Rule::Freestyle, &[]).unwrap_err();
+    assert!(e.contains("missing.tsv"), "{e}");
+    let e = Dataset::load(&[dir.path().to_path_buf()], Rule::Freestyle, &[]).unwrap_err();
+    assert!(e.contains("no .tsv or .psq"), "{e}");
+    let other = dir.path().join("other.dat");
+    fs::write(&other, "some text\n").unwrap();
+    let e = Dataset::load(&[other], Rule::Freestyle, &[]).unwrap_err();
+    assert!(e.contains("not a game record file"), "{e}");
+    let headless = dir.path().join("headless.tsv");
+    fs::write(&headless, line("x", "freestyle", "15", "B", 0, BLACK_FIVE)).unwrap();
+    let e = Dataset::load(&[headless], Rule::Freestyle, &[]).unwrap_err();
+    assert!(e.contains("header"), "{e}");
+    let nomoves = dir.path().join("nomoves.tsv");
+    fs::write(
+        &nomoves,
+        "#game_id\trule\tboard\twinner\nx\tfreestyle\t15\tB\n",
+    )
+    .unwrap();
+    let e = Dataset::load(&[nomoves], Rule::Freestyle, &[]).unwrap_err();
+    assert!(e.contains("\"moves\""), "{e}");
+    // Invalid UTF-8 in a line makes that line malformed, not the file.
+    let bytes = dir.path().join("bytes.tsv");
+    let mut content = format!("{HEADER}\n").into_bytes();
+    content.extend_from_slice(b"\xff\xfe\tjunk\n");
+    content.extend_from_slice(line("ok", "freestyle", "15", "B", 0, BLACK_FIVE).as_bytes());
+    fs::write(&bytes, content).unwrap();
+    let data = Dataset::load(&[bytes], Rule::Freestyle, &[]).unwrap();
+    assert_eq!((data.stats.games, data.stats.malformed), (1, 1));
+}
+
+#[test]
+fn the_split_is_by_game_and_reproducible() {
+    let files = [
+        fixture("gomocup2021_freestyle1_sample.tsv"),
+        fixture("gomocup2024_freestyle15_2_sample.tsv"),
+    ];
+    let data = Dataset::load(&files, Rule::Freestyle, &[]).unwrap();
+    let (train, val) = data.split(0.1, 42);
+    assert_eq!(val.len(), 10);
+    assert_eq!(train.len() + val.len(), data.games.len());
+    let train_set: HashSet<usize> = train.iter().copied().collect();
+    assert!(val.iter().all(|g| !train_set.contains(g)));
+    // Every position of a validation game is a validation position.
+    let train_samples = data.samples(&train);
+    let val_samples = data.samples(&val);
+    let val_games: HashSet<u32> = val_samples.iter().map(|s| s.game).collect();
+    assert!(train_samples.iter().all(|s| !val_games.contains(&s.game)));
+    let per_game: usize = val.iter().map(|&g| data.games[g].targets()).sum();
+    assert_eq!(val_samples.len(), per_game);
+    // Same seed, same split, whatever the file order; another seed differs.
+    let ids = |d: &Dataset, v: &[usize]| -> HashSet<String> {
+        v.iter().map(|&g| d.games[g].id.clone()).collect()
+    };
+    let reversed =
+        Dataset::load(&[files[1].clone(), files[0].clone()], Rule::Freestyle, &[]).unwrap();
+    assert_eq!(ids(&data, &val), ids(&reversed, &reversed.split(0.1, 42).1));
+    assert_ne!(ids(&data, &val), ids(&data, &data.split(0.1, 43).1));
+    // Tiny sets keep at least one game on each side.
+    assert_eq!(data.split(0.001, 1).1.len(), 1);
+    assert_eq!(data.split(0.0, 1).1.len(), 0);
+}
+
+fn encoded(board: &mut Board) -> Tensor {
+    let (h, w) = (
+        board.size().height() as usize,
+        board.size().width() as usize,
+    );
+    let mut out = vec![0.0f32; INPUT_PLANES * h * w];
+    encode(board, &mut out, h, w);
+    Tensor::from_slice(&out).view([1, INPUT_PLANES as i64, h as i64, w as i64])
+}
+
+/// Each symmetry moves the target with the stones: the batch input equals
+/// the encoding of the transformed game, and the target cell is a legal,
+/// empty cell of it.
+fn check_augmentation(data: &Dataset, sample: Sample) {
+    let game = &data.games[sample.game as usize];
+    let (h, w) = (game.size.height() as usize, game.size.width() as usize);
+    for &sym in Symmetry::all_for(h, w) {
+        let batch = make_batch(data, &[(sample, sym)]).unwrap();
+        assert_eq!(
+            batch.input.size(),
+            [1, INPUT_PLANES as i64, h as i64, w as i64]
+        );
+        let moved: Vec<Point> = game.moves[..sample.ply as usize]
+            .iter()
+            .map(|q| {
+                let (x, y) = sym.map_cell(q.x() as usize, q.y() as usize, h, w);
+                p(x as u8, y as u8)
+            })
+            .collect();
+        let mut board = Board::from_moves(game.size, data.rule, &moved).unwrap();
+        let expected = encoded(&mut board);
+        assert!(
+            batch.input.equal(&expected),
+            "{sym:?}: the transformed input is the transformed board's encoding"
+        );
+        let target = batch.policy.int64_value(&[0]);
+        let (tx, ty) = (target as usize % w, target as usize / w);
+        assert!(board.is_empty(p(tx as u8, ty as u8)), "{sym:?}");
+        let target_planes = batch.input.get(0).select(2, tx as i64).select(1, ty as i64);
+        assert_eq!(target_planes.double_value(&[0]), 0.0, "no own stone");
+        assert_eq!(target_planes.double_value(&[1]), 0.0, "no opponent stone");
+        assert_eq!(target_planes.double_value(&[3]), 1.0, "legal");
+        // The target is the game's move, moved by the symmetry.
+        let played = game.moves[sample.ply as usize];
+        let (mx, my) = sym.map_cell(played.x() as usize, played.y() as usize, h, w);
+        assert_eq!((tx, ty), (mx, my));
+        // And it agrees with Symmetry::apply on a one-hot [1,1,H,W] plane.
+        let onehot = Tensor::zeros([1, 1, h as i64, w as i64], (Kind::Float, Device::Cpu));
+        let _ = onehot
+            .get(0)
+            .get(0)
+            .get(played.y() as i64)
+            .get(played.x() as i64)
+            .fill_(1.0);
+        let flat = sym.apply(&onehot).flatten(0, -1);
+        assert_eq!(flat.argmax(0, false).int64_value(&[]), target, "{sym:?}");
+        assert_eq!(
+            batch.wdl.int64_value(&[0]),
+            game.wdl_class(sample.ply as usize)
+        );
+    }
+}
+
+#[test]
+fn augmentation_keeps_the_target_on_the_same_stones() {
+    let data = Dataset::load(&[fixture("gomocup2021_renju_sample.tsv")], Rule::Renju, &[]).unwrap();
+    for g in [0u32, 7] {
+        let game = &data.games[g as usize];
+        for ply in [game.first_target, game.end_target - 1] {
+            check_augmentation(&data, Sample { game: g, ply });
+        }
+    }
+    // A rectangular board: its four symmetries.
+    let size = BoardSize::new(12, 9).unwrap();
+    let moves = vec![
+        p(1, 1),
+        p(5, 2),
+        p(2, 2),
+        p(6, 6),
+        p(3, 3),
+        p(10, 7),
+        p(4, 4),
+    ];
+    let game = check_game("rect".into(), size, Rule::Freestyle, moves, 1, None).unwrap();
+    assert_eq!(game.outcome, Outcome::Draw);
+    let data = Dataset {
+        rule: Rule::Freestyle,
+        games: vec![game],
+        stats: LoadStats::default(),
+    };
+    for ply in 1..7 {
+        check_augmentation(&data, Sample { game: 0, ply });
+    }
+    // A batch mixing symmetries keeps each row's target with its stones.
+    let items: Vec<(Sample, Symmetry)> = (0..4)
+        .map(|k| (Sample { game: 0, ply: 5 }, Symmetry::all_for(9, 12)[3 - k]))
+        .collect();
+    let batch = make_batch(&data, &items).unwrap();
+    for row in 0..4 {
+        let t = batch.policy.int64_value(&[row]);
+        let legal = batch.input.double_value(&[row, 3, t / 12, t % 12]);
+        assert_eq!(legal, 1.0);
+    }
+}
+
+fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn a_tiny_training_run_learns_and_writes_its_files() {
+    // A handful of games to overfit: the first four of a fixture file.
+    let dir = tempfile::tempdir().unwrap();
+    let text = fs::read_to_string(fixture("gomocup2024_freestyle15_2_sample.tsv")).unwrap();
+    let few: Vec<&str> = text.lines().take(5).collect();
+    let games = dir.path().join("few.tsv");
+    fs::write(&games, few.join("\n")).unwrap();
+    let out = dir.path().join("out");
+    let args = TrainArgs::parse_from([
+        games.to_str().unwrap(),
+        "--rule",
+        "freestyle",
+        "--board",
+        "15",
+        "--net",
+        "2x16",
+        "--epochs",
+        "100",
+        "--max-steps",
+        "30",
+        "--batch-size",
+        "32",
+        "--lr",
+        "0.01",
+        "--schedule",
+        "constant",
+        "--warmup-steps",
+        "0",
+        "--val-fraction",
+        "0.25",
+        "--checkpoint-every",
+        "10",
+        "--log-every",
+        "1",
+        "--device",
+        "cpu",
+        "--threads",
+        "2",
+        "--seed",
+        "3",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .unwrap();
+    let summary = run(&args).unwrap();
+    assert_eq!(summary.train_games, 3);
+    assert_eq!(summary.val_games, 1);
+    assert_eq!(summary.result.steps, 30);
+    assert!(
+        summary.result.stop.contains("max-steps"),
+        "{}",
+        summary.result.stop
+    );
+    let val = summary.result.final_val.expect("validation figures");
+    assert_eq!(val.positions, summary.val_positions);
+    assert!(val.policy_loss.is_finite() && val.value_loss.is_finite());
+    assert!((0.0..=1.0).contains(&val.accuracy));
+
+    // The network files load back.
+    let final_net = out.join("final.safetensors");
+    assert_eq!(summary.result.final_network, final_net);
+    let net = Network::load(&final_net, Device::Cpu).unwrap();
+    assert_eq!(
+        net.config(),
+        NetConfig {
+            blocks: 2,
+            channels: 16
+        }
+    );
+    for step in [10, 20, 30] {
+        let path = out.join(format!("step-{step:07}.safetensors"));
+        assert!(summary.result.checkpoints.contains(&path), "{path:?}");
+        Network::load(&path, Device::Cpu).unwrap();
+    }
+    let epoch1 = out.join("epoch-001.safetensors");
+    assert!(summary.result.checkpoints.contains(&epoch1));
+
+    // The CSV: one row a step, plus rows with validation figures.
+    let rows = csv_rows(&out.join("loss.csv"));
+    assert_eq!(rows[0][0], "step");
+    let columns = rows[0].len();
+    assert!(rows.iter().all(|r| r.len() == columns));
+    let train: Vec<f64> = rows[1..]
+        .iter()
+        .filter(|r| !r[4].is_empty() && r[7].is_empty())
+        .map(|r| r[4].parse::<f64>().unwrap() + r[5].parse::<f64>().unwrap())
+        .collect();
+    assert!(train.len() >= 25, "{} training rows", train.len());
+    let val_rows = rows[1..].iter().filter(|r| !r[7].is_empty()).count();
+    assert!(val_rows >= 2, "validation at epoch ends and at the stop");
+    // The training loss goes down on this tiny set.
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (first, last) = (mean(&train[..5]), mean(&train[train.len() - 5..]));
+    assert!(
+        last < 0.8 * first,
+        "training loss {first:.3} -> {last:.3} did not fall by 20%"
+    );
+
+    // The PNG.
+    let png = fs::read(out.join("loss.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(png.len() > 1000);
+
+    // Continuing from the network, and a mismatched --net.
+    let out2 = dir.path().join("out2");
+    let mut more = args.clone();
+    more.init = Some(final_net.clone());
+    more.net = None;
+    more.max_steps = Some(2);
+    more.checkpoint_every = 0;
+    more.out = out2.clone();
+    let again = run(&more).unwrap();
+    assert_eq!(again.net, net.config());
+    assert_eq!(again.result.steps, 2);
+    assert!(out2.join("final.safetensors").is_file());
+    more.net = Some("3x16".parse().unwrap());
+    let e = run(&more).unwrap_err();
+    assert!(e.contains("differs"), "{e}");
+}
+
+#[test]
+fn bad_options_are_refused() {
+    assert!(
+        TrainArgs::parse_from(["games.tsv"]).is_err(),
+        "--rule is required"
+    );
+    assert!(
+        TrainArgs::parse_from(["--rule", "renju"]).is_err(),
+        "data is required"
+    );
+    assert!(TrainArgs::parse_from(["g.tsv", "--rule", "connect6"]).is_err());
+    assert!(TrainArgs::parse_from(["g.tsv", "--rule", "renju", "--board", "40"]).is_err());
+    assert!(TrainArgs::parse_from(["g.tsv", "--rule", "renju", "--net", "4y32"]).is_err());
+    let args = TrainArgs::parse_from(["g.tsv", "--rule", "renju", "--board", "15,20x15"]).unwrap();
+    assert_eq!(
+        args.boards,
+        [
+            BoardSize::square(15).unwrap(),
+            BoardSize::new(20, 15).unwrap()
+        ]
+    );
+    let mut args = TrainArgs::parse_from([
+        fixture("gomocup2021_renju_sample.tsv").to_str().unwrap(),
+        "--rule",
+        "freestyle",
+        "--quiet",
+    ])
+    .unwrap();
+    let e = run(&args).unwrap_err();
+    assert!(e.contains("no usable freestyle game"), "{e}");
+    args.batch_size = 0;
+    assert!(run(&args).unwrap_err().contains("--batch-size"));
+}
+
+/// Loads every game under `WUZI_GAMES` (e.g. the shared Gomocup TSVs) under
+/// each rule and prints what was kept: `WUZI_GAMES=dir cargo test --release
+/// --test train -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn load_the_games_under_wuzi_games() {
+    let Ok(dir) = std::env::var("WUZI_GAMES") else {
+        return;
+    };
+    for rule in [Rule::Freestyle, Rule::Standard, Rule::Renju] {
+        let start = std::time::Instant::now();
+        let data = Dataset::load(&[PathBuf::from(&dir)], rule, &[]).unwrap();
+        println!(
+            "{rule}: {} ({:.2} s)",
+            data.stats,
+            start.elapsed().as_secs_f64()
+        );
+        for w in &data.stats.warnings {
+            println!("  {w}");
+        }
+    }
+}
