@@ -8,5 +8,6 @@
 pub mod game;
 pub mod nn;
 pub mod tactics;
+pub mod train;
 
 pub mod bench;

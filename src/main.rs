@@ -23,6 +23,8 @@ struct Cli {
 enum Command {
     /// Prints speed figures of one part of the engine.
     Bench(BenchArgs),
+    /// Trains a network from game records (Gomocup TSV, PSQ).
+    Train(wuzi::train::TrainArgs),
 }
 
 #[derive(Args)]
@@ -86,6 +88,9 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Some(Command::Train(args)) => wuzi::train::run(&args)
+            .map(|_| ())
+            .map_err(io::Error::other),
         None => {
             eprintln!(
                 "pbrain-wuzi: the Gomocup protocol front end is not built yet; \

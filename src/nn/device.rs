@@ -49,9 +49,12 @@ pub fn select_device(spec: &str) -> Result<(Device, Option<String>), String> {
 /// Sets libtorch's CPU threads and keeps its activation buffers in the
 /// heap: glibc otherwise maps and unmaps every large buffer (about 250k page
 /// faults per 3 s), and these two settings gave 1.2-1.5x on this machine.
+/// Safe to call more than once (libtorch accepts the inter-op thread count
+/// only once per process, so that is set on the first call only).
 pub fn tune_cpu(threads: usize) {
+    static INTEROP: std::sync::Once = std::sync::Once::new();
     tch::set_num_threads(threads.max(1) as i32);
-    tch::set_num_interop_threads(1);
+    INTEROP.call_once(|| tch::set_num_interop_threads(1));
     // SAFETY: mallopt only changes allocator parameters; called before heavy
     // allocation, with constant, valid arguments.
     unsafe {
