@@ -7,6 +7,7 @@
 
 pub mod game;
 pub mod nn;
+pub mod search;
 pub mod tactics;
 pub mod train;
 

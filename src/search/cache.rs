@@ -1,0 +1,192 @@
+//! The node cache: every position searched, keyed by Zobrist hash, so that
+//! transpositions share one node and the tree survives from move to move.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::game::Board;
+use crate::search::node::{Edge, Node, PositionKey};
+
+/// Shards, so that threads rarely wait on each other's lookups.
+const SHARDS: usize = 64;
+/// Bookkeeping per cached node beyond the node itself: the map entry and
+/// the `Arc` header.
+const ENTRY_OVERHEAD: usize = 48;
+
+pub struct NodeCache {
+    shards: Box<[Mutex<HashMap<u64, Arc<Node>>>]>,
+    bytes: AtomicUsize,
+    nodes: AtomicUsize,
+}
+
+impl Default for NodeCache {
+    fn default() -> NodeCache {
+        NodeCache::new()
+    }
+}
+
+impl NodeCache {
+    pub fn new() -> NodeCache {
+        NodeCache {
+            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            bytes: AtomicUsize::new(0),
+            nodes: AtomicUsize::new(0),
+        }
+    }
+
+    fn shard(&self, hash: u64) -> &Mutex<HashMap<u64, Arc<Node>>> {
+        &self.shards[(hash >> 58) as usize % SHARDS]
+    }
+
+    fn node_bytes(key: &PositionKey) -> usize {
+        std::mem::size_of::<Node>() + key.heap_bytes() + ENTRY_OVERHEAD
+    }
+
+    /// The node of `board`'s position, if cached.
+    pub fn get(&self, board: &Board) -> Option<Arc<Node>> {
+        let key = PositionKey::of(board);
+        let shard = self.shard(board.hash()).lock();
+        shard
+            .get(&board.hash())
+            .filter(|n| *n.key() == key)
+            .cloned()
+    }
+
+    /// The node of `board`'s position, created if new. On the (rare) hash
+    /// collision with another position, a fresh node that is not cached is
+    /// returned, so the two positions never share statistics.
+    pub fn get_or_insert(&self, board: &Board) -> Arc<Node> {
+        let key = PositionKey::of(board);
+        let mut shard = self.shard(board.hash()).lock();
+        if let Some(node) = shard.get(&board.hash()) {
+            if *node.key() == key {
+                return Arc::clone(node);
+            }
+            return Arc::new(Node::new(key));
+        }
+        self.bytes
+            .fetch_add(Self::node_bytes(&key), Ordering::Relaxed);
+        self.nodes.fetch_add(1, Ordering::Relaxed);
+        let node = Arc::new(Node::new(key));
+        shard.insert(board.hash(), Arc::clone(&node));
+        node
+    }
+
+    /// Records the memory of `count` edges just added to a node.
+    pub fn add_edges(&self, count: usize) {
+        self.bytes
+            .fetch_add(count * std::mem::size_of::<Edge>(), Ordering::Relaxed);
+    }
+
+    /// Estimated memory held by the cached nodes and their edges.
+    pub fn memory_bytes(&self) -> usize {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.nodes.load(Ordering::Relaxed)
+    }
+
+    /// Forgets everything (CLEARHASH, a new game).
+    pub fn clear(&self) {
+        for shard in self.shards.iter() {
+            shard.lock().clear();
+        }
+        self.bytes.store(0, Ordering::Relaxed);
+        self.nodes.store(0, Ordering::Relaxed);
+    }
+
+    /// Drops the nodes that `keep` rejects, returning how many went.
+    /// Nodes still referenced by a running search stay alive until it ends.
+    pub fn retain(&self, keep: impl Fn(&Node) -> bool) -> usize {
+        let mut removed = 0;
+        let mut freed = 0;
+        for shard in self.shards.iter() {
+            shard.lock().retain(|_, node| {
+                if keep(node) {
+                    return true;
+                }
+                removed += 1;
+                freed += Self::node_bytes(node.key())
+                    + node.data.lock().edges.capacity() * std::mem::size_of::<Edge>();
+                false
+            });
+        }
+        self.nodes
+            .fetch_sub(removed.min(self.node_count()), Ordering::Relaxed);
+        let bytes = self.memory_bytes();
+        self.bytes
+            .store(bytes.saturating_sub(freed), Ordering::Relaxed);
+        removed
+    }
+
+    /// Keeps only positions that can follow `board` (at least as many
+    /// stones, and every stone of `board` present): the part of the tree a
+    /// search from `board` can reach.
+    pub fn keep_descendants_of(&self, board: &Board) -> usize {
+        let root = PositionKey::of(board);
+        self.retain(|node| node.key().contains_all_of(&root))
+    }
+}
+
+impl PositionKey {
+    /// Whether every stone of `other` is in this position too.
+    pub fn contains_all_of(&self, other: &PositionKey) -> bool {
+        if self.stone_count() < other.stone_count() {
+            return false;
+        }
+        let (mut i, mine) = (0, self.stones());
+        for &s in other.stones() {
+            while i < mine.len() && mine[i] < s {
+                i += 1;
+            }
+            if i == mine.len() || mine[i] != s {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{BoardSize, Point, Rule};
+
+    fn p(x: u8, y: u8) -> Point {
+        Point::new(x, y).unwrap()
+    }
+
+    #[test]
+    fn transpositions_share_a_node_and_pruning_keeps_descendants() {
+        let size = BoardSize::square(15).unwrap();
+        let cache = NodeCache::new();
+        let a = Board::from_moves(size, Rule::Freestyle, &[p(7, 7), p(8, 8), p(6, 6)]).unwrap();
+        let b = Board::from_moves(size, Rule::Freestyle, &[p(6, 6), p(8, 8), p(7, 7)]).unwrap();
+        let na = cache.get_or_insert(&a);
+        let nb = cache.get_or_insert(&b);
+        assert!(Arc::ptr_eq(&na, &nb));
+        assert_eq!(cache.node_count(), 1);
+        let short = Board::from_moves(size, Rule::Freestyle, &[p(7, 7)]).unwrap();
+        let other = Board::from_moves(size, Rule::Freestyle, &[p(1, 1)]).unwrap();
+        cache.get_or_insert(&short);
+        cache.get_or_insert(&other);
+        assert_eq!(cache.node_count(), 3);
+        let before = cache.memory_bytes();
+        assert_eq!(
+            cache.keep_descendants_of(&short),
+            1,
+            "only (1,1) is not a descendant of (7,7)"
+        );
+        assert!(
+            cache.get(&a).is_some() && cache.get(&short).is_some() && cache.get(&other).is_none()
+        );
+        assert!(cache.memory_bytes() < before);
+        cache.clear();
+        assert_eq!((cache.node_count(), cache.memory_bytes()), (0, 0));
+        assert!(cache.get(&a).is_none());
+    }
+}

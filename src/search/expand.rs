@@ -1,0 +1,166 @@
+//! What a new leaf is: over, won or lost by force, or a list of moves to
+//! evaluate.
+
+use crate::game::{Board, CellKind, CellSet, Color, Outcome, Point};
+use crate::search::node::Proven;
+use crate::tactics::{is_legal_for, solve, SolveLimits, ThreatKind};
+
+/// The tactical verdict on a position, before any network evaluation.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LeafAnalysis {
+    /// Decided: by the rules, by a forced sequence, or by the solver (with
+    /// its line, first move first).
+    Proven { value: Proven, line: Vec<Point> },
+    /// To be evaluated, with the moves to expand; `complete` when they are
+    /// all the legal moves.
+    Moves { moves: Vec<Point>, complete: bool },
+}
+
+/// Settings of the leaf analysis.
+#[derive(Clone, Copy, Debug)]
+pub struct LeafSettings {
+    /// Solver budget for the side to move's VCF (0: no solver).
+    pub vcf_nodes: u64,
+    /// Moves considered: empty cells within this many steps of a stone,
+    /// plus every cell that makes a four or an open three for either side.
+    pub candidate_distance: u8,
+}
+
+/// Analyses the position of `board` for the side to move.
+pub fn analyse(board: &mut Board, settings: LeafSettings) -> LeafAnalysis {
+    let me = board.side_to_move();
+    let opponent = me.opponent();
+    match board.outcome() {
+        Some(Outcome::Win(winner)) => {
+            let value = if winner == me {
+                Proven::Win(0)
+            } else {
+                Proven::Loss(0)
+            };
+            return LeafAnalysis::Proven {
+                value,
+                line: Vec::new(),
+            };
+        }
+        Some(Outcome::Draw) => {
+            return LeafAnalysis::Proven {
+                value: Proven::Draw,
+                line: Vec::new(),
+            }
+        }
+        None => {}
+    }
+    if let Some(five) = board.winning_moves(me).next() {
+        return LeafAnalysis::Proven {
+            value: Proven::Win(1),
+            line: vec![five],
+        };
+    }
+    let threats: Vec<Point> = board.winning_moves(opponent).take(2).collect();
+    match threats[..] {
+        [_, _] => {
+            return LeafAnalysis::Proven {
+                value: Proven::Loss(2),
+                line: Vec::new(),
+            }
+        }
+        [block] if !is_legal_for(board, block, me) => {
+            return LeafAnalysis::Proven {
+                value: Proven::Loss(2),
+                line: Vec::new(),
+            }
+        }
+        [block] => {
+            return LeafAnalysis::Moves {
+                moves: vec![block],
+                complete: true,
+            }
+        }
+        _ => {}
+    }
+    if settings.vcf_nodes > 0 {
+        let report = solve(
+            board,
+            me,
+            ThreatKind::Vcf,
+            SolveLimits::new(settings.vcf_nodes, 40),
+        );
+        if let Some(line) = report.win {
+            return LeafAnalysis::Proven {
+                value: Proven::Win(line.len() as u16),
+                line,
+            };
+        }
+    }
+    let (moves, complete) = candidate_moves(board, settings.candidate_distance);
+    if moves.is_empty() {
+        // Every empty cell is forbidden to black: it cannot move, and the
+        // game is drawn for want of moves (only possible on a nearly full board).
+        return LeafAnalysis::Proven {
+            value: Proven::Draw,
+            line: Vec::new(),
+        };
+    }
+    LeafAnalysis::Moves { moves, complete }
+}
+
+/// The legal moves worth expanding, in cell order, and whether they are all
+/// the legal moves.
+pub fn candidate_moves(board: &mut Board, distance: u8) -> (Vec<Point>, bool) {
+    let me = board.side_to_move();
+    let size = board.size();
+    let mut near = CellSet::new();
+    if board.stone_count() == 0 {
+        near = size.points().collect();
+    }
+    let d = distance as i32;
+    for &(p, _) in board.history() {
+        for dy in -d..=d {
+            for dx in -d..=d {
+                if let Some(q) = size.point(p.x() as i32 + dx, p.y() as i32 + dy) {
+                    near.insert(q);
+                }
+            }
+        }
+    }
+    for color in Color::BOTH {
+        for kind in [CellKind::Four, CellKind::Three] {
+            for q in board.cells_of(kind, color).iter() {
+                near.insert(q);
+            }
+        }
+    }
+    let mut moves = Vec::new();
+    let mut legal_elsewhere = false;
+    let empty: Vec<Point> = board.empty_cells().collect();
+    for q in empty {
+        if !is_legal_for(board, q, me) {
+            continue;
+        }
+        if near.contains(q) {
+            moves.push(q);
+        } else {
+            legal_elsewhere = true;
+        }
+    }
+    (moves, !legal_elsewhere)
+}
+
+/// A move for a position the search has no edge for (lost by force, so
+/// never expanded): block one of the opponent's fives if that is legal,
+/// else the first candidate move, else any legal move.
+pub fn fallback_move(board: &mut Board) -> Option<Point> {
+    let me = board.side_to_move();
+    let threats: Vec<Point> = board.winning_moves(me.opponent()).collect();
+    if let Some(&block) = threats.iter().find(|&&p| board.is_empty(p)) {
+        if is_legal_for(board, block, me) {
+            return Some(block);
+        }
+    }
+    let (moves, _) = candidate_moves(board, 2);
+    if let Some(&first) = moves.first() {
+        return Some(first);
+    }
+    let empty: Vec<Point> = board.empty_cells().collect();
+    empty.into_iter().find(|&p| is_legal_for(board, p, me))
+}

@@ -1,0 +1,615 @@
+//! The search: multi-threaded MCTS over the node cache, with leaves
+//! evaluated in batches by the network and decided by the solver where it can.
+//!
+//! Each search thread gathers a batch of leaves (virtual visits steer the
+//! descents apart), analyses them tactically (a won or lost leaf needs no
+//! network), submits the rest to the evaluation service, then expands and
+//! backs up. With several threads, selection and the solver run on the CPU
+//! while the network works on another thread's batch.
+
+pub mod cache;
+pub mod expand;
+pub mod node;
+pub mod result;
+pub mod select;
+pub mod time;
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::game::{Board, Point};
+use crate::nn::EvalService;
+use crate::search::cache::NodeCache;
+use crate::search::expand::{analyse, LeafAnalysis, LeafSettings};
+use crate::search::node::{Edge, Node, NodeState, Proven};
+use crate::search::select::{choose_edge, select_edge, PuctParams};
+use crate::tactics::{solve, SolveLimits, ThreatKind};
+
+pub use result::{MoveStats, SearchResult, StopReason};
+pub use time::{TimeBudget, TimeControl};
+
+/// How the search plays (from the configuration and `INFO`).
+#[derive(Clone, Debug)]
+pub struct SearchConfig {
+    /// Search threads.
+    pub threads: usize,
+    /// Leaves a thread gathers before evaluating them.
+    pub batch_size: usize,
+    pub c_puct: f32,
+    pub fpu_reduction: f32,
+    /// 0 (defensive, P(win)+P(draw)) .. 2 (classic) .. 4 (offensive, P(win)).
+    pub style: u8,
+    /// Solver budget per new leaf (VCF of the side to move).
+    pub leaf_vcf_nodes: u64,
+    /// Solver budget at the root (VCT of the side to move).
+    pub root_vct_nodes: u64,
+    /// Candidate moves: within this many steps of a stone (plus threats).
+    pub candidate_distance: u8,
+    /// The node cache never grows past this; at the limit the search stops.
+    pub max_memory: usize,
+}
+
+impl Default for SearchConfig {
+    fn default() -> SearchConfig {
+        SearchConfig {
+            threads: 2,
+            batch_size: 8,
+            c_puct: 1.5,
+            fpu_reduction: 0.2,
+            style: 2,
+            leaf_vcf_nodes: 200,
+            root_vct_nodes: 20_000,
+            candidate_distance: 2,
+            max_memory: 350 << 20,
+        }
+    }
+}
+
+impl SearchConfig {
+    /// The weight of a draw in the utility, from the style.
+    pub fn draw_weight(&self) -> f32 {
+        1.0 - self.style.min(4) as f32 / 4.0
+    }
+
+    fn puct(&self) -> PuctParams {
+        PuctParams {
+            c_puct: self.c_puct,
+            fpu_reduction: self.fpu_reduction,
+            draw_weight: self.draw_weight(),
+        }
+    }
+}
+
+/// What ends one search (besides a stop request).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SearchLimits {
+    /// Playouts (network evaluations and solved leaves) in this search.
+    pub max_playouts: Option<u64>,
+    /// Depth of the tree below the root.
+    pub max_depth: Option<u32>,
+    /// Time; `None` for no limit (pondering, analysis).
+    pub time: Option<TimeBudget>,
+}
+
+/// The search engine: a node cache that lives across moves, the
+/// evaluation service, and the settings.
+pub struct Searcher {
+    cache: NodeCache,
+    service: Arc<EvalService>,
+    config: SearchConfig,
+}
+
+/// Counters shared by the threads of one search.
+struct Progress {
+    /// New leaves (evaluated by the network or decided by the rules and
+    /// the solver) in this search: the `n` of the summary.
+    playouts: AtomicU64,
+    /// Playouts done or under way, so that a playout limit is exact.
+    reserved: AtomicU64,
+    evaluations: AtomicU64,
+    max_depth: AtomicU32,
+    /// Set when the threads must stop.
+    halt: AtomicBool,
+    /// Rounds in a row in which no thread found anything to do.
+    idle_rounds: AtomicU32,
+    /// Leaves being evaluated (a round without work is idle only if none).
+    in_flight: AtomicU32,
+}
+
+/// Where a descent ended.
+enum Descent {
+    /// A fresh node to analyse and evaluate (its board comes along).
+    Evaluate {
+        path: Vec<(Arc<Node>, usize)>,
+        leaf: Arc<Node>,
+        board: Board,
+    },
+    /// A node whose value is known (proven, or the depth limit reached).
+    Known {
+        path: Vec<(Arc<Node>, usize)>,
+        wdl: [f32; 3],
+        proven: Proven,
+    },
+    /// Another descent is evaluating the node: nothing to do here.
+    Collision { path: Vec<(Arc<Node>, usize)> },
+}
+
+/// A leaf waiting for the network.
+struct Pending {
+    path: Vec<(Arc<Node>, usize)>,
+    leaf: Arc<Node>,
+    moves: Vec<Point>,
+    complete: bool,
+    width: usize,
+    answer: crossbeam_channel::Receiver<crate::nn::Evaluation>,
+}
+
+impl Searcher {
+    pub fn new(service: Arc<EvalService>, config: SearchConfig) -> Searcher {
+        Searcher {
+            cache: NodeCache::new(),
+            service,
+            config,
+        }
+    }
+
+    pub fn config(&self) -> &SearchConfig {
+        &self.config
+    }
+
+    pub fn config_mut(&mut self) -> &mut SearchConfig {
+        &mut self.config
+    }
+
+    pub fn cache(&self) -> &NodeCache {
+        &self.cache
+    }
+
+    /// Searches `board` until a limit or `stop`. Safe to call again on the
+    /// next position: what is known of it is reused.
+    pub fn search(&self, board: &Board, limits: &SearchLimits, stop: &AtomicBool) -> SearchResult {
+        let start = Instant::now();
+        if self.cache.memory_bytes() > self.config.max_memory / 2 {
+            self.cache.keep_descendants_of(board);
+        }
+        let root = self.cache.get_or_insert(board);
+        let progress = Progress {
+            playouts: AtomicU64::new(0),
+            reserved: AtomicU64::new(0),
+            evaluations: AtomicU64::new(0),
+            max_depth: AtomicU32::new(0),
+            halt: AtomicBool::new(false),
+            idle_rounds: AtomicU32::new(0),
+            in_flight: AtomicU32::new(0),
+        };
+        self.solve_root(board, &root);
+        let mut reason = StopReason::Proven;
+        if !root.data.lock().proven.is_known() {
+            let threads = self.config.threads.max(1);
+            reason = std::thread::scope(|scope| {
+                for _ in 0..threads {
+                    scope.spawn(|| self.worker(board, &root, limits, &progress));
+                }
+                let reason = self.watch(&root, limits, stop, &progress, start);
+                progress.halt.store(true, Ordering::SeqCst);
+                reason
+            });
+        }
+        result::summarise(
+            self,
+            board,
+            &root,
+            &progress_snapshot(&progress),
+            start.elapsed(),
+            reason,
+        )
+    }
+
+    /// Tries the solver at the root: a proven win is played at once.
+    fn solve_root(&self, board: &Board, root: &Arc<Node>) {
+        if root.data.lock().proven.is_known() || self.config.root_vct_nodes == 0 {
+            return;
+        }
+        let mut board = board.clone();
+        let me = board.side_to_move();
+        let settings = self.leaf_settings();
+        if let LeafAnalysis::Proven { value, line } = analyse(&mut board, settings) {
+            let mut data = root.data.lock();
+            data.proven = value;
+            data.proof = (!line.is_empty()).then(|| line.into_boxed_slice());
+            return;
+        }
+        let report = solve(
+            &mut board,
+            me,
+            ThreatKind::Vct,
+            SolveLimits::new(self.config.root_vct_nodes, 20),
+        );
+        if let Some(line) = report.win {
+            let mut data = root.data.lock();
+            data.proven = Proven::Win(line.len() as u16);
+            data.proof = Some(line.into_boxed_slice());
+        }
+    }
+
+    fn leaf_settings(&self) -> LeafSettings {
+        LeafSettings {
+            vcf_nodes: self.config.leaf_vcf_nodes,
+            candidate_distance: self.config.candidate_distance,
+        }
+    }
+
+    /// The controlling loop: checks the limits until one is reached.
+    fn watch(
+        &self,
+        root: &Arc<Node>,
+        limits: &SearchLimits,
+        stop: &AtomicBool,
+        progress: &Progress,
+        start: Instant,
+    ) -> StopReason {
+        loop {
+            std::thread::sleep(Duration::from_millis(1));
+            let elapsed = start.elapsed();
+            if stop.load(Ordering::SeqCst) {
+                return StopReason::Stopped;
+            }
+            {
+                let data = root.data.lock();
+                if data.proven.is_known() {
+                    return StopReason::Proven;
+                }
+                if data.edges.len() == 1 && data.visits >= 2 {
+                    return StopReason::OnlyMove;
+                }
+            }
+            let playouts = progress.playouts.load(Ordering::Relaxed);
+            if limits.max_playouts.is_some_and(|max| playouts >= max) {
+                return StopReason::Playouts;
+            }
+            if self.cache.memory_bytes() >= self.config.max_memory {
+                return StopReason::Memory;
+            }
+            if progress.idle_rounds.load(Ordering::Relaxed) > 64 {
+                return StopReason::Exhausted;
+            }
+            if let Some(budget) = limits.time {
+                if elapsed >= budget.deadline {
+                    return StopReason::Time;
+                }
+                if elapsed >= budget.target && self.best_is_clear(root, playouts, elapsed, budget) {
+                    return StopReason::Time;
+                }
+            }
+        }
+    }
+
+    /// After the target time: stop unless the runner-up could still
+    /// overtake the best move in the time left to the deadline.
+    fn best_is_clear(
+        &self,
+        root: &Arc<Node>,
+        playouts: u64,
+        elapsed: Duration,
+        budget: TimeBudget,
+    ) -> bool {
+        let data = root.data.lock();
+        let mut visits: Vec<u32> = data.edges.iter().map(|e| e.visits).collect();
+        visits.sort_unstable_by(|a, b| b.cmp(a));
+        let (best, second) = (
+            visits.first().copied().unwrap_or(0),
+            visits.get(1).copied().unwrap_or(0),
+        );
+        let rate = playouts as f64 / elapsed.as_secs_f64().max(1e-3);
+        let remaining = (budget.deadline.saturating_sub(elapsed)).as_secs_f64() * rate;
+        (best - second) as f64 > remaining || elapsed >= budget.target.saturating_mul(2)
+    }
+
+    /// A search thread: gathers, evaluates and backs up batches until halted.
+    fn worker(&self, board: &Board, root: &Arc<Node>, limits: &SearchLimits, progress: &Progress) {
+        let max_depth = limits.max_depth.unwrap_or(u32::MAX) as usize;
+        let params = self.config.puct();
+        while !progress.halt.load(Ordering::Relaxed) {
+            let mut pending = Vec::new();
+            let mut worked = false;
+            for _ in 0..self.config.batch_size.max(1) {
+                // Reserve a playout first, so that a limit is never passed.
+                let reserved = progress.reserved.fetch_add(1, Ordering::SeqCst);
+                if limits.max_playouts.is_some_and(|max| reserved >= max) {
+                    progress.reserved.fetch_sub(1, Ordering::SeqCst);
+                    break;
+                }
+                match self.descend(board, root, max_depth, params) {
+                    Descent::Evaluate {
+                        path,
+                        leaf,
+                        mut board,
+                    } => {
+                        progress
+                            .max_depth
+                            .fetch_max(path.len() as u32, Ordering::Relaxed);
+                        progress.in_flight.fetch_add(1, Ordering::SeqCst);
+                        worked = true;
+                        match analyse(&mut board, self.leaf_settings()) {
+                            LeafAnalysis::Proven { value, line } => {
+                                {
+                                    let mut data = leaf.data.lock();
+                                    data.proven = value;
+                                    data.proof =
+                                        (!line.is_empty()).then(|| line.into_boxed_slice());
+                                    data.state = NodeState::Expanded;
+                                }
+                                let wdl = value.wdl().unwrap_or([0.0, 1.0, 0.0]);
+                                self.backup(&path, Some(&leaf), wdl, Proven::Unknown);
+                                progress.playouts.fetch_add(1, Ordering::Relaxed);
+                                progress.in_flight.fetch_sub(1, Ordering::SeqCst);
+                            }
+                            LeafAnalysis::Moves { moves, complete } => {
+                                let width = board.size().width() as usize;
+                                let answer = self.service.submit(&mut board);
+                                pending.push(Pending {
+                                    path,
+                                    leaf,
+                                    moves,
+                                    complete,
+                                    width,
+                                    answer,
+                                });
+                            }
+                        }
+                    }
+                    Descent::Known { path, wdl, proven } => {
+                        // A revisit (proven node, depth limit): it informs
+                        // the path but is no new playout.
+                        progress.reserved.fetch_sub(1, Ordering::SeqCst);
+                        self.backup(&path, None, wdl, proven);
+                    }
+                    Descent::Collision { path } => {
+                        progress.reserved.fetch_sub(1, Ordering::SeqCst);
+                        self.revert(&path);
+                        break;
+                    }
+                }
+            }
+            for p in pending {
+                let Ok(evaluation) = p.answer.recv() else {
+                    // The service is gone: undo this descent and stop.
+                    p.leaf.data.lock().state = NodeState::Fresh;
+                    self.revert_leaf(&p.path, &p.leaf);
+                    progress.halt.store(true, Ordering::SeqCst);
+                    progress.in_flight.fetch_sub(1, Ordering::SeqCst);
+                    continue;
+                };
+                let mut edges: Vec<Edge> = p
+                    .moves
+                    .iter()
+                    .map(|&m| {
+                        Edge::new(
+                            m,
+                            evaluation.policy[m.y() as usize * p.width + m.x() as usize],
+                        )
+                    })
+                    .collect();
+                let total: f32 = edges.iter().map(|e| e.prior).sum();
+                let n = edges.len() as f32;
+                for e in &mut edges {
+                    e.prior = if total > 0.0 {
+                        e.prior / total
+                    } else {
+                        1.0 / n
+                    };
+                }
+                edges.sort_by(|a, b| b.prior.total_cmp(&a.prior));
+                self.cache.add_edges(edges.len());
+                {
+                    let mut data = p.leaf.data.lock();
+                    data.edges = edges;
+                    data.complete = p.complete;
+                    data.nn_wdl = evaluation.wdl;
+                    data.state = NodeState::Expanded;
+                }
+                self.backup(&p.path, Some(&p.leaf), evaluation.wdl, Proven::Unknown);
+                progress.playouts.fetch_add(1, Ordering::Relaxed);
+                progress.evaluations.fetch_add(1, Ordering::Relaxed);
+                progress.in_flight.fetch_sub(1, Ordering::SeqCst);
+            }
+            if limits
+                .max_playouts
+                .is_some_and(|max| progress.playouts.load(Ordering::SeqCst) >= max)
+            {
+                progress.halt.store(true, Ordering::SeqCst);
+            }
+            if worked || progress.in_flight.load(Ordering::SeqCst) > 0 {
+                progress.idle_rounds.store(0, Ordering::Relaxed);
+                if !worked {
+                    std::thread::sleep(Duration::from_micros(100));
+                }
+            } else {
+                progress.idle_rounds.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+    }
+
+    /// Walks from the root to a leaf, adding virtual visits on the way.
+    fn descend(
+        &self,
+        root_board: &Board,
+        root: &Arc<Node>,
+        max_depth: usize,
+        params: PuctParams,
+    ) -> Descent {
+        let mut board = root_board.clone();
+        let mut path: Vec<(Arc<Node>, usize)> = Vec::new();
+        let mut node = Arc::clone(root);
+        loop {
+            let mut data = node.data.lock();
+            if let Some(wdl) = data.proven.wdl() {
+                let proven = data.proven;
+                drop(data);
+                return Descent::Known { path, wdl, proven };
+            }
+            match data.state {
+                NodeState::Fresh => {
+                    data.state = NodeState::Expanding;
+                    data.virtual_visits += 1;
+                    drop(data);
+                    return Descent::Evaluate {
+                        path,
+                        leaf: node,
+                        board,
+                    };
+                }
+                NodeState::Expanding => {
+                    drop(data);
+                    return Descent::Collision { path };
+                }
+                NodeState::Expanded => {}
+            }
+            if path.len() >= max_depth {
+                let wdl = data.nn_wdl;
+                drop(data);
+                return Descent::Known {
+                    path,
+                    wdl,
+                    proven: Proven::Unknown,
+                };
+            }
+            let Some(i) = select_edge(&data, params) else {
+                // Expanded without moves: nothing can be played (drawn).
+                drop(data);
+                return Descent::Known {
+                    path,
+                    wdl: [0.0, 1.0, 0.0],
+                    proven: Proven::Draw,
+                };
+            };
+            data.edges[i].virtual_visits += 1;
+            data.virtual_visits += 1;
+            let mv = data.edges[i].mv;
+            drop(data);
+            path.push((Arc::clone(&node), i));
+            board.play_unchecked(mv);
+            node = self.cache.get_or_insert(&board);
+        }
+    }
+
+    /// Adds a result to every edge and node of a descent, removes its
+    /// virtual visits, and carries proven values up (MCTS-solver). `wdl` is
+    /// for the side to move at the leaf; `leaf` is given when the descent
+    /// counted a virtual visit on it, `known` is the proven value of a leaf
+    /// reached without one.
+    fn backup(
+        &self,
+        path: &[(Arc<Node>, usize)],
+        leaf: Option<&Arc<Node>>,
+        mut wdl: [f32; 3],
+        known: Proven,
+    ) {
+        let mut child_proven = known;
+        if let Some(leaf) = leaf {
+            let mut data = leaf.data.lock();
+            data.visits += 1;
+            data.virtual_visits = data.virtual_visits.saturating_sub(1);
+            data.win_sum += wdl[0];
+            data.draw_sum += wdl[1];
+            child_proven = data.proven;
+        }
+        for (node, i) in path.iter().rev() {
+            wdl = [wdl[2], wdl[1], wdl[0]];
+            let mut data = node.data.lock();
+            if let Some(edge) = data.edges.get_mut(*i) {
+                edge.visits += 1;
+                edge.virtual_visits = edge.virtual_visits.saturating_sub(1);
+                edge.win_sum += wdl[0];
+                edge.draw_sum += wdl[1];
+                if child_proven.is_known() && !edge.proven.is_known() {
+                    edge.proven = child_proven.for_parent();
+                }
+            }
+            data.prove_from_edges();
+            data.visits += 1;
+            data.virtual_visits = data.virtual_visits.saturating_sub(1);
+            data.win_sum += wdl[0];
+            data.draw_sum += wdl[1];
+            child_proven = data.proven;
+        }
+    }
+
+    /// Removes the virtual visits of an abandoned descent.
+    fn revert(&self, path: &[(Arc<Node>, usize)]) {
+        for (node, i) in path {
+            let mut data = node.data.lock();
+            if let Some(edge) = data.edges.get_mut(*i) {
+                edge.virtual_visits = edge.virtual_visits.saturating_sub(1);
+            }
+            data.virtual_visits = data.virtual_visits.saturating_sub(1);
+        }
+    }
+
+    fn revert_leaf(&self, path: &[(Arc<Node>, usize)], leaf: &Arc<Node>) {
+        let mut data = leaf.data.lock();
+        data.virtual_visits = data.virtual_visits.saturating_sub(1);
+        drop(data);
+        self.revert(path);
+    }
+
+    /// The node of the position after `path` from `board`, if searched.
+    pub fn node_after(&self, board: &Board, path: &[Point]) -> Option<(Board, Arc<Node>)> {
+        let mut board = board.clone();
+        for &mv in path {
+            board.play(mv).ok()?;
+        }
+        let node = self.cache.get(&board)?;
+        Some((board, node))
+    }
+
+    /// The principal variation from `node`: the chosen move at each
+    /// expanded node (or a proven win's solver line).
+    pub fn principal_variation(
+        &self,
+        board: &Board,
+        node: &Arc<Node>,
+        max_len: usize,
+    ) -> Vec<Point> {
+        let mut board = board.clone();
+        let mut node = Arc::clone(node);
+        let mut pv = Vec::new();
+        while pv.len() < max_len {
+            let data = node.data.lock();
+            let next = match (&data.proof, choose_edge(&data, self.config.draw_weight())) {
+                (Some(proof), _) if data.proven.is_known() => {
+                    for &mv in proof.iter() {
+                        if pv.len() < max_len {
+                            pv.push(mv);
+                        }
+                    }
+                    return pv;
+                }
+                (_, Some(i)) if data.edges[i].visits > 0 || data.edges[i].proven.is_known() => {
+                    data.edges[i].mv
+                }
+                _ => return pv,
+            };
+            drop(data);
+            pv.push(next);
+            if board.play(next).is_err() {
+                return pv;
+            }
+            match self.cache.get(&board) {
+                Some(child) => node = child,
+                None => return pv,
+            }
+        }
+        pv
+    }
+}
+
+fn progress_snapshot(progress: &Progress) -> result::Counters {
+    result::Counters {
+        playouts: progress.playouts.load(Ordering::Relaxed),
+        evaluations: progress.evaluations.load(Ordering::Relaxed),
+        max_depth: progress.max_depth.load(Ordering::Relaxed),
+    }
+}

@@ -1,0 +1,291 @@
+//! Tree nodes and edges.
+//!
+//! The tree is a graph: a node is a position (whatever the move order that
+//! reached it), kept in the node cache; an edge is a move with its prior and
+//! its own statistics. Edge statistics are from the point of view of the
+//! player making the move; node statistics from the side to move there.
+
+use parking_lot::Mutex;
+
+use crate::game::{Board, Color, Point};
+
+/// A game-theoretic value proven by the rules or the solver, with the
+/// number of plies to the end of the game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Proven {
+    #[default]
+    Unknown,
+    Win(u16),
+    Loss(u16),
+    Draw,
+}
+
+impl Proven {
+    /// The value of the move leading to a node with this value, for the
+    /// player making it: one ply longer, the other way round.
+    pub fn for_parent(self) -> Proven {
+        match self {
+            Proven::Unknown => Proven::Unknown,
+            Proven::Win(d) => Proven::Loss(d.saturating_add(1)),
+            Proven::Loss(d) => Proven::Win(d.saturating_add(1)),
+            Proven::Draw => Proven::Draw,
+        }
+    }
+
+    pub fn is_known(self) -> bool {
+        self != Proven::Unknown
+    }
+
+    /// Win, draw and loss probabilities of a proven value.
+    pub fn wdl(self) -> Option<[f32; 3]> {
+        match self {
+            Proven::Unknown => None,
+            Proven::Win(_) => Some([1.0, 0.0, 0.0]),
+            Proven::Draw => Some([0.0, 1.0, 0.0]),
+            Proven::Loss(_) => Some([0.0, 0.0, 1.0]),
+        }
+    }
+}
+
+/// A move from a node.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Edge {
+    pub mv: Point,
+    /// Network policy, renormalised over the node's edges.
+    pub prior: f32,
+    /// Completed visits through this edge.
+    pub visits: u32,
+    /// Descents under way through this edge (counted as losses meanwhile).
+    pub virtual_visits: u32,
+    /// Sums of the win and draw probabilities backed up through this edge,
+    /// for the player making the move (losses are the rest of `visits`).
+    pub win_sum: f32,
+    pub draw_sum: f32,
+    /// The proven value of the move for the player making it.
+    pub proven: Proven,
+}
+
+impl Edge {
+    pub fn new(mv: Point, prior: f32) -> Edge {
+        Edge {
+            mv,
+            prior,
+            visits: 0,
+            virtual_visits: 0,
+            win_sum: 0.0,
+            draw_sum: 0.0,
+            proven: Proven::Unknown,
+        }
+    }
+
+    /// Mean win, draw, loss over the completed visits.
+    pub fn wdl(&self) -> [f32; 3] {
+        if let Some(wdl) = self.proven.wdl() {
+            return wdl;
+        }
+        if self.visits == 0 {
+            return [0.0, 0.0, 0.0];
+        }
+        let n = self.visits as f32;
+        let (w, d) = (self.win_sum / n, self.draw_sum / n);
+        [w, d, (1.0 - w - d).max(0.0)]
+    }
+}
+
+/// Where a node is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeState {
+    /// Created, not evaluated.
+    Fresh,
+    /// One descent is evaluating it; others must go elsewhere.
+    Expanding,
+    /// Evaluated, with its edges.
+    Expanded,
+}
+
+/// The mutable part of a node.
+#[derive(Debug)]
+pub struct NodeData {
+    pub state: NodeState,
+    pub edges: Vec<Edge>,
+    /// Whether the edges cover every legal move (only then can the node be
+    /// proven lost by its edges).
+    pub complete: bool,
+    /// Completed visits (evaluations backed up through the node).
+    pub visits: u32,
+    pub virtual_visits: u32,
+    /// Sums of win and draw probabilities for the side to move here.
+    pub win_sum: f32,
+    pub draw_sum: f32,
+    pub proven: Proven,
+    /// For a win proven by the solver: its line, first move first.
+    pub proof: Option<Box<[Point]>>,
+    /// The network's evaluation, for the side to move.
+    pub nn_wdl: [f32; 3],
+}
+
+impl NodeData {
+    fn new() -> NodeData {
+        NodeData {
+            state: NodeState::Fresh,
+            edges: Vec::new(),
+            complete: false,
+            visits: 0,
+            virtual_visits: 0,
+            win_sum: 0.0,
+            draw_sum: 0.0,
+            proven: Proven::Unknown,
+            proof: None,
+            nn_wdl: [0.0; 3],
+        }
+    }
+
+    /// Mean win, draw, loss for the side to move.
+    pub fn wdl(&self) -> [f32; 3] {
+        if let Some(wdl) = self.proven.wdl() {
+            return wdl;
+        }
+        if self.visits == 0 {
+            return self.nn_wdl;
+        }
+        let n = self.visits as f32;
+        let (w, d) = (self.win_sum / n, self.draw_sum / n);
+        [w, d, (1.0 - w - d).max(0.0)]
+    }
+
+    /// Recomputes the proven value from the edges (MCTS-solver): won if any
+    /// move wins (the shortest), lost if every move of a complete edge list
+    /// loses (the longest), drawn if the best of a complete list draws.
+    pub fn prove_from_edges(&mut self) {
+        if self.proven.is_known() || self.edges.is_empty() {
+            return;
+        }
+        let mut shortest_win: Option<u16> = None;
+        let mut all_known = true;
+        let mut any_draw = false;
+        let mut longest_loss = 0;
+        for edge in &self.edges {
+            match edge.proven {
+                Proven::Win(d) => shortest_win = Some(shortest_win.map_or(d, |s| s.min(d))),
+                Proven::Loss(d) => longest_loss = longest_loss.max(d),
+                Proven::Draw => any_draw = true,
+                Proven::Unknown => all_known = false,
+            }
+        }
+        if let Some(d) = shortest_win {
+            self.proven = Proven::Win(d);
+        } else if all_known && self.complete {
+            self.proven = if any_draw {
+                Proven::Draw
+            } else {
+                Proven::Loss(longest_loss)
+            };
+        }
+    }
+}
+
+/// A position's identity beyond its hash: its stones, sorted, and the side
+/// to move. Two positions with the same hash are the same node only if
+/// their keys are equal.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PositionKey {
+    stones: Box<[u16]>,
+    side: Color,
+}
+
+impl PositionKey {
+    pub fn of(board: &Board) -> PositionKey {
+        let mut stones: Vec<u16> = board
+            .history()
+            .iter()
+            .map(|&(p, c)| p.index() as u16 | (c.index() as u16) << 10)
+            .collect();
+        stones.sort_unstable();
+        PositionKey {
+            stones: stones.into_boxed_slice(),
+            side: board.side_to_move(),
+        }
+    }
+
+    pub fn stone_count(&self) -> usize {
+        self.stones.len()
+    }
+
+    pub(crate) fn stones(&self) -> &[u16] {
+        &self.stones
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.stones.len() * std::mem::size_of::<u16>()
+    }
+}
+
+/// A position in the search graph.
+#[derive(Debug)]
+pub struct Node {
+    key: PositionKey,
+    pub data: Mutex<NodeData>,
+}
+
+impl Node {
+    pub fn new(key: PositionKey) -> Node {
+        Node {
+            key,
+            data: Mutex::new(NodeData::new()),
+        }
+    }
+
+    pub fn key(&self) -> &PositionKey {
+        &self.key
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edge(proven: Proven) -> Edge {
+        let mut e = Edge::new(Point::new(0, 0).unwrap(), 0.1);
+        e.proven = proven;
+        e
+    }
+
+    #[test]
+    fn solver_rules() {
+        let mut d = NodeData::new();
+        d.edges = vec![
+            edge(Proven::Loss(3)),
+            edge(Proven::Unknown),
+            edge(Proven::Win(5)),
+            edge(Proven::Win(3)),
+        ];
+        d.prove_from_edges();
+        assert_eq!(d.proven, Proven::Win(3), "the shortest win");
+
+        let mut d = NodeData::new();
+        d.edges = vec![edge(Proven::Loss(3)), edge(Proven::Loss(9))];
+        d.prove_from_edges();
+        assert_eq!(
+            d.proven,
+            Proven::Unknown,
+            "incomplete edge list proves no loss"
+        );
+        d.complete = true;
+        d.prove_from_edges();
+        assert_eq!(d.proven, Proven::Loss(9), "the longest resistance");
+
+        let mut d = NodeData::new();
+        d.complete = true;
+        d.edges = vec![edge(Proven::Loss(3)), edge(Proven::Draw)];
+        d.prove_from_edges();
+        assert_eq!(d.proven, Proven::Draw);
+
+        let mut d = NodeData::new();
+        d.complete = true;
+        d.edges = vec![edge(Proven::Loss(3)), edge(Proven::Unknown)];
+        d.prove_from_edges();
+        assert_eq!(d.proven, Proven::Unknown);
+        assert_eq!(Proven::Win(4).for_parent(), Proven::Loss(5));
+        assert_eq!(Proven::Loss(0).for_parent(), Proven::Win(1));
+    }
+}

@@ -1,0 +1,169 @@
+//! What a search reports: the move, its value, statistics, and the
+//! protocol's summary line.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::game::{Board, Color, Point};
+use crate::search::expand::fallback_move;
+use crate::search::node::{Node, Proven};
+use crate::search::select::choose_edge;
+use crate::search::Searcher;
+
+/// Why a search ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The root's value was proven.
+    Proven,
+    /// A stop request (STOP, END, a new position).
+    Stopped,
+    Time,
+    Playouts,
+    Memory,
+    /// Nothing left to search within the limits (e.g. the depth limit).
+    Exhausted,
+    /// The root has a single move (a forced block).
+    OnlyMove,
+}
+
+/// One root move.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MoveStats {
+    pub mv: Point,
+    pub visits: u32,
+    pub prior: f32,
+    /// Win, draw, loss for the player making the move.
+    pub wdl: [f32; 3],
+    pub proven: Proven,
+}
+
+/// Counters of one search.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub playouts: u64,
+    pub evaluations: u64,
+    pub max_depth: u32,
+}
+
+/// The outcome of a search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchResult {
+    /// The move to play (`None` only when the side to move has no move).
+    pub best_move: Option<Point>,
+    /// Win, draw, loss for the side to move at the root.
+    pub wdl: [f32; 3],
+    pub proven: Proven,
+    /// Expected outcome `P(win) + P(draw)/2`, for the side to move.
+    pub expectation: f32,
+    pub pv: Vec<Point>,
+    /// Root moves, most visited first.
+    pub moves: Vec<MoveStats>,
+    pub counters: Counters,
+    pub elapsed: Duration,
+    pub reason: StopReason,
+    /// Who is to move at the root (for the PV's colours).
+    pub side_to_move: Color,
+}
+
+pub(crate) fn summarise(
+    searcher: &Searcher,
+    board: &Board,
+    root: &Arc<Node>,
+    counters: &Counters,
+    elapsed: Duration,
+    reason: StopReason,
+) -> SearchResult {
+    let draw_weight = searcher.config().draw_weight();
+    let data = root.data.lock();
+    let mut moves: Vec<MoveStats> = data
+        .edges
+        .iter()
+        .map(|e| MoveStats {
+            mv: e.mv,
+            visits: e.visits,
+            prior: e.prior,
+            wdl: e.wdl(),
+            proven: e.proven,
+        })
+        .collect();
+    moves.sort_by(|a, b| b.visits.cmp(&a.visits).then(b.prior.total_cmp(&a.prior)));
+    let best_move = match (&data.proof, data.proven) {
+        (Some(proof), Proven::Win(_)) => proof.first().copied(),
+        _ => choose_edge(&data, draw_weight).map(|i| data.edges[i].mv),
+    }
+    .or_else(|| fallback_move(&mut board.clone()));
+    let wdl = data.wdl();
+    let proven = data.proven;
+    drop(data);
+    let pv = searcher.principal_variation(board, root, 64);
+    SearchResult {
+        best_move,
+        wdl,
+        proven,
+        expectation: wdl[0] + 0.5 * wdl[1],
+        pv,
+        moves,
+        counters: *counters,
+        elapsed,
+        reason,
+        side_to_move: board.side_to_move(),
+    }
+}
+
+/// A move in the extended protocol's PV notation: colour letter, column
+/// letter from `a`, row number from 0 (e.g. `Xh7`).
+pub fn pv_move(color: Color, mv: Point) -> String {
+    let letter = |x: u8| {
+        // Columns beyond `z` (boards wider than 26) continue with `A`.
+        if x < 26 {
+            (b'a' + x) as char
+        } else {
+            (b'A' + x - 26) as char
+        }
+    };
+    format!(
+        "{}{}{}",
+        if color == Color::Black { 'X' } else { 'O' },
+        letter(mv.x()),
+        mv.y()
+    )
+}
+
+impl SearchResult {
+    /// Evaluations per second.
+    pub fn nodes_per_second(&self) -> u64 {
+        (self.counters.playouts as f64 / self.elapsed.as_secs_f64().max(1e-3)) as u64
+    }
+
+    /// The `ev` field: the expectation in %, or W/L/D with the plies to the end.
+    pub fn ev_text(&self) -> String {
+        match self.proven {
+            Proven::Win(d) => format!("W{d}"),
+            Proven::Loss(d) => format!("L{d}"),
+            Proven::Draw => "D".to_string(),
+            Proven::Unknown => format!("{:.1}", 100.0 * self.expectation),
+        }
+    }
+
+    /// The summary line sent after a search (without the `MESSAGE` word):
+    /// `depth 1-D ev E winrate W drawrate D n N n/s S tm T pv ...`.
+    pub fn summary(&self) -> String {
+        let mut line = format!(
+            "depth 1-{} ev {} winrate {:.1} drawrate {:.1} n {} n/s {} tm {} pv",
+            self.pv.len().max(1),
+            self.ev_text(),
+            100.0 * self.wdl[0],
+            100.0 * self.wdl[1],
+            self.counters.playouts,
+            self.nodes_per_second(),
+            self.elapsed.as_millis()
+        );
+        let mut color = self.side_to_move;
+        for &mv in &self.pv {
+            let _ = write!(line, " {}", pv_move(color, mv));
+            color = color.opponent();
+        }
+        line
+    }
+}

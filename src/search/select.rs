@@ -1,0 +1,160 @@
+//! Choosing edges: PUCT while searching, and the move to play at the end.
+
+use crate::search::node::{Edge, NodeData, Proven};
+
+/// Settings of the selection rule.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PuctParams {
+    /// Exploration constant.
+    pub c_puct: f32,
+    /// First-play urgency: an unvisited move is valued at the parent's value
+    /// minus this.
+    pub fpu_reduction: f32,
+    /// Weight of a draw in the utility (1 defensive, 0.5 classic, 0 offensive).
+    pub draw_weight: f32,
+}
+
+/// The utility of win/draw/loss probabilities, in [0, 1].
+#[inline]
+pub fn utility(wdl: [f32; 3], draw_weight: f32) -> f32 {
+    wdl[0] + draw_weight * wdl[1]
+}
+
+/// The edge a descent should follow (PUCT with virtual visits counted as
+/// losses), or `None` when the node has no edges.
+pub fn select_edge(node: &NodeData, params: PuctParams) -> Option<usize> {
+    let total: u32 = node.edges.iter().map(|e| e.visits + e.virtual_visits).sum();
+    let sqrt_total = (total.max(1) as f32).sqrt();
+    let parent_utility = utility(node.wdl(), params.draw_weight);
+    let fpu = (parent_utility - params.fpu_reduction).max(0.0);
+    let mut best = None;
+    let mut best_score = f32::NEG_INFINITY;
+    for (i, edge) in node.edges.iter().enumerate() {
+        let score = match edge.proven {
+            // A proven win ends the search of this node anyway; take it.
+            Proven::Win(d) => 1e9 - d as f32,
+            // Only when every move loses: the longest resistance.
+            Proven::Loss(d) => -1e9 + d as f32,
+            _ => {
+                let n = edge.visits + edge.virtual_visits;
+                let q = match edge.proven {
+                    Proven::Draw => params.draw_weight,
+                    _ if n == 0 => fpu,
+                    _ => (edge.win_sum + params.draw_weight * edge.draw_sum) / n as f32,
+                };
+                q + params.c_puct * edge.prior * sqrt_total / (1 + n) as f32
+            }
+        };
+        if score > best_score {
+            best_score = score;
+            best = Some(i);
+        }
+    }
+    best
+}
+
+/// A pessimistic estimate of an edge's utility: its mean less about two
+/// standard errors, so that a move with few visits is not chosen on luck.
+pub fn lower_confidence_bound(edge: &Edge, draw_weight: f32) -> f32 {
+    match edge.proven {
+        Proven::Win(d) => 2.0 - d as f32 * 1e-4,
+        Proven::Loss(d) => -2.0 + d as f32 * 1e-4,
+        Proven::Draw => draw_weight,
+        Proven::Unknown if edge.visits == 0 => -1.0,
+        Proven::Unknown => {
+            let n = edge.visits as f32;
+            let q = utility(edge.wdl(), draw_weight);
+            let variance = (q * (1.0 - q)).max(0.01);
+            q - 1.96 * (variance / n).sqrt()
+        }
+    }
+}
+
+/// The move to play: the shortest proven win; else, among the moves with at
+/// least a tenth of the most visits, the best lower confidence bound; when
+/// every move is proven lost, the longest resistance.
+pub fn choose_edge(node: &NodeData, draw_weight: f32) -> Option<usize> {
+    let edges = &node.edges;
+    if edges.is_empty() {
+        return None;
+    }
+    let max_visits = edges.iter().map(|e| e.visits).max().unwrap_or(0);
+    let threshold = (max_visits / 10).max(1);
+    let score = |e: &Edge| -> (f32, u32) {
+        let lcb = lower_confidence_bound(e, draw_weight);
+        let eligible = e.proven.is_known() || e.visits >= threshold;
+        (if eligible { lcb } else { lcb - 4.0 }, e.visits)
+    };
+    (0..edges.len()).max_by(|&a, &b| {
+        let (sa, va) = score(&edges[a]);
+        let (sb, vb) = score(&edges[b]);
+        sa.total_cmp(&sb)
+            .then(va.cmp(&vb))
+            .then(edges[a].prior.total_cmp(&edges[b].prior))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Point;
+    use crate::search::node::Node;
+
+    fn node_with(edges: Vec<Edge>) -> parking_lot::Mutex<NodeData> {
+        let node = Node::new(crate::search::node::PositionKey::of(
+            &crate::game::Board::new(
+                crate::game::BoardSize::square(15).unwrap(),
+                crate::game::Rule::Freestyle,
+            ),
+        ));
+        node.data.lock().edges = edges;
+        node.data
+    }
+
+    fn edge(x: u8, prior: f32, visits: u32, wins: f32) -> Edge {
+        let mut e = Edge::new(Point::new(x, 0).unwrap(), prior);
+        e.visits = visits;
+        e.win_sum = wins;
+        e
+    }
+
+    const PARAMS: PuctParams = PuctParams {
+        c_puct: 1.5,
+        fpu_reduction: 0.1,
+        draw_weight: 0.5,
+    };
+
+    #[test]
+    fn unvisited_high_prior_moves_are_explored_and_virtual_visits_spread_descents() {
+        let data = node_with(vec![
+            edge(0, 0.1, 10, 6.0),
+            edge(1, 0.8, 0, 0.0),
+            edge(2, 0.1, 0, 0.0),
+        ]);
+        let mut d = data.lock();
+        assert_eq!(select_edge(&d, PARAMS), Some(1));
+        d.edges[1].virtual_visits = 20;
+        assert_ne!(select_edge(&d, PARAMS), Some(1));
+    }
+
+    #[test]
+    fn proven_edges_decide() {
+        let data = node_with(vec![edge(0, 0.5, 100, 90.0), edge(1, 0.5, 1, 0.0)]);
+        let mut d = data.lock();
+        d.edges[1].proven = Proven::Win(7);
+        assert_eq!(select_edge(&d, PARAMS), Some(1));
+        assert_eq!(choose_edge(&d, 0.5), Some(1));
+        d.edges[1].proven = Proven::Loss(3);
+        assert_eq!(select_edge(&d, PARAMS), Some(0));
+        d.edges[0].proven = Proven::Loss(9);
+        assert_eq!(choose_edge(&d, 0.5), Some(0), "longest resistance");
+    }
+
+    #[test]
+    fn a_lucky_move_with_few_visits_is_not_chosen() {
+        // Move 1 won its only 3 visits; move 0 has 1000 visits at 60%.
+        let data = node_with(vec![edge(0, 0.5, 1000, 600.0), edge(1, 0.5, 3, 3.0)]);
+        let d = data.lock();
+        assert_eq!(choose_edge(&d, 0.5), Some(0));
+    }
+}

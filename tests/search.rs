@@ -1,0 +1,278 @@
+//! The search with a small random network: tactics it must get right
+//! whatever the network says, limits, stopping, tree reuse, determinism.
+
+mod common;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{board, p};
+use tch::Device;
+use wuzi::game::{Board, BoardSize, Color, Point, Rule};
+use wuzi::nn::{EvalService, NetConfig, Network, ServiceConfig};
+use wuzi::search::node::Proven;
+use wuzi::search::{SearchConfig, SearchLimits, Searcher, StopReason, TimeBudget};
+
+fn service() -> Arc<EvalService> {
+    tch::manual_seed(11);
+    let net = Network::new(
+        NetConfig {
+            blocks: 1,
+            channels: 16,
+        },
+        Device::Cpu,
+    );
+    Arc::new(
+        EvalService::start(
+            net,
+            ServiceConfig {
+                batch_size: 8,
+                ..ServiceConfig::default()
+            },
+        )
+        .unwrap(),
+    )
+}
+
+fn searcher(threads: usize) -> Searcher {
+    Searcher::new(
+        service(),
+        SearchConfig {
+            threads,
+            batch_size: 4,
+            ..SearchConfig::default()
+        },
+    )
+}
+
+fn playouts(n: u64) -> SearchLimits {
+    SearchLimits {
+        max_playouts: Some(n),
+        ..SearchLimits::default()
+    }
+}
+
+const EMPTY: &str = "...............";
+
+fn board15(rule: Rule, rows: &[(usize, &str)], to_move: Color) -> Board {
+    let mut all = [EMPTY; 15];
+    for &(y, row) in rows {
+        all[y] = row;
+    }
+    board(rule, &all, to_move)
+}
+
+#[test]
+fn a_five_is_played_and_reported_as_a_proven_win() {
+    let b = board15(
+        Rule::Freestyle,
+        &[(7, "...XXXX..O....."), (8, "...OOO.O.......")],
+        Color::Black,
+    );
+    let s = searcher(2);
+    let result = s.search(&b, &playouts(1000), &AtomicBool::new(false));
+    assert!(
+        matches!(result.best_move, Some(m) if m == p(2, 7) || m == p(7, 7)),
+        "{result:?}"
+    );
+    assert_eq!(result.proven, Proven::Win(1));
+    assert!(result.summary().contains("ev W1"), "{}", result.summary());
+    assert!(result.summary().contains(" pv X"), "{}", result.summary());
+}
+
+#[test]
+fn an_opponent_four_is_blocked() {
+    // White to move; black threatens (7,7) only ((2,7) is white).
+    let b = board15(
+        Rule::Freestyle,
+        &[(7, "..OXXXX........"), (9, "....O...O......")],
+        Color::White,
+    );
+    let s = searcher(2);
+    let result = s.search(&b, &playouts(200), &AtomicBool::new(false));
+    assert_eq!(result.best_move, Some(p(7, 7)), "{result:?}");
+}
+
+#[test]
+fn a_vcf_is_answered_with_its_first_move_and_a_proven_win() {
+    let b = board15(
+        Rule::Renju,
+        &[
+            (0, "O.............O"),
+            (4, "......X........"),
+            (5, "......X........"),
+            (7, "..OXXX........."),
+            (14, "O.............."),
+        ],
+        Color::Black,
+    );
+    let s = searcher(1);
+    let result = s.search(&b, &playouts(100), &AtomicBool::new(false));
+    assert_eq!(result.best_move, Some(p(6, 7)));
+    assert!(matches!(result.proven, Proven::Win(_)), "{result:?}");
+    let summary = result.summary();
+    assert!(summary.contains("ev W5"), "{summary}");
+    assert!(summary.contains("pv Xg7 Oh7"), "{summary}");
+}
+
+#[test]
+fn lost_positions_still_get_a_legal_move() {
+    // Black has an open four; white can block only one end.
+    let b = board15(
+        Rule::Freestyle,
+        &[(7, "....XXXX......."), (9, "...O.O.O.......")],
+        Color::White,
+    );
+    let s = searcher(1);
+    let result = s.search(&b, &playouts(50), &AtomicBool::new(false));
+    assert!(matches!(result.proven, Proven::Loss(_)), "{result:?}");
+    let m = result.best_move.expect("a move");
+    assert!(m == p(3, 7) || m == p(8, 7), "blocks one end: {m}");
+}
+
+#[test]
+fn playout_depth_and_memory_limits_are_obeyed() {
+    let b = Board::from_moves(
+        BoardSize::square(15).unwrap(),
+        Rule::Freestyle,
+        &[p(7, 7), p(8, 8)],
+    )
+    .unwrap();
+    let s = searcher(2);
+    let result = s.search(&b, &playouts(300), &AtomicBool::new(false));
+    assert_eq!(result.reason, StopReason::Playouts);
+    assert_eq!(result.counters.playouts, 300);
+
+    let s = searcher(1);
+    let limits = SearchLimits {
+        max_depth: Some(1),
+        max_playouts: Some(100_000),
+        ..SearchLimits::default()
+    };
+    let result = s.search(&b, &limits, &AtomicBool::new(false));
+    assert!(result.counters.max_depth <= 1, "{:?}", result.counters);
+    assert_eq!(result.reason, StopReason::Exhausted);
+    assert!(result.counters.evaluations <= 1 + result.moves.len() as u64);
+
+    let mut s = searcher(2);
+    s.config_mut().max_memory = 200 << 10;
+    let result = s.search(&b, &playouts(1_000_000), &AtomicBool::new(false));
+    assert_eq!(result.reason, StopReason::Memory);
+    // The limit is checked every millisecond: a little overshoot, no more.
+    assert!(
+        s.cache().memory_bytes() < 2 * (200 << 10),
+        "{}",
+        s.cache().memory_bytes()
+    );
+    assert!(result.best_move.is_some());
+}
+
+#[test]
+fn a_small_time_budget_is_kept() {
+    let b = Board::from_moves(BoardSize::square(15).unwrap(), Rule::Freestyle, &[p(7, 7)]).unwrap();
+    let s = searcher(2);
+    let budget = TimeBudget {
+        target: Duration::from_millis(80),
+        deadline: Duration::from_millis(120),
+    };
+    let limits = SearchLimits {
+        time: Some(budget),
+        ..SearchLimits::default()
+    };
+    let start = Instant::now();
+    let result = s.search(&b, &limits, &AtomicBool::new(false));
+    assert_eq!(result.reason, StopReason::Time);
+    // Generous slack for a loaded machine; the point is that it stops.
+    assert!(
+        start.elapsed() < Duration::from_millis(120 + 400),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(result.elapsed >= Duration::from_millis(80));
+    assert!(result.best_move.is_some());
+}
+
+#[test]
+fn stop_ends_an_unlimited_search() {
+    let b = Board::from_moves(BoardSize::square(15).unwrap(), Rule::Standard, &[p(7, 7)]).unwrap();
+    let s = searcher(2);
+    let stop = AtomicBool::new(false);
+    let result = std::thread::scope(|scope| {
+        let handle = scope.spawn(|| s.search(&b, &SearchLimits::default(), &stop));
+        std::thread::sleep(Duration::from_millis(100));
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        handle.join().unwrap()
+    });
+    assert_eq!(result.reason, StopReason::Stopped);
+    assert!(result.counters.playouts > 0);
+    assert!(result.best_move.is_some());
+}
+
+#[test]
+fn the_tree_is_reused_after_both_moves() {
+    let mut b = Board::from_moves(
+        BoardSize::square(15).unwrap(),
+        Rule::Freestyle,
+        &[p(7, 7), p(8, 7)],
+    )
+    .unwrap();
+    let s = searcher(2);
+    let first = s.search(&b, &playouts(2000), &AtomicBool::new(false));
+    let ours = first.best_move.unwrap();
+    b.play(ours).unwrap();
+    // The opponent answers with its most searched reply.
+    let (_, node) = s
+        .node_after(&b, &[])
+        .expect("our move's node is in the tree");
+    let reply = {
+        let data = node.data.lock();
+        data.edges
+            .iter()
+            .max_by_key(|e| e.visits)
+            .map(|e| e.mv)
+            .unwrap()
+    };
+    b.play(reply).unwrap();
+    let (_, root) = s
+        .node_after(&b, &[])
+        .expect("the reply's node is in the tree");
+    let visits_before = root.data.lock().visits;
+    assert!(visits_before > 0);
+    let second = s.search(&b, &playouts(100), &AtomicBool::new(false));
+    let visits_after = root.data.lock().visits;
+    assert!(
+        visits_after >= visits_before + 100,
+        "{visits_before} -> {visits_after}"
+    );
+    assert!(second.moves.iter().map(|m| m.visits as u64).sum::<u64>() >= visits_before as u64);
+}
+
+#[test]
+fn one_thread_searches_are_deterministic() {
+    let b = Board::from_moves(
+        BoardSize::square(15).unwrap(),
+        Rule::Renju,
+        &[p(7, 7), p(8, 6), p(8, 8)],
+    )
+    .unwrap();
+    let run = || {
+        let s = Searcher::new(
+            service(),
+            SearchConfig {
+                threads: 1,
+                batch_size: 1,
+                ..SearchConfig::default()
+            },
+        );
+        let r = s.search(&b, &playouts(300), &AtomicBool::new(false));
+        (
+            r.best_move,
+            r.moves
+                .iter()
+                .map(|m| (m.mv, m.visits))
+                .collect::<Vec<(Point, u32)>>(),
+        )
+    };
+    assert_eq!(run(), run());
+}
