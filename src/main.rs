@@ -64,6 +64,8 @@ enum BenchPart {
     Rules,
     /// Network forward passes against the batched evaluation service.
     Nn,
+    /// Search speed against the evaluation service (first --batches value).
+    Search,
 }
 
 fn main() -> ExitCode {
@@ -73,7 +75,7 @@ fn main() -> ExitCode {
             let per_item = Duration::from_secs_f64(args.seconds.clamp(0.01, 600.0));
             match args.part {
                 BenchPart::Rules => wuzi::bench::rules::run(per_item, &mut io::stdout().lock()),
-                BenchPart::Nn => {
+                BenchPart::Nn | BenchPart::Search => {
                     let options = wuzi::bench::nn::NnBenchOptions {
                         weights: args.weights,
                         net: args.net,
@@ -84,7 +86,11 @@ fn main() -> ExitCode {
                         batch_sizes: args.batches,
                         per_item,
                     };
-                    wuzi::bench::nn::run(&options, &mut io::stdout().lock())
+                    if matches!(args.part, BenchPart::Nn) {
+                        wuzi::bench::nn::run(&options, &mut io::stdout().lock())
+                    } else {
+                        wuzi::bench::search::run(&options, &mut io::stdout().lock())
+                    }
                 }
             }
         }

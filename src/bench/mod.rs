@@ -4,6 +4,7 @@
 pub mod nn;
 pub mod positions;
 pub mod rules;
+pub mod search;
 
 use std::time::{Duration, Instant};
 

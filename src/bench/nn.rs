@@ -65,6 +65,24 @@ fn encoded_batch(boards: &mut [Board], batch: usize, side: usize, device: Device
         .to_device(device)
 }
 
+/// Encodes `count` positions of the pool, from `start` on, as the search
+/// threads do before submitting a batch.
+pub fn encode_group(
+    boards: &mut [Board],
+    start: usize,
+    count: usize,
+    side: usize,
+) -> Vec<(Vec<f32>, usize, usize)> {
+    (0..count)
+        .map(|i| {
+            let n = boards.len();
+            let mut features = vec![0.0; INPUT_PLANES * side * side];
+            encode(&mut boards[(start + i) % n], &mut features, side, side);
+            (features, side, side)
+        })
+        .collect()
+}
+
 /// Prints the figures.
 pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
     let fail = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
@@ -120,7 +138,6 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
             batch_size: batch,
             evaluator_threads: evaluators,
             symmetry: SymmetryMode::None,
-            max_wait: Duration::from_millis(5),
             ..ServiceConfig::default()
         };
         let service = EvalService::start(network.duplicate(), config)?;
@@ -128,11 +145,8 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
         let mut answered = 0u64;
         let mut next = 0usize;
         let mut submit = |service: &EvalService, in_flight: &mut VecDeque<_>| {
-            for _ in 0..batch {
-                let n = boards.len();
-                in_flight.push_back(service.submit(&mut boards[next % n]));
-                next += 1;
-            }
+            in_flight.extend(service.submit_features(encode_group(&mut boards, next, batch, side)));
+            next += batch;
         };
         for _ in 0..evaluators {
             submit(&service, &mut in_flight);

@@ -8,7 +8,9 @@
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
+use std::collections::VecDeque;
+
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use tch::{Kind, Tensor};
 
 use crate::game::Board;
@@ -50,7 +52,9 @@ pub struct ServiceConfig {
     /// Evaluator threads (each runs whole batches).
     pub evaluator_threads: usize,
     pub symmetry: SymmetryMode,
-    /// How long an evaluator waits for a batch to fill.
+    /// How long an evaluator waits for a batch to fill. Zero (the default)
+    /// takes what is queued: with several submitters, batches form while
+    /// the network is busy, and a lone submitter is never kept waiting.
     pub max_wait: Duration,
     /// Seed of the random symmetries.
     pub seed: u64,
@@ -62,7 +66,7 @@ impl Default for ServiceConfig {
             batch_size: 16,
             evaluator_threads: 1,
             symmetry: SymmetryMode::None,
-            max_wait: Duration::from_millis(2),
+            max_wait: Duration::ZERO,
             seed: 0x5755_5A49,
         }
     }
@@ -93,7 +97,7 @@ struct Request {
 /// A running evaluation service. Dropping it stops the evaluators once the
 /// queued requests are answered.
 pub struct EvalService {
-    queue: Option<Sender<Request>>,
+    queue: Option<Sender<Vec<Request>>>,
     workers: Vec<JoinHandle<()>>,
 }
 
@@ -101,7 +105,7 @@ impl EvalService {
     /// Starts the evaluators, each with its own copy of `network` (libtorch
     /// tensors may move between threads but not be shared).
     pub fn start(network: Network, config: ServiceConfig) -> std::io::Result<EvalService> {
-        let (queue, requests) = unbounded::<Request>();
+        let (queue, requests) = unbounded::<Vec<Request>>();
         let threads = config.evaluator_threads.max(1);
         let mut copies: Vec<Network> = (1..threads).map(|_| network.duplicate()).collect();
         copies.push(network);
@@ -125,34 +129,54 @@ impl EvalService {
 
     /// Encodes `board` here and queues it; the answer arrives on the receiver.
     pub fn submit(&self, board: &mut Board) -> Receiver<Evaluation> {
-        let (height, width) = (
-            board.size().height() as usize,
-            board.size().width() as usize,
-        );
-        let mut features = vec![0.0; INPUT_PLANES * height * width];
-        encode(board, &mut features, height, width);
-        self.submit_features(features, height, width)
+        let mut answers = self.submit_boards(std::slice::from_mut(board));
+        answers.pop().unwrap_or_else(|| bounded(1).1)
     }
 
-    /// Queues encoded features (`INPUT_PLANES * height * width` floats).
+    /// Encodes the boards here and queues them together, so that they can
+    /// share a batch; one receiver per board, in order.
+    pub fn submit_boards(&self, boards: &mut [Board]) -> Vec<Receiver<Evaluation>> {
+        let encoded = boards
+            .iter_mut()
+            .map(|board| {
+                let (height, width) = (
+                    board.size().height() as usize,
+                    board.size().width() as usize,
+                );
+                let mut features = vec![0.0; INPUT_PLANES * height * width];
+                encode(board, &mut features, height, width);
+                (features, height, width)
+            })
+            .collect();
+        self.submit_features(encoded)
+    }
+
+    /// Queues encoded positions (`INPUT_PLANES * height * width` floats
+    /// each) together; one receiver per position, in order.
     pub fn submit_features(
         &self,
-        features: Vec<f32>,
-        height: usize,
-        width: usize,
-    ) -> Receiver<Evaluation> {
-        let (reply, answer) = bounded(1);
+        positions: Vec<(Vec<f32>, usize, usize)>,
+    ) -> Vec<Receiver<Evaluation>> {
+        let mut answers = Vec::with_capacity(positions.len());
+        let group: Vec<Request> = positions
+            .into_iter()
+            .map(|(features, height, width)| {
+                let (reply, answer) = bounded(1);
+                answers.push(answer);
+                Request {
+                    features,
+                    height,
+                    width,
+                    reply,
+                }
+            })
+            .collect();
         if let Some(queue) = &self.queue {
-            // A send fails only when every evaluator has ended; the receiver
-            // then reports the disconnection.
-            let _ = queue.send(Request {
-                features,
-                height,
-                width,
-                reply,
-            });
+            // A send fails only when every evaluator has ended; the
+            // receivers then report the disconnection.
+            let _ = queue.send(group);
         }
-        answer
+        answers
     }
 
     /// Evaluates `board`, waiting for the answer.
@@ -171,30 +195,49 @@ impl Drop for EvalService {
 }
 
 /// An evaluator thread: gathers batches of one board size and runs them.
-fn evaluator(network: &Network, config: &ServiceConfig, requests: &Receiver<Request>, seed: u64) {
+fn evaluator(
+    network: &Network,
+    config: &ServiceConfig,
+    requests: &Receiver<Vec<Request>>,
+    seed: u64,
+) {
     let mut rng = seed | 1;
-    let mut carried: Option<Request> = None;
+    let batch_size = config.batch_size.max(1);
+    let mut queued: VecDeque<Request> = VecDeque::new();
     loop {
-        let first = match carried.take() {
-            Some(request) => request,
-            None => match requests.recv() {
-                Ok(request) => request,
+        if queued.is_empty() {
+            match requests.recv() {
+                Ok(group) => queued.extend(group),
                 Err(_) => return,
-            },
-        };
-        let (height, width) = (first.height, first.width);
-        let mut batch = vec![first];
-        let deadline = Instant::now() + config.max_wait;
-        while batch.len() < config.batch_size.max(1) {
-            match requests.recv_deadline(deadline) {
-                Ok(r) if r.height == height && r.width == width => batch.push(r),
-                Ok(r) => {
-                    carried = Some(r);
-                    break;
-                }
-                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => break,
             }
         }
+        let deadline = Instant::now() + config.max_wait;
+        while queued.len() < batch_size {
+            let more = if config.max_wait.is_zero() {
+                requests.try_recv().ok()
+            } else {
+                requests.recv_deadline(deadline).ok()
+            };
+            match more {
+                Some(group) => queued.extend(group),
+                None => break,
+            }
+        }
+        let Some(first) = queued.front() else {
+            continue;
+        };
+        let (height, width) = (first.height, first.width);
+        // The first request's board size, in queue order; others wait.
+        let mut batch = Vec::with_capacity(batch_size);
+        let mut rest = VecDeque::with_capacity(queued.len());
+        for request in queued.drain(..) {
+            if batch.len() < batch_size && request.height == height && request.width == width {
+                batch.push(request);
+            } else {
+                rest.push_back(request);
+            }
+        }
+        queued = rest;
         let symmetries: Vec<Symmetry> = match config.symmetry {
             SymmetryMode::None => vec![Symmetry::IDENTITY],
             SymmetryMode::All => Symmetry::all_for(height, width).to_vec(),

@@ -142,7 +142,6 @@ struct Pending {
     moves: Vec<Point>,
     complete: bool,
     width: usize,
-    answer: crossbeam_channel::Receiver<crate::nn::Evaluation>,
 }
 
 impl Searcher {
@@ -312,8 +311,15 @@ impl Searcher {
         let params = self.config.puct();
         while !progress.halt.load(Ordering::Relaxed) {
             let mut pending = Vec::new();
+            let mut boards = Vec::new();
             let mut worked = false;
-            for _ in 0..self.config.batch_size.max(1) {
+            // Up to a batch of new leaves; revisits of known nodes do not
+            // fill the batch, but bound the attempts.
+            let batch_size = self.config.batch_size.max(1);
+            for _ in 0..2 * batch_size {
+                if pending.len() >= batch_size {
+                    break;
+                }
                 // Reserve a playout first, so that a limit is never passed.
                 let reserved = progress.reserved.fetch_add(1, Ordering::SeqCst);
                 if limits.max_playouts.is_some_and(|max| reserved >= max) {
@@ -347,15 +353,14 @@ impl Searcher {
                             }
                             LeafAnalysis::Moves { moves, complete } => {
                                 let width = board.size().width() as usize;
-                                let answer = self.service.submit(&mut board);
                                 pending.push(Pending {
                                     path,
                                     leaf,
                                     moves,
                                     complete,
                                     width,
-                                    answer,
                                 });
+                                boards.push(board);
                             }
                         }
                     }
@@ -372,8 +377,9 @@ impl Searcher {
                     }
                 }
             }
-            for p in pending {
-                let Ok(evaluation) = p.answer.recv() else {
+            let answers = self.service.submit_boards(&mut boards);
+            for (p, answer) in pending.into_iter().zip(answers) {
+                let Ok(evaluation) = answer.recv() else {
                     // The service is gone: undo this descent and stop.
                     p.leaf.data.lock().state = NodeState::Fresh;
                     self.revert_leaf(&p.path, &p.leaf);

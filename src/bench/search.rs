@@ -1,0 +1,136 @@
+//! `bench search`: search speed against the evaluation service's own rate
+//! for the same batch size, at 1 and 2 threads. Playouts include leaves the
+//! rules or the solver decide without the network; the overhead of the
+//! search is the gap between its network evaluations per second and the
+//! service's rate.
+
+use std::collections::VecDeque;
+use std::io::{self, Write};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::bench::format_rate;
+use crate::bench::nn::{encode_group, NnBenchOptions};
+use crate::bench::positions::{FREESTYLE15_GAME, RENJU_MIDGAME};
+use crate::game::Board;
+use crate::nn::device::{select_device, tune_cpu};
+use crate::nn::{EvalService, Network, ServiceConfig, SymmetryMode};
+use crate::search::{SearchConfig, SearchLimits, Searcher};
+
+fn service(network: &Network, evaluators: usize, batch: usize) -> io::Result<EvalService> {
+    EvalService::start(
+        network.duplicate(),
+        ServiceConfig {
+            batch_size: batch,
+            evaluator_threads: evaluators,
+            symmetry: SymmetryMode::None,
+            ..ServiceConfig::default()
+        },
+    )
+}
+
+/// Positions per second of the service alone, fed by one thread that keeps
+/// one batch more than there are evaluators in flight.
+fn service_rate(
+    service: &EvalService,
+    boards: &mut [Board],
+    batch: usize,
+    evaluators: usize,
+    time: Duration,
+) -> f64 {
+    let mut in_flight = VecDeque::new();
+    let mut next = 0;
+    let side = boards.first().map_or(15, |b| b.size().width() as usize);
+    let mut submit = |in_flight: &mut VecDeque<_>, boards: &mut [Board]| {
+        in_flight.extend(service.submit_features(encode_group(boards, next, batch, side)));
+        next += batch;
+    };
+    for _ in 0..evaluators {
+        submit(&mut in_flight, boards);
+    }
+    let start = Instant::now();
+    let mut answered = 0u64;
+    while start.elapsed() < time {
+        submit(&mut in_flight, boards);
+        for _ in 0..batch {
+            if in_flight.pop_front().is_some_and(|a| a.recv().is_ok()) {
+                answered += 1;
+            }
+        }
+    }
+    answered as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Prints the figures (`options.batch_sizes[0]` is the batch size).
+pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
+    let fail = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
+    tune_cpu(options.threads);
+    let (device, note) = select_device(&options.device).map_err(fail)?;
+    if let Some(note) = note {
+        writeln!(out, "note: {note}")?;
+    }
+    let network = match &options.weights {
+        Some(path) => Network::load(path, device).map_err(|e| fail(e.to_string()))?,
+        None => Network::new(options.net, device),
+    };
+    let batch = options.batch_sizes.first().copied().unwrap_or(8).max(1);
+    writeln!(
+        out,
+        "bench search: net {} ({}), device {:?}, batch {batch}, {:.1} s per figure",
+        network.config(),
+        options
+            .weights
+            .as_ref()
+            .map_or("random weights".to_string(), |p| p.display().to_string()),
+        device,
+        options.per_item.as_secs_f64()
+    )?;
+    writeln!(
+        out,
+        "{:>8} {:>18} {:>12} {:>12} {:>14} {:>8}",
+        "threads", "position", "playouts/s", "nn evals/s", "service pos/s", "evals"
+    )?;
+    let positions = [&FREESTYLE15_GAME, &RENJU_MIDGAME];
+    for threads in [1usize, 2] {
+        for record in positions {
+            let board = record.board_after(24).map_err(fail)?;
+            let mut boards = vec![board.clone()];
+            let reference = service(&network, threads, batch)?;
+            let service_per_sec =
+                service_rate(&reference, &mut boards, batch, threads, options.per_item);
+            drop(reference);
+
+            let searcher = Searcher::new(
+                Arc::new(service(&network, threads, batch)?),
+                SearchConfig {
+                    threads,
+                    batch_size: batch,
+                    ..SearchConfig::default()
+                },
+            );
+            let budget = crate::search::TimeBudget {
+                target: options.per_item,
+                deadline: options.per_item,
+            };
+            let limits = SearchLimits {
+                time: Some(budget),
+                ..SearchLimits::default()
+            };
+            let result = searcher.search(&board, &limits, &AtomicBool::new(false));
+            let secs = result.elapsed.as_secs_f64().max(1e-3);
+            let playouts = result.counters.playouts as f64 / secs;
+            let evaluations = result.counters.evaluations as f64 / secs;
+            writeln!(
+                out,
+                "{threads:>8} {:>18} {:>12} {:>12} {:>14} {:>7.0}%",
+                record.name,
+                format_rate(playouts),
+                format_rate(evaluations),
+                format_rate(service_per_sec),
+                100.0 * evaluations / service_per_sec.max(1e-9)
+            )?;
+        }
+    }
+    Ok(())
+}
