@@ -5,6 +5,7 @@
 //! * [`tactics`]: immediate threats and the VCF/VCT threat-space solver.
 //! * [`bench`]: the figures behind `pbrain-wuzi bench`.
 
+pub mod engine;
 pub mod game;
 pub mod nn;
 pub mod search;

@@ -1,0 +1,123 @@
+//! The engine API: background search, pondering, STOP, tree reuse, reports.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::p;
+use tch::Device;
+use wuzi::engine::{Engine, SearchKind};
+use wuzi::game::{BoardSize, Color, MoveError, Rule};
+use wuzi::nn::{EvalService, NetConfig, Network, ServiceConfig};
+use wuzi::search::{SearchConfig, StopReason};
+
+fn engine(rule: Rule) -> Engine {
+    tch::manual_seed(2);
+    let net = Network::new(
+        NetConfig {
+            blocks: 1,
+            channels: 16,
+        },
+        Device::Cpu,
+    );
+    let service = Arc::new(EvalService::start(net, ServiceConfig::default()).unwrap());
+    let config = SearchConfig {
+        threads: 2,
+        batch_size: 4,
+        ..SearchConfig::default()
+    };
+    Engine::new(service, config, BoardSize::square(15).unwrap(), rule)
+}
+
+#[test]
+fn pondering_builds_the_tree_the_next_move_uses() {
+    let mut e = engine(Rule::Freestyle);
+    e.play(7, 7).unwrap();
+    e.play(8, 8).unwrap();
+    // Our move, then ponder on the opponent's time.
+    e.play(6, 6).unwrap();
+    e.start(SearchKind::Ponder(None));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(e.is_searching());
+    // The opponent's move stops the pondering.
+    let pondered = e.stop().expect("a ponder result");
+    assert_eq!(pondered.kind, SearchKind::Ponder(None));
+    assert_eq!(pondered.result.reason, StopReason::Stopped);
+    let reply = pondered.result.moves[0].mv;
+    e.play(reply.x() as i64, reply.y() as i64).unwrap();
+    let before = e
+        .report(&[], 5)
+        .expect("the reply was searched while pondering");
+    assert!(before.visits > 0);
+    e.time.turn = Some(Duration::from_millis(600));
+    e.time.lag = Duration::from_millis(100);
+    let result = e.think().expect("a result");
+    assert!(result.best_move.is_some());
+    let after = e.report(&[], 5).unwrap();
+    assert!(after.visits > before.visits);
+}
+
+#[test]
+fn a_timed_ponder_ends_by_itself_and_stop_ends_thinking() {
+    let mut e = engine(Rule::Renju);
+    e.play(7, 7).unwrap();
+    e.start(SearchKind::Ponder(Some(Duration::from_millis(100))));
+    let start = Instant::now();
+    let finished = loop {
+        if let Some(f) = e.poll() {
+            break f;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "ponder did not end"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert_eq!(finished.result.reason, StopReason::Time);
+
+    // No clock: thinking runs until STOP.
+    e.start(SearchKind::Think);
+    std::thread::sleep(Duration::from_millis(150));
+    assert!(e.is_searching());
+    let stopped = Instant::now();
+    let finished = e.stop().unwrap();
+    assert!(stopped.elapsed() < Duration::from_millis(500));
+    assert_eq!(finished.kind, SearchKind::Think);
+    assert_eq!(finished.result.reason, StopReason::Stopped);
+    assert!(finished.result.best_move.is_some());
+}
+
+#[test]
+fn refused_moves_leave_the_position_unchanged() {
+    let mut e = engine(Rule::Renju);
+    e.play(7, 7).unwrap();
+    assert_eq!(e.play(7, 7), Err(MoveError::Occupied(p(7, 7))));
+    assert!(e.play(15, 0).is_err());
+    assert!(e.play(-1, 3).is_err());
+    assert_eq!(e.board().stone_count(), 1);
+    assert_eq!(e.board().side_to_move(), Color::White);
+    assert!(e.take_back(3, 3).unwrap_err().contains("last move is 7,7"));
+    assert_eq!(e.take_back(7, 7), Ok(p(7, 7)));
+    assert!(e.take_back(7, 7).is_err());
+    assert_eq!(e.board().stone_count(), 0);
+}
+
+#[test]
+fn reports_follow_a_move_path() {
+    let mut e = engine(Rule::Standard);
+    e.play(7, 7).unwrap();
+    e.limits.max_playouts = Some(400);
+    let result = e.think().unwrap();
+    let root = e.report(&[], 3).unwrap();
+    assert_eq!(root.moves.len(), 3);
+    assert!(root.moves[0].visits >= root.moves[1].visits);
+    assert_eq!(root.side_to_move, Color::White);
+    let best = result.best_move.unwrap();
+    let child = e.report(&[best], 3).expect("the best move's node");
+    assert_eq!(child.side_to_move, Color::Black);
+    assert!(child.visits > 0);
+    // A path leaving the tree, or an illegal one, has no report.
+    assert!(e.report(&[p(7, 7)], 3).is_none());
+    assert!(e.report(&[p(0, 0), p(0, 1), p(0, 2), p(0, 3)], 3).is_none());
+}
