@@ -12,4 +12,5 @@ pub mod search;
 pub mod tactics;
 pub mod train;
 
+pub mod arena;
 pub mod bench;

@@ -1,0 +1,1 @@
+//! The match runner (being written).
