@@ -145,6 +145,18 @@ impl Engine {
         self.searcher.read().config().clone()
     }
 
+    /// Evaluates with another service (a network for another rule).
+    pub fn set_service(&mut self, service: Arc<EvalService>) {
+        self.stop();
+        self.searcher.write().set_service(service);
+    }
+
+    /// The network's evaluation of `board` (no search).
+    pub fn evaluate(&self, board: &mut Board) -> Option<crate::nn::Evaluation> {
+        let service = Arc::clone(self.searcher.read().service());
+        service.evaluate(board).ok()
+    }
+
     /// Empties the cache (CLEARHASH).
     pub fn clear_cache(&mut self) {
         self.stop();

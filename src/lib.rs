@@ -5,9 +5,11 @@
 //! * [`tactics`]: immediate threats and the VCF/VCT threat-space solver.
 //! * [`bench`]: the figures behind `pbrain-wuzi bench`.
 
+pub mod config;
 pub mod engine;
 pub mod game;
 pub mod nn;
+pub mod protocol;
 pub mod search;
 pub mod tactics;
 pub mod train;

@@ -6,17 +6,38 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use wuzi::config::Config;
 use wuzi::nn::NetConfig;
 
-/// Wuzi, a gomoku and renju engine (Gomocup brain).
+/// Wuzi, a gomoku and renju engine: a Gomocup brain.
 ///
-/// The Gomocup protocol front end is not built yet; today the binary offers
-/// the benchmarks below.
+/// Without a subcommand it speaks the Gomocup protocol (with the extended
+/// Gomocup and Yixin-Board commands) on stdin/stdout, as Piskvork, the
+/// Gomocup tournament tools, c-gomoku-cli and Yixin-Board expect.
+///
+/// Settings come from config/wuzi.toml (see --config); the flags below
+/// override it.
 #[derive(Parser)]
-#[command(name = "pbrain-wuzi", version, about, long_about = None)]
+#[command(name = "pbrain-wuzi", version, about, long_about)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Configuration file (default: wuzi.toml or config/wuzi.toml beside the
+    /// binary or the project, then ./config/wuzi.toml).
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    /// Search threads.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Network device: cpu, auto, cuda or cuda:N.
+    #[arg(long)]
+    device: Option<String>,
+    /// Write a log file per START into this folder.
+    #[arg(long)]
+    log_dir: Option<PathBuf>,
+    /// Network file for every rule (instead of the configured ones).
+    #[arg(long)]
+    network: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -68,6 +89,29 @@ enum BenchPart {
     Search,
 }
 
+/// The configuration file, with the command-line overrides.
+fn configure(cli: &Cli) -> Result<Config, String> {
+    let (mut config, _) = Config::locate(cli.config.as_deref())?;
+    if let Some(threads) = cli.threads {
+        config.engine.threads = threads.max(1);
+    }
+    if let Some(device) = &cli.device {
+        wuzi::nn::device::select_device(device)?;
+        config.network.device = device.clone();
+    }
+    if let Some(dir) = &cli.log_dir {
+        config.log.enabled = true;
+        config.log.dir = dir.clone();
+    }
+    if let Some(network) = &cli.network {
+        config.network.freestyle = network.clone();
+        config.network.standard = network.clone();
+        config.network.renju = network.clone();
+        config.network.caro = network.clone();
+    }
+    Ok(config)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -98,11 +142,17 @@ fn main() -> ExitCode {
             .map(|_| ())
             .map_err(io::Error::other),
         None => {
-            eprintln!(
-                "pbrain-wuzi: the Gomocup protocol front end is not built yet; \
-                 try `pbrain-wuzi bench rules` or `pbrain-wuzi --help`"
-            );
-            return ExitCode::from(2);
+            let config = match configure(&cli) {
+                Ok(config) => config,
+                Err(e) => {
+                    // The manager reads stdout: say it there too, as an ERROR line.
+                    println!("ERROR {e}");
+                    eprintln!("pbrain-wuzi: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            wuzi::protocol::run(config, io::BufReader::new(io::stdin()), io::stdout());
+            Ok(())
         }
     };
     match result.and_then(|()| io::stdout().flush()) {

@@ -142,6 +142,12 @@ pub struct BoardSizeError {
 }
 
 impl BoardSize {
+    /// 15x15, the size of standard and renju play.
+    pub const FIFTEEN: BoardSize = BoardSize {
+        width: 15,
+        height: 15,
+    };
+
     pub fn new(width: u32, height: u32) -> Result<BoardSize, BoardSizeError> {
         let ok = |side: u32| (MIN_SIDE as u32..=MAX_SIDE as u32).contains(&side);
         if ok(width) && ok(height) {

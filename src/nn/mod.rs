@@ -4,6 +4,7 @@
 pub mod device;
 pub mod features;
 pub mod model;
+pub mod provider;
 pub mod service;
 pub mod symmetry;
 

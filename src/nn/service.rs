@@ -105,10 +105,32 @@ impl EvalService {
     /// Starts the evaluators, each with its own copy of `network` (libtorch
     /// tensors may move between threads but not be shared).
     pub fn start(network: Network, config: ServiceConfig) -> std::io::Result<EvalService> {
-        let (queue, requests) = unbounded::<Vec<Request>>();
         let threads = config.evaluator_threads.max(1);
-        let mut copies: Vec<Network> = (1..threads).map(|_| network.duplicate()).collect();
-        copies.push(network);
+        let mut copies: Vec<Option<Network>> =
+            (1..threads).map(|_| Some(network.duplicate())).collect();
+        copies.push(Some(network));
+        Self::spawn(copies, config)
+    }
+
+    /// A service without a network (when none could be loaded): a uniform
+    /// policy over the legal moves and an even value, so that the search
+    /// still plays by its tactics.
+    pub fn start_uniform(config: ServiceConfig) -> std::io::Result<EvalService> {
+        Self::spawn(vec![None], config)
+    }
+
+    /// A service with no evaluators: every submission is answered by a
+    /// disconnection (searches then stop and play a legal move).
+    pub fn stopped() -> EvalService {
+        EvalService {
+            queue: None,
+            workers: Vec::new(),
+        }
+    }
+
+    fn spawn(copies: Vec<Option<Network>>, config: ServiceConfig) -> std::io::Result<EvalService> {
+        let (queue, requests) = unbounded::<Vec<Request>>();
+        let threads = copies.len();
         let mut workers = Vec::with_capacity(threads);
         for (i, network) in copies.into_iter().enumerate() {
             let requests = requests.clone();
@@ -117,7 +139,7 @@ impl EvalService {
                 std::thread::Builder::new()
                     .name(format!("evaluator-{i}"))
                     .spawn(move || {
-                        evaluator(&network, &config, &requests, config.seed ^ i as u64)
+                        evaluator(network.as_ref(), &config, &requests, config.seed ^ i as u64)
                     })?,
             );
         }
@@ -196,7 +218,7 @@ impl Drop for EvalService {
 
 /// An evaluator thread: gathers batches of one board size and runs them.
 fn evaluator(
-    network: &Network,
+    network: Option<&Network>,
     config: &ServiceConfig,
     requests: &Receiver<Vec<Request>>,
     seed: u64,
@@ -250,11 +272,31 @@ fn evaluator(
                 vec![all[(rng % all.len() as u64) as usize]]
             }
         };
-        let results = run_batch(network, &batch, height, width, &symmetries);
+        let results = match network {
+            Some(network) => run_batch(network, &batch, height, width, &symmetries),
+            None => batch
+                .iter()
+                .map(|r| uniform(&r.features, height * width))
+                .collect(),
+        };
         for (request, evaluation) in batch.into_iter().zip(results) {
             // The submitter may have given up waiting; that is fine.
             let _ = request.reply.send(evaluation);
         }
+    }
+}
+
+/// The uniform evaluation of encoded features: equal probability on every
+/// legal cell, and an even value.
+fn uniform(features: &[f32], area: usize) -> Evaluation {
+    let legal = &features[3 * area..4 * area];
+    let count = legal.iter().filter(|&&v| v > 0.0).count().max(1) as f32;
+    Evaluation {
+        policy: legal
+            .iter()
+            .map(|&v| if v > 0.0 { 1.0 / count } else { 0.0 })
+            .collect(),
+        wdl: [0.35, 0.3, 0.35],
     }
 }
 

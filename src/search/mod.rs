@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::game::{Board, Point};
+use crate::game::{Board, CellSet, Point};
 use crate::nn::EvalService;
 use crate::search::cache::NodeCache;
 use crate::search::expand::{analyse, LeafAnalysis, LeafSettings};
@@ -90,6 +90,8 @@ pub struct SearchLimits {
     pub max_depth: Option<u32>,
     /// Time; `None` for no limit (pondering, analysis).
     pub time: Option<TimeBudget>,
+    /// Root moves not to consider (Yixin-Board's `yxblock`).
+    pub excluded: CellSet,
 }
 
 /// The search engine: a node cache that lives across moves, the
@@ -165,6 +167,18 @@ impl Searcher {
         &self.cache
     }
 
+    /// The evaluation service.
+    pub fn service(&self) -> &Arc<EvalService> {
+        &self.service
+    }
+
+    /// Evaluates with another service (another network) from now on; what
+    /// the cache learned from the old one is dropped.
+    pub fn set_service(&mut self, service: Arc<EvalService>) {
+        self.service = service;
+        self.cache.clear();
+    }
+
     /// Searches `board` until a limit or `stop`. Safe to call again on the
     /// next position: what is known of it is reused.
     pub fn search(&self, board: &Board, limits: &SearchLimits, stop: &AtomicBool) -> SearchResult {
@@ -182,7 +196,9 @@ impl Searcher {
             idle_rounds: AtomicU32::new(0),
             in_flight: AtomicU32::new(0),
         };
-        self.solve_root(board, &root);
+        if limits.excluded.is_empty() {
+            self.solve_root(board, &root);
+        }
         let mut reason = StopReason::Proven;
         if !root.data.lock().proven.is_known() {
             let threads = self.config.threads.max(1);
@@ -199,6 +215,7 @@ impl Searcher {
             self,
             board,
             &root,
+            &limits.excluded,
             &progress_snapshot(&progress),
             start.elapsed(),
             reason,
@@ -326,7 +343,7 @@ impl Searcher {
                     progress.reserved.fetch_sub(1, Ordering::SeqCst);
                     break;
                 }
-                match self.descend(board, root, max_depth, params) {
+                match self.descend(board, root, max_depth, params, &limits.excluded) {
                     Descent::Evaluate {
                         path,
                         leaf,
@@ -445,6 +462,7 @@ impl Searcher {
         root: &Arc<Node>,
         max_depth: usize,
         params: PuctParams,
+        excluded: &CellSet,
     ) -> Descent {
         let mut board = root_board.clone();
         let mut path: Vec<(Arc<Node>, usize)> = Vec::new();
@@ -482,7 +500,12 @@ impl Searcher {
                     proven: Proven::Unknown,
                 };
             }
-            let Some(i) = select_edge(&data, params) else {
+            let skip = if path.is_empty() {
+                Some(excluded)
+            } else {
+                None
+            };
+            let Some(i) = select_edge(&data, params, skip) else {
                 // Expanded without moves: nothing can be played (drawn).
                 drop(data);
                 return Descent::Known {
@@ -584,7 +607,10 @@ impl Searcher {
         let mut pv = Vec::new();
         while pv.len() < max_len {
             let data = node.data.lock();
-            let next = match (&data.proof, choose_edge(&data, self.config.draw_weight())) {
+            let next = match (
+                &data.proof,
+                choose_edge(&data, self.config.draw_weight(), None),
+            ) {
                 (Some(proof), _) if data.proven.is_known() => {
                     for &mv in proof.iter() {
                         if pv.len() < max_len {

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::game::{Board, Color, Point};
+use crate::game::{Board, CellSet, Color, Point};
 use crate::search::expand::fallback_move;
 use crate::search::node::{Node, Proven};
 use crate::search::select::choose_edge;
@@ -70,6 +70,7 @@ pub(crate) fn summarise(
     searcher: &Searcher,
     board: &Board,
     root: &Arc<Node>,
+    excluded: &CellSet,
     counters: &Counters,
     elapsed: Duration,
     reason: StopReason,
@@ -90,7 +91,7 @@ pub(crate) fn summarise(
     moves.sort_by(|a, b| b.visits.cmp(&a.visits).then(b.prior.total_cmp(&a.prior)));
     let best_move = match (&data.proof, data.proven) {
         (Some(proof), Proven::Win(_)) => proof.first().copied(),
-        _ => choose_edge(&data, draw_weight).map(|i| data.edges[i].mv),
+        _ => choose_edge(&data, draw_weight, Some(excluded)).map(|i| data.edges[i].mv),
     }
     .or_else(|| fallback_move(&mut board.clone()));
     let wdl = data.wdl();

@@ -1,5 +1,6 @@
 //! Choosing edges: PUCT while searching, and the move to play at the end.
 
+use crate::game::CellSet;
 use crate::search::node::{Edge, NodeData, Proven};
 
 /// Settings of the selection rule.
@@ -21,8 +22,12 @@ pub fn utility(wdl: [f32; 3], draw_weight: f32) -> f32 {
 }
 
 /// The edge a descent should follow (PUCT with virtual visits counted as
-/// losses), or `None` when the node has no edges.
-pub fn select_edge(node: &NodeData, params: PuctParams) -> Option<usize> {
+/// losses), or `None` when the node has no edges (or all are `excluded`).
+pub fn select_edge(
+    node: &NodeData,
+    params: PuctParams,
+    excluded: Option<&CellSet>,
+) -> Option<usize> {
     let total: u32 = node.edges.iter().map(|e| e.visits + e.virtual_visits).sum();
     let sqrt_total = (total.max(1) as f32).sqrt();
     let parent_utility = utility(node.wdl(), params.draw_weight);
@@ -30,6 +35,9 @@ pub fn select_edge(node: &NodeData, params: PuctParams) -> Option<usize> {
     let mut best = None;
     let mut best_score = f32::NEG_INFINITY;
     for (i, edge) in node.edges.iter().enumerate() {
+        if excluded.is_some_and(|set| set.contains(edge.mv)) {
+            continue;
+        }
         let score = match edge.proven {
             // A proven win ends the search of this node anyway; take it.
             Proven::Win(d) => 1e9 - d as f32,
@@ -73,9 +81,10 @@ pub fn lower_confidence_bound(edge: &Edge, draw_weight: f32) -> f32 {
 /// The move to play: the shortest proven win; else, among the moves with at
 /// least a tenth of the most visits, the best lower confidence bound; when
 /// every move is proven lost, the longest resistance.
-pub fn choose_edge(node: &NodeData, draw_weight: f32) -> Option<usize> {
+pub fn choose_edge(node: &NodeData, draw_weight: f32, excluded: Option<&CellSet>) -> Option<usize> {
     let edges = &node.edges;
-    if edges.is_empty() {
+    let allowed = |i: &usize| !excluded.is_some_and(|set| set.contains(edges[*i].mv));
+    if !(0..edges.len()).any(|i| allowed(&i)) {
         return None;
     }
     let max_visits = edges.iter().map(|e| e.visits).max().unwrap_or(0);
@@ -85,7 +94,7 @@ pub fn choose_edge(node: &NodeData, draw_weight: f32) -> Option<usize> {
         let eligible = e.proven.is_known() || e.visits >= threshold;
         (if eligible { lcb } else { lcb - 4.0 }, e.visits)
     };
-    (0..edges.len()).max_by(|&a, &b| {
+    (0..edges.len()).filter(allowed).max_by(|&a, &b| {
         let (sa, va) = score(&edges[a]);
         let (sb, vb) = score(&edges[b]);
         sa.total_cmp(&sb)
@@ -132,9 +141,9 @@ mod tests {
             edge(2, 0.1, 0, 0.0),
         ]);
         let mut d = data.lock();
-        assert_eq!(select_edge(&d, PARAMS), Some(1));
+        assert_eq!(select_edge(&d, PARAMS, None), Some(1));
         d.edges[1].virtual_visits = 20;
-        assert_ne!(select_edge(&d, PARAMS), Some(1));
+        assert_ne!(select_edge(&d, PARAMS, None), Some(1));
     }
 
     #[test]
@@ -142,12 +151,12 @@ mod tests {
         let data = node_with(vec![edge(0, 0.5, 100, 90.0), edge(1, 0.5, 1, 0.0)]);
         let mut d = data.lock();
         d.edges[1].proven = Proven::Win(7);
-        assert_eq!(select_edge(&d, PARAMS), Some(1));
-        assert_eq!(choose_edge(&d, 0.5), Some(1));
+        assert_eq!(select_edge(&d, PARAMS, None), Some(1));
+        assert_eq!(choose_edge(&d, 0.5, None), Some(1));
         d.edges[1].proven = Proven::Loss(3);
-        assert_eq!(select_edge(&d, PARAMS), Some(0));
+        assert_eq!(select_edge(&d, PARAMS, None), Some(0));
         d.edges[0].proven = Proven::Loss(9);
-        assert_eq!(choose_edge(&d, 0.5), Some(0), "longest resistance");
+        assert_eq!(choose_edge(&d, 0.5, None), Some(0), "longest resistance");
     }
 
     #[test]
@@ -155,6 +164,6 @@ mod tests {
         // Move 1 won its only 3 visits; move 0 has 1000 visits at 60%.
         let data = node_with(vec![edge(0, 0.5, 1000, 600.0), edge(1, 0.5, 3, 3.0)]);
         let d = data.lock();
-        assert_eq!(choose_edge(&d, 0.5), Some(0));
+        assert_eq!(choose_edge(&d, 0.5, None), Some(0));
     }
 }

@@ -1,0 +1,364 @@
+//! The configuration file (`config/wuzi.toml`): every setting of the
+//! engine, documented there. Found with `--config`, or next to the binary
+//! (`wuzi.toml` or `config/wuzi.toml` beside it, or two levels up, which
+//! covers `target/release/`), or under `config/` in the working directory.
+//! Relative paths in it are relative to the file's folder's parent when the
+//! file sits in a `config/` folder, else to its own folder.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::game::Rule;
+
+/// All settings, with defaults for anything the file leaves out.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub engine: EngineSection,
+    pub network: NetworkSection,
+    pub search: SearchSection,
+    pub time: TimeSection,
+    pub log: LogSection,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct EngineSection {
+    /// Search threads (INFO thread_num overrides).
+    pub threads: usize,
+    /// Memory limit of the search tree in MiB when the manager sends none.
+    pub max_memory_mb: u64,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct NetworkSection {
+    /// `cpu`, `auto`, `cuda` or `cuda:N` (falls back to the CPU).
+    pub device: String,
+    /// Evaluator threads, each running whole batches.
+    pub evaluator_threads: usize,
+    /// libtorch CPU threads per evaluator.
+    pub torch_threads: usize,
+    /// Largest batch an evaluator runs.
+    pub batch_size: usize,
+    /// `none`, `random` or `all` board symmetries per evaluation.
+    pub symmetry: String,
+    /// Network file per rule (caro uses the freestyle network when empty).
+    pub freestyle: PathBuf,
+    pub standard: PathBuf,
+    pub renju: PathBuf,
+    pub caro: PathBuf,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SearchSection {
+    /// Leaves each search thread gathers per network call.
+    pub batch_size: usize,
+    pub c_puct: f32,
+    pub fpu_reduction: f32,
+    /// 0 defensive .. 2 classic .. 4 offensive (INFO style overrides).
+    pub style: u8,
+    /// VCF solver budget per new leaf (nodes).
+    pub leaf_vcf_nodes: u64,
+    /// VCT solver budget at the root (nodes).
+    pub root_vct_nodes: u64,
+    /// Candidate moves within this many cells of a stone.
+    pub candidate_distance: u8,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TimeSection {
+    /// Time kept in reserve on every move for the manager, ms.
+    pub protocol_lag_ms: u64,
+    /// Think on the opponent's time after each move.
+    pub auto_pondering: bool,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogSection {
+    /// Write a log file per START (commands, answers, search summaries).
+    pub enabled: bool,
+    /// Folder of the log files.
+    pub dir: PathBuf,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            engine: EngineSection::default(),
+            network: NetworkSection::default(),
+            search: SearchSection::default(),
+            time: TimeSection::default(),
+            log: LogSection::default(),
+        }
+    }
+}
+
+impl Default for EngineSection {
+    fn default() -> EngineSection {
+        EngineSection {
+            threads: 2,
+            max_memory_mb: 350,
+        }
+    }
+}
+
+impl Default for NetworkSection {
+    fn default() -> NetworkSection {
+        NetworkSection {
+            device: "auto".to_string(),
+            evaluator_threads: 1,
+            torch_threads: 1,
+            batch_size: 16,
+            symmetry: "random".to_string(),
+            freestyle: PathBuf::from("networks/freestyle-4x32.safetensors"),
+            standard: PathBuf::from("networks/standard15-4x32.safetensors"),
+            renju: PathBuf::from("networks/renju15-4x32.safetensors"),
+            caro: PathBuf::new(),
+        }
+    }
+}
+
+impl Default for SearchSection {
+    fn default() -> SearchSection {
+        SearchSection {
+            batch_size: 8,
+            c_puct: 1.5,
+            fpu_reduction: 0.2,
+            style: 2,
+            leaf_vcf_nodes: 200,
+            root_vct_nodes: 20_000,
+            candidate_distance: 2,
+        }
+    }
+}
+
+impl Default for TimeSection {
+    fn default() -> TimeSection {
+        TimeSection {
+            protocol_lag_ms: 100,
+            auto_pondering: false,
+        }
+    }
+}
+
+impl Default for LogSection {
+    fn default() -> LogSection {
+        LogSection {
+            enabled: false,
+            dir: PathBuf::from("logs"),
+        }
+    }
+}
+
+impl Config {
+    /// Parses a configuration text; errors name the key and line.
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let config: Config =
+            toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let check = |ok: bool, key: &str, what: &str| {
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("{key}: {what}"))
+            }
+        };
+        check(
+            self.engine.threads >= 1,
+            "engine.threads",
+            "must be at least 1",
+        )?;
+        check(
+            self.network.evaluator_threads >= 1,
+            "network.evaluator_threads",
+            "must be at least 1",
+        )?;
+        check(
+            self.network.torch_threads >= 1,
+            "network.torch_threads",
+            "must be at least 1",
+        )?;
+        check(
+            self.network.batch_size >= 1,
+            "network.batch_size",
+            "must be at least 1",
+        )?;
+        check(
+            self.search.batch_size >= 1,
+            "search.batch_size",
+            "must be at least 1",
+        )?;
+        check(self.search.style <= 4, "search.style", "must be 0..=4")?;
+        check(
+            self.search.c_puct > 0.0,
+            "search.c_puct",
+            "must be positive",
+        )?;
+        check(
+            self.network
+                .symmetry
+                .parse::<crate::nn::SymmetryMode>()
+                .is_ok(),
+            "network.symmetry",
+            "must be none, random or all",
+        )?;
+        crate::nn::device::select_device(&self.network.device)
+            .map_err(|e| format!("network.device: {e}"))?;
+        Ok(())
+    }
+
+    /// Reads the file at `path`, resolving relative paths against its base.
+    pub fn load(path: &Path) -> Result<Config, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("config file {}: {e}", path.display()))?;
+        let mut config =
+            Config::parse(&text).map_err(|e| format!("config file {}: {e}", path.display()))?;
+        config.resolve_paths(&base_of(path));
+        Ok(config)
+    }
+
+    /// The configuration: `explicit` if given (it must exist), else the
+    /// first file found in the usual places, else the defaults (with paths
+    /// resolved against the install folder). Returns where it came from.
+    pub fn locate(explicit: Option<&Path>) -> Result<(Config, Option<PathBuf>), String> {
+        if let Some(path) = explicit {
+            return Ok((Config::load(path)?, Some(path.to_path_buf())));
+        }
+        for candidate in candidate_files() {
+            if candidate.is_file() {
+                return Ok((Config::load(&candidate)?, Some(candidate)));
+            }
+        }
+        let mut config = Config::default();
+        config.resolve_paths(&install_base());
+        Ok((config, None))
+    }
+
+    fn resolve_paths(&mut self, base: &Path) {
+        let resolve = |p: &mut PathBuf| {
+            if !p.as_os_str().is_empty() && p.is_relative() {
+                *p = base.join(&*p);
+            }
+        };
+        resolve(&mut self.network.freestyle);
+        resolve(&mut self.network.standard);
+        resolve(&mut self.network.renju);
+        resolve(&mut self.network.caro);
+        resolve(&mut self.log.dir);
+    }
+
+    /// The network file for `rule`.
+    pub fn network_for(&self, rule: Rule) -> &Path {
+        match rule {
+            Rule::Freestyle => &self.network.freestyle,
+            Rule::Standard => &self.network.standard,
+            Rule::Renju => &self.network.renju,
+            Rule::Caro if self.network.caro.as_os_str().is_empty() => &self.network.freestyle,
+            Rule::Caro => &self.network.caro,
+        }
+    }
+}
+
+/// Relative paths of a file in a `config/` folder are relative to the
+/// folder above it (the install or project folder).
+fn base_of(path: &Path) -> PathBuf {
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    if dir.file_name().is_some_and(|n| n == "config") {
+        dir.parent().map(Path::to_path_buf).unwrap_or(dir)
+    } else {
+        dir
+    }
+}
+
+fn exe_dir() -> Option<PathBuf> {
+    std::env::current_exe()
+        .ok()?
+        .parent()
+        .map(Path::to_path_buf)
+}
+
+/// Where the binary is installed: its folder, or the project folder when it
+/// runs from `target/<profile>/`.
+fn install_base() -> PathBuf {
+    let Some(dir) = exe_dir() else {
+        return PathBuf::from(".");
+    };
+    let project = dir.parent().and_then(Path::parent).map(Path::to_path_buf);
+    match project {
+        Some(p)
+            if dir
+                .parent()
+                .is_some_and(|t| t.file_name().is_some_and(|n| n == "target")) =>
+        {
+            p
+        }
+        _ => dir,
+    }
+}
+
+fn candidate_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if let Some(dir) = exe_dir() {
+        files.push(dir.join("wuzi.toml"));
+        files.push(dir.join("config").join("wuzi.toml"));
+    }
+    files.push(install_base().join("config").join("wuzi.toml"));
+    files.push(PathBuf::from("config").join("wuzi.toml"));
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_partial_files() {
+        let config = Config::parse("[engine]\nthreads = 4\n").unwrap();
+        assert_eq!(config.engine.threads, 4);
+        assert_eq!(config.search, SearchSection::default());
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = Config::parse("[engine]\nthreads = \"many\"\n").unwrap_err();
+        assert!(e.contains("threads"), "{e}");
+        let e = Config::parse("[search]\nstlye = 3\n").unwrap_err();
+        assert!(e.contains("stlye"), "{e}");
+        let e = Config::parse("[search]\nstyle = 9\n").unwrap_err();
+        assert!(e.contains("search.style"), "{e}");
+        let e = Config::parse("[network]\ndevice = \"tpu\"\n").unwrap_err();
+        assert!(e.contains("network.device"), "{e}");
+        let e = Config::parse("[nonsense]\n").unwrap_err();
+        assert!(e.contains("nonsense"), "{e}");
+    }
+
+    #[test]
+    fn the_shipped_file_parses_and_matches_the_defaults() {
+        let text = include_str!("../config/wuzi.toml");
+        let config = Config::parse(text).unwrap();
+        let mut defaults = Config::default();
+        defaults.log = config.log.clone();
+        assert_eq!(config, defaults, "config/wuzi.toml documents the defaults");
+    }
+
+    #[test]
+    fn paths_are_relative_to_the_folder_above_config() {
+        assert_eq!(
+            base_of(Path::new("/opt/wuzi/config/wuzi.toml")),
+            PathBuf::from("/opt/wuzi")
+        );
+        assert_eq!(
+            base_of(Path::new("/opt/wuzi/wuzi.toml")),
+            PathBuf::from("/opt/wuzi")
+        );
+    }
+}

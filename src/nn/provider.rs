@@ -1,0 +1,105 @@
+//! Which network evaluates which rule: loads the configured file for a
+//! rule (once), on the configured device, behind an evaluation service.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tch::Device;
+
+use crate::config::Config;
+use crate::game::Rule;
+use crate::nn::device::{select_device, tune_cpu};
+use crate::nn::{EvalService, Network, ServiceConfig, SymmetryMode};
+
+/// Loads networks on demand and keeps the service of the last one used.
+pub struct NetworkProvider {
+    config: Config,
+    device: Device,
+    service_config: ServiceConfig,
+    current: Option<(PathBuf, Arc<EvalService>)>,
+    /// Files that failed, with the reason (not retried until the file changes).
+    failed: HashMap<PathBuf, String>,
+    /// A message about the device choice (e.g. CUDA missing), shown once.
+    pub device_note: Option<String>,
+}
+
+impl NetworkProvider {
+    pub fn new(config: &Config) -> NetworkProvider {
+        tune_cpu(config.network.torch_threads);
+        let (device, device_note) =
+            select_device(&config.network.device).unwrap_or((Device::Cpu, None));
+        NetworkProvider {
+            config: config.clone(),
+            device,
+            service_config: ServiceConfig {
+                batch_size: config.network.batch_size,
+                evaluator_threads: config.network.evaluator_threads,
+                symmetry: config
+                    .network
+                    .symmetry
+                    .parse()
+                    .unwrap_or(SymmetryMode::Random),
+                ..ServiceConfig::default()
+            },
+            current: None,
+            failed: HashMap::new(),
+            device_note,
+        }
+    }
+
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// The service for `rule`: its network, or (when the file cannot be
+    /// used) a uniform evaluator, with the reason as a message.
+    pub fn service_for(&mut self, rule: Rule) -> (Arc<EvalService>, Option<String>) {
+        let path = self.config.network_for(rule).to_path_buf();
+        if let Some((current, service)) = &self.current {
+            if *current == path {
+                return (Arc::clone(service), None);
+            }
+        }
+        let (service, note) = match self.load(&path) {
+            Ok(service) => (service, None),
+            Err(why) => {
+                let note = format!("{why}; playing without a network (tactics only)");
+                match EvalService::start_uniform(self.service_config.clone()) {
+                    Ok(service) => (service, Some(note)),
+                    Err(e) => return self.fail_hard(e),
+                }
+            }
+        };
+        let service = Arc::new(service);
+        self.current = Some((path, Arc::clone(&service)));
+        (service, note)
+    }
+
+    /// Evaluator threads could not be started at all: keep the service we
+    /// had, or use one that answers nothing (searches then stop at once and
+    /// play a legal move).
+    fn fail_hard(&mut self, e: std::io::Error) -> (Arc<EvalService>, Option<String>) {
+        let note = Some(format!("cannot start evaluator threads: {e}"));
+        match &self.current {
+            Some((_, service)) => (Arc::clone(service), note),
+            None => (Arc::new(EvalService::stopped()), note),
+        }
+    }
+
+    fn load(&mut self, path: &Path) -> Result<EvalService, String> {
+        if path.as_os_str().is_empty() {
+            return Err("no network file is configured for this rule".to_string());
+        }
+        if let Some(why) = self.failed.get(path) {
+            return Err(why.clone());
+        }
+        let network = Network::load(path, self.device).map_err(|e| {
+            let why = e.to_string();
+            self.failed.insert(path.to_path_buf(), why.clone());
+            why
+        })?;
+        EvalService::start(network, self.service_config.clone())
+            .map_err(|e| format!("cannot start evaluator threads: {e}"))
+    }
+}

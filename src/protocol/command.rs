@@ -1,0 +1,562 @@
+//! The common command model: every protocol line, Gomocup, extended
+//! Gomocup or Yixin-Board, parsed into one [`Command`]. Multi-line commands
+//! (BOARD ... DONE and the like) are gathered by [`CommandParser`].
+//!
+//! Commands and keys are matched case-insensitively; lines may end in CR LF
+//! and carry extra blanks. A malformed line becomes [`Command::Malformed`]
+//! with the reason, never a panic.
+
+/// Coordinates as received: `x,y` (Yixin-Board sends row,col, which the
+/// engine treats the same way; see the Yixin spec on transposition).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Coord {
+    pub x: i64,
+    pub y: i64,
+}
+
+impl std::fmt::Display for Coord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{},{}", self.x, self.y)
+    }
+}
+
+/// A stone in a position block: its cell and field (1 = the side to move,
+/// 2 = the other side, 3 = a blocked stone of a continuous game); position
+/// blocks without fields give `None`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stone {
+    pub at: Coord,
+    pub field: Option<u8>,
+}
+
+/// Which multi-line command a block belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockKind {
+    /// BOARD: set the position and search.
+    Board,
+    /// YXBOARD: set the position only.
+    YxBoard,
+    Swap2Board,
+    SwapBoard,
+    ShowForbid,
+    Balance(u32),
+    YxBlock,
+    YxBlockUndo,
+    /// A Yixin-Board command whose block the engine reads and ignores
+    /// (database queries and edits, block paths).
+    Ignored,
+}
+
+/// One protocol command.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// START n (optionally n n), RECTSTART w,h.
+    Start {
+        width: i64,
+        height: i64,
+    },
+    Restart,
+    Begin,
+    Turn(Coord),
+    /// A completed block.
+    Block {
+        kind: BlockKind,
+        stones: Vec<Stone>,
+    },
+    Takeback(Coord),
+    Info {
+        key: String,
+        value: String,
+    },
+    End,
+    About,
+    Play(Coord),
+    /// PONDER [ms]: `None` for no limit.
+    Ponder(Option<i64>),
+    /// STOP, YXSTOP.
+    Stop,
+    ClearHash,
+    ProtocolVersion,
+    YxShowInfo,
+    YxShowForbid,
+    YxNbest(u32),
+    /// YXBALANCEONE / YXBALANCETWO with a bias.
+    YxBalance {
+        moves: u32,
+        bias: i64,
+    },
+    YxSearchDefend,
+    YxBlockReset,
+    /// YXSWAP2STEP1..3.
+    YxSwap2Step(u8),
+    /// A known command with nothing to do (e.g. yxhashdump, yxdraw).
+    Ignored(String),
+    /// Not a command we know: answered `UNKNOWN <line>`.
+    Unknown(String),
+    /// A known command with bad arguments: answered `ERROR <reason>`.
+    Malformed(String),
+}
+
+/// Parses `x,y` (blanks around the numbers allowed).
+pub fn parse_coord(s: &str) -> Option<Coord> {
+    let (x, y) = s.split_once(',')?;
+    Some(Coord {
+        x: x.trim().parse().ok()?,
+        y: y.trim().parse().ok()?,
+    })
+}
+
+/// Parses a block line: `x,y,f` or `x,y` (or `x y` as some GUIs write).
+fn parse_stone(s: &str) -> Option<Stone> {
+    let parts: Vec<&str> = s
+        .split([',', ' ', '\t'])
+        .filter(|p| !p.is_empty())
+        .collect();
+    let number = |p: &str| p.trim().parse::<i64>().ok();
+    match parts[..] {
+        [x, y] => Some(Stone {
+            at: Coord {
+                x: number(x)?,
+                y: number(y)?,
+            },
+            field: None,
+        }),
+        [x, y, f] => Some(Stone {
+            at: Coord {
+                x: number(x)?,
+                y: number(y)?,
+            },
+            field: Some(u8::try_from(number(f)?).ok()?),
+        }),
+        _ => None,
+    }
+}
+
+/// An integer argument, in range, for `what`.
+fn int_arg(rest: &str, what: &str) -> Result<i64, String> {
+    rest.trim()
+        .parse::<i64>()
+        .map_err(|_| format!("{what} expects an integer, got {:?}", rest.trim()))
+}
+
+/// Gathers block commands line by line; everything else is one line.
+#[derive(Debug, Default)]
+pub struct CommandParser {
+    block: Option<OpenBlock>,
+    /// A command whose argument is the next line (e.g. a file path).
+    awaiting_argument: Option<String>,
+}
+
+#[derive(Debug)]
+struct OpenBlock {
+    kind: BlockKind,
+    name: String,
+    stones: Vec<Stone>,
+    error: Option<String>,
+}
+
+impl CommandParser {
+    pub fn new() -> CommandParser {
+        CommandParser::default()
+    }
+
+    /// Whether a block is being gathered.
+    pub fn in_block(&self) -> bool {
+        self.block.is_some()
+    }
+
+    /// Feeds one input line; returns the commands it completes (a line can
+    /// both abort an unfinished block and start a command).
+    pub fn feed(&mut self, raw: &str) -> Vec<Command> {
+        let line = raw.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+        if let Some(command) = self.awaiting_argument.take() {
+            return vec![Command::Ignored(format!("{command} {line}"))];
+        }
+        if line.is_empty() {
+            return Vec::new();
+        }
+        if let Some(block) = &mut self.block {
+            if line.eq_ignore_ascii_case("done") {
+                let block = self.block.take().expect("checked above");
+                return vec![match block.error {
+                    Some(error) => Command::Malformed(error),
+                    None => Command::Block {
+                        kind: block.kind,
+                        stones: block.stones,
+                    },
+                }];
+            }
+            let starts_like_a_stone =
+                line.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+');
+            if starts_like_a_stone {
+                match parse_stone(line) {
+                    Some(stone) => block.stones.push(stone),
+                    None => {
+                        block.error.get_or_insert_with(|| {
+                            format!(
+                                "{}: bad line {line:?} (expected x,y,field or DONE)",
+                                block.name
+                            )
+                        });
+                    }
+                }
+                return Vec::new();
+            }
+            // A command word inside a block: the block was never closed.
+            let block = self.block.take().expect("checked above");
+            let mut out = vec![Command::Malformed(format!(
+                "{} block not closed by DONE before {line:?}",
+                block.name
+            ))];
+            out.extend(self.feed(line));
+            return out;
+        }
+        match self.parse_line(line) {
+            Some(command) => vec![command],
+            None => Vec::new(),
+        }
+    }
+
+    fn open(&mut self, kind: BlockKind, name: &str) {
+        self.block = Some(OpenBlock {
+            kind,
+            name: name.to_string(),
+            stones: Vec::new(),
+            error: None,
+        });
+    }
+
+    /// One line outside a block; `None` when it opened a block.
+    fn parse_line(&mut self, line: &str) -> Option<Command> {
+        let (word, rest) = match line.split_once(char::is_whitespace) {
+            Some((w, r)) => (w, r.trim()),
+            None => (line, ""),
+        };
+        let upper = word.to_ascii_uppercase();
+        let command = match upper.as_str() {
+            "START" => {
+                let sizes: Vec<&str> = rest.split_whitespace().collect();
+                match sizes[..] {
+                    [n] | [n, _] => {
+                        match (n.parse::<i64>(), sizes.get(1).map(|m| m.parse::<i64>())) {
+                            (Ok(w), None) => Command::Start {
+                                width: w,
+                                height: w,
+                            },
+                            (Ok(w), Some(Ok(h))) => Command::Start {
+                                width: w,
+                                height: h,
+                            },
+                            _ => Command::Malformed(format!(
+                                "START expects a board size, got {rest:?}"
+                            )),
+                        }
+                    }
+                    _ => Command::Malformed(format!("START expects a board size, got {rest:?}")),
+                }
+            }
+            "RECTSTART" => match parse_coord(rest) {
+                Some(c) => Command::Start {
+                    width: c.x,
+                    height: c.y,
+                },
+                None => Command::Malformed(format!("RECTSTART expects width,height, got {rest:?}")),
+            },
+            "RESTART" => Command::Restart,
+            "BEGIN" => Command::Begin,
+            "TURN" | "PLAY" | "TAKEBACK" => match parse_coord(rest) {
+                Some(c) => match upper.as_str() {
+                    "TURN" => Command::Turn(c),
+                    "PLAY" => Command::Play(c),
+                    _ => Command::Takeback(c),
+                },
+                None => Command::Malformed(format!("{upper} expects x,y, got {rest:?}")),
+            },
+            "BOARD" => {
+                self.open(BlockKind::Board, "BOARD");
+                return None;
+            }
+            "YXBOARD" => {
+                self.open(BlockKind::YxBoard, "YXBOARD");
+                return None;
+            }
+            "SWAP2BOARD" => {
+                self.open(BlockKind::Swap2Board, "SWAP2BOARD");
+                return None;
+            }
+            "SWAPBOARD" => {
+                self.open(BlockKind::SwapBoard, "SWAPBOARD");
+                return None;
+            }
+            "SHOWFORBID" => {
+                self.open(BlockKind::ShowForbid, "SHOWFORBID");
+                return None;
+            }
+            "BALANCE" => match int_arg(rest, "BALANCE") {
+                Ok(n) if (1..=64).contains(&n) => {
+                    self.open(BlockKind::Balance(n as u32), "BALANCE");
+                    return None;
+                }
+                Ok(n) => {
+                    // Still read the block, so that its lines are not taken as commands.
+                    self.open(BlockKind::Ignored, "BALANCE");
+                    if let Some(block) = &mut self.block {
+                        block.error =
+                            Some(format!("BALANCE {n}: the number of moves must be 1..=64"));
+                    }
+                    return None;
+                }
+                Err(e) => Command::Malformed(e),
+            },
+            "INFO" => {
+                let (key, value) = match rest.split_once(char::is_whitespace) {
+                    Some((k, v)) => (k, v.trim()),
+                    None => (rest, ""),
+                };
+                if key.is_empty() {
+                    Command::Malformed("INFO expects a key and a value".to_string())
+                } else {
+                    Command::Info {
+                        key: key.to_ascii_lowercase(),
+                        value: value.to_string(),
+                    }
+                }
+            }
+            "END" => Command::End,
+            "ABOUT" => Command::About,
+            "PONDER" => {
+                if rest.is_empty() {
+                    Command::Ponder(None)
+                } else {
+                    match int_arg(rest, "PONDER") {
+                        Ok(ms) if ms < 0 => Command::Ponder(None),
+                        Ok(ms) => Command::Ponder(Some(ms)),
+                        Err(e) => Command::Malformed(e),
+                    }
+                }
+            }
+            "STOP" | "YXSTOP" => Command::Stop,
+            "CLEARHASH" | "YXHASHCLEAR" => Command::ClearHash,
+            "PROTOCOLVERSION" => Command::ProtocolVersion,
+            "YXSHOWINFO" => Command::YxShowInfo,
+            "YXSHOWFORBID" => Command::YxShowForbid,
+            "YXNBEST" => match int_arg(rest, "YXNBEST") {
+                Ok(n) if n >= 1 => Command::YxNbest(n.min(256) as u32),
+                Ok(n) => Command::Malformed(format!("YXNBEST {n}: expects at least 1")),
+                Err(e) => Command::Malformed(e),
+            },
+            "YXBALANCEONE" | "YXBALANCETWO" => {
+                let bias = if rest.is_empty() {
+                    Ok(0)
+                } else {
+                    int_arg(rest, &upper)
+                };
+                match bias {
+                    Ok(bias) => Command::YxBalance {
+                        moves: if upper == "YXBALANCEONE" { 1 } else { 2 },
+                        bias,
+                    },
+                    Err(e) => Command::Malformed(e),
+                }
+            }
+            "YXSEARCHDEFEND" => Command::YxSearchDefend,
+            "YXBLOCK" => {
+                self.open(BlockKind::YxBlock, "YXBLOCK");
+                return None;
+            }
+            "YXBLOCKUNDO" => {
+                self.open(BlockKind::YxBlockUndo, "YXBLOCKUNDO");
+                return None;
+            }
+            "YXBLOCKRESET" => Command::YxBlockReset,
+            "YXSWAP2STEP1" | "YXSWAP2STEP2" | "YXSWAP2STEP3" => {
+                Command::YxSwap2Step(upper.as_bytes()[11] - b'0')
+            }
+            // Yixin-Board commands followed by a position block we ignore.
+            w if w.starts_with("YXQUERYDATABASE")
+                || w.starts_with("YXEDIT")
+                || w.starts_with("YXDELETEDATABASE")
+                || w.starts_with("YXBLOCKPATH") && w != "YXBLOCKPATHRESET"
+                || w == "YXSETBESTMOVEDATABASE"
+                || w == "YXCLEARBESTMOVEDATABASE"
+                || w.starts_with("YXSOOSORVSTEP") && w != "YXSOOSORVSTEP1" =>
+            {
+                self.open(BlockKind::Ignored, w);
+                // `yxedittextdatabase "text"7,7`: the block's first line is
+                // glued after the closing quote.
+                if let Some(after) = rest.rfind('"').map(|i| rest[i + 1..].trim()) {
+                    if !after.is_empty() {
+                        return self.feed(after).pop();
+                    }
+                }
+                return None;
+            }
+            // Commands whose argument (a path) comes on the next line.
+            "YXSETDATABASE" | "YXHASHDUMP" | "YXHASHLOAD" | "YXDBTOTXT" | "YXDBTOTXTALL"
+            | "YXLIBTODB" | "YXDBMERGE" | "YXDBSPLIT" | "YXTXTTODB" | "YXDBTOPOS" => {
+                self.awaiting_argument = Some(upper.clone());
+                return None;
+            }
+            w if w.starts_with("YX") => Command::Ignored(line.to_string()),
+            _ => Command::Unknown(line.to_string()),
+        };
+        Some(command)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(lines: &[&str]) -> Vec<Command> {
+        let mut parser = CommandParser::new();
+        lines.iter().flat_map(|l| parser.feed(l)).collect()
+    }
+
+    fn c(x: i64, y: i64) -> Coord {
+        Coord { x, y }
+    }
+
+    #[test]
+    fn simple_commands_in_any_case_and_spacing() {
+        assert_eq!(
+            parse(&["start 15\r"]),
+            vec![Command::Start {
+                width: 15,
+                height: 15
+            }]
+        );
+        assert_eq!(
+            parse(&["START 15 15"]),
+            vec![Command::Start {
+                width: 15,
+                height: 15
+            }]
+        );
+        assert_eq!(
+            parse(&["RECTSTART 20,15"]),
+            vec![Command::Start {
+                width: 20,
+                height: 15
+            }]
+        );
+        assert_eq!(parse(&["  Turn  7, 8 "]), vec![Command::Turn(c(7, 8))]);
+        assert_eq!(
+            parse(&["INFO Timeout_Turn 5000"]),
+            vec![Command::Info {
+                key: "timeout_turn".into(),
+                value: "5000".into()
+            }]
+        );
+        assert_eq!(
+            parse(&["INFO evaluate 3,4 5,6"]),
+            vec![Command::Info {
+                key: "evaluate".into(),
+                value: "3,4 5,6".into()
+            }]
+        );
+        assert_eq!(parse(&["PONDER"]), vec![Command::Ponder(None)]);
+        assert_eq!(parse(&["PONDER 1500"]), vec![Command::Ponder(Some(1500))]);
+        assert_eq!(
+            parse(&["yxstop", "STOP"]),
+            vec![Command::Stop, Command::Stop]
+        );
+        assert_eq!(
+            parse(&["hello world"]),
+            vec![Command::Unknown("hello world".into())]
+        );
+        assert!(matches!(parse(&["TURN 7"])[..], [Command::Malformed(_)]));
+        assert!(matches!(parse(&["START x"])[..], [Command::Malformed(_)]));
+        assert!(matches!(
+            parse(&["TURN 99999999999999999999,1"])[..],
+            [Command::Malformed(_)]
+        ));
+        assert_eq!(parse(&["", "   "]), vec![]);
+    }
+
+    #[test]
+    fn blocks_gather_until_done() {
+        let got = parse(&["BOARD", "7,7,1", "8,8,2", "done"]);
+        assert_eq!(
+            got,
+            vec![Command::Block {
+                kind: BlockKind::Board,
+                stones: vec![
+                    Stone {
+                        at: c(7, 7),
+                        field: Some(1)
+                    },
+                    Stone {
+                        at: c(8, 8),
+                        field: Some(2)
+                    }
+                ]
+            }]
+        );
+        assert_eq!(
+            parse(&["SWAP2BOARD", "DONE"]),
+            vec![Command::Block {
+                kind: BlockKind::Swap2Board,
+                stones: vec![]
+            }]
+        );
+        let swap = parse(&["SWAP2BOARD", "7,7", "8,8", "9, 9", "DONE"]);
+        assert!(
+            matches!(&swap[..], [Command::Block { kind: BlockKind::Swap2Board, stones }] if stones.len() == 3)
+        );
+        assert!(matches!(
+            &parse(&["BALANCE 2", "7,7,2", "DONE"])[..],
+            [Command::Block {
+                kind: BlockKind::Balance(2),
+                ..
+            }]
+        ));
+        assert!(matches!(
+            &parse(&["BALANCE 0", "7,7,2", "DONE"])[..],
+            [Command::Malformed(_)]
+        ));
+    }
+
+    #[test]
+    fn a_bad_block_line_is_reported_at_done_and_an_unclosed_block_before_the_next_command() {
+        let got = parse(&["BOARD", "7,7,1", "7;7", "DONE", "TURN 1,1"]);
+        assert!(matches!(&got[0], Command::Malformed(e) if e.contains("7;7")));
+        assert_eq!(got[1], Command::Turn(c(1, 1)));
+        let got = parse(&["BOARD", "7,7,1", "START 15"]);
+        assert!(matches!(&got[0], Command::Malformed(e) if e.contains("not closed")));
+        assert_eq!(
+            got[1],
+            Command::Start {
+                width: 15,
+                height: 15
+            }
+        );
+    }
+
+    #[test]
+    fn yixin_database_blocks_and_path_arguments_are_consumed() {
+        let got = parse(&[
+            "yxquerydatabaseallt",
+            "7,7",
+            "8,8",
+            "done",
+            "yxsetdatabase",
+            "C:\\db\\x.db",
+            "turn 1,2",
+        ]);
+        assert!(matches!(
+            &got[0],
+            Command::Block {
+                kind: BlockKind::Ignored,
+                ..
+            }
+        ));
+        assert!(matches!(&got[1], Command::Ignored(s) if s.contains("x.db")));
+        assert_eq!(got[2], Command::Turn(c(1, 2)));
+        let got = parse(&["yxedittextdatabase \"note\"7,7", "8,8", "done"]);
+        assert!(
+            matches!(&got[..], [Command::Block { kind: BlockKind::Ignored, stones }] if stones.len() == 2),
+            "{got:?}"
+        );
+    }
+}

@@ -1,0 +1,909 @@
+//! Carries out commands against the engine and writes the answers.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::engine::{Engine, Finished, SearchKind};
+use crate::game::{Board, BoardSize, CellSet, Color, Point, Rule};
+use crate::nn::provider::NetworkProvider;
+use crate::protocol::balance::balancing_moves;
+use crate::protocol::command::{parse_coord, BlockKind, Command, Stone};
+use crate::protocol::log::LogFile;
+use crate::search::node::Proven;
+use crate::search::result::{pv_move, MoveStats};
+use crate::search::{SearchConfig, SearchResult};
+
+const NAME: &str = "Wuzi";
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// `time_left` at or above this means no match limit (Piskvork, c-gomoku-cli).
+const UNLIMITED: i64 = 2_147_483_647;
+/// How often analysis output is written during a search.
+const REPORT_EVERY: Duration = Duration::from_millis(250);
+
+/// What a running search is for: what to do with its result.
+#[derive(Clone, Debug, PartialEq)]
+enum Task {
+    /// Our move: answer it (or SUGGEST it in analysis mode).
+    Move,
+    /// Yixin-Board multi-PV search: report the top moves, then the best.
+    NBest(u32),
+    /// SWAP2BOARD / SWAPBOARD / yxswap2 decisions, taken on the result.
+    Swap {
+        stones: usize,
+        swap2: bool,
+        yixin: bool,
+    },
+    /// Pondering: no output.
+    Ponder,
+}
+
+/// The protocol state and the engine.
+pub struct Controller {
+    out: Box<dyn Write + Send>,
+    config: Config,
+    engine: Engine,
+    networks: NetworkProvider,
+    rule: Rule,
+    /// Yixin-Board detected (`yxshowinfo`): `INFO rule 2` is renju, a turn
+    /// limit of 0 or less means no limit.
+    yixin: bool,
+    analysis_mode: bool,
+    auto_ponder: bool,
+    show_detail: u8,
+    timeout_turn: i64,
+    timeout_match: i64,
+    time_left: i64,
+    increment: i64,
+    lag: i64,
+    blocked: CellSet,
+    task: Option<Task>,
+    /// Commands that arrived during a search, run after it.
+    deferred: VecDeque<Command>,
+    last_report: Instant,
+    log: LogFile,
+    logging: bool,
+}
+
+impl Controller {
+    pub fn new(config: Config, out: Box<dyn Write + Send>) -> Controller {
+        let mut networks = NetworkProvider::new(&config);
+        let rule = Rule::Freestyle;
+        let (service, note) = networks.service_for(rule);
+        let search = search_config(&config);
+        let size = BoardSize::FIFTEEN;
+        let engine = Engine::new(service, search, size, rule);
+        let log = LogFile::default();
+        let logging = config.log.enabled;
+        if logging {
+            log.install();
+        }
+        let mut controller = Controller {
+            out,
+            auto_ponder: config.time.auto_pondering,
+            lag: config.time.protocol_lag_ms as i64,
+            config,
+            engine,
+            networks,
+            rule,
+            yixin: false,
+            analysis_mode: false,
+            show_detail: 0,
+            timeout_turn: 5000,
+            timeout_match: 0,
+            time_left: UNLIMITED,
+            increment: 0,
+            blocked: CellSet::new(),
+            task: None,
+            deferred: VecDeque::new(),
+            last_report: Instant::now(),
+            log,
+            logging,
+        };
+        controller.pending_notes(note);
+        controller.apply_clock();
+        controller
+    }
+
+    // ---- output ----------------------------------------------------------
+
+    /// Writes one whole line and flushes it.
+    fn send(&mut self, line: &str) {
+        tracing::info!("> {line}");
+        // A failed write means the manager is gone; the next read ends us.
+        let _ = writeln!(self.out, "{line}");
+        let _ = self.out.flush();
+    }
+
+    fn error(&mut self, what: &str) {
+        self.send(&format!("ERROR {}", one_line(what)));
+    }
+
+    fn message(&mut self, what: &str) {
+        self.send(&format!("MESSAGE {}", one_line(what)));
+    }
+
+    pub fn log_input(&self, line: &str) {
+        tracing::info!("< {}", line.trim_end());
+    }
+
+    /// Messages to show once they exist (network fallback, device).
+    fn pending_notes(&mut self, note: Option<String>) {
+        if let Some(device) = self.networks.device_note.take() {
+            self.message(&device);
+        }
+        if let Some(note) = note {
+            self.message(&format!("ERROR {note}"));
+        }
+    }
+
+    // ---- the loop's two entry points -------------------------------------
+
+    /// Handles one command; false means END.
+    pub fn handle(&mut self, command: Command) -> bool {
+        if self.task.is_some() && self.engine.is_searching() {
+            match command {
+                Command::End => return false,
+                Command::Stop => {
+                    self.stop_search();
+                    return true;
+                }
+                Command::Info { ref key, .. }
+                    if key == "evaluate" || self.task == Some(Task::Ponder) =>
+                {
+                    return self.execute(command);
+                }
+                _ if self.task == Some(Task::Ponder) => {
+                    // Anything else ends the pondering first.
+                    self.engine.stop();
+                    self.task = None;
+                }
+                _ => {
+                    self.deferred.push_back(command);
+                    return true;
+                }
+            }
+        }
+        self.execute(command)
+    }
+
+    /// Called often: finishes searches, writes analysis output, and runs
+    /// commands deferred during a search.
+    pub fn tick(&mut self) {
+        if let Some(finished) = self.engine.poll() {
+            self.finish(finished);
+        } else if self.engine.is_searching() && self.last_report.elapsed() >= REPORT_EVERY {
+            self.last_report = Instant::now();
+            self.realtime_report();
+        }
+        while !self.engine.is_searching() {
+            let Some(command) = self.deferred.pop_front() else {
+                break;
+            };
+            if !self.execute(command) {
+                // END was deferred behind a search that has now ended.
+                self.deferred.clear();
+                self.deferred.push_back(Command::End);
+                return;
+            }
+        }
+    }
+
+    /// Stops everything before exiting.
+    pub fn shutdown(&mut self) {
+        self.engine.stop();
+        self.task = None;
+        let _ = self.out.flush();
+    }
+
+    /// Whether END is waiting behind a finished search.
+    pub fn wants_exit(&self) -> bool {
+        self.deferred.front() == Some(&Command::End) && !self.engine.is_searching()
+    }
+
+    // ---- commands --------------------------------------------------------
+
+    fn execute(&mut self, command: Command) -> bool {
+        match command {
+            Command::End => return false,
+            Command::Start { width, height } => self.start(width, height),
+            Command::Restart => {
+                let size = self.engine.board().size();
+                self.engine.new_game(size, self.rule);
+                self.blocked = CellSet::new();
+                self.send("OK");
+            }
+            Command::Begin => {
+                if self.engine.board().stone_count() > 0 {
+                    self.error("BEGIN on a board with stones: send START or RESTART first");
+                } else {
+                    self.think(Task::Move);
+                }
+            }
+            Command::Turn(c) => match self.engine.place(c.x, c.y, self.engine.board().side_to_move()) {
+                Ok(_) => self.think(Task::Move),
+                Err(e) => self.error(&format!("TURN {c}: {e}")),
+            },
+            Command::Play(c) => {
+                let color = self.engine.board().side_to_move();
+                match self.engine.place(c.x, c.y, color) {
+                    Ok(p) => self.send(&p.to_string()),
+                    Err(e) => self.error(&format!("PLAY {c}: {e}")),
+                }
+            }
+            Command::Takeback(c) => match self.engine.take_back(c.x, c.y) {
+                Ok(_) => self.send("OK"),
+                Err(e) => self.error(&format!("TAKEBACK {c}: {e}")),
+            },
+            Command::Block { kind, stones } => self.block(kind, stones),
+            Command::Info { key, value } => self.info(&key, &value),
+            Command::About => self.send(&format!(
+                "name=\"{NAME}\", version=\"{VERSION}\", author=\"The Wuzi developers\", country=\"International\", \
+                 www=\"https://github.com/wuzi-engine/wuzi\", email=\"wuzi@users.noreply.github.com\""
+            )),
+            Command::Ponder(ms) => {
+                let limit = ms.map(|ms| Duration::from_millis(ms.max(0) as u64));
+                self.engine.start(SearchKind::Ponder(limit));
+                self.task = Some(Task::Ponder);
+            }
+            Command::Stop => self.stop_search(),
+            Command::ClearHash => self.engine.clear_cache(),
+            Command::ProtocolVersion => self.send("1,0"),
+            Command::YxShowInfo => {
+                self.yixin = true;
+                self.send("MESSAGE INFO MAX_THREAD_NUM 64");
+                self.send("MESSAGE INFO MAX_HASH_SIZE 24");
+                self.send(&format!("MESSAGE {NAME} {VERSION}"));
+                self.apply_clock();
+            }
+            Command::YxShowForbid => {
+                let line = self.forbid_line(true);
+                self.send(&line);
+            }
+            Command::YxNbest(n) => self.think(Task::NBest(n)),
+            Command::YxSearchDefend => self.think(Task::NBest(64)),
+            Command::YxBalance { moves, .. } => {
+                let board = self.engine.board().clone();
+                let found = balancing_moves(&self.engine, &board, moves as usize);
+                if found.is_empty() {
+                    self.error("no move can balance this position");
+                } else {
+                    let line = found.iter().map(Point::to_string).collect::<Vec<_>>().join(" ");
+                    self.send(&line);
+                }
+            }
+            Command::YxBlockReset => self.blocked = CellSet::new(),
+            Command::YxSwap2Step(step) => self.yixin_swap2(step),
+            Command::Ignored(_) => {}
+            Command::Unknown(line) => {
+                // Yixin-Board sends many commands engines need not know; once
+                // it is detected they are ignored silently (as Rapfi does).
+                if !self.yixin {
+                    self.send(&format!("UNKNOWN {}", one_line(&line)));
+                }
+            }
+            Command::Malformed(why) => self.error(&why),
+        }
+        true
+    }
+
+    fn start(&mut self, width: i64, height: i64) {
+        let size = u32::try_from(width)
+            .ok()
+            .zip(u32::try_from(height).ok())
+            .and_then(|(w, h)| BoardSize::new(w, h).ok());
+        let Some(size) = size else {
+            self.error(&format!(
+                "unsupported board size {width}x{height}: each side must be 5..=32"
+            ));
+            return;
+        };
+        self.engine.new_game(size, self.rule);
+        self.blocked = CellSet::new();
+        if self.logging {
+            match self.log.start_new(&self.config.log.dir) {
+                Ok(path) => tracing::info!("log started: {}", path.display()),
+                Err(e) => {
+                    self.logging = false;
+                    self.message(&format!(
+                        "cannot write logs to {}: {e}",
+                        self.config.log.dir.display()
+                    ));
+                }
+            }
+        }
+        self.send("OK");
+    }
+
+    fn block(&mut self, kind: BlockKind, stones: Vec<Stone>) {
+        match kind {
+            BlockKind::Board | BlockKind::YxBoard => match self.position_of(&stones) {
+                Ok(board) => {
+                    self.engine.set_board(board);
+                    if kind == BlockKind::Board {
+                        self.think(Task::Move);
+                    }
+                }
+                Err(e) => self.error(&e),
+            },
+            BlockKind::ShowForbid => match self.position_of(&stones) {
+                Ok(mut board) => {
+                    let line = self.forbid_line_of(&mut board, false);
+                    self.engine.set_board(board);
+                    self.send(&line);
+                }
+                Err(e) => self.error(&e),
+            },
+            BlockKind::Swap2Board | BlockKind::SwapBoard => {
+                self.swap_board(kind == BlockKind::Swap2Board, &stones)
+            }
+            BlockKind::Balance(n) => match self.position_of(&stones) {
+                Ok(board) => {
+                    let found = balancing_moves(&self.engine, &board, n as usize);
+                    self.engine.set_board(board);
+                    if found.len() < n as usize {
+                        self.error(&format!(
+                            "only {} balancing move(s) exist here",
+                            found.len()
+                        ));
+                    } else {
+                        let line = found
+                            .iter()
+                            .map(Point::to_string)
+                            .collect::<Vec<_>>()
+                            .join(" ");
+                        self.send(&line);
+                    }
+                }
+                Err(e) => self.error(&e),
+            },
+            BlockKind::YxBlock | BlockKind::YxBlockUndo => {
+                let size = self.engine.board().size();
+                for s in stones {
+                    if let Some(p) = i32::try_from(s.at.x)
+                        .ok()
+                        .zip(i32::try_from(s.at.y).ok())
+                        .and_then(|(x, y)| size.point(x, y))
+                    {
+                        if kind == BlockKind::YxBlock {
+                            self.blocked.insert(p);
+                        } else {
+                            self.blocked.remove(p);
+                        }
+                    }
+                }
+            }
+            BlockKind::Ignored => {}
+        }
+    }
+
+    /// The position a block describes: stones in order, field 1 for the side
+    /// to move and 2 for the other (missing fields alternate from black).
+    /// The current board is left alone; errors say what is wrong.
+    fn position_of(&self, stones: &[Stone]) -> Result<Board, String> {
+        let size = self.engine.board().size();
+        let mut board = Board::new(size, self.rule);
+        let own = stones.iter().filter(|s| s.field == Some(1)).count();
+        let other = stones.iter().filter(|s| s.field == Some(2)).count();
+        let fielded = stones.iter().any(|s| s.field.is_some());
+        let to_move = if !fielded {
+            if stones.len() % 2 == 0 {
+                Color::Black
+            } else {
+                Color::White
+            }
+        } else if own == other {
+            Color::Black
+        } else if other == own + 1 {
+            Color::White
+        } else {
+            return Err(format!(
+                "BOARD: {own} stones of the side to move and {other} of the other side cannot alternate"
+            ));
+        };
+        for (i, stone) in stones.iter().enumerate() {
+            let color = match stone.field {
+                Some(1) => to_move,
+                Some(2) => to_move.opponent(),
+                Some(3) => {
+                    return Err(format!(
+                        "BOARD: stone {} has field 3 (a continuous-game blocked stone), which is not supported",
+                        stone.at
+                    ))
+                }
+                Some(f) => return Err(format!("BOARD: stone {} has field {f}; expected 1 or 2", stone.at)),
+                None if i % 2 == 0 => Color::Black,
+                None => Color::White,
+            };
+            let p = board
+                .point(stone.at.x, stone.at.y)
+                .map_err(|e| format!("BOARD: {e}"))?;
+            board.place(p, color).map_err(|e| format!("BOARD: {e}"))?;
+        }
+        board.set_side_to_move(to_move);
+        Ok(board)
+    }
+
+    // ---- INFO -------------------------------------------------------------
+
+    fn info(&mut self, key: &str, value: &str) {
+        let number = || value.trim().parse::<i64>();
+        let bad = |this: &mut Controller, what: &str| {
+            this.message(&format!("ERROR INFO {key} {value}: {what}"));
+        };
+        match key {
+            "timeout_turn" | "timeout_match" | "time_left" | "time_increment" | "protocol_lag" => {
+                let Ok(v) = number() else { return bad(self, "expected an integer (milliseconds)") };
+                match key {
+                    "timeout_turn" => self.timeout_turn = v,
+                    "timeout_match" => self.timeout_match = v,
+                    "time_left" => self.time_left = v,
+                    "time_increment" => self.increment = v.max(0),
+                    _ => self.lag = v.max(0),
+                }
+                self.apply_clock();
+            }
+            "max_memory" => match number() {
+                Ok(bytes) => {
+                    let limit = if bytes <= 0 { usize::MAX } else { bytes as usize };
+                    self.engine.configure(|c| c.max_memory = limit);
+                }
+                Err(_) => bad(self, "expected a number of bytes"),
+            },
+            "hash_size" => match number() {
+                // Yixin-Board: KiB.
+                Ok(kib) if kib > 0 => self.engine.configure(|c| c.max_memory = (kib as usize).saturating_mul(1024)),
+                Ok(_) => {}
+                Err(_) => bad(self, "expected a size in KiB"),
+            },
+            "rule" => match number() {
+                Ok(2) if self.yixin => self.set_rule(Rule::Renju),
+                Ok(v) => match u64::try_from(v).ok().and_then(|v| Rule::from_gomocup(v).ok()) {
+                    Some(rule) => self.set_rule(rule),
+                    None => bad(self, "unsupported rule: expected 0 (freestyle), 1 (standard), 4 (renju) or 8 (caro)"),
+                },
+                Err(_) => bad(self, "expected a rule number"),
+            },
+            "max_depth" => match number() {
+                Ok(v) => self.engine.limits.max_depth = (v > 0).then(|| v.min(u32::MAX as i64) as u32),
+                Err(_) => bad(self, "expected an integer"),
+            },
+            "max_node" => match number() {
+                Ok(v) => self.engine.limits.max_playouts = (v > 0).then_some(v as u64),
+                Err(_) => bad(self, "expected an integer"),
+            },
+            "thread_num" => match number() {
+                Ok(v) if v >= 1 => self.engine.configure(|c| c.threads = v.min(256) as usize),
+                _ => bad(self, "expected a number of threads, at least 1"),
+            },
+            "style" => match number() {
+                Ok(v @ 0..=4) => self.engine.configure(|c| c.style = v as u8),
+                _ => bad(self, "expected 0..4"),
+            },
+            "analysis_mode" => match number() {
+                Ok(v @ 0..=1) => self.analysis_mode = v == 1,
+                _ => bad(self, "expected 0 or 1"),
+            },
+            "auto_pondering" | "pondering" => match number() {
+                Ok(v @ 0..=1) => self.auto_ponder = v == 1,
+                _ => bad(self, "expected 0 or 1"),
+            },
+            "show_detail" => match number() {
+                Ok(v) if v >= 0 => self.show_detail = (v & 3) as u8,
+                _ => bad(self, "expected a bit mask 0..3"),
+            },
+            "caution_factor" => match number() {
+                Ok(v @ 0..=5) => self.engine.configure(|c| c.candidate_distance = 1 + v.min(3) as u8),
+                _ => bad(self, "expected 0..5"),
+            },
+            "evaluate" => self.evaluate(value),
+            // Known keys with nothing to change here.
+            "game_type" | "folder" | "vcthread" | "checkmate" | "nbestsym" | "start_depth" | "usedatabase"
+            | "database_readonly" | "thread_split_depth" => {}
+            _ => {}
+        }
+    }
+
+    fn apply_clock(&mut self) {
+        let ms = |v: i64| Duration::from_millis(v.max(0) as u64);
+        let turn = if self.timeout_turn < 0 || (self.yixin && self.timeout_turn == 0) {
+            None
+        } else {
+            Some(ms(self.timeout_turn))
+        };
+        let left =
+            (self.timeout_match != 0 && self.time_left < UNLIMITED).then(|| ms(self.time_left));
+        self.engine.time.turn = turn;
+        self.engine.time.left = left;
+        self.engine.time.increment = ms(self.increment);
+        self.engine.time.lag = ms(self.lag);
+    }
+
+    fn set_rule(&mut self, rule: Rule) {
+        if rule == self.rule {
+            return;
+        }
+        self.rule = rule;
+        // The same stones under the new rule.
+        let old = self.engine.board().clone();
+        let mut board = Board::new(old.size(), rule);
+        for &(p, c) in old.history() {
+            let _ = board.place(p, c);
+        }
+        board.set_side_to_move(old.side_to_move());
+        self.engine.set_board(board);
+        let (service, note) = self.networks.service_for(rule);
+        self.engine.set_service(service);
+        self.pending_notes(note);
+    }
+
+    /// INFO evaluate [x,y ...]: the statistics of that node, as a MESSAGE
+    /// (an empty MESSAGE when it was not searched).
+    fn evaluate(&mut self, value: &str) {
+        let mut path = Vec::new();
+        for token in value.split_whitespace() {
+            let point = parse_coord(token).and_then(|c| self.engine.board().point(c.x, c.y).ok());
+            match point {
+                Some(p) => path.push(p),
+                None => {
+                    self.send("MESSAGE");
+                    return;
+                }
+            }
+        }
+        match self.engine.report(&path, 5) {
+            Some(report) => {
+                let ev = match report.proven {
+                    Proven::Win(d) => format!("W{d}"),
+                    Proven::Loss(d) => format!("L{d}"),
+                    Proven::Draw => "D".to_string(),
+                    Proven::Unknown => {
+                        format!("{:.1}", 100.0 * (report.wdl[0] + 0.5 * report.wdl[1]))
+                    }
+                };
+                let mut line = format!(
+                    "MESSAGE evaluate {} n {} ev {ev} winrate {:.1} drawrate {:.1} pv",
+                    if value.trim().is_empty() {
+                        "root"
+                    } else {
+                        value.trim()
+                    },
+                    report.visits,
+                    100.0 * report.wdl[0],
+                    100.0 * report.wdl[1]
+                );
+                let mut color = report.side_to_move;
+                for &mv in &report.pv {
+                    line.push(' ');
+                    line.push_str(&pv_move(color, mv));
+                    color = color.opponent();
+                }
+                let moves: Vec<String> = report.moves.iter().map(move_summary).collect();
+                if !moves.is_empty() {
+                    line.push_str(" top ");
+                    line.push_str(&moves.join(" "));
+                }
+                self.send(&line);
+            }
+            None => self.send("MESSAGE"),
+        }
+    }
+
+    // ---- searches ---------------------------------------------------------
+
+    fn think(&mut self, task: Task) {
+        if self.engine.board().outcome().is_some() {
+            self.error("the game is over on this board");
+            return;
+        }
+        self.engine.limits.excluded = self.blocked;
+        self.engine.start(SearchKind::Think);
+        self.task = Some(task);
+        self.last_report = Instant::now();
+    }
+
+    fn stop_search(&mut self) {
+        match self.engine.stop() {
+            // A stopped ponder says nothing; a stopped think answers now.
+            Some(finished) => self.finish(finished),
+            None => self.task = None,
+        }
+    }
+
+    fn finish(&mut self, finished: Finished) {
+        let Some(task) = self.task.take() else { return };
+        let result = finished.result;
+        tracing::info!("search: {}", result.summary());
+        match task {
+            Task::Ponder => {}
+            Task::Move => {
+                self.final_reports(&result, 1);
+                self.send(&format!("MESSAGE {}", result.summary()));
+                self.answer_move(&result);
+            }
+            Task::NBest(n) => {
+                self.final_reports(&result, n as usize);
+                self.send(&format!("MESSAGE {}", result.summary()));
+                self.answer_move(&result);
+            }
+            Task::Swap {
+                stones,
+                swap2,
+                yixin,
+            } => self.swap_decision(&result, stones, swap2, yixin),
+        }
+    }
+
+    /// Our move: played on our board and answered, or suggested.
+    fn answer_move(&mut self, result: &SearchResult) {
+        let Some(mv) = result.best_move else {
+            self.error("no legal move");
+            return;
+        };
+        if self.analysis_mode {
+            self.send(&format!("SUGGEST {mv}"));
+            return;
+        }
+        let color = self.engine.board().side_to_move();
+        if let Err(e) = self.engine.place(mv.x() as i64, mv.y() as i64, color) {
+            self.error(&format!("internal: our move {mv}: {e}"));
+            return;
+        }
+        self.send(&mv.to_string());
+        if self.auto_ponder && self.engine.board().outcome().is_none() {
+            self.engine.start(SearchKind::Ponder(None));
+            self.task = Some(Task::Ponder);
+        }
+    }
+
+    /// Yixin-Board analysis output during a search.
+    fn realtime_report(&mut self) {
+        if !self.yixin || self.show_detail == 0 || self.task == Some(Task::Ponder) {
+            return;
+        }
+        let n = match self.task {
+            Some(Task::NBest(n)) => n as usize,
+            _ => 1,
+        };
+        let Some(report) = self.engine.report(&[], n.max(1)) else {
+            return;
+        };
+        if self.show_detail & 1 != 0 {
+            if let Some(best) = report.moves.first() {
+                self.send(&format!("MESSAGE REALTIME BEST {}", best.mv));
+            }
+            for m in report
+                .moves
+                .iter()
+                .filter(|m| matches!(m.proven, Proven::Loss(_)))
+            {
+                self.send(&format!("MESSAGE REALTIME LOSE {}", m.mv));
+            }
+        }
+        if self.show_detail & 2 != 0 {
+            let total: u32 = report.visits;
+            self.pv_blocks(&report.moves, total, 0);
+        }
+    }
+
+    fn final_reports(&mut self, result: &SearchResult, n: usize) {
+        if !self.yixin || self.show_detail & 2 == 0 {
+            return;
+        }
+        let moves: Vec<MoveStats> = result.moves.iter().take(n.max(1)).cloned().collect();
+        self.pv_blocks(
+            &moves,
+            result.counters.playouts as u32,
+            result.elapsed.as_millis() as u64,
+        );
+    }
+
+    /// Yixin-Board's per-PV INFO blocks.
+    fn pv_blocks(&mut self, moves: &[MoveStats], total: u32, ms: u64) {
+        let count = moves.len();
+        for (i, m) in moves.iter().enumerate() {
+            let eval = match m.proven {
+                Proven::Win(d) => format!("+M{d}"),
+                Proven::Loss(d) => format!("-M{d}"),
+                _ => format!("{}", ((m.wdl[0] - m.wdl[2]) * 1000.0).round() as i64),
+            };
+            let winrate = match m.proven {
+                Proven::Win(_) => 1.0,
+                Proven::Loss(_) => 0.0,
+                _ => m.wdl[0] + 0.5 * m.wdl[1],
+            };
+            let lines = [
+                format!("INFO PV {i}"),
+                format!("INFO NUMPV {count}"),
+                "INFO DEPTH 1".to_string(),
+                format!("INFO NODES {}", m.visits),
+                format!("INFO TOTALNODES {total}"),
+                format!("INFO TOTALTIME {ms}"),
+                format!("INFO EVAL {eval}"),
+                format!("INFO WINRATE {winrate:.4}"),
+                format!("INFO BESTLINE {}", m.mv),
+                "INFO PV DONE".to_string(),
+            ];
+            for line in lines {
+                self.send(&line);
+            }
+        }
+    }
+
+    // ---- forbidden points ---------------------------------------------------
+
+    fn forbid_line(&mut self, yixin: bool) -> String {
+        let mut board = self.engine.board().clone();
+        self.forbid_line_of(&mut board, yixin)
+    }
+
+    /// `FORBID x,y x,y` (extended Gomocup) or `FORBID RRCC....` (Yixin).
+    fn forbid_line_of(&self, board: &mut Board, yixin: bool) -> String {
+        let points =
+            if board.rule() == Rule::Renju && (!yixin || board.side_to_move() == Color::Black) {
+                board.forbidden_points()
+            } else {
+                Vec::new()
+            };
+        if yixin {
+            let digits: String = points
+                .iter()
+                .map(|p| format!("{:02}{:02}", p.x(), p.y()))
+                .collect();
+            format!("FORBID {digits}.")
+        } else {
+            let list: Vec<String> = points.iter().map(Point::to_string).collect();
+            format!("FORBID {}", list.join(" ")).trim_end().to_string()
+        }
+    }
+
+    // ---- swap rules ---------------------------------------------------------
+
+    fn swap_board(&mut self, swap2: bool, stones: &[Stone]) {
+        let name = if swap2 { "SWAP2BOARD" } else { "SWAPBOARD" };
+        let valid_counts: &[usize] = if swap2 { &[0, 3, 5] } else { &[0, 3] };
+        if !valid_counts.contains(&stones.len()) {
+            self.error(&format!(
+                "{name} expects {valid_counts:?} stones, got {}",
+                stones.len()
+            ));
+            return;
+        }
+        // Swap blocks list stones in playing order, usually without fields.
+        let plain: Vec<Stone> = stones
+            .iter()
+            .map(|s| Stone {
+                at: s.at,
+                field: None,
+            })
+            .collect();
+        let board = match self.position_of(&plain) {
+            Ok(b) => b,
+            Err(e) => return self.error(&e.replace("BOARD", name)),
+        };
+        self.engine.set_board(board.clone());
+        if stones.is_empty() {
+            let moves = self.opening_stones();
+            if moves.len() == 3 {
+                let line = moves
+                    .iter()
+                    .map(Point::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                self.send(&line);
+            } else {
+                self.error("cannot choose opening stones on this board");
+            }
+            return;
+        }
+        self.think(Task::Swap {
+            stones: stones.len(),
+            swap2,
+            yixin: false,
+        });
+    }
+
+    /// Three opening stones that leave the position even.
+    fn opening_stones(&mut self) -> Vec<Point> {
+        let board = Board::new(self.engine.board().size(), self.rule);
+        balancing_moves(&self.engine, &board, 3)
+    }
+
+    /// After searching the position the opponent handed us (we would play
+    /// white): swap when white's prospects are poor, otherwise stay white,
+    /// or (swap2, 3 stones) hand the choice back with two balancing stones.
+    fn swap_decision(&mut self, result: &SearchResult, stones: usize, swap2: bool, yixin: bool) {
+        let value = match result.proven {
+            Proven::Win(_) => 1.0,
+            Proven::Loss(_) => 0.0,
+            _ => result.expectation,
+        };
+        let take_black = value < if swap2 && stones == 3 { 0.42 } else { 0.5 };
+        let balance = swap2 && stones == 3 && !take_black && value < 0.58;
+        if yixin {
+            let step = if stones == 3 { "SWAP1" } else { "SWAP2" };
+            if take_black {
+                self.send(&format!("MESSAGE SWAP2 {step} YES"));
+            } else if balance {
+                let moves = balancing_moves(&self.engine, &self.engine.board().clone(), 2);
+                if let [m4, m5] = moves[..] {
+                    self.send(&format!("MESSAGE SWAP2 MOVE4 {} {}", m4.x(), m4.y()));
+                    self.send(&format!("MESSAGE SWAP2 MOVE5 {} {}", m5.x(), m5.y()));
+                } else {
+                    self.send(&format!("MESSAGE SWAP2 {step} NO"));
+                }
+            } else {
+                self.send(&format!("MESSAGE SWAP2 {step} NO"));
+            }
+            return;
+        }
+        if take_black {
+            self.send("SWAP");
+        } else if balance {
+            let moves = balancing_moves(&self.engine, &self.engine.board().clone(), 2);
+            match moves[..] {
+                [m4, m5] => self.send(&format!("{m4} {m5}")),
+                _ => self.answer_swap_move(result),
+            }
+        } else {
+            self.answer_swap_move(result);
+        }
+    }
+
+    fn answer_swap_move(&mut self, result: &SearchResult) {
+        match result.best_move {
+            Some(mv) => self.send(&mv.to_string()),
+            None => self.error("no legal move"),
+        }
+    }
+
+    fn yixin_swap2(&mut self, step: u8) {
+        match step {
+            1 => {
+                let moves = self.opening_stones();
+                for (i, m) in moves.iter().enumerate() {
+                    self.send(&format!("MESSAGE SWAP2 MOVE{} {} {}", i + 1, m.x(), m.y()));
+                }
+            }
+            _ => {
+                let stones = self.engine.board().stone_count();
+                self.think(Task::Swap {
+                    stones,
+                    swap2: true,
+                    yixin: true,
+                });
+            }
+        }
+    }
+}
+
+fn move_summary(m: &MoveStats) -> String {
+    let value = match m.proven {
+        Proven::Win(d) => format!("W{d}"),
+        Proven::Loss(d) => format!("L{d}"),
+        Proven::Draw => "D".to_string(),
+        Proven::Unknown => format!("{:.1}", 100.0 * (m.wdl[0] + 0.5 * m.wdl[1])),
+    };
+    format!("{}:{}:{value}", m.mv, m.visits)
+}
+
+/// Keeps a text on one line.
+fn one_line(text: &str) -> String {
+    text.replace(['\r', '\n'], " ")
+}
+
+/// The search settings of a configuration.
+pub fn search_config(config: &Config) -> SearchConfig {
+    SearchConfig {
+        threads: config.engine.threads,
+        batch_size: config.search.batch_size,
+        c_puct: config.search.c_puct,
+        fpu_reduction: config.search.fpu_reduction,
+        style: config.search.style,
+        leaf_vcf_nodes: config.search.leaf_vcf_nodes,
+        root_vct_nodes: config.search.root_vct_nodes,
+        candidate_distance: config.search.candidate_distance,
+        max_memory: (config.engine.max_memory_mb as usize).saturating_mul(1 << 20),
+    }
+}
