@@ -140,36 +140,58 @@ impl Controller {
 
     // ---- the loop's two entry points -------------------------------------
 
+    /// Whether a search that must answer (not a ponder) is running.
+    fn busy(&self) -> bool {
+        self.task.as_ref().is_some_and(|t| *t != Task::Ponder) && self.engine.is_searching()
+    }
+
     /// Handles one command; false means END.
+    ///
+    /// Commands run in the order they arrive. A search that must answer
+    /// holds back the commands after it until it has answered, except END
+    /// and STOP (obeyed at once), INFO evaluate, and the clock settings
+    /// (Piskvork's "move now" is `INFO timeout_turn 0` during the search).
     pub fn handle(&mut self, command: Command) -> bool {
-        if self.task.is_some() && self.engine.is_searching() {
-            match command {
-                Command::End => return false,
-                Command::Stop => {
-                    self.stop_search();
-                    return true;
-                }
-                Command::Info { ref key, .. }
-                    if key == "evaluate" || self.task == Some(Task::Ponder) =>
-                {
+        match &command {
+            Command::End => return false,
+            Command::Stop => {
+                self.stop_search();
+                return true;
+            }
+            Command::Info { key, value } if self.busy() => {
+                if key == "evaluate" {
                     return self.execute(command);
                 }
-                _ if self.task == Some(Task::Ponder) => {
-                    // Anything else ends the pondering first.
-                    self.engine.stop();
-                    self.task = None;
-                }
-                _ => {
-                    self.deferred.push_back(command);
-                    return true;
+                if is_clock_key(key) {
+                    let move_now = key == "timeout_turn" && !self.yixin && value.trim() == "0";
+                    let result = self.execute(command);
+                    if move_now {
+                        self.stop_search();
+                    }
+                    return result;
                 }
             }
+            _ => {}
+        }
+        if self.busy() || !self.deferred.is_empty() {
+            self.deferred.push_back(command);
+            return true;
+        }
+        self.dispatch(command)
+    }
+
+    /// Runs a command now; anything but a setting ends a ponder first.
+    fn dispatch(&mut self, command: Command) -> bool {
+        let is_setting = matches!(&command, Command::Info { .. });
+        if self.task == Some(Task::Ponder) && !is_setting {
+            self.engine.stop();
+            self.task = None;
         }
         self.execute(command)
     }
 
     /// Called often: finishes searches, writes analysis output, and runs
-    /// commands deferred during a search.
+    /// the commands held back during a search.
     pub fn tick(&mut self) {
         if let Some(finished) = self.engine.poll() {
             self.finish(finished);
@@ -177,12 +199,12 @@ impl Controller {
             self.last_report = Instant::now();
             self.realtime_report();
         }
-        while !self.engine.is_searching() {
+        while !self.busy() {
             let Some(command) = self.deferred.pop_front() else {
                 break;
             };
-            if !self.execute(command) {
-                // END was deferred behind a search that has now ended.
+            if !self.dispatch(command) {
+                // END was held back behind a search that has now ended.
                 self.deferred.clear();
                 self.deferred.push_back(Command::End);
                 return;
@@ -384,6 +406,19 @@ impl Controller {
     fn position_of(&self, stones: &[Stone]) -> Result<Board, String> {
         let size = self.engine.board().size();
         let mut board = Board::new(size, self.rule);
+        if let Some(stone) = stones
+            .iter()
+            .find(|s| s.field.is_some_and(|f| f != 1 && f != 2))
+        {
+            return Err(match stone.field {
+                Some(3) => format!(
+                    "BOARD: stone {} has field 3 (a continuous-game blocked stone), which is not supported",
+                    stone.at
+                ),
+                Some(f) => format!("BOARD: stone {} has field {f}; expected 1 or 2", stone.at),
+                None => String::new(),
+            });
+        }
         let own = stones.iter().filter(|s| s.field == Some(1)).count();
         let other = stones.iter().filter(|s| s.field == Some(2)).count();
         let fielded = stones.iter().any(|s| s.field.is_some());
@@ -405,14 +440,7 @@ impl Controller {
         for (i, stone) in stones.iter().enumerate() {
             let color = match stone.field {
                 Some(1) => to_move,
-                Some(2) => to_move.opponent(),
-                Some(3) => {
-                    return Err(format!(
-                        "BOARD: stone {} has field 3 (a continuous-game blocked stone), which is not supported",
-                        stone.at
-                    ))
-                }
-                Some(f) => return Err(format!("BOARD: stone {} has field {f}; expected 1 or 2", stone.at)),
+                Some(_) => to_move.opponent(),
                 None if i % 2 == 0 => Color::Black,
                 None => Color::White,
             };
@@ -876,6 +904,14 @@ impl Controller {
             }
         }
     }
+}
+
+/// INFO keys of the clock, applied even during a search.
+fn is_clock_key(key: &str) -> bool {
+    matches!(
+        key,
+        "timeout_turn" | "timeout_match" | "time_left" | "time_increment" | "protocol_lag"
+    )
 }
 
 fn move_summary(m: &MoveStats) -> String {

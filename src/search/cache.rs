@@ -60,8 +60,9 @@ impl NodeCache {
     /// returned, so the two positions never share statistics.
     pub fn get_or_insert(&self, board: &Board) -> Arc<Node> {
         let key = PositionKey::of(board);
-        let mut shard = self.shard(board.hash()).lock();
-        if let Some(node) = shard.get(&board.hash()) {
+        let hash = PositionKey::hash_of(board);
+        let mut shard = self.shard(hash).lock();
+        if let Some(node) = shard.get(&hash) {
             if *node.key() == key {
                 return Arc::clone(node);
             }
@@ -71,7 +72,7 @@ impl NodeCache {
             .fetch_add(Self::node_bytes(&key), Ordering::Relaxed);
         self.nodes.fetch_add(1, Ordering::Relaxed);
         let node = Arc::new(Node::new(key));
-        shard.insert(board.hash(), Arc::clone(&node));
+        shard.insert(hash, Arc::clone(&node));
         node
     }
 
@@ -135,7 +136,7 @@ impl NodeCache {
 impl PositionKey {
     /// Whether every stone of `other` is in this position too.
     pub fn contains_all_of(&self, other: &PositionKey) -> bool {
-        if self.stone_count() < other.stone_count() {
+        if self.stone_count() < other.stone_count() || !self.same_game_as(other) {
             return false;
         }
         let (mut i, mine) = (0, self.stones());
@@ -185,6 +186,20 @@ mod tests {
             cache.get(&a).is_some() && cache.get(&short).is_some() && cache.get(&other).is_none()
         );
         assert!(cache.memory_bytes() < before);
+        // The same stones on another board size or rule are another node.
+        let big = Board::new(BoardSize::square(20).unwrap(), Rule::Freestyle);
+        let renju = Board::new(size, Rule::Renju);
+        let empty = Board::new(size, Rule::Freestyle);
+        let nodes = [
+            cache.get_or_insert(&big),
+            cache.get_or_insert(&renju),
+            cache.get_or_insert(&empty),
+        ];
+        assert!(
+            !Arc::ptr_eq(&nodes[0], &nodes[1])
+                && !Arc::ptr_eq(&nodes[0], &nodes[2])
+                && !Arc::ptr_eq(&nodes[1], &nodes[2])
+        );
         cache.clear();
         assert_eq!((cache.node_count(), cache.memory_bytes()), (0, 0));
         assert!(cache.get(&a).is_none());

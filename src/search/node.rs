@@ -7,7 +7,7 @@
 
 use parking_lot::Mutex;
 
-use crate::game::{Board, Color, Point};
+use crate::game::{Board, BoardSize, Color, Point, Rule};
 
 /// A game-theoretic value proven by the rules or the solver, with the
 /// number of plies to the end of the game.
@@ -191,6 +191,10 @@ impl NodeData {
 pub struct PositionKey {
     stones: Box<[u16]>,
     side: Color,
+    /// The same stones on another board, or under another rule, are
+    /// another position.
+    size: BoardSize,
+    rule: Rule,
 }
 
 impl PositionKey {
@@ -204,11 +208,29 @@ impl PositionKey {
         PositionKey {
             stones: stones.into_boxed_slice(),
             side: board.side_to_move(),
+            size: board.size(),
+            rule: board.rule(),
         }
+    }
+
+    /// The cache's hash of a position: the board's Zobrist hash mixed with
+    /// its size and rule (an empty 15x15 and an empty 20x20 board have the
+    /// same stones, none).
+    pub fn hash_of(board: &Board) -> u64 {
+        let size = board.size();
+        let extra = (size.width() as u64) << 8
+            | (size.height() as u64) << 16
+            | (board.rule().index() as u64) << 24;
+        board.hash() ^ extra.wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 
     pub fn stone_count(&self) -> usize {
         self.stones.len()
+    }
+
+    /// Same board size and rule.
+    pub fn same_game_as(&self, other: &PositionKey) -> bool {
+        self.size == other.size && self.rule == other.rule
     }
 
     pub(crate) fn stones(&self) -> &[u16] {
