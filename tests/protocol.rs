@@ -719,3 +719,22 @@ fn fuzzed_input_never_breaks_the_brain() {
     b.send("END");
     assert!(b.wait_exit(Duration::from_secs(5)).is_some());
 }
+
+#[test]
+fn a_log_file_is_written_per_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = Brain::start(&["--log-dir", dir.path().to_str().unwrap(), "--threads", "1"]);
+    for _ in 0..2 {
+        b.send("START 15");
+        assert_eq!(b.answer(), "OK");
+        b.send("INFO timeout_turn 100");
+        b.send("BEGIN");
+        b.expect_move();
+    }
+    b.send("END");
+    assert!(b.wait_exit(Duration::from_secs(3)).is_some());
+    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.contains("< BEGIN") && text.contains("> OK") && text.contains("search: depth"), "{text}");
+}
