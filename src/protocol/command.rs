@@ -175,9 +175,8 @@ impl CommandParser {
         if line.is_empty() {
             return Vec::new();
         }
-        if let Some(block) = &mut self.block {
+        if let Some(mut block) = self.block.take() {
             if line.eq_ignore_ascii_case("done") {
-                let block = self.block.take().expect("checked above");
                 return vec![match block.error {
                     Some(error) => Command::Malformed(error),
                     None => Command::Block {
@@ -200,10 +199,10 @@ impl CommandParser {
                         });
                     }
                 }
+                self.block = Some(block);
                 return Vec::new();
             }
             // A command word inside a block: the block was never closed.
-            let block = self.block.take().expect("checked above");
             let mut out = vec![Command::Malformed(format!(
                 "{} block not closed by DONE before {line:?}",
                 block.name
