@@ -48,11 +48,9 @@ impl NodeCache {
     /// The node of `board`'s position, if cached.
     pub fn get(&self, board: &Board) -> Option<Arc<Node>> {
         let key = PositionKey::of(board);
-        let shard = self.shard(board.hash()).lock();
-        shard
-            .get(&board.hash())
-            .filter(|n| *n.key() == key)
-            .cloned()
+        let hash = PositionKey::hash_of(board);
+        let shard = self.shard(hash).lock();
+        shard.get(&hash).filter(|n| *n.key() == key).cloned()
     }
 
     /// The node of `board`'s position, created if new. On the (rare) hash

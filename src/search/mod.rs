@@ -197,7 +197,7 @@ impl Searcher {
             in_flight: AtomicU32::new(0),
         };
         if limits.excluded.is_empty() {
-            self.solve_root(board, &root);
+            self.solve_root(board, &root, limits.time);
         }
         let mut reason = StopReason::Proven;
         if !root.data.lock().proven.is_known() {
@@ -223,10 +223,21 @@ impl Searcher {
     }
 
     /// Tries the solver at the root: a proven win is played at once.
-    fn solve_root(&self, board: &Board, root: &Arc<Node>) {
-        if root.data.lock().proven.is_known() || self.config.root_vct_nodes == 0 {
+    ///
+    /// The VCT budget shrinks with the time: the solver cannot be
+    /// interrupted, so it gets about a tenth of the target time (at about
+    /// 200,000 nodes per second).
+    fn solve_root(&self, board: &Board, root: &Arc<Node>, time: Option<TimeBudget>) {
+        if root.data.lock().proven.is_known() {
             return;
         }
+        let vct_nodes = match time {
+            Some(budget) => self
+                .config
+                .root_vct_nodes
+                .min(budget.target.as_millis() as u64 * 20),
+            None => self.config.root_vct_nodes,
+        };
         let mut board = board.clone();
         let me = board.side_to_move();
         let settings = self.leaf_settings();
@@ -236,11 +247,14 @@ impl Searcher {
             data.proof = (!line.is_empty()).then(|| line.into_boxed_slice());
             return;
         }
+        if vct_nodes == 0 {
+            return;
+        }
         let report = solve(
             &mut board,
             me,
             ThreatKind::Vct,
-            SolveLimits::new(self.config.root_vct_nodes, 20),
+            SolveLimits::new(vct_nodes, 20),
         );
         if let Some(line) = report.win {
             let mut data = root.data.lock();
