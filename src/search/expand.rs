@@ -111,7 +111,9 @@ pub fn candidate_moves(board: &mut Board, distance: u8) -> (Vec<Point>, bool) {
     let size = board.size();
     let mut near = CellSet::new();
     if board.stone_count() == 0 {
-        near = size.points().collect();
+        // The first move: the centre. Networks trained on tournament games
+        // (which start from given openings) know nothing of empty boards.
+        near.insert(size.center());
     }
     let d = distance as i32;
     for &(p, _) in board.history() {
