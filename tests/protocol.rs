@@ -733,8 +733,14 @@ fn a_log_file_is_written_per_start() {
     }
     b.send("END");
     assert!(b.wait_exit(Duration::from_secs(3)).is_some());
-    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    let files: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     assert_eq!(files.len(), 2, "{files:?}");
     let text = std::fs::read_to_string(&files[0]).unwrap();
-    assert!(text.contains("< BEGIN") && text.contains("> OK") && text.contains("search: depth"), "{text}");
+    assert!(
+        text.contains("< BEGIN") && text.contains("> OK") && text.contains("search: depth"),
+        "{text}"
+    );
 }
