@@ -56,6 +56,9 @@ pub struct NetworkSection {
 pub struct SearchSection {
     /// Leaves each search thread gathers per network call.
     pub batch_size: usize,
+    /// Batches each search thread keeps with the network at once (2: it
+    /// gathers the next while the network works; 1: deterministic).
+    pub pipeline: usize,
     pub c_puct: f32,
     pub fpu_reduction: f32,
     /// 0 defensive .. 2 classic .. 4 offensive (INFO style overrides).
@@ -127,6 +130,7 @@ impl Default for SearchSection {
     fn default() -> SearchSection {
         SearchSection {
             batch_size: 8,
+            pipeline: 2,
             c_puct: 1.5,
             fpu_reduction: 0.2,
             style: 2,

@@ -316,7 +316,11 @@ fn end_mid_search_exits_at_once() {
     b.send("START 15");
     assert_eq!(b.answer(), "OK");
     b.send("INFO timeout_turn 60000");
-    b.send("BEGIN");
+    b.send("BOARD");
+    b.send("7,7,2");
+    b.send("8,8,1");
+    b.send("6,8,2");
+    b.send("DONE");
     std::thread::sleep(Duration::from_millis(300));
     b.send("END");
     let took = b.wait_exit(Duration::from_secs(3)).expect("exited");

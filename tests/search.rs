@@ -262,6 +262,7 @@ fn one_thread_searches_are_deterministic() {
             SearchConfig {
                 threads: 1,
                 batch_size: 1,
+                pipeline: 1,
                 ..SearchConfig::default()
             },
         );

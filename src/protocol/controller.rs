@@ -91,7 +91,8 @@ impl Controller {
             analysis_mode: false,
             show_detail: 0,
             timeout_turn: 5000,
-            timeout_match: 0,
+            // Unknown until the manager says: a time_left alone is then obeyed.
+            timeout_match: i64::MAX,
             time_left: UNLIMITED,
             increment: 0,
             blocked: CellSet::new(),
@@ -934,6 +935,7 @@ pub fn search_config(config: &Config) -> SearchConfig {
     SearchConfig {
         threads: config.engine.threads,
         batch_size: config.search.batch_size,
+        pipeline: config.search.pipeline,
         c_puct: config.search.c_puct,
         fpu_reduction: config.search.fpu_reduction,
         style: config.search.style,

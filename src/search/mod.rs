@@ -14,12 +14,15 @@ pub mod result;
 pub mod select;
 pub mod time;
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::game::{Board, CellSet, Point};
-use crate::nn::EvalService;
+use crossbeam_channel::Receiver;
+
+use crate::nn::{EvalService, Evaluation};
 use crate::search::cache::NodeCache;
 use crate::search::expand::{analyse, LeafAnalysis, LeafSettings};
 use crate::search::node::{Edge, Node, NodeState, Proven};
@@ -36,6 +39,10 @@ pub struct SearchConfig {
     pub threads: usize,
     /// Leaves a thread gathers before evaluating them.
     pub batch_size: usize,
+    /// Batches a thread keeps with the network at once: with 2, it gathers
+    /// the next batch while the network works. 1 is the deterministic mode
+    /// (with 1 thread): batches are then always evaluated alone.
+    pub pipeline: usize,
     pub c_puct: f32,
     pub fpu_reduction: f32,
     /// 0 (defensive, P(win)+P(draw)) .. 2 (classic) .. 4 (offensive, P(win)).
@@ -55,6 +62,7 @@ impl Default for SearchConfig {
         SearchConfig {
             threads: 2,
             batch_size: 8,
+            pipeline: 2,
             c_puct: 1.5,
             fpu_reduction: 0.2,
             style: 2,
@@ -340,116 +348,22 @@ impl Searcher {
     fn worker(&self, board: &Board, root: &Arc<Node>, limits: &SearchLimits, progress: &Progress) {
         let max_depth = limits.max_depth.unwrap_or(u32::MAX) as usize;
         let params = self.config.puct();
+        let depth = self.config.pipeline.max(1);
+        let mut in_flight: VecDeque<Vec<(Pending, Receiver<Evaluation>)>> = VecDeque::new();
         while !progress.halt.load(Ordering::Relaxed) {
-            let mut pending = Vec::new();
-            let mut boards = Vec::new();
-            let mut worked = false;
-            // Up to a batch of new leaves; revisits of known nodes do not
-            // fill the batch, but bound the attempts.
-            let batch_size = self.config.batch_size.max(1);
-            for _ in 0..2 * batch_size {
-                if pending.len() >= batch_size {
-                    break;
-                }
-                // Reserve a playout first, so that a limit is never passed.
-                let reserved = progress.reserved.fetch_add(1, Ordering::SeqCst);
-                if limits.max_playouts.is_some_and(|max| reserved >= max) {
-                    progress.reserved.fetch_sub(1, Ordering::SeqCst);
-                    break;
-                }
-                match self.descend(board, root, max_depth, params, &limits.excluded) {
-                    Descent::Evaluate {
-                        path,
-                        leaf,
-                        mut board,
-                    } => {
-                        progress
-                            .max_depth
-                            .fetch_max(path.len() as u32, Ordering::Relaxed);
-                        progress.in_flight.fetch_add(1, Ordering::SeqCst);
-                        worked = true;
-                        match analyse(&mut board, self.leaf_settings()) {
-                            LeafAnalysis::Proven { value, line } => {
-                                {
-                                    let mut data = leaf.data.lock();
-                                    data.proven = value;
-                                    data.proof =
-                                        (!line.is_empty()).then(|| line.into_boxed_slice());
-                                    data.state = NodeState::Expanded;
-                                }
-                                let wdl = value.wdl().unwrap_or([0.0, 1.0, 0.0]);
-                                self.backup(&path, Some(&leaf), wdl, Proven::Unknown);
-                                progress.playouts.fetch_add(1, Ordering::Relaxed);
-                                progress.in_flight.fetch_sub(1, Ordering::SeqCst);
-                            }
-                            LeafAnalysis::Moves { moves, complete } => {
-                                let width = board.size().width() as usize;
-                                pending.push(Pending {
-                                    path,
-                                    leaf,
-                                    moves,
-                                    complete,
-                                    width,
-                                });
-                                boards.push(board);
-                            }
-                        }
-                    }
-                    Descent::Known { path, wdl, proven } => {
-                        // A revisit (proven node, depth limit): it informs
-                        // the path but is no new playout.
-                        progress.reserved.fetch_sub(1, Ordering::SeqCst);
-                        self.backup(&path, None, wdl, proven);
-                    }
-                    Descent::Collision { path } => {
-                        progress.reserved.fetch_sub(1, Ordering::SeqCst);
-                        self.revert(&path);
-                        break;
-                    }
-                }
-            }
+            let (pending, mut boards, worked) =
+                self.gather(board, root, limits, progress, max_depth, params);
             let answers = self.service.submit_boards(&mut boards);
-            for (p, answer) in pending.into_iter().zip(answers) {
-                let Ok(evaluation) = answer.recv() else {
-                    // The service is gone: undo this descent and stop.
-                    p.leaf.data.lock().state = NodeState::Fresh;
-                    self.revert_leaf(&p.path, &p.leaf);
-                    progress.halt.store(true, Ordering::SeqCst);
-                    progress.in_flight.fetch_sub(1, Ordering::SeqCst);
-                    continue;
-                };
-                let mut edges: Vec<Edge> = p
-                    .moves
-                    .iter()
-                    .map(|&m| {
-                        Edge::new(
-                            m,
-                            evaluation.policy[m.y() as usize * p.width + m.x() as usize],
-                        )
-                    })
-                    .collect();
-                let total: f32 = edges.iter().map(|e| e.prior).sum();
-                let n = edges.len() as f32;
-                for e in &mut edges {
-                    e.prior = if total > 0.0 {
-                        e.prior / total
-                    } else {
-                        1.0 / n
-                    };
+            let submitted = !pending.is_empty();
+            if submitted {
+                in_flight.push_back(pending.into_iter().zip(answers).collect());
+            }
+            // Keep up to `depth` batches with the network, so that this
+            // thread gathers the next batch while the last is evaluated.
+            if in_flight.len() >= depth || (!submitted && !in_flight.is_empty()) {
+                if let Some(batch) = in_flight.pop_front() {
+                    self.complete(batch, progress);
                 }
-                edges.sort_by(|a, b| b.prior.total_cmp(&a.prior));
-                self.cache.add_edges(edges.len());
-                {
-                    let mut data = p.leaf.data.lock();
-                    data.edges = edges;
-                    data.complete = p.complete;
-                    data.nn_wdl = evaluation.wdl;
-                    data.state = NodeState::Expanded;
-                }
-                self.backup(&p.path, Some(&p.leaf), evaluation.wdl, Proven::Unknown);
-                progress.playouts.fetch_add(1, Ordering::Relaxed);
-                progress.evaluations.fetch_add(1, Ordering::Relaxed);
-                progress.in_flight.fetch_sub(1, Ordering::SeqCst);
             }
             if limits
                 .max_playouts
@@ -466,6 +380,136 @@ impl Searcher {
                 progress.idle_rounds.fetch_add(1, Ordering::Relaxed);
                 std::thread::sleep(Duration::from_micros(200));
             }
+        }
+        // Finish what the network is still evaluating: those leaves hold
+        // virtual visits and would stay "being expanded" otherwise.
+        while let Some(batch) = in_flight.pop_front() {
+            self.complete(batch, progress);
+        }
+    }
+
+    /// Gathers up to a batch of new leaves: decided ones are backed up at
+    /// once, the others come back with their boards for the network.
+    fn gather(
+        &self,
+        board: &Board,
+        root: &Arc<Node>,
+        limits: &SearchLimits,
+        progress: &Progress,
+        max_depth: usize,
+        params: PuctParams,
+    ) -> (Vec<Pending>, Vec<Board>, bool) {
+        let mut pending = Vec::new();
+        let mut boards = Vec::new();
+        let mut worked = false;
+        // Revisits of known nodes do not fill the batch, but bound the attempts.
+        let batch_size = self.config.batch_size.max(1);
+        for _ in 0..2 * batch_size {
+            if pending.len() >= batch_size {
+                break;
+            }
+            // Reserve a playout first, so that a limit is never passed.
+            let reserved = progress.reserved.fetch_add(1, Ordering::SeqCst);
+            if limits.max_playouts.is_some_and(|max| reserved >= max) {
+                progress.reserved.fetch_sub(1, Ordering::SeqCst);
+                break;
+            }
+            match self.descend(board, root, max_depth, params, &limits.excluded) {
+                Descent::Evaluate {
+                    path,
+                    leaf,
+                    mut board,
+                } => {
+                    progress
+                        .max_depth
+                        .fetch_max(path.len() as u32, Ordering::Relaxed);
+                    progress.in_flight.fetch_add(1, Ordering::SeqCst);
+                    worked = true;
+                    match analyse(&mut board, self.leaf_settings()) {
+                        LeafAnalysis::Proven { value, line } => {
+                            {
+                                let mut data = leaf.data.lock();
+                                data.proven = value;
+                                data.proof = (!line.is_empty()).then(|| line.into_boxed_slice());
+                                data.state = NodeState::Expanded;
+                            }
+                            let wdl = value.wdl().unwrap_or([0.0, 1.0, 0.0]);
+                            self.backup(&path, Some(&leaf), wdl, Proven::Unknown);
+                            progress.playouts.fetch_add(1, Ordering::Relaxed);
+                            progress.in_flight.fetch_sub(1, Ordering::SeqCst);
+                        }
+                        LeafAnalysis::Moves { moves, complete } => {
+                            let width = board.size().width() as usize;
+                            pending.push(Pending {
+                                path,
+                                leaf,
+                                moves,
+                                complete,
+                                width,
+                            });
+                            boards.push(board);
+                        }
+                    }
+                }
+                Descent::Known { path, wdl, proven } => {
+                    // A revisit (proven node, depth limit): it informs the
+                    // path but is no new playout.
+                    progress.reserved.fetch_sub(1, Ordering::SeqCst);
+                    self.backup(&path, None, wdl, proven);
+                }
+                Descent::Collision { path } => {
+                    progress.reserved.fetch_sub(1, Ordering::SeqCst);
+                    self.revert(&path);
+                    break;
+                }
+            }
+        }
+        (pending, boards, worked)
+    }
+
+    /// Expands and backs up a batch once the network has answered.
+    fn complete(&self, batch: Vec<(Pending, Receiver<Evaluation>)>, progress: &Progress) {
+        for (p, answer) in batch {
+            let Ok(evaluation) = answer.recv() else {
+                // The service is gone: undo this descent and stop.
+                p.leaf.data.lock().state = NodeState::Fresh;
+                self.revert_leaf(&p.path, &p.leaf);
+                progress.halt.store(true, Ordering::SeqCst);
+                progress.in_flight.fetch_sub(1, Ordering::SeqCst);
+                continue;
+            };
+            let mut edges: Vec<Edge> = p
+                .moves
+                .iter()
+                .map(|&m| {
+                    Edge::new(
+                        m,
+                        evaluation.policy[m.y() as usize * p.width + m.x() as usize],
+                    )
+                })
+                .collect();
+            let total: f32 = edges.iter().map(|e| e.prior).sum();
+            let n = edges.len() as f32;
+            for e in &mut edges {
+                e.prior = if total > 0.0 {
+                    e.prior / total
+                } else {
+                    1.0 / n
+                };
+            }
+            edges.sort_by(|a, b| b.prior.total_cmp(&a.prior));
+            self.cache.add_edges(edges.len());
+            {
+                let mut data = p.leaf.data.lock();
+                data.edges = edges;
+                data.complete = p.complete;
+                data.nn_wdl = evaluation.wdl;
+                data.state = NodeState::Expanded;
+            }
+            self.backup(&p.path, Some(&p.leaf), evaluation.wdl, Proven::Unknown);
+            progress.playouts.fetch_add(1, Ordering::Relaxed);
+            progress.evaluations.fetch_add(1, Ordering::Relaxed);
+            progress.in_flight.fetch_sub(1, Ordering::SeqCst);
         }
     }
 
