@@ -1,0 +1,308 @@
+//! Game records: Piskvork PSQ and SGF (GM[4], gomoku/renju) writers, and a
+//! small SGF reader for checking records.
+
+use std::fmt::Write as _;
+
+use crate::game::{BoardSize, Color, Point, Rule};
+
+/// One stone of a game record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MoveRecord {
+    pub point: Point,
+    pub color: Color,
+    /// Milliseconds the engine took (0 for opening stones).
+    pub ms: u64,
+    /// Placed by the runner as part of the opening.
+    pub opening: bool,
+}
+
+/// A PSQ record as the Piskvork manager writes it: the header
+/// `Piskvork WxH, 11:11, 0`, one `x,y,ms` line per stone (1-based
+/// coordinates, the engine's time in milliseconds), then the names of the
+/// players of black and of white.
+pub fn psq_text(size: BoardSize, moves: &[MoveRecord], black: &str, white: &str) -> String {
+    let mut text = String::with_capacity(32 + moves.len() * 12);
+    let _ = writeln!(
+        text,
+        "Piskvork {}x{}, 11:11, 0",
+        size.width(),
+        size.height()
+    );
+    for m in moves {
+        let _ = writeln!(text, "{},{},{}", m.point.x() + 1, m.point.y() + 1, m.ms);
+    }
+    let _ = writeln!(text, "{}", one_line(black));
+    let _ = writeln!(text, "{}", one_line(white));
+    text
+}
+
+fn one_line(s: &str) -> String {
+    s.replace(['\r', '\n'], " ")
+}
+
+/// SGF coordinate letter of 0-based `v` (`a`..`z`, then `A`..`Z`).
+fn sgf_letter(v: u8) -> char {
+    if v < 26 {
+        (b'a' + v) as char
+    } else {
+        (b'A' + v - 26) as char
+    }
+}
+
+fn sgf_value(c: char) -> Option<u8> {
+    match c {
+        'a'..='z' => Some(c as u8 - b'a'),
+        'A'..='Z' => Some(c as u8 - b'A' + 26),
+        _ => None,
+    }
+}
+
+/// Escapes `]`, `\` (and `:` when needed) in an SGF text value.
+fn sgf_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c == ']' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// What an SGF record says about the end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SgfInfo<'a> {
+    pub size: BoardSize,
+    pub rule: Rule,
+    pub black: &'a str,
+    pub white: &'a str,
+    /// `RE` value: `B+`, `W+T`, `0` ...
+    pub result: &'a str,
+    /// Free text for `GC` (the reason, the opening).
+    pub comment: &'a str,
+    pub game_name: &'a str,
+}
+
+/// One game as SGF (FF[4], GM[4]); every stone, the opening included, is a
+/// move node.
+pub fn sgf_text(info: &SgfInfo<'_>, moves: &[MoveRecord]) -> String {
+    let mut text = String::with_capacity(160 + moves.len() * 6);
+    let size = if info.size.width() == info.size.height() {
+        info.size.width().to_string()
+    } else {
+        format!("{}:{}", info.size.width(), info.size.height())
+    };
+    let _ = write!(
+        text,
+        "(;FF[4]GM[4]CA[UTF-8]AP[wuzi:{}]SZ[{size}]RU[{}]GN[{}]PB[{}]PW[{}]RE[{}]GC[{}]",
+        env!("CARGO_PKG_VERSION"),
+        info.rule,
+        sgf_escape(info.game_name),
+        sgf_escape(info.black),
+        sgf_escape(info.white),
+        sgf_escape(info.result),
+        sgf_escape(info.comment),
+    );
+    for (i, m) in moves.iter().enumerate() {
+        if i % 12 == 0 {
+            text.push('\n');
+        }
+        let tag = match m.color {
+            Color::Black => 'B',
+            Color::White => 'W',
+        };
+        let _ = write!(
+            text,
+            ";{tag}[{}{}]",
+            sgf_letter(m.point.x()),
+            sgf_letter(m.point.y())
+        );
+    }
+    text.push_str(")\n");
+    text
+}
+
+/// A game read back from SGF.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SgfGame {
+    pub size: BoardSize,
+    pub moves: Vec<(Color, Point)>,
+    /// Root properties other than moves, in order (`SZ`, `RE`, `PB`, ...).
+    pub properties: Vec<(String, String)>,
+}
+
+impl SgfGame {
+    pub fn property(&self, key: &str) -> Option<&str> {
+        self.properties
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Reads every game of an SGF file (a collection of `(;...)` trees; only the
+/// main line of each). Understands the properties this module writes.
+pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, String> {
+    let mut games = Vec::new();
+    let mut chars = text.chars().peekable();
+    let mut depth = 0usize;
+    type Tree = (Vec<(String, String)>, Vec<(Color, Point)>);
+    let mut current: Option<Tree> = None;
+    let mut key = String::new();
+    let mut after_value = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '(' => {
+                depth += 1;
+                if depth == 1 {
+                    current = Some((Vec::new(), Vec::new()));
+                }
+            }
+            ')' => {
+                if depth == 0 {
+                    return Err("unbalanced ')'".to_string());
+                }
+                depth -= 1;
+                if depth == 0 {
+                    let (props, moves) = current.take().ok_or("empty game tree")?;
+                    let sz = props
+                        .iter()
+                        .find(|(k, _)| k == "SZ")
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or_else(|| "15".to_string());
+                    let (w, h) = match sz.split_once(':') {
+                        Some((w, h)) => (w.parse(), h.parse()),
+                        None => (sz.parse(), sz.parse()),
+                    };
+                    let (w, h) = (
+                        w.map_err(|_| format!("bad SZ {sz:?}"))?,
+                        h.map_err(|_| format!("bad SZ {sz:?}"))?,
+                    );
+                    let size = BoardSize::new(w, h).map_err(|e| e.to_string())?;
+                    if let Some(&(_, p)) = moves.iter().find(|(_, p)| !size.contains(*p)) {
+                        return Err(format!("move {p} is off the {size} board"));
+                    }
+                    games.push(SgfGame {
+                        size,
+                        moves,
+                        properties: props,
+                    });
+                }
+            }
+            ';' => {
+                key.clear();
+                after_value = false;
+            }
+            '[' => {
+                let mut value = String::new();
+                loop {
+                    match chars.next() {
+                        Some('\\') => {
+                            if let Some(e) = chars.next() {
+                                value.push(e);
+                            }
+                        }
+                        Some(']') => break,
+                        Some(v) => value.push(v),
+                        None => return Err("unterminated property value".to_string()),
+                    }
+                }
+                after_value = true;
+                let Some((props, moves)) = current.as_mut() else {
+                    return Err("property outside a game tree".to_string());
+                };
+                if depth > 1 {
+                    // Variations are skipped.
+                    continue;
+                }
+                match key.as_str() {
+                    "B" | "W" => {
+                        let color = if key == "B" {
+                            Color::Black
+                        } else {
+                            Color::White
+                        };
+                        let mut cs = value.chars();
+                        let (Some(x), Some(y), None) = (
+                            cs.next().and_then(sgf_value),
+                            cs.next().and_then(sgf_value),
+                            cs.next(),
+                        ) else {
+                            return Err(format!("bad move {key}[{value}]"));
+                        };
+                        let p = Point::new(x, y).ok_or_else(|| format!("bad move [{value}]"))?;
+                        moves.push((color, p));
+                    }
+                    _ => props.push((key.clone(), value)),
+                }
+            }
+            c if c.is_ascii_uppercase() => {
+                // After a value a letter starts a new property name;
+                // consecutive values (`AB[aa][bb]`) share one name.
+                if after_value {
+                    key.clear();
+                    after_value = false;
+                }
+                key.push(c);
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        return Err("unterminated game tree".to_string());
+    }
+    Ok(games)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(x: u8, y: u8, color: Color) -> MoveRecord {
+        MoveRecord {
+            point: Point::new(x, y).unwrap(),
+            color,
+            ms: 5,
+            opening: false,
+        }
+    }
+
+    #[test]
+    fn sgf_round_trip() {
+        let size = BoardSize::new(30, 20).unwrap();
+        let moves = vec![
+            rec(0, 0, Color::Black),
+            rec(29, 19, Color::White),
+            rec(7, 7, Color::Black),
+        ];
+        let info = SgfInfo {
+            size,
+            rule: Rule::Renju,
+            black: "a]b",
+            white: "c\\d",
+            result: "W+F",
+            comment: "black: forbidden",
+            game_name: "game 1",
+        };
+        let text = sgf_text(&info, &moves);
+        let games = parse_sgf(&format!("{text}{text}")).unwrap();
+        assert_eq!(games.len(), 2);
+        let g = &games[0];
+        assert_eq!(g.size, size);
+        assert_eq!(
+            g.moves,
+            moves.iter().map(|m| (m.color, m.point)).collect::<Vec<_>>()
+        );
+        assert_eq!(g.property("PB"), Some("a]b"));
+        assert_eq!(g.property("PW"), Some("c\\d"));
+        assert_eq!(g.property("RE"), Some("W+F"));
+        assert_eq!(g.property("RU"), Some("renju"));
+    }
+
+    #[test]
+    fn psq_layout() {
+        let size = BoardSize::square(15).unwrap();
+        let text = psq_text(size, &[rec(7, 7, Color::Black)], "x", "y");
+        assert_eq!(text, "Piskvork 15x15, 11:11, 0\n8,8,5\nx\ny\n");
+    }
+}

@@ -1,0 +1,389 @@
+//! Match statistics: Elo difference with a 95% margin, likelihood of
+//! superiority (LOS), and the sequential probability ratio test (SPRT).
+//!
+//! The formulas are cutechess-cli's: the margin comes from the trinomial
+//! (win/draw/loss) variance of the mean score, LOS from the normal
+//! approximation of wins against losses, and the SPRT log-likelihood ratio
+//! from the BayesElo trinomial model with the draw Elo estimated from the
+//! sample. A second model, the logistic GSPRT approximation used by fishtest
+//! and c-chess-cli, is available too.
+
+use std::fmt;
+
+/// The 97.5% quantile of the standard normal distribution (two-sided 95%).
+const Z_975: f64 = 1.959_963_984_540_054;
+
+/// Wins, losses and draws from one side's point of view.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Wld {
+    pub wins: u32,
+    pub losses: u32,
+    pub draws: u32,
+}
+
+impl Wld {
+    pub const fn new(wins: u32, losses: u32, draws: u32) -> Wld {
+        Wld {
+            wins,
+            losses,
+            draws,
+        }
+    }
+
+    pub const fn games(&self) -> u32 {
+        self.wins + self.losses + self.draws
+    }
+
+    /// Points: a win is 1, a draw 1/2.
+    pub fn points(&self) -> f64 {
+        self.wins as f64 + self.draws as f64 / 2.0
+    }
+
+    /// Mean score in `0..=1`; 0.5 with no games.
+    pub fn score(&self) -> f64 {
+        match self.games() {
+            0 => 0.5,
+            n => self.points() / n as f64,
+        }
+    }
+
+    /// The same games from the other side's point of view.
+    pub const fn flipped(&self) -> Wld {
+        Wld::new(self.losses, self.wins, self.draws)
+    }
+
+    pub fn add(&mut self, other: Wld) {
+        self.wins += other.wins;
+        self.losses += other.losses;
+        self.draws += other.draws;
+    }
+}
+
+impl fmt::Display for Wld {
+    /// `W - L - D [score]`, as cutechess prints it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} - {} - {}  [{:.3}]",
+            self.wins,
+            self.losses,
+            self.draws,
+            self.score()
+        )
+    }
+}
+
+/// The logistic Elo difference of a mean score: `-400 log10(1/s - 1)`
+/// (infinite at 0 and 1).
+pub fn elo_from_score(score: f64) -> f64 {
+    -400.0 * (1.0 / score - 1.0).log10()
+}
+
+/// The expected score of an Elo difference (inverse of [`elo_from_score`]).
+pub fn score_from_elo(elo: f64) -> f64 {
+    1.0 / (1.0 + 10f64.powf(-elo / 400.0))
+}
+
+/// The error function, from the Chebyshev fit of Numerical Recipes' `erfcc`
+/// (fractional error below 1.2e-7 everywhere).
+pub fn erf(x: f64) -> f64 {
+    let z = x.abs();
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let poly = -z * z - 1.265_512_23
+        + t * (1.000_023_68
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_203_98
+                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    let erfc = t * poly.exp();
+    if x >= 0.0 {
+        1.0 - erfc
+    } else {
+        erfc - 1.0
+    }
+}
+
+/// An Elo estimate from a match result.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EloEstimate {
+    /// Mean score in `0..=1`.
+    pub score: f64,
+    /// Elo difference (may be infinite after a clean sweep).
+    pub elo: f64,
+    /// Half-width of the 95% confidence interval, in Elo (NaN or infinite
+    /// when the interval leaves `0..1`).
+    pub margin: f64,
+    /// Likelihood of superiority in `0..=1`.
+    pub los: f64,
+    /// Share of draws.
+    pub draw_ratio: f64,
+}
+
+impl EloEstimate {
+    /// `None` without games.
+    pub fn new(wld: Wld) -> Option<EloEstimate> {
+        let n = wld.games() as f64;
+        if n == 0.0 {
+            return None;
+        }
+        let (w, l, d) = (
+            wld.wins as f64 / n,
+            wld.losses as f64 / n,
+            wld.draws as f64 / n,
+        );
+        let mu = w + d / 2.0;
+        let variance = w * (1.0 - mu).powi(2) + l * mu.powi(2) + d * (0.5 - mu).powi(2);
+        let stdev = variance.sqrt() / n.sqrt();
+        let margin =
+            (elo_from_score(mu + Z_975 * stdev) - elo_from_score(mu - Z_975 * stdev)) / 2.0;
+        Some(EloEstimate {
+            score: mu,
+            elo: elo_from_score(mu),
+            margin,
+            los: los(wld),
+            draw_ratio: d,
+        })
+    }
+}
+
+/// Likelihood of superiority: `0.5 (1 + erf((W - L) / sqrt(2 (W + L))))`;
+/// 0.5 when every game was drawn.
+pub fn los(wld: Wld) -> f64 {
+    let decisive = (wld.wins + wld.losses) as f64;
+    if decisive == 0.0 {
+        return 0.5;
+    }
+    0.5 * (1.0 + erf((wld.wins as f64 - wld.losses as f64) / (2.0 * decisive).sqrt()))
+}
+
+/// How the SPRT's log-likelihood ratio is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SprtModel {
+    /// cutechess-cli: the BayesElo trinomial model, the draw Elo estimated
+    /// from the sample, the hypotheses' Elo converted to BayesElo with the
+    /// sample's scale. Needs at least one win and one loss; draws may be
+    /// absent (the draw term then vanishes: a binomial test).
+    BayesElo,
+    /// The generalised SPRT with the normal approximation of the score
+    /// (fishtest, c-chess-cli): `N (s1 - s0)(2 mean - s0 - s1) / (2 var)`,
+    /// with `s0`, `s1` the logistic scores of `elo0`, `elo1`.
+    Gsprt,
+}
+
+/// The SPRT's settings: H0 `elo = elo0` against H1 `elo = elo1`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SprtParams {
+    pub elo0: f64,
+    pub elo1: f64,
+    /// Probability of accepting H1 when H0 holds (false positive).
+    pub alpha: f64,
+    /// Probability of accepting H0 when H1 holds (false negative).
+    pub beta: f64,
+    pub model: SprtModel,
+}
+
+/// What the SPRT says so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SprtDecision {
+    Continue,
+    AcceptH0,
+    AcceptH1,
+}
+
+/// The SPRT's state after some games.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SprtStatus {
+    pub llr: f64,
+    pub lower: f64,
+    pub upper: f64,
+    pub decision: SprtDecision,
+}
+
+impl SprtParams {
+    /// Defaults as in cutechess-cli: elo0 0, alpha = beta = 0.05, BayesElo.
+    pub fn new(elo0: f64, elo1: f64, alpha: f64, beta: f64) -> SprtParams {
+        SprtParams {
+            elo0,
+            elo1,
+            alpha,
+            beta,
+            model: SprtModel::BayesElo,
+        }
+    }
+
+    /// Parses `elo0=E0 elo1=E1 alpha=A beta=B model=bayeselo|gsprt` tokens
+    /// (only `elo1` is required).
+    pub fn parse(tokens: &[String]) -> Result<SprtParams, String> {
+        let mut params = SprtParams::new(0.0, f64::NAN, 0.05, 0.05);
+        for token in tokens.iter().flat_map(|t| t.split_whitespace()) {
+            let (key, value) = token
+                .split_once('=')
+                .ok_or_else(|| format!("SPRT setting {token:?} is not KEY=VALUE"))?;
+            let number = || {
+                value
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .ok_or_else(|| format!("SPRT setting {key}: {value:?} is not a number"))
+            };
+            match key.to_ascii_lowercase().as_str() {
+                "elo0" => params.elo0 = number()?,
+                "elo1" => params.elo1 = number()?,
+                "alpha" => params.alpha = number()?,
+                "beta" => params.beta = number()?,
+                "model" => {
+                    params.model = match value.to_ascii_lowercase().as_str() {
+                        "bayeselo" | "cutechess" | "trinomial" => SprtModel::BayesElo,
+                        "gsprt" | "logistic" | "normal" => SprtModel::Gsprt,
+                        other => {
+                            return Err(format!("SPRT model {other:?}: expected bayeselo or gsprt"))
+                        }
+                    }
+                }
+                other => {
+                    return Err(format!(
+                        "unknown SPRT setting {other:?}: expected elo0, elo1, alpha, beta or model"
+                    ))
+                }
+            }
+        }
+        if params.elo1.is_nan() {
+            return Err("the SPRT needs elo1=E1".to_string());
+        }
+        if params.elo1 <= params.elo0 {
+            return Err(format!(
+                "SPRT: elo1 ({}) must be above elo0 ({})",
+                params.elo1, params.elo0
+            ));
+        }
+        for (name, p) in [("alpha", params.alpha), ("beta", params.beta)] {
+            if !(p > 0.0 && p < 0.5) {
+                return Err(format!("SPRT: {name} must be in (0, 0.5), got {p}"));
+            }
+        }
+        Ok(params)
+    }
+
+    /// The stopping bounds `(ln(beta / (1 - alpha)), ln((1 - beta) / alpha))`.
+    pub fn bounds(&self) -> (f64, f64) {
+        (
+            (self.beta / (1.0 - self.alpha)).ln(),
+            ((1.0 - self.beta) / self.alpha).ln(),
+        )
+    }
+
+    /// The log-likelihood ratio of H1 against H0 for `wld` (0 while it
+    /// cannot be computed yet).
+    pub fn llr(&self, wld: Wld) -> f64 {
+        match self.model {
+            SprtModel::BayesElo => llr_bayeselo(wld, self.elo0, self.elo1),
+            SprtModel::Gsprt => llr_gsprt(wld, self.elo0, self.elo1),
+        }
+    }
+
+    pub fn status(&self, wld: Wld) -> SprtStatus {
+        let llr = self.llr(wld);
+        let (lower, upper) = self.bounds();
+        let decision = if llr >= upper {
+            SprtDecision::AcceptH1
+        } else if llr <= lower {
+            SprtDecision::AcceptH0
+        } else {
+            SprtDecision::Continue
+        };
+        SprtStatus {
+            llr,
+            lower,
+            upper,
+            decision,
+        }
+    }
+}
+
+impl fmt::Display for SprtModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SprtModel::BayesElo => "bayeselo",
+            SprtModel::Gsprt => "gsprt",
+        })
+    }
+}
+
+/// Win, loss and draw probabilities of the BayesElo model.
+fn bayeselo_probabilities(bayes_elo: f64, draw_elo: f64) -> (f64, f64, f64) {
+    let win = 1.0 / (1.0 + 10f64.powf((draw_elo - bayes_elo) / 400.0));
+    let loss = 1.0 / (1.0 + 10f64.powf((draw_elo + bayes_elo) / 400.0));
+    (win, loss, 1.0 - win - loss)
+}
+
+/// cutechess-cli's log-likelihood ratio (BayesElo trinomial model).
+pub fn llr_bayeselo(wld: Wld, elo0: f64, elo1: f64) -> f64 {
+    if wld.wins == 0 || wld.losses == 0 {
+        return 0.0;
+    }
+    let n = wld.games() as f64;
+    let (w, l, d) = (wld.wins as f64, wld.losses as f64, wld.draws as f64);
+    let (pw, pl) = (w / n, l / n);
+    let draw_elo = if wld.draws == 0 {
+        0.0
+    } else {
+        200.0 * ((1.0 - pl) / pl * (1.0 - pw) / pw).log10()
+    };
+    let x = 10f64.powf(-draw_elo / 400.0);
+    let scale = 4.0 * x / ((1.0 + x) * (1.0 + x));
+    let (w0, l0, d0) = bayeselo_probabilities(elo0 / scale, draw_elo);
+    let (w1, l1, d1) = bayeselo_probabilities(elo1 / scale, draw_elo);
+    let mut llr = w * (w1 / w0).ln() + l * (l1 / l0).ln();
+    if wld.draws > 0 {
+        llr += d * (d1 / d0).ln();
+    }
+    llr
+}
+
+/// The generalised SPRT's log-likelihood ratio, normal approximation
+/// (logistic Elo).
+pub fn llr_gsprt(wld: Wld, elo0: f64, elo1: f64) -> f64 {
+    let n = wld.games() as f64;
+    if n == 0.0 {
+        return 0.0;
+    }
+    let (w, l, d) = (
+        wld.wins as f64 / n,
+        wld.losses as f64 / n,
+        wld.draws as f64 / n,
+    );
+    let mean = w + d / 2.0;
+    let variance = w * (1.0 - mean).powi(2) + l * mean.powi(2) + d * (0.5 - mean).powi(2);
+    if variance <= 0.0 {
+        return 0.0;
+    }
+    let (s0, s1) = (score_from_elo(elo0), score_from_elo(elo1));
+    n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * variance)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn erf_matches_known_values() {
+        for (x, e) in [
+            (0.0, 0.0),
+            (0.5, 0.520_499_877_8),
+            (1.0, 0.842_700_792_9),
+            (2.0, 0.995_322_265_0),
+            (-1.0, -0.842_700_792_9),
+        ] {
+            assert!((erf(x) - e).abs() < 1e-6, "erf({x}) = {}", erf(x));
+        }
+    }
+
+    #[test]
+    fn score_and_elo_are_inverse() {
+        for elo in [-300.0, -10.0, 0.0, 35.5, 400.0] {
+            assert!((elo_from_score(score_from_elo(elo)) - elo).abs() < 1e-9);
+        }
+    }
+}

@@ -1,0 +1,445 @@
+//! `wuzi-test-brain`: a deliberately weak Gomocup brain for testing the
+//! match runner.
+//!
+//! It plays legal random moves near the stones already on the board,
+//! completing its own five when it can (so games end). With `--mode` it
+//! misbehaves on purpose on its `--at`-th move of a game (default the
+//! first):
+//!
+//! * `random`: never misbehaves;
+//! * `timeout`: sleeps well past the time limit, then answers;
+//! * `illegal`: answers an occupied cell (off the board on an empty one);
+//! * `crash`: exits without answering;
+//! * `silent`: stops answering anything (`--at 0`: not even START);
+//! * `slow-end`: plays normally but ignores END and end of input;
+//! * `garbage`: answers a line that is not a move.
+//!
+//! `--block` makes it a little stronger: it also blocks the opponent's five.
+//! `--no-restart` answers `UNKNOWN` to RESTART (the manager must start a new
+//! process for every game).
+//!
+//! It speaks START, RECTSTART, RESTART, BEGIN, TURN, BOARD ... DONE, INFO,
+//! TAKEBACK, PLAY, END and ABOUT, and keeps its position on a
+//! `wuzi::game::Board`.
+
+use std::io::{self, BufRead, Write};
+use std::process::ExitCode;
+use std::thread;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use wuzi::game::{Board, BoardSize, Color, Point, Rule};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mode {
+    Random,
+    Timeout,
+    Illegal,
+    Crash,
+    Silent,
+    SlowEnd,
+    Garbage,
+}
+
+struct Options {
+    mode: Mode,
+    at: u32,
+    seed: u64,
+    block: bool,
+    no_restart: bool,
+}
+
+fn usage() -> String {
+    "usage: wuzi-test-brain [--mode random|timeout|illegal|crash|silent|slow-end|garbage] \
+     [--at N] [--seed S] [--block] [--no-restart]"
+        .to_string()
+}
+
+fn parse_args() -> Result<Options, String> {
+    let mut options = Options {
+        mode: Mode::Random,
+        at: 1,
+        block: false,
+        no_restart: false,
+        seed: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+            ^ (std::process::id() as u64) << 40,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let (key, inline) = match arg.split_once('=') {
+            Some((k, v)) => (k.to_string(), Some(v.to_string())),
+            None => (arg.clone(), None),
+        };
+        let mut value = || inline.clone().or_else(|| args.next()).ok_or_else(usage);
+        match key.as_str() {
+            "--mode" => {
+                options.mode = match value()?.as_str() {
+                    "random" => Mode::Random,
+                    "timeout" => Mode::Timeout,
+                    "illegal" => Mode::Illegal,
+                    "crash" => Mode::Crash,
+                    "silent" => Mode::Silent,
+                    "slow-end" => Mode::SlowEnd,
+                    "garbage" => Mode::Garbage,
+                    other => return Err(format!("unknown mode {other:?}; {}", usage())),
+                }
+            }
+            "--at" => options.at = value()?.parse().map_err(|_| usage())?,
+            "--seed" => options.seed = value()?.parse().map_err(|_| usage())?,
+            "--block" => options.block = true,
+            "--no-restart" => options.no_restart = true,
+            "--help" | "-h" => return Err(usage()),
+            // Managers may pass arguments of their own (Yixin-Board does).
+            _ => {}
+        }
+    }
+    Ok(options)
+}
+
+/// SplitMix64.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+struct Brain {
+    options: Options,
+    rng: Rng,
+    size: BoardSize,
+    rule: Rule,
+    /// Stones in play order with their colours (the board is rebuilt from
+    /// them when the rule changes).
+    board: Board,
+    turn_ms: u64,
+    time_left_ms: u64,
+    /// Moves answered in this game.
+    answered: u32,
+    silent: bool,
+    out: io::Stdout,
+}
+
+impl Brain {
+    fn say(&mut self, line: &str) {
+        if self.silent {
+            return;
+        }
+        let mut out = self.out.lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+
+    fn reset(&mut self) {
+        self.board = Board::new(self.size, self.rule);
+        self.answered = 0;
+    }
+
+    fn set_rule(&mut self, rule: Rule) {
+        if rule == self.rule {
+            return;
+        }
+        self.rule = rule;
+        let stones: Vec<(Point, Color)> = self.board.history().to_vec();
+        let to_move = self.board.side_to_move();
+        self.board = Board::new(self.size, rule);
+        for (p, c) in stones {
+            let _ = self.board.place(p, c);
+        }
+        self.board.set_side_to_move(to_move);
+    }
+
+    fn point(&self, text: &str) -> Option<Point> {
+        let (x, y) = text.trim().split_once(',')?;
+        let (x, y) = (x.trim().parse::<i32>().ok()?, y.trim().parse::<i32>().ok()?);
+        self.size.point(x, y)
+    }
+
+    /// A move for the side to move: its own five if it has one, else a
+    /// random legal cell within two steps of a stone (the centre first).
+    fn choose(&mut self) -> Option<Point> {
+        let me = self.board.side_to_move();
+        let fives: Vec<Point> = self.board.winning_moves(me).collect();
+        for p in fives {
+            if self.board.is_winning_move(p, me) && self.legal(p, me) {
+                return Some(p);
+            }
+        }
+        if self.options.block {
+            let theirs: Vec<Point> = self.board.winning_moves(me.opponent()).collect();
+            for p in theirs {
+                if self.board.is_winning_move(p, me.opponent()) && self.legal(p, me) {
+                    return Some(p);
+                }
+            }
+        }
+        if self.board.stone_count() == 0 {
+            return Some(self.size.center());
+        }
+        let mut near = [false; 1024];
+        let (w, h) = (self.size.width() as i32, self.size.height() as i32);
+        for &(p, _) in self.board.history() {
+            for dy in -2..=2 {
+                for dx in -2..=2 {
+                    let (x, y) = (p.x() as i32 + dx, p.y() as i32 + dy);
+                    if x >= 0 && y >= 0 && x < w && y < h {
+                        near[(y * 32 + x) as usize] = true;
+                    }
+                }
+            }
+        }
+        let mut candidates: Vec<Point> = self
+            .board
+            .empty_cells()
+            .filter(|p| near[p.index()])
+            .collect();
+        if candidates.is_empty() {
+            candidates = self.board.empty_cells().collect();
+        }
+        while !candidates.is_empty() {
+            let i = self.rng.below(candidates.len());
+            let p = candidates.swap_remove(i);
+            if self.legal(p, me) {
+                return Some(p);
+            }
+        }
+        self.board.empty_cells().next()
+    }
+
+    fn legal(&mut self, p: Point, color: Color) -> bool {
+        self.board
+            .check_move(p.x() as i64, p.y() as i64, color)
+            .is_ok()
+    }
+
+    /// Answers a move request, misbehaving if this is the `--at`-th move.
+    fn answer(&mut self) {
+        self.answered += 1;
+        if self.answered == self.options.at {
+            match self.options.mode {
+                Mode::Timeout => {
+                    let limit = self.turn_ms.min(self.time_left_ms);
+                    thread::sleep(Duration::from_millis(limit.saturating_mul(3) + 1500));
+                }
+                Mode::Illegal => {
+                    let reply = match self.board.last_move() {
+                        Some(p) => format!("{},{}", p.x(), p.y()),
+                        None => format!("{},0", self.size.width()),
+                    };
+                    self.say(&reply);
+                    return;
+                }
+                Mode::Crash => quit(3),
+                Mode::Silent => {
+                    self.silent = true;
+                    return;
+                }
+                Mode::Garbage => {
+                    self.say("I resign");
+                    return;
+                }
+                Mode::Random | Mode::SlowEnd => {}
+            }
+        }
+        match self.choose() {
+            Some(p) => {
+                let me = self.board.side_to_move();
+                let _ = self.board.place(p, me);
+                self.say(&format!("{},{}", p.x(), p.y()));
+            }
+            None => self.say("ERROR no empty cell"),
+        }
+    }
+
+    /// Puts the opponent's stone `text` on the board.
+    fn opponent_move(&mut self, text: &str) -> bool {
+        match self.point(text) {
+            Some(p) if self.board.is_empty(p) => {
+                let c = self.board.side_to_move();
+                self.board.place(p, c).is_ok()
+            }
+            _ => {
+                self.say(&format!("ERROR bad coordinates {text:?}"));
+                false
+            }
+        }
+    }
+
+    fn end(&mut self) -> ! {
+        if self.options.mode == Mode::SlowEnd {
+            // Ignores END and end of input; the manager has to kill it.
+            thread::sleep(Duration::from_secs(30));
+        }
+        quit(0)
+    }
+}
+
+/// Exits at once: flushes stdout and skips the exit handlers (the libtorch
+/// libraries this binary links take over 100 ms to tear down).
+fn quit(code: i32) -> ! {
+    let _ = io::stdout().flush();
+    // SAFETY: _exit only ends the process; stdout is flushed above and
+    // nothing else holds buffered data.
+    unsafe { libc::_exit(code) }
+}
+
+fn main() -> ExitCode {
+    let options = match parse_args() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let size = BoardSize::square(15).expect("15x15");
+    let mut brain = Brain {
+        rng: Rng(options.seed),
+        silent: options.mode == Mode::Silent && options.at == 0,
+        options,
+        size,
+        rule: Rule::Freestyle,
+        board: Board::new(size, Rule::Freestyle),
+        turn_ms: 5000,
+        time_left_ms: u64::MAX,
+        answered: 0,
+        out: io::stdout(),
+    };
+    let stdin = io::stdin();
+    let mut lines = stdin.lock().lines();
+    while let Some(Ok(raw)) = lines.next() {
+        let line = raw.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let (cmd, rest) = match line.split_once(char::is_whitespace) {
+            Some((c, r)) => (c.to_ascii_uppercase(), r.trim()),
+            None => (line.to_ascii_uppercase(), ""),
+        };
+        match cmd.as_str() {
+            "START" | "RECTSTART" => {
+                let dims = if cmd == "START" {
+                    rest.parse::<u32>().ok().map(|n| (n, n))
+                } else {
+                    rest.split_once(',')
+                        .and_then(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)))
+                };
+                match dims.and_then(|(w, h)| BoardSize::new(w, h).ok()) {
+                    Some(s) => {
+                        brain.size = s;
+                        brain.reset();
+                        brain.say("OK");
+                    }
+                    None => brain.say("ERROR unsupported board size"),
+                }
+            }
+            "RESTART" if brain.options.no_restart => brain.say("UNKNOWN RESTART"),
+            "RESTART" => {
+                brain.reset();
+                brain.say("OK");
+            }
+            "INFO" => {
+                let (key, value) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                let value = value.trim();
+                match key.to_ascii_lowercase().as_str() {
+                    "timeout_turn" => brain.turn_ms = value.parse().unwrap_or(brain.turn_ms),
+                    "time_left" => brain.time_left_ms = value.parse().unwrap_or(brain.time_left_ms),
+                    "rule" => {
+                        if let Ok(Ok(rule)) = value.parse::<u64>().map(Rule::from_gomocup) {
+                            brain.set_rule(rule);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "BEGIN" => {
+                brain.reset_if_needed();
+                brain.answer();
+            }
+            "TURN" => {
+                if brain.opponent_move(rest) {
+                    brain.answer();
+                }
+            }
+            "BOARD" => {
+                let mut stones: Vec<(Point, u8)> = Vec::new();
+                for raw in lines.by_ref() {
+                    let Ok(raw) = raw else { break };
+                    let l = raw.trim();
+                    if l.eq_ignore_ascii_case("DONE") {
+                        break;
+                    }
+                    let mut parts = l.split(',').map(str::trim);
+                    let (Some(x), Some(y), Some(f)) = (parts.next(), parts.next(), parts.next())
+                    else {
+                        continue;
+                    };
+                    if let (Some(p), Ok(f)) = (brain.point(&format!("{x},{y}")), f.parse::<u8>()) {
+                        stones.push((p, f));
+                    }
+                }
+                let mine = stones.iter().filter(|s| s.1 == 1).count();
+                let theirs = stones.len() - mine;
+                // Equal counts: the side to move is black.
+                let me = if mine == theirs {
+                    Color::Black
+                } else {
+                    Color::White
+                };
+                let answered = brain.answered;
+                brain.reset();
+                brain.answered = answered;
+                for (p, f) in stones {
+                    let c = if f == 1 { me } else { me.opponent() };
+                    let _ = brain.board.place(p, c);
+                }
+                brain.board.set_side_to_move(me);
+                brain.answer();
+            }
+            "TAKEBACK" => match brain.point(rest) {
+                Some(p) if brain.board.last_move() == Some(p) => {
+                    brain.board.undo();
+                    brain.say("OK");
+                }
+                _ => brain.say("ERROR bad coordinates"),
+            },
+            "PLAY" => match brain.point(rest) {
+                Some(p) if brain.board.is_empty(p) => {
+                    let c = brain.board.side_to_move();
+                    let _ = brain.board.place(p, c);
+                    brain.say(&format!("{},{}", p.x(), p.y()));
+                }
+                _ => brain.say("ERROR bad coordinates"),
+            },
+            "ABOUT" => brain
+                .say("name=\"wuzi-test-brain\", version=\"0.1\", author=\"Wuzi\", country=\"CZ\""),
+            "END" => brain.end(),
+            _ => {
+                let reply = format!("UNKNOWN {line}");
+                brain.say(&reply);
+            }
+        }
+    }
+    brain.end()
+}
+
+impl Brain {
+    /// BEGIN is only valid on an empty board; start afresh if it is not.
+    fn reset_if_needed(&mut self) {
+        if self.board.stone_count() > 0 {
+            let answered = self.answered;
+            self.reset();
+            self.answered = answered;
+        }
+    }
+}
