@@ -369,7 +369,7 @@ fn crashing_brain_loses_by_crash() {
         "crash",
         2,
         "",
-        |r| matches!(r, EndReason::Crash { detail } if detail.contains("exit")),
+        |r| matches!(r, EndReason::Crash { detail } if detail.contains("while thinking")),
     );
 }
 

@@ -777,10 +777,12 @@ pub(crate) fn play_game(
                 }
                 MoveReply::Closed => {
                     disposal[e] = Disposal::Kill;
-                    // Give the exit a moment to be reaped for the message.
+                    // Give the exit up to 200 ms to be reaped for the message
+                    // (output closes before the process becomes waitable).
+                    let until = Instant::now() + Duration::from_millis(200);
                     let mut status = proc.exit_text();
-                    if status.is_none() {
-                        std::thread::sleep(Duration::from_millis(5));
+                    while status.is_none() && Instant::now() < until {
+                        std::thread::sleep(Duration::from_millis(2));
                         status = proc.exit_text();
                     }
                     let detail = match status {
