@@ -46,6 +46,8 @@ enum Command {
     Bench(BenchArgs),
     /// Trains a network from game records (Gomocup TSV, PSQ).
     Train(wuzi::train::TrainArgs),
+    /// Plays a match between two Gomocup brains (Elo, LOS, SPRT, records).
+    Match(wuzi::arena::MatchArgs),
 }
 
 #[derive(Args)]
@@ -139,6 +141,9 @@ fn main() -> ExitCode {
             }
         }
         Some(Command::Train(args)) => wuzi::train::run(&args)
+            .map(|_| ())
+            .map_err(io::Error::other),
+        Some(Command::Match(args)) => wuzi::arena::run(&args)
             .map(|_| ())
             .map_err(io::Error::other),
         None => {
