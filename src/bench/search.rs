@@ -121,14 +121,17 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
             let secs = result.elapsed.as_secs_f64().max(1e-3);
             let playouts = result.counters.playouts as f64 / secs;
             let evaluations = result.counters.evaluations as f64 / secs;
+            let c = result.counters;
             writeln!(
                 out,
-                "{threads:>8} {:>18} {:>12} {:>12} {:>14} {:>7.0}%",
+                "{threads:>8} {:>18} {:>12} {:>12} {:>14} {:>7.0}%   (revisits {}, collisions {})",
                 record.name,
                 format_rate(playouts),
                 format_rate(evaluations),
                 format_rate(service_per_sec),
-                100.0 * evaluations / service_per_sec.max(1e-9)
+                100.0 * evaluations / service_per_sec.max(1e-9),
+                c.revisits,
+                c.collisions
             )?;
         }
     }

@@ -125,6 +125,9 @@ struct Progress {
     idle_rounds: AtomicU32,
     /// Leaves being evaluated (a round without work is idle only if none).
     in_flight: AtomicU32,
+    /// Descents that ended on a known node, or on a node being evaluated.
+    revisits: AtomicU64,
+    collisions: AtomicU64,
 }
 
 /// Where a descent ended.
@@ -203,6 +206,8 @@ impl Searcher {
             halt: AtomicBool::new(false),
             idle_rounds: AtomicU32::new(0),
             in_flight: AtomicU32::new(0),
+            revisits: AtomicU64::new(0),
+            collisions: AtomicU64::new(0),
         };
         if limits.excluded.is_empty() {
             self.solve_root(board, &root, limits.time);
@@ -455,10 +460,12 @@ impl Searcher {
                     // A revisit (proven node, depth limit): it informs the
                     // path but is no new playout.
                     progress.reserved.fetch_sub(1, Ordering::SeqCst);
+                    progress.revisits.fetch_add(1, Ordering::Relaxed);
                     self.backup(&path, None, wdl, proven);
                 }
                 Descent::Collision { path } => {
                     progress.reserved.fetch_sub(1, Ordering::SeqCst);
+                    progress.collisions.fetch_add(1, Ordering::Relaxed);
                     self.revert(&path);
                     break;
                 }
@@ -701,5 +708,7 @@ fn progress_snapshot(progress: &Progress) -> result::Counters {
         playouts: progress.playouts.load(Ordering::Relaxed),
         evaluations: progress.evaluations.load(Ordering::Relaxed),
         max_depth: progress.max_depth.load(Ordering::Relaxed),
+        revisits: progress.revisits.load(Ordering::Relaxed),
+        collisions: progress.collisions.load(Ordering::Relaxed),
     }
 }

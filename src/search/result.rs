@@ -44,6 +44,10 @@ pub struct Counters {
     pub playouts: u64,
     pub evaluations: u64,
     pub max_depth: u32,
+    /// Descents that ended on a proven node or at the depth limit.
+    pub revisits: u64,
+    /// Descents that met a node another descent was evaluating.
+    pub collisions: u64,
 }
 
 /// The outcome of a search.
