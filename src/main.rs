@@ -89,6 +89,35 @@ enum BenchPart {
     Nn,
     /// Search speed against the evaluation service (first --batches value).
     Search,
+    /// The match runner's own time per move, between two instant test brains.
+    Arena,
+}
+
+/// Runner overhead per move, with the test brain built beside this binary.
+fn bench_arena() -> io::Result<()> {
+    let brain = std::env::current_exe()?.with_file_name("wuzi-test-brain");
+    if !brain.is_file() {
+        return Err(io::Error::other(format!(
+            "{} not found: build it with cargo build --release --bins",
+            brain.display()
+        )));
+    }
+    for (rule, logs) in [
+        (wuzi::game::Rule::Freestyle, false),
+        (wuzi::game::Rule::Renju, true),
+    ] {
+        let dir = std::env::temp_dir().join(format!("wuzi-bench-arena-{}", std::process::id()));
+        let log_dir = logs.then_some(dir.as_path());
+        let overhead =
+            wuzi::arena::bench_overhead(&brain, &["--mode", "random"], 30, 15, rule, log_dir)
+                .map_err(io::Error::other)?;
+        println!(
+            "bench arena: {rule}, 30 games, {}: {overhead}",
+            if logs { "with logs" } else { "no logs" }
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(())
 }
 
 /// The configuration file, with the command-line overrides.
@@ -121,6 +150,7 @@ fn main() -> ExitCode {
             let per_item = Duration::from_secs_f64(args.seconds.clamp(0.01, 600.0));
             match args.part {
                 BenchPart::Rules => wuzi::bench::rules::run(per_item, &mut io::stdout().lock()),
+                BenchPart::Arena => bench_arena(),
                 BenchPart::Nn | BenchPart::Search => {
                     let options = wuzi::bench::nn::NnBenchOptions {
                         weights: args.weights,

@@ -689,3 +689,37 @@ fn runner_overhead_per_move() {
     assert!(plain.moves > 30 && logged.moves > 30);
     assert!(plain.wall >= plain.engine);
 }
+
+/// pbrain-wuzi itself against the random test brain: every game is legal,
+/// ends by a five, and the engine wins them all (it blocks fives and makes
+/// its own; the random brain does neither reliably).
+#[test]
+fn pbrain_wuzi_beats_the_random_brain() {
+    const WUZI: &str = env!("CARGO_BIN_EXE_pbrain-wuzi");
+    for rule in [Rule::Freestyle, Rule::Renju] {
+        let s = play(
+            &format!("cmd={WUZI} arg=--threads arg=1 name=wuzi init=20000"),
+            &brain("random", "random"),
+            &format!("--each turn=300 tolerance=2000 --rule {} --board 15 --games 2 --random-stones 2 --seed 9", rule.gomocup_value()),
+        )
+        .unwrap();
+        assert_eq!(s.games.len(), 2);
+        for g in &s.games {
+            check_game(g, BoardSize::square(15).unwrap(), rule);
+            assert!(
+                matches!(g.reason, EndReason::Five),
+                "{rule}: {:?}",
+                g.reason
+            );
+        }
+        assert_eq!(
+            s.total,
+            Wld {
+                wins: 2,
+                losses: 0,
+                draws: 0
+            },
+            "{rule}: {s}"
+        );
+    }
+}

@@ -100,3 +100,21 @@ fn bench_nn_reports_a_broken_network_file() {
         "{err}"
     );
 }
+
+#[test]
+fn bench_arena_prints_the_runner_overhead_per_move() {
+    let out = wuzi().args(["bench", "arena"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with("bench arena:") && l.contains(" per move ("))
+            .count(),
+        2,
+        "{text}"
+    );
+}
