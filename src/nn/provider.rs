@@ -99,7 +99,18 @@ impl NetworkProvider {
             self.failed.insert(path.to_path_buf(), why.clone());
             why
         })?;
-        EvalService::start(network, self.service_config.clone())
-            .map_err(|e| format!("cannot start evaluator threads: {e}"))
+        let service = EvalService::start(network, self.service_config.clone())
+            .map_err(|e| format!("cannot start evaluator threads: {e}"))?;
+        // The first forward pass compiles libtorch's kernels (about 0.1 s):
+        // pay it now rather than in the first timed move.
+        for side in [15, 20] {
+            if let Ok(size) = crate::game::BoardSize::square(side) {
+                let _ = service.evaluate(&mut crate::game::Board::new(
+                    size,
+                    crate::game::Rule::Freestyle,
+                ));
+            }
+        }
+        Ok(service)
     }
 }

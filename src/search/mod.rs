@@ -386,10 +386,16 @@ impl Searcher {
                 std::thread::sleep(Duration::from_micros(200));
             }
         }
-        // Finish what the network is still evaluating: those leaves hold
-        // virtual visits and would stay "being expanded" otherwise.
-        while let Some(batch) = in_flight.pop_front() {
-            self.complete(batch, progress);
+        // The search is over: do not wait for what the network is still
+        // evaluating (a batch can take tens of milliseconds on a busy
+        // CPU). Those leaves go back to fresh and lose their virtual
+        // visits, so that a later search of the same tree finds them intact.
+        for batch in in_flight {
+            for (p, _) in batch {
+                p.leaf.data.lock().state = NodeState::Fresh;
+                self.revert_leaf(&p.path, &p.leaf);
+                progress.in_flight.fetch_sub(1, Ordering::SeqCst);
+            }
         }
     }
 
