@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::bench::format_rate;
 use crate::bench::nn::{encode_group, NnBenchOptions};
-use crate::bench::positions::{FREESTYLE15_GAME, RENJU_MIDGAME};
+use crate::bench::positions::{FREESTYLE20_GAME, RENJU_MIDGAME, STANDARD_GAME};
 use crate::game::Board;
 use crate::nn::device::{select_device, tune_cpu};
 use crate::nn::{EvalService, Network, ServiceConfig, SymmetryMode};
@@ -91,10 +91,16 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
         "{:>8} {:>18} {:>12} {:>12} {:>14} {:>8}",
         "threads", "position", "playouts/s", "nn evals/s", "service pos/s", "evals"
     )?;
-    let positions = [&FREESTYLE15_GAME, &RENJU_MIDGAME];
+    // Open middle-game positions (a forced reply ends a search at once and
+    // measures nothing).
+    let positions = [
+        (&FREESTYLE20_GAME, 60),
+        (&STANDARD_GAME, 20),
+        (&RENJU_MIDGAME, 24),
+    ];
     for threads in [1usize, 2] {
-        for record in positions {
-            let board = record.board_after(24).map_err(fail)?;
+        for (record, plies) in positions {
+            let board = record.board_after(plies).map_err(fail)?;
             let mut boards = vec![board.clone()];
             let reference = service(&network, threads, batch)?;
             let service_per_sec =
@@ -124,12 +130,14 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
             let c = result.counters;
             writeln!(
                 out,
-                "{threads:>8} {:>18} {:>12} {:>12} {:>14} {:>7.0}%   (revisits {}, collisions {})",
+                "{threads:>8} {:>18} {:>12} {:>12} {:>14} {:>7.0}%   ({:?} after {} ms; revisits {}, collisions {})",
                 record.name,
                 format_rate(playouts),
                 format_rate(evaluations),
                 format_rate(service_per_sec),
                 100.0 * evaluations / service_per_sec.max(1e-9),
+                result.reason,
+                result.elapsed.as_millis(),
                 c.revisits,
                 c.collisions
             )?;
