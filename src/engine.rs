@@ -256,18 +256,7 @@ impl Engine {
         let searcher = self.searcher.read();
         let (board, node) = searcher.node_after(&self.board, path)?;
         let data = node.data.lock();
-        let mut moves: Vec<MoveStats> = data
-            .edges
-            .iter()
-            .map(|e| MoveStats {
-                mv: e.mv,
-                visits: e.visits,
-                prior: e.prior,
-                wdl: e.wdl(),
-                proven: e.proven,
-            })
-            .collect();
-        moves.sort_by(|a, b| b.visits.cmp(&a.visits).then(b.prior.total_cmp(&a.prior)));
+        let mut moves = MoveStats::of_edges(&data.edges);
         moves.truncate(top);
         let (visits, wdl, proven) = (data.visits, data.wdl(), data.proven);
         drop(data);

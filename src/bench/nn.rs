@@ -83,8 +83,12 @@ pub fn encode_group(
         .collect()
 }
 
-/// Prints the figures.
-pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
+/// Sets libtorch up as `options` say and loads (or creates) the network,
+/// noting a device fallback in `out`.
+pub fn bench_network(
+    options: &NnBenchOptions,
+    out: &mut impl Write,
+) -> io::Result<(Network, Device)> {
     let fail = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
     tune_cpu(options.threads);
     let (device, note) = select_device(&options.device).map_err(fail)?;
@@ -95,6 +99,13 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
         Some(path) => Network::load(path, device).map_err(|e| fail(e.to_string()))?,
         None => Network::new(options.net, device),
     };
+    Ok((network, device))
+}
+
+/// Prints the figures.
+pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
+    let fail = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
+    let (network, device) = bench_network(options, out)?;
     let side = options.board_side as usize;
     let mut boards = bench_boards(options.board_side).map_err(fail)?;
     writeln!(

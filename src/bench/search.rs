@@ -11,10 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::bench::format_rate;
-use crate::bench::nn::{encode_group, NnBenchOptions};
+use crate::bench::nn::{bench_network, encode_group, NnBenchOptions};
 use crate::bench::positions::{FREESTYLE20_GAME, RENJU_MIDGAME, STANDARD_GAME};
 use crate::game::Board;
-use crate::nn::device::{select_device, tune_cpu};
 use crate::nn::{EvalService, Network, ServiceConfig, SymmetryMode};
 use crate::search::{SearchConfig, SearchLimits, Searcher};
 
@@ -65,15 +64,7 @@ fn service_rate(
 /// Prints the figures (`options.batch_sizes[0]` is the batch size).
 pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
     let fail = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
-    tune_cpu(options.threads);
-    let (device, note) = select_device(&options.device).map_err(fail)?;
-    if let Some(note) = note {
-        writeln!(out, "note: {note}")?;
-    }
-    let network = match &options.weights {
-        Some(path) => Network::load(path, device).map_err(|e| fail(e.to_string()))?,
-        None => Network::new(options.net, device),
-    };
+    let (network, device) = bench_network(options, out)?;
     let batch = options.batch_sizes.first().copied().unwrap_or(8).max(1);
     writeln!(
         out,

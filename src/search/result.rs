@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::game::{Board, CellSet, Color, Point};
 use crate::search::expand::fallback_move;
-use crate::search::node::{Node, Proven};
+use crate::search::node::{Edge, Node, Proven};
 use crate::search::select::choose_edge;
 use crate::search::Searcher;
 
@@ -36,6 +36,24 @@ pub struct MoveStats {
     /// Win, draw, loss for the player making the move.
     pub wdl: [f32; 3],
     pub proven: Proven,
+}
+
+impl MoveStats {
+    /// The statistics of a node's edges, most visited first (ties: prior).
+    pub fn of_edges(edges: &[Edge]) -> Vec<MoveStats> {
+        let mut moves: Vec<MoveStats> = edges
+            .iter()
+            .map(|e| MoveStats {
+                mv: e.mv,
+                visits: e.visits,
+                prior: e.prior,
+                wdl: e.wdl(),
+                proven: e.proven,
+            })
+            .collect();
+        moves.sort_by(|a, b| b.visits.cmp(&a.visits).then(b.prior.total_cmp(&a.prior)));
+        moves
+    }
 }
 
 /// Counters of one search.
@@ -81,18 +99,7 @@ pub(crate) fn summarise(
 ) -> SearchResult {
     let draw_weight = searcher.config().draw_weight();
     let data = root.data.lock();
-    let mut moves: Vec<MoveStats> = data
-        .edges
-        .iter()
-        .map(|e| MoveStats {
-            mv: e.mv,
-            visits: e.visits,
-            prior: e.prior,
-            wdl: e.wdl(),
-            proven: e.proven,
-        })
-        .collect();
-    moves.sort_by(|a, b| b.visits.cmp(&a.visits).then(b.prior.total_cmp(&a.prior)));
+    let moves = MoveStats::of_edges(&data.edges);
     let best_move = match (&data.proof, data.proven) {
         (Some(proof), Proven::Win(_)) => proof.first().copied(),
         _ => choose_edge(&data, draw_weight, Some(excluded)).map(|i| data.edges[i].mv),
