@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::RwLock;
 
@@ -172,10 +172,24 @@ impl Engine {
     /// Starts a search of the current position in the background (stopping
     /// any running one).
     pub fn start(&mut self, kind: SearchKind) {
+        self.start_since(kind, Instant::now());
+    }
+
+    /// As [`Engine::start`], for a request received at `since`: the time
+    /// already gone (e.g. to settings sent before the request) comes off
+    /// the budget of a timed search.
+    pub fn start_since(&mut self, kind: SearchKind, since: Instant) {
         self.stop();
         let mut limits = self.limits;
+        let gone = since.elapsed();
         limits.time = match kind {
-            SearchKind::Think => self.budget(),
+            SearchKind::Think => self.budget().map(|b| TimeBudget {
+                target: b.target.saturating_sub(gone).max(Duration::from_millis(1)),
+                deadline: b
+                    .deadline
+                    .saturating_sub(gone)
+                    .max(Duration::from_millis(1)),
+            }),
             SearchKind::Ponder(Some(t)) => Some(TimeBudget {
                 target: t,
                 deadline: t,

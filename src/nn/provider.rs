@@ -17,7 +17,10 @@ pub struct NetworkProvider {
     config: Config,
     device: Device,
     service_config: ServiceConfig,
-    current: Option<(PathBuf, Arc<EvalService>)>,
+    /// The services loaded so far, by network file.
+    loaded: HashMap<PathBuf, Arc<EvalService>>,
+    /// The file of the last service handed out.
+    current: Option<PathBuf>,
     /// Files that failed, with the reason (not retried until the file changes).
     failed: HashMap<PathBuf, String>,
     /// A message about the device choice (e.g. CUDA missing), shown once.
@@ -42,6 +45,7 @@ impl NetworkProvider {
                     .unwrap_or(SymmetryMode::Random),
                 ..ServiceConfig::default()
             },
+            loaded: HashMap::new(),
             current: None,
             failed: HashMap::new(),
             device_note,
@@ -56,10 +60,9 @@ impl NetworkProvider {
     /// used) a uniform evaluator, with the reason as a message.
     pub fn service_for(&mut self, rule: Rule) -> (Arc<EvalService>, Option<String>) {
         let path = self.config.network_for(rule).to_path_buf();
-        if let Some((current, service)) = &self.current {
-            if *current == path {
-                return (Arc::clone(service), None);
-            }
+        if let Some(service) = self.loaded.get(&path) {
+            self.current = Some(path);
+            return (Arc::clone(service), None);
         }
         let (service, note) = match self.load(&path) {
             Ok(service) => (service, None),
@@ -72,7 +75,8 @@ impl NetworkProvider {
             }
         };
         let service = Arc::new(service);
-        self.current = Some((path, Arc::clone(&service)));
+        self.loaded.insert(path.clone(), Arc::clone(&service));
+        self.current = Some(path);
         (service, note)
     }
 
@@ -81,8 +85,8 @@ impl NetworkProvider {
     /// play a legal move).
     fn fail_hard(&mut self, e: std::io::Error) -> (Arc<EvalService>, Option<String>) {
         let note = Some(format!("cannot start evaluator threads: {e}"));
-        match &self.current {
-            Some((_, service)) => (Arc::clone(service), note),
+        match self.current.as_ref().and_then(|p| self.loaded.get(p)) {
+            Some(service) => (Arc::clone(service), note),
             None => (Arc::new(EvalService::stopped()), note),
         }
     }

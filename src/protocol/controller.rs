@@ -64,13 +64,21 @@ pub struct Controller {
     last_report: Instant,
     log: LogFile,
     logging: bool,
+    /// When the line being handled was read: a search's clock starts there.
+    received: Instant,
 }
 
 impl Controller {
     pub fn new(config: Config, out: Box<dyn Write + Send>) -> Controller {
         let mut networks = NetworkProvider::new(&config);
+        // Every rule's network now, so that INFO rule costs no turn time.
+        let mut notes: Vec<String> = Rule::ALL
+            .iter()
+            .filter_map(|&r| networks.service_for(r).1)
+            .collect();
+        notes.dedup();
         let rule = Rule::Freestyle;
-        let (service, note) = networks.service_for(rule);
+        let (service, _) = networks.service_for(rule);
         let search = search_config(&config);
         let size = BoardSize::FIFTEEN;
         let engine = Engine::new(service, search, size, rule);
@@ -101,8 +109,12 @@ impl Controller {
             last_report: Instant::now(),
             log,
             logging,
+            received: Instant::now(),
         };
-        controller.pending_notes(note);
+        controller.pending_notes(None);
+        for note in notes {
+            controller.message(&format!("ERROR {note}"));
+        }
         controller.apply_clock();
         controller
     }
@@ -123,6 +135,11 @@ impl Controller {
 
     fn message(&mut self, what: &str) {
         self.send(&format!("MESSAGE {}", one_line(what)));
+    }
+
+    /// The moment the current input line was read.
+    pub fn set_received(&mut self, at: Instant) {
+        self.received = at;
     }
 
     pub fn log_input(&self, line: &str) {
@@ -627,7 +644,9 @@ impl Controller {
             return;
         }
         self.engine.limits.excluded = self.blocked;
-        self.engine.start(SearchKind::Think);
+        // The manager's clock started when the request arrived; what came
+        // before the search (settings, a network switch) took part of it.
+        self.engine.start_since(SearchKind::Think, self.received);
         self.task = Some(task);
         self.last_report = Instant::now();
     }

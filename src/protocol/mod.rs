@@ -32,8 +32,9 @@ pub fn run(
     let mut parser = CommandParser::new();
     loop {
         match lines.recv_timeout(Duration::from_millis(5)) {
-            Ok(line) => {
+            Ok((line, received)) => {
                 controller.log_input(&line);
+                controller.set_received(received);
                 for command in parser.feed(&line) {
                     if !controller.handle(command) {
                         controller.shutdown();

@@ -3,13 +3,16 @@
 
 use std::io::BufRead;
 
+use std::time::Instant;
+
 use crossbeam_channel::{unbounded, Receiver};
 
 /// Longest line kept; the rest of a longer line is dropped.
 const MAX_LINE: usize = 64 * 1024;
 
-/// Starts the reader; the channel closes at the end of input.
-pub fn spawn(mut input: impl BufRead + Send + 'static) -> Receiver<String> {
+/// Starts the reader; each line comes with the moment it was read. The
+/// channel closes at the end of input.
+pub fn spawn(mut input: impl BufRead + Send + 'static) -> Receiver<(String, Instant)> {
     let (sender, lines) = unbounded();
     let spawned = std::thread::Builder::new()
         .name("protocol-input".to_string())
@@ -19,7 +22,10 @@ pub fn spawn(mut input: impl BufRead + Send + 'static) -> Receiver<String> {
                 let (consumed, ended) = match input.fill_buf() {
                     Ok([]) => {
                         if !line.is_empty() {
-                            let _ = sender.send(String::from_utf8_lossy(&line).into_owned());
+                            let _ = sender.send((
+                                String::from_utf8_lossy(&line).into_owned(),
+                                Instant::now(),
+                            ));
                         }
                         return;
                     }
@@ -46,7 +52,7 @@ pub fn spawn(mut input: impl BufRead + Send + 'static) -> Receiver<String> {
                 if ended {
                     let text = String::from_utf8_lossy(&line).into_owned();
                     line.clear();
-                    if sender.send(text).is_err() {
+                    if sender.send((text, Instant::now())).is_err() {
                         return;
                     }
                 }
