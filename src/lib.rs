@@ -10,6 +10,7 @@ pub mod engine;
 pub mod game;
 pub mod nn;
 pub mod protocol;
+pub mod rng;
 pub mod search;
 pub mod tactics;
 pub mod train;

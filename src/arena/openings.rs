@@ -165,34 +165,11 @@ pub fn check_opening(size: BoardSize, rule: Rule, moves: &[(i64, i64)]) -> Resul
     Ok(board)
 }
 
-/// A small deterministic random generator (SplitMix64).
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub use crate::rng::Rng;
 
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x2545_F491_4F6C_DD1D)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: usize) -> usize {
-        (((self.next_u64() >> 11) as u128 * n as u128) >> 53) as usize
-    }
-
-    pub fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            let j = self.below(i + 1);
-            items.swap(i, j);
-        }
-    }
+/// The generator of openings and their order, from the match seed.
+pub fn rng(seed: u64) -> Rng {
+    Rng::new(seed ^ 0x2545_F491_4F6C_DD1D)
 }
 
 /// Whether neither side can make a four or a five with its next stone (so
@@ -293,7 +270,7 @@ mod tests {
 
     #[test]
     fn random_openings_are_quiet_and_legal() {
-        let mut rng = Rng::new(1);
+        let mut rng = rng(1);
         for rule in Rule::ALL {
             for (side, stones) in [(9, 4), (15, 6), (15, 10), (5, 3)] {
                 let size = BoardSize::square(side).unwrap();

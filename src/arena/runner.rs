@@ -12,7 +12,7 @@ use crate::arena::config::{parse_engine, EngineSpec};
 use crate::arena::engine::GameLog;
 use crate::arena::game::{play_game, retire_slots, GameSettings, GameSummary, Job, Slot};
 use crate::arena::openings::{
-    check_opening, parse_file, random_opening, OpeningFormat, OpeningOrder, Rng,
+    self as openings, check_opening, parse_file, random_opening, OpeningFormat, OpeningOrder,
 };
 use crate::arena::record::{psq_text, sgf_text, SgfInfo};
 use crate::arena::stats::{EloEstimate, SprtDecision, SprtParams, Wld};
@@ -81,7 +81,7 @@ impl Plan {
                 .unwrap_or_default();
             t.as_nanos() as u64 ^ (std::process::id() as u64) << 32
         });
-        let mut rng = Rng::new(seed);
+        let mut rng = openings::rng(seed);
 
         // Openings: (name, stones) per pair.
         let mut skipped = Vec::new();

@@ -28,6 +28,7 @@ use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use wuzi::game::{Board, BoardSize, Color, Point, Rule};
+use wuzi::rng::Rng;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Mode {
@@ -98,21 +99,10 @@ fn parse_args() -> Result<Options, String> {
     Ok(options)
 }
 
-/// SplitMix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
+/// Uniform-ish in `0..n` by remainder (the test brain's own mapping, kept
+/// so that its games stay as they were).
+fn below(rng: &mut Rng, n: usize) -> usize {
+    (rng.next_u64() % n as u64) as usize
 }
 
 struct Brain {
@@ -208,7 +198,7 @@ impl Brain {
             candidates = self.board.empty_cells().collect();
         }
         while !candidates.is_empty() {
-            let i = self.rng.below(candidates.len());
+            let i = below(&mut self.rng, candidates.len());
             let p = candidates.swap_remove(i);
             if self.legal(p, me) {
                 return Some(p);
@@ -304,7 +294,7 @@ fn main() -> ExitCode {
     };
     let size = BoardSize::square(15).expect("15x15");
     let mut brain = Brain {
-        rng: Rng(options.seed),
+        rng: Rng::new(options.seed),
         silent: options.mode == Mode::Silent && options.at == 0,
         options,
         size,

@@ -2,14 +2,12 @@
 //! side to move, so a position's hash is the XOR of its stones' keys.
 
 use crate::game::point::CELL_SLOTS;
+use crate::rng::{mix, GOLDEN_GAMMA};
 
-/// splitmix64: a tiny, well-distributed generator, run at compile time.
+/// One SplitMix64 step, at compile time.
 const fn splitmix(state: u64) -> (u64, u64) {
-    let state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    (state, z ^ (z >> 31))
+    let state = state.wrapping_add(GOLDEN_GAMMA);
+    (state, mix(state))
 }
 
 const fn generate() -> ([[u64; CELL_SLOTS]; 2], u64) {

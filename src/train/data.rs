@@ -21,38 +21,12 @@ use crate::nn::{encode, INPUT_PLANES};
 /// Warnings kept for the summary (the counts cover everything).
 const MAX_WARNINGS: usize = 12;
 
-/// A small deterministic random generator (SplitMix64): shuffles,
-/// augmentation choices and the split, reproducible from `--seed`.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
+use crate::rng::mix;
+pub use crate::rng::Rng;
 
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x5851_F42D_4C95_7F2D)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        mix(self.0)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: usize) -> usize {
-        (((self.next_u64() >> 11) as u128 * n as u128) >> 53) as usize
-    }
-
-    pub fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            let j = self.below(i + 1);
-            items.swap(i, j);
-        }
-    }
-}
-
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+/// The training generator (shuffles, augmentation choices), from `--seed`.
+pub fn rng(seed: u64) -> Rng {
+    Rng::new(seed ^ 0x5851_F42D_4C95_7F2D)
 }
 
 /// A legal game, ready to give training positions.
@@ -934,15 +908,15 @@ mod tests {
 
     #[test]
     fn rng_is_deterministic_and_in_range() {
-        let mut a = Rng::new(7);
-        let mut b = Rng::new(7);
+        let mut a = rng(7);
+        let mut b = rng(7);
         for _ in 0..1000 {
             let x = a.below(10);
             assert_eq!(x, b.below(10));
             assert!(x < 10);
         }
         let mut v: Vec<u32> = (0..100).collect();
-        Rng::new(1).shuffle(&mut v);
+        rng(1).shuffle(&mut v);
         assert_ne!(v, (0..100).collect::<Vec<_>>());
         v.sort();
         assert_eq!(v, (0..100).collect::<Vec<_>>());

@@ -17,7 +17,7 @@ use tch::{nn, Device, Kind, Tensor};
 
 use crate::nn::symmetry::Symmetry;
 use crate::nn::Network;
-use crate::train::data::{make_batch, Batch, Dataset, Rng, Sample};
+use crate::train::data::{make_batch, rng, Batch, Dataset, Sample};
 use crate::train::plot::{self, CsvLog, Record};
 
 /// How the learning rate changes over the run (after the warm-up).
@@ -374,7 +374,7 @@ pub fn train(
     let mut csv = CsvLog::create(&csv_path)?;
     let mut records: Vec<Record> = Vec::new();
     let mut checkpoints = Vec::new();
-    let mut rng = Rng::new(config.seed ^ 0x7261_696E);
+    let mut rng = rng(config.seed ^ 0x7261_696E);
     let mut log = Logger::new(config.quiet);
     let log_every = config.log_every.max(1);
 
