@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::game::Rule;
+use crate::search::SearchConfig;
 
 /// All settings, with defaults for anything the file leaves out.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -102,10 +103,12 @@ impl Default for Config {
 }
 
 impl Default for EngineSection {
+    /// The search's own defaults (one source of truth).
     fn default() -> EngineSection {
+        let search = SearchConfig::default();
         EngineSection {
-            threads: 2,
-            max_memory_mb: 350,
+            threads: search.threads,
+            max_memory_mb: (search.max_memory >> 20) as u64,
         }
     }
 }
@@ -127,16 +130,18 @@ impl Default for NetworkSection {
 }
 
 impl Default for SearchSection {
+    /// The search's own defaults (one source of truth).
     fn default() -> SearchSection {
+        let search = SearchConfig::default();
         SearchSection {
-            batch_size: 8,
-            pipeline: 2,
-            c_puct: 1.5,
-            fpu_reduction: 0.2,
-            style: 2,
-            leaf_vcf_nodes: 200,
-            root_vct_nodes: 20_000,
-            candidate_distance: 2,
+            batch_size: search.batch_size,
+            pipeline: search.pipeline,
+            c_puct: search.c_puct,
+            fpu_reduction: search.fpu_reduction,
+            style: search.style,
+            leaf_vcf_nodes: search.leaf_vcf_nodes,
+            root_vct_nodes: search.root_vct_nodes,
+            candidate_distance: search.candidate_distance,
         }
     }
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{board, p};
+use common::{board15, p};
 use tch::Device;
 use wuzi::game::{Board, BoardSize, Color, Point, Rule};
 use wuzi::nn::{EvalService, NetConfig, Network, ServiceConfig};
@@ -51,16 +51,6 @@ fn playouts(n: u64) -> SearchLimits {
         max_playouts: Some(n),
         ..SearchLimits::default()
     }
-}
-
-const EMPTY: &str = "...............";
-
-fn board15(rule: Rule, rows: &[(usize, &str)], to_move: Color) -> Board {
-    let mut all = [EMPTY; 15];
-    for &(y, row) in rows {
-        all[y] = row;
-    }
-    board(rule, &all, to_move)
 }
 
 #[test]

@@ -3,23 +3,12 @@
 
 mod common;
 
-use common::{board, games, p, FIXTURE_GAMES};
+use common::{board15, games, p, FIXTURE_GAMES};
 use wuzi::game::{Board, Color, Outcome, Point, Rule};
 use wuzi::tactics::{
     five_blocks, is_legal_for, solve, unstoppable_four_defences, unstoppable_four_moves,
     winning_moves, SolveLimits, ThreatKind,
 };
-
-const EMPTY_ROW: &str = "...............";
-
-/// A 15x15 board whose listed rows (index, text) replace empty ones.
-fn board15(rule: Rule, rows: &[(usize, &str)], to_move: Color) -> Board {
-    let mut all = [EMPTY_ROW; 15];
-    for &(y, row) in rows {
-        all[y] = row;
-    }
-    board(rule, &all, to_move)
-}
 
 /// Replays a claimed win and checks it move by move: attacker moves are
 /// legal (and fours, for VCF), defender moves in VCF are the one forced

@@ -26,6 +26,15 @@ pub fn board(rule: Rule, rows: &[&str], to_move: Color) -> Board {
     board
 }
 
+/// A 15x15 board whose listed rows (index, text) replace empty ones.
+pub fn board15(rule: Rule, rows: &[(usize, &str)], to_move: Color) -> Board {
+    let mut all = ["..............."; 15];
+    for &(y, row) in rows {
+        all[y] = row;
+    }
+    board(rule, &all, to_move)
+}
+
 /// A game record from a fixture TSV line.
 pub struct Game {
     pub id: String,
