@@ -68,6 +68,13 @@ pub struct SearchSection {
     pub leaf_vcf_nodes: u64,
     /// VCT solver budget at the root (nodes).
     pub root_vct_nodes: u64,
+    /// Opponent's VCF budget per new leaf (nodes).
+    pub opponent_vcf_nodes: u64,
+    /// VCT budget per new node within `vct_plies` of the root (nodes).
+    pub vct_nodes: u64,
+    pub vct_plies: u8,
+    /// Root safety net: the opponent's VCT budget after the chosen move.
+    pub safety_vct_nodes: u64,
     /// Candidate moves within this many cells of a stone.
     pub candidate_distance: u8,
 }
@@ -141,6 +148,10 @@ impl Default for SearchSection {
             style: search.style,
             leaf_vcf_nodes: search.leaf_vcf_nodes,
             root_vct_nodes: search.root_vct_nodes,
+            opponent_vcf_nodes: search.opponent_vcf_nodes,
+            vct_nodes: search.vct_nodes,
+            vct_plies: search.vct_plies,
+            safety_vct_nodes: search.safety_vct_nodes,
             candidate_distance: search.candidate_distance,
         }
     }

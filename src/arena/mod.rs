@@ -106,8 +106,10 @@ pub struct MatchArgs {
     /// Games played at once, each with its own pair of processes.
     #[arg(long, default_value_t = 1)]
     pub concurrency: usize,
-    /// Milliseconds an answer may be late before it is a time forfeit.
-    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    /// Milliseconds an answer may be late before it is a time forfeit. 3 s,
+    /// as c-gomoku-cli: some brains (Rapfi) allocate their hash on the
+    /// first move after `INFO max_memory` and take over a second for it.
+    #[arg(long, default_value_t = 3000, value_name = "MS")]
     pub tolerance: u64,
     /// Milliseconds for the OK to START/RECTSTART/RESTART (engine loading).
     #[arg(long, default_value_t = 10000, value_name = "MS")]

@@ -960,6 +960,10 @@ pub fn search_config(config: &Config) -> SearchConfig {
         style: config.search.style,
         leaf_vcf_nodes: config.search.leaf_vcf_nodes,
         root_vct_nodes: config.search.root_vct_nodes,
+        opponent_vcf_nodes: config.search.opponent_vcf_nodes,
+        vct_nodes: config.search.vct_nodes,
+        vct_plies: config.search.vct_plies,
+        safety_vct_nodes: config.search.safety_vct_nodes,
         candidate_distance: config.search.candidate_distance,
         max_memory: (config.engine.max_memory_mb as usize).saturating_mul(1 << 20),
     }

@@ -3,7 +3,10 @@
 
 use crate::game::{Board, CellKind, CellSet, Color, Outcome, Point};
 use crate::search::node::Proven;
-use crate::tactics::{is_legal_for, solve, SolveLimits, ThreatKind};
+use crate::tactics::{
+    four_moves, is_legal_for, line_breakers, solve, unstoppable_four_defences,
+    unstoppable_four_moves, SolveLimits, ThreatKind,
+};
 
 /// The tactical verdict on a position, before any network evaluation.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,6 +24,12 @@ pub enum LeafAnalysis {
 pub struct LeafSettings {
     /// Solver budget for the side to move's VCF (0: no solver).
     pub vcf_nodes: u64,
+    /// Solver budget for the side to move's VCT (0: none; the search gives
+    /// it only to the nodes nearest the root).
+    pub vct_nodes: u64,
+    /// Solver budget for the opponent's VCF, as if the side to move passed
+    /// (0: only the opponent's fours and open threes are answered).
+    pub opponent_vcf_nodes: u64,
     /// Moves considered: empty cells within this many steps of a stone,
     /// plus every cell that makes a four or an open three for either side.
     pub candidate_distance: u8,
@@ -78,19 +87,35 @@ pub fn analyse(board: &mut Board, settings: LeafSettings) -> LeafAnalysis {
         }
         _ => {}
     }
-    if settings.vcf_nodes > 0 {
-        let report = solve(
-            board,
-            me,
-            ThreatKind::Vcf,
-            SolveLimits::new(settings.vcf_nodes, 40),
-        );
+    for (kind, nodes, depth) in [
+        (ThreatKind::Vcf, settings.vcf_nodes, 40),
+        (ThreatKind::Vct, settings.vct_nodes, 20),
+    ] {
+        if nodes == 0 {
+            continue;
+        }
+        let report = solve(board, me, kind, SolveLimits::new(nodes, depth));
         if let Some(line) = report.win {
             return LeafAnalysis::Proven {
                 value: Proven::Win(line.len() as u16),
                 line,
             };
         }
+    }
+    match answer_threats(board, settings.opponent_vcf_nodes) {
+        Defence::Lost(plies) => {
+            return LeafAnalysis::Proven {
+                value: Proven::Loss(plies),
+                line: Vec::new(),
+            }
+        }
+        Defence::Moves(moves) => {
+            return LeafAnalysis::Moves {
+                moves,
+                complete: true,
+            }
+        }
+        Defence::Free => {}
     }
     let (moves, complete) = candidate_moves(board, settings.candidate_distance);
     if moves.is_empty() {
@@ -102,6 +127,87 @@ pub fn analyse(board: &mut Board, settings: LeafSettings) -> LeafAnalysis {
         };
     }
     LeafAnalysis::Moves { moves, complete }
+}
+
+/// What the opponent's threats leave the side to move.
+#[derive(Clone, Debug, PartialEq)]
+enum Defence {
+    /// No threat: any move.
+    Free,
+    /// Only these moves can matter; every other move loses by force.
+    Moves(Vec<Point>),
+    /// Nothing stops the threat: lost in this many plies.
+    Lost(u16),
+}
+
+/// The opponent's threats decide which moves exist (the side to move has
+/// no five and no five to block here):
+/// * a threat to make an unstoppable four (an open three, a four-four
+///   point): the exact defence set;
+/// * a VCF (found within `vcf_nodes`, as if the side to move passed): the
+///   cells that could break its line.
+///
+/// The side to move's own fours are always kept: a counter-four may refute
+/// anything. Both sets are sound (a move outside them loses to the threat
+/// found), so a node restricted to them is still complete and can be
+/// proven lost; the tree then checks each move that is left.
+fn answer_threats(board: &mut Board, vcf_nodes: u64) -> Defence {
+    let me = board.side_to_move();
+    let opponent = me.opponent();
+    if board.cells_of(CellKind::Four, opponent).is_empty() {
+        // Neither fours nor open threes: the opponent has no VCF.
+        return Defence::Free;
+    }
+    let mut allowed: Option<CellSet> = None;
+    let mut loss_plies = 4;
+    if !unstoppable_four_moves(board, opponent).is_empty() {
+        let mut defences = CellSet::new();
+        for p in unstoppable_four_defences(board, opponent) {
+            defences.insert(p);
+        }
+        allowed = Some(defences);
+    }
+    if vcf_nodes > 0 {
+        let report = solve(
+            board,
+            opponent,
+            ThreatKind::Vcf,
+            SolveLimits::new(vcf_nodes, 40),
+        );
+        if let Some(line) = report.win {
+            let (breakers, plies) = line_breakers(board, opponent, &line);
+            loss_plies = plies;
+            allowed = Some(match allowed {
+                Some(defences) => intersection(&defences, &breakers),
+                None => breakers,
+            });
+        }
+    }
+    let Some(allowed) = allowed else {
+        return Defence::Free;
+    };
+    let mut moves: Vec<Point> = allowed
+        .iter()
+        .filter(|&p| is_legal_for(board, p, me))
+        .collect();
+    for p in four_moves(board, me) {
+        if !allowed.contains(p) {
+            moves.push(p);
+        }
+    }
+    if moves.is_empty() {
+        return Defence::Lost(loss_plies);
+    }
+    moves.sort_by_key(|p| p.index());
+    Defence::Moves(moves)
+}
+
+fn intersection(a: &CellSet, b: &CellSet) -> CellSet {
+    let mut both = CellSet::new();
+    for p in a.iter().filter(|&p| b.contains(p)) {
+        both.insert(p);
+    }
+    both
 }
 
 /// The legal moves worth expanding, in cell order, and whether they are all
@@ -150,7 +256,8 @@ pub fn candidate_moves(board: &mut Board, distance: u8) -> (Vec<Point>, bool) {
 
 /// A move for a position the search has no edge for (lost by force, so
 /// never expanded): block one of the opponent's fives if that is legal,
-/// else the first candidate move, else any legal move.
+/// else take the first cell of the opponent's VCF (the opponent may not see
+/// another), else the first candidate move, else any legal move.
 pub fn fallback_move(board: &mut Board) -> Option<Point> {
     let me = board.side_to_move();
     let threats: Vec<Point> = board.winning_moves(me.opponent()).collect();
@@ -158,6 +265,15 @@ pub fn fallback_move(board: &mut Board) -> Option<Point> {
         if is_legal_for(board, block, me) {
             return Some(block);
         }
+    }
+    let report = solve(
+        board,
+        me.opponent(),
+        ThreatKind::Vcf,
+        SolveLimits::new(10_000, 40),
+    );
+    if let Some(first) = report.first_move().filter(|&p| is_legal_for(board, p, me)) {
+        return Some(first);
     }
     let (moves, _) = candidate_moves(board, 2);
     if let Some(&first) = moves.first() {

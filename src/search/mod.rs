@@ -51,6 +51,17 @@ pub struct SearchConfig {
     pub leaf_vcf_nodes: u64,
     /// Solver budget at the root (VCT of the side to move).
     pub root_vct_nodes: u64,
+    /// Solver budget per new leaf for the opponent's VCF (as if the side to
+    /// move passed): a leaf where it has one keeps only the moves that
+    /// could break it.
+    pub opponent_vcf_nodes: u64,
+    /// Solver budget for the side to move's VCT at every new node within
+    /// `vct_plies` of the root (ply 1: the opponent's VCT after a root move).
+    pub vct_nodes: u64,
+    pub vct_plies: u8,
+    /// Root safety net: budget for the opponent's VCT after the move about
+    /// to be played (capped by the time left).
+    pub safety_vct_nodes: u64,
     /// Candidate moves: within this many steps of a stone (plus threats).
     pub candidate_distance: u8,
     /// The node cache never grows past this; at the limit the search stops.
@@ -68,6 +79,10 @@ impl Default for SearchConfig {
             style: 2,
             leaf_vcf_nodes: 200,
             root_vct_nodes: 20_000,
+            opponent_vcf_nodes: 200,
+            vct_nodes: 2_000,
+            vct_plies: 1,
+            safety_vct_nodes: 20_000,
             candidate_distance: 2,
             max_memory: 350 << 20,
         }
@@ -100,6 +115,12 @@ pub struct SearchLimits {
     pub time: Option<TimeBudget>,
     /// Root moves not to consider (Yixin-Board's `yxblock`).
     pub excluded: CellSet,
+}
+
+/// The share of a move's time kept for the root safety net: a tenth, at
+/// most 200 ms.
+fn safety_reserve(target: Duration) -> Duration {
+    (target / 10).min(Duration::from_millis(200))
 }
 
 /// The search engine: a node cache that lives across moves, the
@@ -214,17 +235,30 @@ impl Searcher {
         }
         let mut reason = StopReason::Proven;
         if !root.data.lock().proven.is_known() {
+            // The tree search leaves the safety net its share of the clock.
+            let tree_limits = SearchLimits {
+                time: limits.time.map(|budget| TimeBudget {
+                    target: budget.target - safety_reserve(budget.target),
+                    deadline: budget.deadline - safety_reserve(budget.target),
+                }),
+                ..limits.clone()
+            };
             let threads = self.config.threads.max(1);
             reason = std::thread::scope(|scope| {
                 for _ in 0..threads {
-                    scope.spawn(|| self.worker(board, &root, limits, &progress));
+                    scope.spawn(|| self.worker(board, &root, &tree_limits, &progress));
                 }
-                let reason = self.watch(&root, limits, stop, &progress, start);
+                let reason = self.watch(&root, &tree_limits, stop, &progress, start);
                 progress.halt.store(true, Ordering::SeqCst);
                 reason
             });
         }
-        result::summarise(
+        let refuted = if stop.load(Ordering::SeqCst) {
+            Vec::new()
+        } else {
+            self.safety_net(board, &root, limits, start)
+        };
+        let mut result = result::summarise(
             self,
             board,
             &root,
@@ -232,7 +266,85 @@ impl Searcher {
             &progress_snapshot(&progress),
             start.elapsed(),
             reason,
-        )
+        );
+        result.refuted = refuted;
+        result
+    }
+
+    /// The root safety net: before a move is played, the opponent's forced
+    /// wins after it are looked for (VCF, then VCT). A refuted move's edge
+    /// is proven lost, and the next choice is checked, until one holds, the
+    /// time runs out, or every move is lost. Returns the refuted moves.
+    ///
+    /// The solver cannot be interrupted, so its budget is what is left of
+    /// the deadline at a conservative 100 VCT nodes per millisecond.
+    fn safety_net(
+        &self,
+        board: &Board,
+        root: &Arc<Node>,
+        limits: &SearchLimits,
+        start: Instant,
+    ) -> Vec<Point> {
+        let mut refuted = Vec::new();
+        let draw_weight = self.config.draw_weight();
+        let mut board = board.clone();
+        let opponent = board.side_to_move().opponent();
+        loop {
+            let nodes = match limits.time {
+                Some(budget) => {
+                    let left = budget.deadline.saturating_sub(start.elapsed());
+                    self.config
+                        .safety_vct_nodes
+                        .min(left.as_millis() as u64 * 100)
+                }
+                None => self.config.safety_vct_nodes,
+            };
+            if nodes == 0 {
+                break;
+            }
+            let mv = {
+                let data = root.data.lock();
+                if data.proven.is_known() {
+                    break;
+                }
+                let Some(i) = choose_edge(&data, draw_weight, Some(&limits.excluded)) else {
+                    break;
+                };
+                if data.edges[i].proven.is_known() {
+                    break;
+                }
+                data.edges[i].mv
+            };
+            board.play_unchecked(mv);
+            let mut win = None;
+            for (kind, depth) in [(ThreatKind::Vcf, 40), (ThreatKind::Vct, 20)] {
+                let report = solve(&mut board, opponent, kind, SolveLimits::new(nodes, depth));
+                if report.win.is_some() {
+                    win = report.win;
+                    break;
+                }
+            }
+            let child = self.cache.get(&board);
+            board.undo();
+            let Some(line) = win else {
+                break;
+            };
+            let child_value = Proven::Win(line.len() as u16);
+            if let Some(child) = child {
+                let mut data = child.data.lock();
+                if !data.proven.is_known() {
+                    data.proven = child_value;
+                    data.proof = Some(line.into_boxed_slice());
+                }
+            }
+            let mut data = root.data.lock();
+            if let Some(edge) = data.edges.iter_mut().find(|e| e.mv == mv) {
+                edge.proven = child_value.for_parent();
+            }
+            data.prove_from_edges();
+            refuted.push(mv);
+        }
+        refuted
     }
 
     /// Tries the solver at the root: a proven win is played at once.
@@ -253,7 +365,7 @@ impl Searcher {
         };
         let mut board = board.clone();
         let me = board.side_to_move();
-        let settings = self.leaf_settings();
+        let settings = self.leaf_settings(0, time);
         if let LeafAnalysis::Proven { value, line } = analyse(&mut board, settings) {
             let mut data = root.data.lock();
             data.proven = value;
@@ -276,9 +388,25 @@ impl Searcher {
         }
     }
 
-    fn leaf_settings(&self) -> LeafSettings {
+    /// The leaf analysis of a node `ply` moves below the root. The VCT
+    /// budget of the shallow nodes shrinks with a short clock, like the
+    /// root's: about 4 solver nodes per millisecond of the target.
+    fn leaf_settings(&self, ply: usize, time: Option<TimeBudget>) -> LeafSettings {
+        let vct_nodes = if ply == 0 || ply > self.config.vct_plies as usize {
+            0
+        } else {
+            match time {
+                Some(budget) => self
+                    .config
+                    .vct_nodes
+                    .min(budget.target.as_millis() as u64 * 4),
+                None => self.config.vct_nodes,
+            }
+        };
         LeafSettings {
             vcf_nodes: self.config.leaf_vcf_nodes,
+            vct_nodes,
+            opponent_vcf_nodes: self.config.opponent_vcf_nodes,
             candidate_distance: self.config.candidate_distance,
         }
     }
@@ -436,7 +564,8 @@ impl Searcher {
                         .fetch_max(path.len() as u32, Ordering::Relaxed);
                     progress.in_flight.fetch_add(1, Ordering::SeqCst);
                     worked = true;
-                    match analyse(&mut board, self.leaf_settings()) {
+                    let settings = self.leaf_settings(path.len(), limits.time);
+                    match analyse(&mut board, settings) {
                         LeafAnalysis::Proven { value, line } => {
                             {
                                 let mut data = leaf.data.lock();

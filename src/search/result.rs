@@ -86,6 +86,9 @@ pub struct SearchResult {
     pub reason: StopReason,
     /// Who is to move at the root (for the PV's colours).
     pub side_to_move: Color,
+    /// Moves the root safety net found refuted (the opponent wins by force
+    /// after them) and replaced, in the order they were checked.
+    pub refuted: Vec<Point>,
 }
 
 pub(crate) fn summarise(
@@ -120,6 +123,7 @@ pub(crate) fn summarise(
         elapsed,
         reason,
         side_to_move: board.side_to_move(),
+        refuted: Vec::new(),
     }
 }
 
@@ -159,7 +163,7 @@ impl SearchResult {
     }
 
     /// The summary line sent after a search (without the `MESSAGE` word):
-    /// `depth 1-D ev E winrate W drawrate D n N n/s S tm T pv ...`.
+    /// `depth 1-D ev E winrate W drawrate D n N n/s S tm T [refuted X,Y ...] pv ...`.
     pub fn summary(&self) -> String {
         let mut line = format!(
             "depth 1-{} ev {} winrate {:.1} drawrate {:.1} n {} n/s {} tm {} pv",
@@ -171,6 +175,11 @@ impl SearchResult {
             self.nodes_per_second(),
             self.elapsed.as_millis()
         );
+        if !self.refuted.is_empty() {
+            // Before the PV, which GUIs read to the end of the line.
+            let refuted: Vec<String> = self.refuted.iter().map(|p| p.to_string()).collect();
+            let _ = write!(line, " refuted {}", refuted.join(" "));
+        }
         let mut color = self.side_to_move;
         for &mv in &self.pv {
             let _ = write!(line, " {}", pv_move(color, mv));

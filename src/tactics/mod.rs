@@ -5,6 +5,6 @@ mod threats;
 
 pub use solver::{solve, SolveLimits, SolveReport, ThreatKind};
 pub use threats::{
-    five_blocks, four_moves, is_legal_for, unstoppable_four_defences, unstoppable_four_moves,
-    winning_moves,
+    five_blocks, four_moves, is_legal_for, line_breakers, unstoppable_four_defences,
+    unstoppable_four_moves, winning_moves,
 };

@@ -1,7 +1,7 @@
 //! Immediate threats: who can win now, what must be blocked, and the full
 //! set of defences against a threat to make an unstoppable four.
 
-use crate::game::{Board, CellKind, CellSet, Color, Direction, Point};
+use crate::game::{Board, CellKind, CellSet, Color, Direction, Point, Rule};
 
 /// Whether `color` may play on empty `p` (renju black: not forbidden).
 pub fn is_legal_for(board: &mut Board, p: Point, color: Color) -> bool {
@@ -84,4 +84,132 @@ pub fn unstoppable_four_defences(board: &mut Board, attacker: Color) -> Vec<Poin
     }
     board.set_side_to_move(side);
     defences
+}
+
+/// Where a stone of the defender could break `line`, a forced win of
+/// `attacker` found with the defender to move first (it "passed"): the
+/// attacker's win still works, move for move, after any defender stone
+/// elsewhere. Returns those cells (empty, not checked for legality) and the
+/// plies to the five when the defender plays elsewhere.
+///
+/// The line alternates attacker threats and forced defender replies, as
+/// [`solve`](crate::tactics::solve) reports a VCF. A stone can break it by
+/// * taking one of the line's cells;
+/// * taking a cell that completes a five after one of the attacker's
+///   moves (an open four's other end, a four's block);
+/// * turning one of the defender's forced blocks into a four or a five of
+///   its own (a counter-threat inside the sequence), or a renju block that
+///   would be forbidden into a legal one;
+/// * under caro, closing an end of a five, which is then no win if the
+///   other end is closed too;
+/// * (renju) making a forbidden block legal.
+///
+/// Counter-fours the defender can make at once are not in the set (see
+/// [`four_moves`]): they break anything and are found separately.
+pub fn line_breakers(board: &mut Board, attacker: Color, line: &[Point]) -> (CellSet, u16) {
+    let defender = attacker.opponent();
+    let side = board.side_to_move();
+    board.set_side_to_move(attacker);
+    let caro = board.rule() == Rule::Caro;
+    let mut cells = CellSet::new();
+    let mut played = 0;
+    for (i, &p) in line.iter().enumerate() {
+        if !board.is_empty(p) {
+            break;
+        }
+        cells.insert(p);
+        let by_attacker = i % 2 == 0;
+        if !by_attacker {
+            insert_counter_cells(board, p, defender, &mut cells);
+        }
+        board.play_unchecked(p);
+        played += 1;
+        if by_attacker {
+            let fives: Vec<Point> = board.winning_moves(attacker).collect();
+            for f in fives {
+                cells.insert(f);
+                if caro {
+                    insert_run_ends(board, f, attacker, &mut cells);
+                }
+                if !is_legal_for(board, f, defender) {
+                    // A stone that makes the block legal (renju) is
+                    // somewhere on the lines through it.
+                    insert_line_cells(board, f, 5, &mut cells);
+                }
+            }
+        }
+    }
+    let won = board.outcome().is_some();
+    for _ in 0..played {
+        board.undo();
+    }
+    board.set_side_to_move(side);
+    // Without a five at the end, the line ends with a threat no move
+    // stops: the defender's move, the five's threat's answer and the five.
+    let tail = if won { 1 } else { 3 };
+    (cells, line.len() as u16 + tail)
+}
+
+/// The empty cells within `reach` of `p` on its four lines.
+fn insert_line_cells(board: &Board, p: Point, reach: i32, cells: &mut CellSet) {
+    for dir in Direction::ALL {
+        for k in (-reach..=reach).filter(|&k| k != 0) {
+            if let Some(q) = p.step(dir, k).filter(|&q| board.is_empty(q)) {
+                cells.insert(q);
+            }
+        }
+    }
+}
+
+/// The empty cells just beyond the runs of `color` that a stone on `f`
+/// would make five or longer: under caro, a stone of the other side there
+/// closes an end (an exact five closed at both ends does not win).
+fn insert_run_ends(board: &Board, f: Point, color: Color, cells: &mut CellSet) {
+    for dir in Direction::ALL {
+        let end = |sign: i32| {
+            let mut k = 1;
+            while f
+                .step(dir, sign * k)
+                .is_some_and(|q| board.stone(q) == Some(color))
+            {
+                k += 1;
+            }
+            (k - 1, f.step(dir, sign * k))
+        };
+        let (ahead, beyond_ahead) = end(1);
+        let (behind, beyond_behind) = end(-1);
+        if ahead + behind + 1 >= 5 {
+            for q in [beyond_ahead, beyond_behind].into_iter().flatten() {
+                if board.is_empty(q) {
+                    cells.insert(q);
+                }
+            }
+        }
+    }
+}
+
+/// The empty cells where a stone of `defender` would make its forced block
+/// on `block` a four or a five (which the attacker then has to answer), or
+/// make a forbidden block legal.
+fn insert_counter_cells(board: &mut Board, block: Point, defender: Color, cells: &mut CellSet) {
+    let side = board.side_to_move();
+    let was_legal = is_legal_for(board, block, defender);
+    for dir in Direction::ALL {
+        for k in (-4..=4).filter(|&k| k != 0) {
+            let Some(q) = block.step(dir, k).filter(|&q| board.is_empty(q)) else {
+                continue;
+            };
+            if cells.contains(q) || board.place(q, defender).is_err() {
+                continue;
+            }
+            let counter = board.line_pattern(block, dir, defender).four_count() > 0
+                || board.is_winning_move(block, defender)
+                || (!was_legal && is_legal_for(board, block, defender));
+            board.undo();
+            if counter {
+                cells.insert(q);
+            }
+        }
+    }
+    board.set_side_to_move(side);
 }

@@ -1,0 +1,309 @@
+//! Threat-aware nodes: the opponent's threats decide which moves a node
+//! has. Every restriction is checked by replaying the threat against the
+//! moves it leaves out, on hand-built positions (renju forbidden points
+//! included) and on positions from real games.
+
+mod common;
+
+use common::{board15, games, p, FIXTURE_GAMES};
+use wuzi::game::{Board, CellKind, Color, Point, Rule};
+use wuzi::search::expand::{analyse, LeafAnalysis, LeafSettings};
+use wuzi::search::node::Proven;
+use wuzi::tactics::{
+    five_blocks, four_moves, is_legal_for, line_breakers, solve, unstoppable_four_defences,
+    unstoppable_four_moves, winning_moves, SolveLimits, ThreatKind,
+};
+
+const SETTINGS: LeafSettings = LeafSettings {
+    vcf_nodes: 0,
+    vct_nodes: 0,
+    opponent_vcf_nodes: 20_000,
+    candidate_distance: 2,
+};
+
+/// Whether `line`, a VCF of `attacker` with the defender to move first,
+/// still wins move for move on `board` (where the defender has just played):
+/// every attacker move is legal and makes a five, or a four while the
+/// defender has no five of its own, its reply blocks a five, and the
+/// line ends in a five or a threat it cannot meet.
+fn vcf_still_wins(board: &Board, attacker: Color, line: &[Point]) -> bool {
+    let mut b = board.clone();
+    b.set_side_to_move(attacker);
+    let defender = attacker.opponent();
+    for (i, &m) in line.iter().enumerate() {
+        if !b.is_empty(m) {
+            return false;
+        }
+        if i % 2 == 0 {
+            if !is_legal_for(&mut b, m, attacker) {
+                return false;
+            }
+            // Short of a five, a four only forces if the defender has none.
+            let five = b.is_winning_move(m, attacker);
+            if !five
+                && (!winning_moves(&b, defender).is_empty() || b.five_cells_after(m, attacker) == 0)
+            {
+                return false;
+            }
+        } else {
+            // The block of the five (of one of them, facing an open four).
+            if !five_blocks(&b, attacker).contains(&m) || b.is_winning_move(m, defender) {
+                return false;
+            }
+        }
+        b.play(m).expect("empty");
+    }
+    if b.outcome().is_some() {
+        return true;
+    }
+    if !winning_moves(&b, defender).is_empty() {
+        return false;
+    }
+    let fives = winning_moves(&b, attacker);
+    fives.len() >= 2
+        || (fives.len() == 1 && !is_legal_for(&mut b, fives[0], defender))
+        || (!unstoppable_four_moves(&mut b, attacker).is_empty()
+            && unstoppable_four_defences(&mut b, attacker).is_empty())
+}
+
+/// Checks the breakers of the VCF `attacker` has on `board` (defender to
+/// move): every legal defender move outside them that is not a four of
+/// its own leaves the line winning. Returns how many moves were checked.
+fn check_breakers(board: &mut Board, attacker: Color, line: &[Point]) -> usize {
+    let defender = attacker.opponent();
+    assert_eq!(board.side_to_move(), defender);
+    let (breakers, plies) = line_breakers(board, attacker, line);
+    assert!(plies as usize > line.len());
+    let own_fours = four_moves(board, defender);
+    let outside: Vec<Point> = board
+        .empty_cells()
+        .filter(|&m| !breakers.contains(m) && !own_fours.contains(&m))
+        .collect();
+    let mut checked = 0;
+    for m in outside {
+        if !is_legal_for(board, m, defender) {
+            continue;
+        }
+        board.play(m).expect("empty");
+        assert!(
+            vcf_still_wins(board, attacker, line),
+            "{m} is outside the breakers of {line:?} but breaks it\n{board:?}"
+        );
+        board.undo();
+        checked += 1;
+    }
+    checked
+}
+
+#[test]
+fn line_breakers_are_sound_on_real_games() {
+    // Every position of the fixture games from move 10 on, both ways round:
+    // where the side not to move has a VCF, no move outside its breakers
+    // stops it.
+    let mut lines = 0;
+    let mut checked = 0;
+    for tsv in FIXTURE_GAMES {
+        for game in games(tsv).iter().take(6) {
+            let mut b = Board::new(game.size, game.rule);
+            for (i, &m) in game.moves.iter().enumerate() {
+                b.play(m).expect("legal game");
+                if i < 10 || i % 2 == 1 || b.outcome().is_some() {
+                    continue;
+                }
+                let attacker = b.side_to_move().opponent();
+                if !winning_moves(&b, attacker).is_empty()
+                    || !winning_moves(&b, attacker.opponent()).is_empty()
+                {
+                    continue; // a five to play or to block is no VCF question
+                }
+                let report = solve(
+                    &mut b,
+                    attacker,
+                    ThreatKind::Vcf,
+                    SolveLimits::new(20_000, 40),
+                );
+                if let Some(line) = report.win {
+                    lines += 1;
+                    checked += check_breakers(&mut b, attacker, &line);
+                }
+            }
+        }
+    }
+    assert!(lines >= 5, "only {lines} VCF positions in the sample");
+    assert!(checked > 100 * lines, "{checked} moves checked");
+}
+
+#[test]
+fn line_breakers_of_hand_built_threats() {
+    // Black's open three: the open four's both ends and the other end.
+    let mut b = board15(Rule::Freestyle, &[(7, ".....XXX.......")], Color::White);
+    let line = vec![p(4, 7)];
+    let (cells, plies) = line_breakers(&mut b, Color::Black, &line);
+    assert_eq!(plies, 4, "a pass, the open four, a block, the five");
+    assert!(cells.contains(p(4, 7)) && cells.contains(p(3, 7)) && cells.contains(p(8, 7)));
+    check_breakers(&mut b, Color::Black, &line);
+
+    // A four-three (closed three on row 7, split three on column 6).
+    let mut b = four_three(Rule::Freestyle, Color::White);
+    let line = solve(
+        &mut b,
+        Color::Black,
+        ThreatKind::Vcf,
+        SolveLimits::default(),
+    )
+    .win
+    .expect("black's VCF");
+    assert!(check_breakers(&mut b, Color::Black, &line) > 150);
+}
+
+/// Black: a closed three on row 7 and a split three on column 6; (6,7)
+/// makes four and open three at once.
+fn four_three(rule: Rule, to_move: Color) -> Board {
+    board15(
+        rule,
+        &[
+            (0, "O.............O"),
+            (4, "......X........"),
+            (5, "......X........"),
+            (7, "..OXXX........."),
+            (14, "O.............."),
+        ],
+        to_move,
+    )
+}
+
+fn moves_of(analysis: LeafAnalysis) -> Vec<Point> {
+    match analysis {
+        LeafAnalysis::Moves { moves, complete } => {
+            assert!(complete, "a threat restriction is complete");
+            moves
+        }
+        other => panic!("expected moves, got {other:?}"),
+    }
+}
+
+/// Every legal move of the side to move that the analysis left out loses
+/// to the opponent's VCF, found again after it.
+fn left_out_moves_lose(board: &mut Board, kept: &[Point]) {
+    let me = board.side_to_move();
+    let all: Vec<Point> = board.empty_cells().collect();
+    for m in all {
+        if kept.contains(&m) || !is_legal_for(board, m, me) {
+            continue;
+        }
+        board.play(m).expect("empty");
+        let report = solve(
+            board,
+            me.opponent(),
+            ThreatKind::Vcf,
+            SolveLimits::new(50_000, 40),
+        );
+        assert!(
+            report.win.is_some(),
+            "{m} was left out but holds\n{board:?}"
+        );
+        board.undo();
+    }
+}
+
+#[test]
+fn an_open_three_leaves_its_defences_and_the_counter_fours() {
+    // White's three on row 2 against the edge: (3,2) and (4,2) make fours.
+    let mut b = board15(
+        Rule::Freestyle,
+        &[(2, "OOO............"), (7, ".....XXX.......")],
+        Color::White,
+    );
+    let moves = moves_of(analyse(&mut b, SETTINGS));
+    let mut expected = vec![p(3, 2), p(4, 2), p(4, 7), p(8, 7)];
+    expected.sort_by_key(|q| q.index());
+    assert_eq!(moves, expected);
+    left_out_moves_lose(&mut b, &moves);
+}
+
+#[test]
+fn a_four_three_threat_leaves_only_the_moves_that_break_it() {
+    for rule in Rule::ALL {
+        let mut b = four_three(rule, Color::White);
+        let moves = moves_of(analyse(&mut b, SETTINGS));
+        assert!(moves.contains(&p(6, 7)), "{rule}: the four-three point");
+        assert!(moves.len() < 30, "{rule}: {} moves", moves.len());
+        left_out_moves_lose(&mut b, &moves);
+    }
+}
+
+#[test]
+fn two_open_threes_are_a_proven_loss() {
+    let mut b = board15(
+        Rule::Freestyle,
+        &[(3, "..XXX.........."), (9, "........XXX....")],
+        Color::White,
+    );
+    assert_eq!(
+        analyse(&mut b, SETTINGS),
+        LeafAnalysis::Proven {
+            value: Proven::Loss(4),
+            line: Vec::new()
+        }
+    );
+    // A white four to play first is a counter: then it is not lost yet.
+    let mut b = board15(
+        Rule::Freestyle,
+        &[
+            (3, "..XXX.........."),
+            (9, "........XXX...."),
+            (12, "OOO............"),
+        ],
+        Color::White,
+    );
+    assert_eq!(
+        moves_of(analyse(&mut b, SETTINGS)),
+        vec![p(3, 12), p(4, 12)]
+    );
+}
+
+#[test]
+fn renju_black_cannot_defend_on_a_forbidden_point() {
+    // White's open three on row 7, (4,7)..(6,7); of its defences (3,7)
+    // and (7,7), (7,7) is a double four for black (it completes a split
+    // four on column 7 and one on the diagonal).
+    let rows: &[(usize, &str)] = &[
+        (3, ".......X...X..."),
+        (4, ".......X..X...."),
+        (5, ".......X.X....."),
+        (7, "....OOO........"),
+        (13, "O.O.O.........."),
+    ];
+    let mut free = board15(Rule::Freestyle, rows, Color::Black);
+    let free_moves = moves_of(analyse(&mut free, SETTINGS));
+    assert!(free_moves.contains(&p(7, 7)), "{free_moves:?}");
+    let mut renju = board15(Rule::Renju, rows, Color::Black);
+    assert!(renju.is_forbidden(p(7, 7)), "{renju:?}");
+    let moves = moves_of(analyse(&mut renju, SETTINGS));
+    assert!(moves.contains(&p(3, 7)), "{moves:?}");
+    assert!(!moves.contains(&p(7, 7)), "{moves:?}");
+    left_out_moves_lose(&mut renju, &moves);
+}
+
+#[test]
+fn renju_white_forcing_black_onto_a_forbidden_cell_is_a_threat_too() {
+    // Black XXX.XX on row 3: (3,3) is an overline for black. White's
+    // closed three on column 3 threatens the four (3,7), whose only block
+    // is (3,3): black must act before.
+    let rows: &[(usize, &str)] = &[
+        (2, "...X..........."),
+        (3, "XXX.XX........."),
+        (4, "...O..........."),
+        (5, "...O..........."),
+        (6, "...O..........."),
+        (8, "...X..........."),
+        (12, "......O...O.O.O"),
+    ];
+    let mut b = board15(Rule::Renju, rows, Color::Black);
+    assert!(b.is_forbidden(p(3, 3)));
+    let moves = moves_of(analyse(&mut b, SETTINGS));
+    assert!(moves.contains(&p(3, 7)), "the four's cell: {moves:?}");
+    assert!(!moves.contains(&p(3, 3)));
+    left_out_moves_lose(&mut b, &moves);
+    assert!(b.cells_of(CellKind::Four, Color::White).contains(p(3, 7)));
+}
