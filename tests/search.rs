@@ -13,6 +13,7 @@ use wuzi::game::{Board, BoardSize, Color, Point, Rule};
 use wuzi::nn::{EvalService, NetConfig, Network, ServiceConfig};
 use wuzi::search::node::Proven;
 use wuzi::search::{SearchConfig, SearchLimits, Searcher, StopReason, TimeBudget};
+use wuzi::tactics::{solve, SolveLimits, ThreatKind};
 
 fn service() -> Arc<EvalService> {
     tch::manual_seed(11);
@@ -266,4 +267,104 @@ fn one_thread_searches_are_deterministic() {
         )
     };
     assert_eq!(run(), run());
+}
+
+/// Black: two open twos crossing at (8,7), a double three by VCT; white
+/// to move must stop it.
+fn black_threatens_a_double_three() -> Board {
+    board15(
+        Rule::Freestyle,
+        &[
+            (0, "O.............O"),
+            (5, "........X......"),
+            (6, "........X......"),
+            (7, ".....XX........"),
+            (12, "...O..........."),
+            (14, "O.............."),
+        ],
+        Color::White,
+    )
+}
+
+/// Whether black, to move after `mv`, wins by VCT within `nodes`.
+fn black_wins_after(board: &Board, mv: Point, nodes: u64) -> bool {
+    let mut b = board.clone();
+    b.play(mv).unwrap();
+    solve(
+        &mut b,
+        Color::Black,
+        ThreatKind::Vct,
+        SolveLimits::new(nodes, 20),
+    )
+    .win
+    .is_some()
+}
+
+#[test]
+fn the_safety_net_replaces_a_move_the_opponent_wins_against() {
+    let b = black_threatens_a_double_three();
+    let config = |safety_vct_nodes| SearchConfig {
+        threads: 1,
+        pipeline: 1,
+        batch_size: 4,
+        vct_plies: 0,
+        safety_vct_nodes,
+        ..SearchConfig::default()
+    };
+    // Without the net, the network's choice loses (deterministic mode).
+    let unguarded = Searcher::new(service(), config(0));
+    let result = unguarded.search(&b, &playouts(12), &AtomicBool::new(false));
+    let chosen = result.best_move.unwrap();
+    assert!(
+        black_wins_after(&b, chosen, 20_000),
+        "the test needs a refuted first choice, got {chosen}"
+    );
+    assert!(result.refuted.is_empty());
+    // With it, that move is refuted and replaced by one that holds.
+    let guarded = Searcher::new(service(), config(20_000));
+    let result = guarded.search(&b, &playouts(12), &AtomicBool::new(false));
+    let played = result.best_move.unwrap();
+    assert_eq!(result.refuted.first(), Some(&chosen), "{result:?}");
+    assert!(!result.refuted.contains(&played));
+    assert!(!black_wins_after(&b, played, 20_000), "{played} loses");
+    for &r in &result.refuted {
+        assert!(black_wins_after(&b, r, 20_000), "{r} was refuted wrongly");
+    }
+    // Named before the PV, which GUIs read to the end of the line.
+    let summary = result.summary();
+    let named = summary.find(&format!(" refuted {chosen}"));
+    assert!(
+        named.is_some_and(|at| summary.find(" pv").is_some_and(|pv| at < pv)),
+        "{summary}"
+    );
+}
+
+#[test]
+fn the_opponents_vct_after_a_root_move_proves_that_move_lost() {
+    // No safety net: the VCT at ply 1 alone must find the refutations.
+    let b = black_threatens_a_double_three();
+    let s = Searcher::new(
+        service(),
+        SearchConfig {
+            threads: 1,
+            pipeline: 1,
+            batch_size: 4,
+            vct_plies: 1,
+            vct_nodes: 20_000,
+            safety_vct_nodes: 0,
+            ..SearchConfig::default()
+        },
+    );
+    let result = s.search(&b, &playouts(400), &AtomicBool::new(false));
+    let played = result.best_move.unwrap();
+    assert!(!black_wins_after(&b, played, 20_000), "{played} loses");
+    let lost: Vec<_> = result
+        .moves
+        .iter()
+        .filter(|m| matches!(m.proven, Proven::Loss(_)))
+        .collect();
+    assert!(!lost.is_empty(), "{result:?}");
+    for m in lost {
+        assert!(black_wins_after(&b, m.mv, 20_000), "{} is no loss", m.mv);
+    }
 }

@@ -388,3 +388,50 @@ fn vct_wins_in_real_games_survive_every_reply() {
     }
     assert_eq!(checked, 16);
 }
+
+#[test]
+fn defence_sets_equal_a_brute_force_over_every_cell_in_real_games() {
+    // Whenever one side threatens an unstoppable four, the defence set is
+    // exactly the legal moves of the other side after which no such
+    // threat is left, whichever cell of the board they are on.
+    let mut compared = 0;
+    for tsv in FIXTURE_GAMES {
+        for game in games(tsv).iter().take(8) {
+            let mut b = Board::new(game.size, game.rule);
+            for &m in &game.moves {
+                b.play(m).expect("legal game");
+                if b.outcome().is_some() {
+                    break;
+                }
+                for attacker in Color::BOTH {
+                    if !winning_moves(&b, attacker).is_empty()
+                        || unstoppable_four_moves(&mut b, attacker).is_empty()
+                    {
+                        continue;
+                    }
+                    let defender = attacker.opponent();
+                    let side = b.side_to_move();
+                    let empty: Vec<Point> = b.empty_cells().collect();
+                    let mut brute = Vec::new();
+                    for e in empty {
+                        if !is_legal_for(&mut b, e, defender) {
+                            continue;
+                        }
+                        b.place(e, defender).unwrap();
+                        if unstoppable_four_moves(&mut b, attacker).is_empty() {
+                            brute.push(e);
+                        }
+                        b.undo();
+                    }
+                    b.set_side_to_move(side);
+                    let mut fast = unstoppable_four_defences(&mut b, attacker);
+                    fast.sort_by_key(|p| p.index());
+                    brute.sort_by_key(|p| p.index());
+                    assert_eq!(fast, brute, "{attacker} attacks\n{b:?}");
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(compared >= 50, "only {compared} threat positions");
+}

@@ -166,7 +166,7 @@ impl SearchResult {
     /// `depth 1-D ev E winrate W drawrate D n N n/s S tm T [refuted X,Y ...] pv ...`.
     pub fn summary(&self) -> String {
         let mut line = format!(
-            "depth 1-{} ev {} winrate {:.1} drawrate {:.1} n {} n/s {} tm {} pv",
+            "depth 1-{} ev {} winrate {:.1} drawrate {:.1} n {} n/s {} tm {}",
             self.pv.len().max(1),
             self.ev_text(),
             100.0 * self.wdl[0],
@@ -180,6 +180,7 @@ impl SearchResult {
             let refuted: Vec<String> = self.refuted.iter().map(|p| p.to_string()).collect();
             let _ = write!(line, " refuted {}", refuted.join(" "));
         }
+        line.push_str(" pv");
         let mut color = self.side_to_move;
         for &mv in &self.pv {
             let _ = write!(line, " {}", pv_move(color, mv));

@@ -66,7 +66,9 @@ pub fn select_edge(
 pub fn lower_confidence_bound(edge: &Edge, draw_weight: f32) -> f32 {
     match edge.proven {
         Proven::Win(d) => 2.0 - d as f32 * 1e-4,
-        Proven::Loss(d) => -2.0 + d as f32 * 1e-4,
+        // Below even an unvisited move (-5 as an ineligible one): a move
+        // nobody has looked at may hold, a proven loss does not.
+        Proven::Loss(d) => -10.0 + d as f32 * 1e-4,
         Proven::Draw => draw_weight,
         Proven::Unknown if edge.visits == 0 => -1.0,
         Proven::Unknown => {
@@ -157,6 +159,10 @@ mod tests {
         assert_eq!(select_edge(&d, PARAMS, None), Some(0));
         d.edges[0].proven = Proven::Loss(9);
         assert_eq!(choose_edge(&d, 0.5, None), Some(0), "longest resistance");
+        // An unvisited move is preferred to a proven loss.
+        d.edges[1].proven = Proven::Unknown;
+        d.edges[1].visits = 0;
+        assert_eq!(choose_edge(&d, 0.5, None), Some(1), "not a known loss");
     }
 
     #[test]

@@ -44,10 +44,15 @@ pub fn unstoppable_four_moves(board: &mut Board, color: Color) -> Vec<Point> {
 /// The full defence set against `attacker`'s threats to make an
 /// unstoppable four on its next move (an open three, a four-four point):
 /// every legal move of the other side after which `attacker` has no such
-/// move left. Computed by trying every cell that could matter (each threat
-/// cell and the cells within five steps of it on its four lines), so it is
+/// move left. Computed by trying every cell that could matter, so it is
 /// exact, renju forbidden points included. Counter-attacks (the defender's
 /// own fours) are not in it; see [`four_moves`].
+///
+/// The cells that could matter are each threat cell and the cells within
+/// five steps of it on the lines where it makes its fours: a stone on
+/// another line through it changes none of those fours. (A stone there can
+/// only take patterns away, and a renju black move that is forbidden is no
+/// threat, so nothing else can stop it.)
 ///
 /// Meaningful when `attacker` has no five to complete; returns an empty set
 /// when `attacker` has no such threat.
@@ -61,6 +66,9 @@ pub fn unstoppable_four_defences(board: &mut Board, attacker: Color) -> Vec<Poin
     for &f in &threats {
         candidates.insert(f);
         for dir in Direction::ALL {
+            if board.line_pattern(f, dir, attacker).four_count() == 0 {
+                continue;
+            }
             for k in (-5..=5).filter(|&k| k != 0) {
                 if let Some(q) = f.step(dir, k).filter(|&q| board.is_empty(q)) {
                     candidates.insert(q);
