@@ -82,14 +82,47 @@ pub fn run(per_item: Duration, out: &mut impl Write) -> io::Result<()> {
         ("VCT", ThreatKind::Vct, SolveLimits::new(20_000, 12)),
     ] {
         let per_sec = rate(per_item, || solve_all(&mut boards, kind, limits));
+        let depth = win_depths(&mut boards, kind, limits);
         writeln!(
             out,
-            "{name} nodes per second ({} positions x 2 attackers): {}",
+            "{name} nodes per second ({} positions x 2 attackers): {}; {} wins found, \
+             the longest {} attacker moves, {} nodes at most",
             boards.len(),
-            format_rate(per_sec)
+            format_rate(per_sec),
+            depth.wins,
+            depth.longest,
+            depth.most_nodes
         )?;
     }
     Ok(())
+}
+
+/// What the solver reaches within its limits.
+struct WinDepths {
+    wins: usize,
+    /// Attacker moves in the longest win found.
+    longest: usize,
+    /// Nodes of the largest solve that found a win.
+    most_nodes: u64,
+}
+
+fn win_depths(boards: &mut [Board], kind: ThreatKind, limits: SolveLimits) -> WinDepths {
+    let mut depths = WinDepths {
+        wins: 0,
+        longest: 0,
+        most_nodes: 0,
+    };
+    for board in boards.iter_mut() {
+        for attacker in crate::game::Color::BOTH {
+            let report = solve(board, attacker, kind, limits);
+            if let Some(line) = report.win {
+                depths.wins += 1;
+                depths.longest = depths.longest.max(line.len().div_ceil(2));
+                depths.most_nodes = depths.most_nodes.max(report.nodes);
+            }
+        }
+    }
+    depths
 }
 
 /// A mid-game ply count for `record`: two thirds of the game.
