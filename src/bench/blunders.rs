@@ -1,0 +1,201 @@
+//! The blunder suite: positions from lost ladder games where a peer
+//! announced a forced win right after our move, although it had announced
+//! none before. `bench blunders` and the tests measure the share of them in
+//! which the engine now plays a move our solver cannot refute.
+//!
+//! Fixture lines (TSV, `#` comments), as `scripts/extract_blunders.py`
+//! writes them: id, rule, board side, the moves before the blunder, the
+//! blunder, the peer, its announcement, its winning line (moves `x,y`).
+
+use std::io::{self, Write};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use crate::game::{Board, BoardSize, Point, Rule};
+use crate::search::{SearchConfig, SearchLimits, Searcher};
+use crate::tactics::{solve, SolveLimits, ThreatKind};
+
+/// One position of the suite.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blunder {
+    pub id: String,
+    pub rule: Rule,
+    pub size: BoardSize,
+    /// The game up to our move.
+    pub moves: Vec<Point>,
+    /// The move we played, after which the peer announced its win.
+    pub blunder: Point,
+    pub peer: String,
+    /// The peer's winning line after the blunder, its move first.
+    pub peer_line: Vec<Point>,
+}
+
+fn parse_point(text: &str) -> Result<Point, String> {
+    let (x, y) = text
+        .split_once(',')
+        .ok_or_else(|| format!("bad move {text:?}"))?;
+    let x: u8 = x.trim().parse().map_err(|_| format!("bad move {text:?}"))?;
+    let y: u8 = y.trim().parse().map_err(|_| format!("bad move {text:?}"))?;
+    Point::new(x, y).ok_or_else(|| format!("move {text:?} off the board"))
+}
+
+fn parse_points(text: &str) -> Result<Vec<Point>, String> {
+    text.split_whitespace().map(parse_point).collect()
+}
+
+/// Reads a fixture.
+pub fn parse(text: &str) -> Result<Vec<Blunder>, String> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let at = |e: String| format!("line {}: {e}", n + 1);
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() != 8 {
+            return Err(at(format!("{} fields, expected 8", f.len())));
+        }
+        let side: u32 = f[2]
+            .parse()
+            .map_err(|_| at(format!("bad size {:?}", f[2])))?;
+        out.push(Blunder {
+            id: f[0].to_string(),
+            rule: f[1].parse().map_err(|e| at(format!("{e:?}")))?,
+            size: BoardSize::square(side).map_err(|e| at(e.to_string()))?,
+            moves: parse_points(f[3]).map_err(at)?,
+            blunder: parse_point(f[4]).map_err(at)?,
+            peer: f[5].to_string(),
+            peer_line: parse_points(f[7]).map_err(at)?,
+        });
+    }
+    Ok(out)
+}
+
+impl Blunder {
+    /// The position before our move.
+    pub fn board(&self) -> Result<Board, String> {
+        Board::from_moves(self.size, self.rule, &self.moves)
+            .map_err(|e| format!("{}: {e}", self.id))
+    }
+}
+
+/// The opponent's forced win after the side to move plays `mv`, if the
+/// solver finds one within `nodes` (VCF, then VCT).
+pub fn refutation(board: &Board, mv: Point, nodes: u64) -> Option<Vec<Point>> {
+    let mut board = board.clone();
+    let opponent = board.side_to_move().opponent();
+    board.play(mv).ok()?;
+    [(ThreatKind::Vcf, 40), (ThreatKind::Vct, 20)]
+        .into_iter()
+        .find_map(|(kind, depth)| {
+            solve(&mut board, opponent, kind, SolveLimits::new(nodes, depth)).win
+        })
+}
+
+/// Solver budget of the refutation checks.
+pub const CHECK_NODES: u64 = 200_000;
+
+/// What the engine did on one position.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub id: String,
+    /// Our solver refutes the blunder too (only these positions count).
+    pub confirmed: bool,
+    pub played: Option<Point>,
+    /// The move played is refuted by our solver.
+    pub refuted: bool,
+}
+
+/// The suite's figures.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub outcomes: Vec<Outcome>,
+}
+
+impl Summary {
+    /// Positions whose blunder our solver refutes.
+    pub fn confirmed(&self) -> usize {
+        self.outcomes.iter().filter(|o| o.confirmed).count()
+    }
+
+    /// Of those, the positions where the move played now holds.
+    pub fn held(&self) -> usize {
+        self.outcomes
+            .iter()
+            .filter(|o| o.confirmed && !o.refuted)
+            .count()
+    }
+
+    pub fn share_held(&self) -> f64 {
+        self.held() as f64 / self.confirmed().max(1) as f64
+    }
+}
+
+/// Searches each position with `playouts` (one thread, deterministic) and
+/// checks the move with the solver. `searcher_for` gives the searcher of a
+/// rule.
+pub fn evaluate(
+    blunders: &[Blunder],
+    mut searcher_for: impl FnMut(Rule) -> Result<Arc<Searcher>, String>,
+    playouts: u64,
+) -> Result<Summary, String> {
+    let mut summary = Summary::default();
+    for blunder in blunders {
+        let board = blunder.board()?;
+        let confirmed = refutation(&board, blunder.blunder, CHECK_NODES).is_some();
+        let searcher = searcher_for(blunder.rule)?;
+        searcher.cache().clear();
+        let limits = SearchLimits {
+            max_playouts: Some(playouts),
+            ..SearchLimits::default()
+        };
+        let result = searcher.search(&board, &limits, &AtomicBool::new(false));
+        let refuted = result
+            .best_move
+            .map_or(true, |mv| refutation(&board, mv, CHECK_NODES).is_some());
+        summary.outcomes.push(Outcome {
+            id: blunder.id.clone(),
+            confirmed,
+            played: result.best_move,
+            refuted,
+        });
+    }
+    Ok(summary)
+}
+
+/// The deterministic search settings of the suite.
+pub fn suite_config(base: &SearchConfig) -> SearchConfig {
+    SearchConfig {
+        threads: 1,
+        pipeline: 1,
+        ..base.clone()
+    }
+}
+
+/// Prints the figures of `bench blunders`.
+pub fn print(summary: &Summary, playouts: u64, out: &mut impl Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "bench blunders: {} positions, {} whose blunder our solver refutes ({} nodes); \
+         {playouts} playouts, one thread",
+        summary.outcomes.len(),
+        summary.confirmed(),
+        CHECK_NODES
+    )?;
+    for o in &summary.outcomes {
+        let played = o.played.map_or("none".to_string(), |p| p.to_string());
+        let verdict = match (o.confirmed, o.refuted) {
+            (false, _) => "not counted",
+            (true, false) => "holds",
+            (true, true) => "refuted",
+        };
+        writeln!(out, "  {:<28} plays {:<6} {verdict}", o.id, played)?;
+    }
+    writeln!(
+        out,
+        "moves not refuted: {} of {} ({:.0}%)",
+        summary.held(),
+        summary.confirmed(),
+        100.0 * summary.share_held()
+    )
+}
