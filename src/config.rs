@@ -45,6 +45,8 @@ pub struct NetworkSection {
     pub batch_size: usize,
     /// `none`, `random` or `all` board symmetries per evaluation.
     pub symmetry: String,
+    /// `auto`, `fp32`, `bf16` or `half`: the inference precision.
+    pub precision: String,
     /// Network file per rule (caro uses the freestyle network when empty).
     pub freestyle: PathBuf,
     pub standard: PathBuf,
@@ -128,6 +130,7 @@ impl Default for NetworkSection {
             torch_threads: 1,
             batch_size: 16,
             symmetry: "random".to_string(),
+            precision: "auto".to_string(),
             freestyle: PathBuf::from("networks/freestyle-4x32.safetensors"),
             standard: PathBuf::from("networks/standard15-4x32.safetensors"),
             renju: PathBuf::from("networks/renju15-4x32.safetensors"),
@@ -231,6 +234,10 @@ impl Config {
             "network.symmetry",
             "must be none, random or all",
         )?;
+        self.network
+            .precision
+            .parse::<crate::nn::PrecisionSetting>()
+            .map_err(|e| format!("network.precision: {e}"))?;
         crate::nn::device::select_device(&self.network.device)
             .map_err(|e| format!("network.device: {e}"))?;
         Ok(())
@@ -244,6 +251,26 @@ impl Config {
             Config::parse(&text).map_err(|e| format!("config file {}: {e}", path.display()))?;
         config.resolve_paths(&base_of(path));
         Ok(config)
+    }
+
+    /// The search settings of this configuration.
+    pub fn search_config(&self) -> SearchConfig {
+        SearchConfig {
+            threads: self.engine.threads,
+            batch_size: self.search.batch_size,
+            pipeline: self.search.pipeline,
+            c_puct: self.search.c_puct,
+            fpu_reduction: self.search.fpu_reduction,
+            style: self.search.style,
+            leaf_vcf_nodes: self.search.leaf_vcf_nodes,
+            root_vct_nodes: self.search.root_vct_nodes,
+            opponent_vcf_nodes: self.search.opponent_vcf_nodes,
+            vct_nodes: self.search.vct_nodes,
+            vct_plies: self.search.vct_plies,
+            safety_vct_nodes: self.search.safety_vct_nodes,
+            candidate_distance: self.search.candidate_distance,
+            max_memory: (self.engine.max_memory_mb as usize).saturating_mul(1 << 20),
+        }
     }
 
     /// The configuration: `explicit` if given (it must exist), else the

@@ -79,6 +79,15 @@ struct BenchArgs {
     /// nn: batch sizes, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,8,32,128,256")]
     batches: Vec<usize>,
+    /// nn, search: inference precision of the service (auto, fp32, bf16, half).
+    #[arg(long, default_value = "auto")]
+    precision: wuzi::nn::PrecisionSetting,
+    /// blunders: the suite's fixture file.
+    #[arg(long, default_value = "tests/fixtures/blunders/freestyle15.tsv")]
+    fixture: PathBuf,
+    /// blunders: playouts per position.
+    #[arg(long, default_value_t = 400)]
+    playouts: u64,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -91,6 +100,40 @@ enum BenchPart {
     Search,
     /// The match runner's own time per move, between two instant test brains.
     Arena,
+    /// The blunder suite: share of positions where the move played is not
+    /// refuted by the solver (--fixture, --playouts; configured networks).
+    Blunders,
+}
+
+/// `bench blunders` with the configured networks (no symmetry, so that the
+/// search is deterministic).
+fn bench_blunders(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+    use wuzi::bench::blunders;
+    let mut config = configure(cli).map_err(io::Error::other)?;
+    config.network.symmetry = "none".to_string();
+    let text = std::fs::read_to_string(&args.fixture)
+        .map_err(|e| io::Error::other(format!("{}: {e}", args.fixture.display())))?;
+    let positions = blunders::parse(&text).map_err(io::Error::other)?;
+    let mut provider = wuzi::nn::provider::NetworkProvider::new(&config);
+    let search = blunders::suite_config(&config.search_config());
+    let mut searchers = HashMap::new();
+    let summary = blunders::evaluate(
+        &positions,
+        |rule| {
+            Ok(Arc::clone(searchers.entry(rule).or_insert_with(|| {
+                let (service, note) = provider.service_for(rule);
+                if let Some(note) = note {
+                    eprintln!("note: {note}");
+                }
+                Arc::new(wuzi::search::Searcher::new(service, search.clone()))
+            })))
+        },
+        args.playouts,
+    )
+    .map_err(io::Error::other)?;
+    blunders::print(&summary, args.playouts, &mut io::stdout().lock())
 }
 
 /// Runner overhead per move, with the test brain built beside this binary.
@@ -145,22 +188,24 @@ fn configure(cli: &Cli) -> Result<Config, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
+    let result = match &cli.command {
         Some(Command::Bench(args)) => {
             let per_item = Duration::from_secs_f64(args.seconds.clamp(0.01, 600.0));
             match args.part {
                 BenchPart::Rules => wuzi::bench::rules::run(per_item, &mut io::stdout().lock()),
                 BenchPart::Arena => bench_arena(),
+                BenchPart::Blunders => bench_blunders(&cli, args),
                 BenchPart::Nn | BenchPart::Search => {
                     let options = wuzi::bench::nn::NnBenchOptions {
-                        weights: args.weights,
+                        weights: args.weights.clone(),
                         net: args.net,
-                        device: args.device,
+                        device: args.device.clone(),
                         threads: args.threads,
                         evaluators: args.evaluators,
                         board_side: args.board,
-                        batch_sizes: args.batches,
+                        batch_sizes: args.batches.clone(),
                         per_item,
+                        precision: args.precision,
                     };
                     if matches!(args.part, BenchPart::Nn) {
                         wuzi::bench::nn::run(&options, &mut io::stdout().lock())
@@ -170,12 +215,8 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some(Command::Train(args)) => wuzi::train::run(&args)
-            .map(|_| ())
-            .map_err(io::Error::other),
-        Some(Command::Match(args)) => wuzi::arena::run(&args)
-            .map(|_| ())
-            .map_err(io::Error::other),
+        Some(Command::Train(args)) => wuzi::train::run(args).map(|_| ()).map_err(io::Error::other),
+        Some(Command::Match(args)) => wuzi::arena::run(args).map(|_| ()).map_err(io::Error::other),
         None => {
             let config = match configure(&cli) {
                 Ok(config) => config,

@@ -1,6 +1,7 @@
 //! Benchmarks behind `pbrain-wuzi bench`, printing figures rather than
 //! asserting them (timings belong in benchmarks, not in tests).
 
+pub mod blunders;
 pub mod nn;
 pub mod positions;
 pub mod rules;

@@ -12,7 +12,8 @@ use crate::bench::format_rate;
 use crate::game::{Board, BoardSize, Point, Rule};
 use crate::nn::device::{select_device, tune_cpu};
 use crate::nn::{
-    encode, EvalService, NetConfig, Network, ServiceConfig, SymmetryMode, INPUT_PLANES,
+    encode, EvalService, NetConfig, Network, Precision, PrecisionSetting, ServiceConfig,
+    SymmetryMode, INPUT_PLANES,
 };
 
 /// What to measure.
@@ -28,6 +29,8 @@ pub struct NnBenchOptions {
     pub board_side: u32,
     pub batch_sizes: Vec<usize>,
     pub per_item: Duration,
+    /// Precision of the service (`auto`: measured, as the engine does).
+    pub precision: PrecisionSetting,
 }
 
 /// Mid-game positions of the bench games, replayed on a `side` board (moves
@@ -122,24 +125,23 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
     )?;
     writeln!(
         out,
-        "{:>6} {:>14} {:>14} {:>14} {:>8}",
-        "batch", "raw pos/s", "raw ms/batch", "service pos/s", "service"
+        "{:>6} {:>14} {:>14} {:>10} {:>14} {:>9} {:>8}",
+        "batch",
+        "fp32 raw pos/s",
+        "bf16 raw pos/s",
+        "bf16/fp32",
+        "service pos/s",
+        "precision",
+        "service"
     )?;
+    let mut bf16_network = network.duplicate();
+    bf16_network.set_precision(Precision::Bf16);
     for &batch in &options.batch_sizes {
         let batch = batch.max(1);
         // Raw: the forward pass (with softmax) of a ready tensor.
         let input = encoded_batch(&mut boards, batch, side, device);
-        let _ = network.evaluate(&input);
-        let start = Instant::now();
-        let mut runs = 0u64;
-        while start.elapsed() < options.per_item {
-            let (p, v) = network.evaluate(&input);
-            // Copy back, as the service does, so that GPU work is finished.
-            let _ = (p.to_device(Device::Cpu), v.to_device(Device::Cpu));
-            runs += 1;
-        }
-        let raw_secs = start.elapsed().as_secs_f64();
-        let raw = (runs * batch as u64) as f64 / raw_secs;
+        let raw = raw_rate(&network, &input, batch, options.per_item);
+        let raw_bf16 = raw_rate(&bf16_network, &input, batch, options.per_item);
 
         // Service: encoding in this thread, batching and evaluation in the
         // evaluators; one batch more in flight than evaluators, so that
@@ -149,9 +151,16 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
             batch_size: batch,
             evaluator_threads: evaluators,
             symmetry: SymmetryMode::None,
+            precision: options.precision,
             ..ServiceConfig::default()
         };
         let service = EvalService::start(network.duplicate(), config)?;
+        let precision = service.precision();
+        let chosen_raw = if precision == Precision::Bf16 {
+            raw_bf16
+        } else {
+            raw
+        };
         let mut in_flight = VecDeque::new();
         let mut answered = 0u64;
         let mut next = 0usize;
@@ -178,12 +187,28 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
         drop(service);
         writeln!(
             out,
-            "{batch:>6} {:>14} {:>14.2} {:>14} {:>7.0}%",
+            "{batch:>6} {:>14} {:>14} {:>9.2}x {:>14} {:>9} {:>7.0}%",
             format_rate(raw),
-            1000.0 * raw_secs / runs.max(1) as f64,
+            format_rate(raw_bf16),
+            raw_bf16 / raw.max(1e-9),
             format_rate(served),
-            100.0 * served / raw.max(1e-9)
+            precision.to_string(),
+            100.0 * served / chosen_raw.max(1e-9)
         )?;
     }
     Ok(())
+}
+
+/// Positions per second of forward passes (with softmax) of a ready batch.
+fn raw_rate(network: &Network, input: &Tensor, batch: usize, time: Duration) -> f64 {
+    let _ = network.evaluate(input);
+    let start = Instant::now();
+    let mut runs = 0u64;
+    while start.elapsed() < time {
+        let (p, v) = network.evaluate(input);
+        // Copy back, as the service does, so that GPU work is finished.
+        let _ = (p.to_device(Device::Cpu), v.to_device(Device::Cpu));
+        runs += 1;
+    }
+    (runs * batch as u64) as f64 / start.elapsed().as_secs_f64()
 }

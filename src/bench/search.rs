@@ -14,16 +14,22 @@ use crate::bench::format_rate;
 use crate::bench::nn::{bench_network, encode_group, NnBenchOptions};
 use crate::bench::positions::{FREESTYLE20_GAME, RENJU_MIDGAME, STANDARD_GAME};
 use crate::game::Board;
-use crate::nn::{EvalService, Network, ServiceConfig, SymmetryMode};
+use crate::nn::{EvalService, Network, PrecisionSetting, ServiceConfig, SymmetryMode};
 use crate::search::{SearchConfig, SearchLimits, Searcher};
 
-fn service(network: &Network, evaluators: usize, batch: usize) -> io::Result<EvalService> {
+fn service(
+    network: &Network,
+    evaluators: usize,
+    batch: usize,
+    precision: PrecisionSetting,
+) -> io::Result<EvalService> {
     EvalService::start(
         network.duplicate(),
         ServiceConfig {
             batch_size: batch,
             evaluator_threads: evaluators,
             symmetry: SymmetryMode::None,
+            precision,
             ..ServiceConfig::default()
         },
     )
@@ -68,13 +74,14 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
     let batch = options.batch_sizes.first().copied().unwrap_or(8).max(1);
     writeln!(
         out,
-        "bench search: net {} ({}), device {:?}, batch {batch}, {:.1} s per figure",
+        "bench search: net {} ({}), device {:?}, precision {}, batch {batch}, {:.1} s per figure",
         network.config(),
         options
             .weights
             .as_ref()
             .map_or("random weights".to_string(), |p| p.display().to_string()),
         device,
+        service(&network, 1, batch, options.precision)?.precision(),
         options.per_item.as_secs_f64()
     )?;
     writeln!(
@@ -93,13 +100,13 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
         for (record, plies) in positions {
             let board = record.board_after(plies).map_err(fail)?;
             let mut boards = vec![board.clone()];
-            let reference = service(&network, threads, batch)?;
+            let reference = service(&network, threads, batch, options.precision)?;
             let service_per_sec =
                 service_rate(&reference, &mut boards, batch, threads, options.per_item);
             drop(reference);
 
             let searcher = Searcher::new(
-                Arc::new(service(&network, threads, batch)?),
+                Arc::new(service(&network, threads, batch, options.precision)?),
                 SearchConfig {
                     threads,
                     batch_size: batch,

@@ -4,10 +4,12 @@
 pub mod device;
 pub mod features;
 pub mod model;
+pub mod precision;
 pub mod provider;
 pub mod service;
 pub mod symmetry;
 
 pub use features::{encode, INPUT_PLANES};
 pub use model::{NetConfig, NetError, Network};
+pub use precision::{Calibration, Precision, PrecisionSetting};
 pub use service::{EvalService, Evaluation, ServiceConfig, SymmetryMode};

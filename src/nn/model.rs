@@ -10,6 +10,7 @@ use tch::nn;
 use tch::{Device, Kind, Tensor};
 
 use crate::nn::features::INPUT_PLANES;
+use crate::nn::precision::Precision;
 
 /// Index of the "on the board" plane in the input (see `features`).
 const BOARD_PLANE: i64 = 5;
@@ -179,7 +180,9 @@ impl ResNet {
             .apply_t(&self.value_bn, train)
             .relu()
             * &on_board;
-        let pooled = v.sum_dim_intlist([2i64, 3].as_slice(), false, Kind::Float) / cells;
+        // Summed in fp32 whatever the precision, then back to the weights' kind.
+        let pooled =
+            (v.sum_dim_intlist([2i64, 3].as_slice(), false, Kind::Float) / cells).to_kind(v.kind());
         let wdl = pooled
             .apply(&self.value_hidden)
             .relu()
@@ -193,6 +196,8 @@ pub struct Network {
     vs: nn::VarStore,
     net: ResNet,
     config: NetConfig,
+    /// The format of the weights and of inference (training is fp32).
+    precision: Precision,
 }
 
 impl fmt::Debug for Network {
@@ -206,7 +211,12 @@ impl Network {
     pub fn new(config: NetConfig, device: Device) -> Network {
         let vs = nn::VarStore::new(device);
         let net = ResNet::new(&vs.root(), config);
-        Network { vs, net, config }
+        Network {
+            vs,
+            net,
+            config,
+            precision: Precision::Fp32,
+        }
     }
 
     /// Loads a network from a safetensors file, reading its size from the
@@ -306,7 +316,23 @@ impl Network {
                 }
             }
         });
+        let mut copy = copy;
+        copy.set_precision(self.precision);
         copy
+    }
+
+    /// Converts the weights for inference in `precision`.
+    pub fn set_precision(&mut self, precision: Precision) {
+        match precision {
+            Precision::Fp32 => self.vs.float(),
+            Precision::Bf16 => self.vs.bfloat16(),
+            Precision::Half => self.vs.half(),
+        }
+        self.precision = precision;
+    }
+
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// Saves the weights as safetensors.
@@ -349,10 +375,22 @@ impl Network {
         self.net.forward(input, train)
     }
 
-    /// Forward pass for inference (no gradients): probabilities.
+    /// Forward pass for inference (no gradients): fp32 probabilities,
+    /// whatever the precision. `input` is fp32; in bf16 it is converted and
+    /// laid out channels-last, which oneDNN's bf16 kernels want (tch has no
+    /// memory-format API: a contiguous NHWC tensor viewed as NCHW is it).
     pub fn evaluate(&self, input: &Tensor) -> (Tensor, Tensor) {
         tch::no_grad(|| {
-            let (policy, wdl) = self.forward(input, false);
+            let input = match self.precision {
+                Precision::Fp32 => input.shallow_clone(),
+                Precision::Bf16 => input
+                    .to_kind(Kind::BFloat16)
+                    .permute([0, 2, 3, 1])
+                    .contiguous()
+                    .permute([0, 3, 1, 2]),
+                Precision::Half => input.to_kind(Kind::Half),
+            };
+            let (policy, wdl) = self.forward(&input, false);
             (
                 policy.softmax(-1, Kind::Float),
                 wdl.softmax(-1, Kind::Float),

@@ -43,6 +43,7 @@ impl NetworkProvider {
                     .symmetry
                     .parse()
                     .unwrap_or(SymmetryMode::Random),
+                precision: config.network.precision.parse().unwrap_or_default(),
                 ..ServiceConfig::default()
             },
             loaded: HashMap::new(),

@@ -15,6 +15,7 @@ use tch::{Kind, Tensor};
 
 use crate::game::Board;
 use crate::nn::features::{encode, INPUT_PLANES};
+use crate::nn::precision::{self, Calibration, Precision, PrecisionSetting};
 use crate::nn::symmetry::Symmetry;
 use crate::nn::Network;
 
@@ -58,6 +59,8 @@ pub struct ServiceConfig {
     pub max_wait: Duration,
     /// Seed of the random symmetries.
     pub seed: u64,
+    /// Inference precision (`auto`: measured at start, see `precision`).
+    pub precision: PrecisionSetting,
 }
 
 impl Default for ServiceConfig {
@@ -68,6 +71,7 @@ impl Default for ServiceConfig {
             symmetry: SymmetryMode::None,
             max_wait: Duration::ZERO,
             seed: 0x5755_5A49,
+            precision: PrecisionSetting::Fixed(Precision::Fp32),
         }
     }
 }
@@ -99,17 +103,37 @@ struct Request {
 pub struct EvalService {
     queue: Option<Sender<Vec<Request>>>,
     workers: Vec<JoinHandle<()>>,
+    /// The network's precision (fp32 without a network).
+    precision: Precision,
+    /// The measurement behind an `auto` choice.
+    calibration: Option<Calibration>,
 }
 
 impl EvalService {
     /// Starts the evaluators, each with its own copy of `network` (libtorch
     /// tensors may move between threads but not be shared).
-    pub fn start(network: Network, config: ServiceConfig) -> std::io::Result<EvalService> {
+    pub fn start(mut network: Network, config: ServiceConfig) -> std::io::Result<EvalService> {
+        let (precision, calibration) =
+            precision::resolve(config.precision, &network, config.batch_size);
+        network.set_precision(precision);
         let threads = config.evaluator_threads.max(1);
         let mut copies: Vec<Option<Network>> =
             (1..threads).map(|_| Some(network.duplicate())).collect();
         copies.push(Some(network));
-        Self::spawn(copies, config)
+        let mut service = Self::spawn(copies, config)?;
+        service.precision = precision;
+        service.calibration = calibration;
+        Ok(service)
+    }
+
+    /// The precision the network evaluates in.
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// fp32 and bf16 speeds measured at start, when the precision was `auto`.
+    pub fn calibration(&self) -> Option<Calibration> {
+        self.calibration
     }
 
     /// A service without a network (when none could be loaded): a uniform
@@ -125,6 +149,8 @@ impl EvalService {
         EvalService {
             queue: None,
             workers: Vec::new(),
+            precision: Precision::Fp32,
+            calibration: None,
         }
     }
 
@@ -146,6 +172,8 @@ impl EvalService {
         Ok(EvalService {
             queue: Some(queue),
             workers,
+            precision: Precision::Fp32,
+            calibration: None,
         })
     }
 

@@ -13,7 +13,7 @@ use crate::protocol::command::{parse_coord, BlockKind, Command, Stone};
 use crate::protocol::log::LogFile;
 use crate::search::node::Proven;
 use crate::search::result::{pv_move, MoveStats};
-use crate::search::{SearchConfig, SearchResult};
+use crate::search::SearchResult;
 
 const NAME: &str = "Wuzi";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -79,7 +79,7 @@ impl Controller {
         notes.dedup();
         let rule = Rule::Freestyle;
         let (service, _) = networks.service_for(rule);
-        let search = search_config(&config);
+        let search = config.search_config();
         let size = BoardSize::FIFTEEN;
         let engine = Engine::new(service, search, size, rule);
         let log = LogFile::default();
@@ -947,24 +947,4 @@ fn move_summary(m: &MoveStats) -> String {
 /// Keeps a text on one line.
 fn one_line(text: &str) -> String {
     text.replace(['\r', '\n'], " ")
-}
-
-/// The search settings of a configuration.
-pub fn search_config(config: &Config) -> SearchConfig {
-    SearchConfig {
-        threads: config.engine.threads,
-        batch_size: config.search.batch_size,
-        pipeline: config.search.pipeline,
-        c_puct: config.search.c_puct,
-        fpu_reduction: config.search.fpu_reduction,
-        style: config.search.style,
-        leaf_vcf_nodes: config.search.leaf_vcf_nodes,
-        root_vct_nodes: config.search.root_vct_nodes,
-        opponent_vcf_nodes: config.search.opponent_vcf_nodes,
-        vct_nodes: config.search.vct_nodes,
-        vct_plies: config.search.vct_plies,
-        safety_vct_nodes: config.search.safety_vct_nodes,
-        candidate_distance: config.search.candidate_distance,
-        max_memory: (config.engine.max_memory_mb as usize).saturating_mul(1 << 20),
-    }
 }

@@ -1,0 +1,189 @@
+//! Inference precision. fp32 works everywhere; bf16 is 2-6x faster on CPUs
+//! with AMX or AVX512-BF16 and about 3x slower on those without (see
+//! `shared/notes/libtorch.md`), so `auto` measures both at load and keeps
+//! the faster; CUDA uses half precision.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use tch::{Device, Kind, Tensor};
+
+use crate::nn::features::INPUT_PLANES;
+use crate::nn::{NetConfig, Network};
+
+/// The floating-point format the network evaluates in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Precision {
+    Fp32,
+    Bf16,
+    /// fp16, for CUDA.
+    Half,
+}
+
+impl Precision {
+    pub fn kind(self) -> Kind {
+        match self {
+            Precision::Fp32 => Kind::Float,
+            Precision::Bf16 => Kind::BFloat16,
+            Precision::Half => Kind::Half,
+        }
+    }
+}
+
+impl fmt::Display for Precision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Precision::Fp32 => "fp32",
+            Precision::Bf16 => "bf16",
+            Precision::Half => "half",
+        })
+    }
+}
+
+/// What the configuration asks for (`network.precision`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PrecisionSetting {
+    /// Half on CUDA; on a CPU, the faster of fp32 and bf16, measured.
+    #[default]
+    Auto,
+    Fixed(Precision),
+}
+
+impl FromStr for PrecisionSetting {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<PrecisionSetting, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(PrecisionSetting::Auto),
+            "fp32" => Ok(PrecisionSetting::Fixed(Precision::Fp32)),
+            "bf16" => Ok(PrecisionSetting::Fixed(Precision::Bf16)),
+            "half" | "fp16" => Ok(PrecisionSetting::Fixed(Precision::Half)),
+            other => Err(format!(
+                "precision {other:?}: expected auto, fp32, bf16 or half"
+            )),
+        }
+    }
+}
+
+/// Positions per second of one network in fp32 and in bf16, measured on
+/// one batch size.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Calibration {
+    pub fp32: f64,
+    pub bf16: f64,
+}
+
+impl Calibration {
+    /// bf16 only when it is clearly faster: within 10%, fp32's exactness
+    /// is worth more than the speed.
+    pub fn choice(&self) -> Precision {
+        if self.bf16 > 1.1 * self.fp32 {
+            Precision::Bf16
+        } else {
+            Precision::Fp32
+        }
+    }
+}
+
+/// Times forward passes of `network` (as it is) on a batch of `batch`
+/// 15x15 positions for about `time`, after one warm-up pass.
+pub fn positions_per_second(network: &Network, batch: usize, time: Duration) -> f64 {
+    let batch = batch.max(1) as i64;
+    let input = Tensor::zeros(
+        [batch, INPUT_PLANES as i64, 15, 15],
+        (Kind::Float, network.device()),
+    );
+    // Every cell on the board and legal, as in an opening.
+    let _ = input.narrow(1, 3, 1).fill_(1.0);
+    let _ = input.narrow(1, 5, 1).fill_(1.0);
+    let _ = network.evaluate(&input);
+    let start = Instant::now();
+    let mut positions = 0;
+    while start.elapsed() < time || positions == 0 {
+        let _ = network.evaluate(&input);
+        positions += batch;
+    }
+    positions as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Measures fp32 and bf16 on a copy of `network` (about 2 x `time`).
+pub fn calibrate(network: &Network, batch: usize, time: Duration) -> Calibration {
+    let mut probe = network.duplicate();
+    probe.set_precision(Precision::Fp32);
+    let fp32 = positions_per_second(&probe, batch, time);
+    probe.set_precision(Precision::Bf16);
+    let bf16 = positions_per_second(&probe, batch, time);
+    Calibration { fp32, bf16 }
+}
+
+/// Calibrations already made in this process, per network size and batch:
+/// the engine loads a network per rule, and one measurement serves all of
+/// the same size.
+fn measured() -> &'static Mutex<HashMap<(NetConfig, usize), Calibration>> {
+    static MEASURED: OnceLock<Mutex<HashMap<(NetConfig, usize), Calibration>>> = OnceLock::new();
+    MEASURED.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The precision `setting` gives `network` for batches of `batch`: half on
+/// CUDA and the measured faster one on a CPU for `auto`. Returns it with
+/// the calibration, when one was made.
+pub fn resolve(
+    setting: PrecisionSetting,
+    network: &Network,
+    batch: usize,
+) -> (Precision, Option<Calibration>) {
+    match setting {
+        PrecisionSetting::Fixed(precision) => (precision, None),
+        PrecisionSetting::Auto if network.device() != Device::Cpu => (Precision::Half, None),
+        PrecisionSetting::Auto => {
+            let key = (network.config(), batch);
+            let known = measured().lock().ok().and_then(|m| m.get(&key).copied());
+            let calibration = known.unwrap_or_else(|| {
+                let c = calibrate(network, batch, Duration::from_millis(30));
+                if let Ok(mut m) = measured().lock() {
+                    m.insert(key, c);
+                }
+                c
+            });
+            (calibration.choice(), Some(calibration))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_faster_precision_is_chosen() {
+        let slow_bf16 = Calibration {
+            fp32: 2900.0,
+            bf16: 950.0,
+        };
+        assert_eq!(slow_bf16.choice(), Precision::Fp32);
+        let fast_bf16 = Calibration {
+            fp32: 2900.0,
+            bf16: 8800.0,
+        };
+        assert_eq!(fast_bf16.choice(), Precision::Bf16);
+        let even = Calibration {
+            fp32: 2900.0,
+            bf16: 3000.0,
+        };
+        assert_eq!(even.choice(), Precision::Fp32, "within 10%: fp32");
+    }
+
+    #[test]
+    fn settings_parse() {
+        assert_eq!("auto".parse(), Ok(PrecisionSetting::Auto));
+        assert_eq!(
+            " BF16".parse(),
+            Ok(PrecisionSetting::Fixed(Precision::Bf16))
+        );
+        assert_eq!("fp32".parse(), Ok(PrecisionSetting::Fixed(Precision::Fp32)));
+        assert!("fp8".parse::<PrecisionSetting>().is_err());
+    }
+}
