@@ -62,7 +62,9 @@ def mate_of(messages):
     """The last forced-win announcement of a move's messages, with its line."""
     for text in reversed(messages):
         m = MATE.search(text)
-        if m:
+        # The closing "Speed ... | Time" summary has no line: take the last
+        # iteration's message, whose last field is the line.
+        if m and not text.startswith("MESSAGE Speed"):
             fields = [f.strip() for f in text.split("|")]
             pv = fields[-1].split() if len(fields) > 1 else []
             return int(m.group(1)), pv

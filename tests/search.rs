@@ -269,17 +269,17 @@ fn one_thread_searches_are_deterministic() {
     assert_eq!(run(), run());
 }
 
-/// Black: two open twos crossing at (8,7), a double three by VCT; white
-/// to move must stop it.
+/// Black: two twos crossing at (8,7), one closed by (8,4): a VCT; white to
+/// move has two defences, (8,7) and (9,4) (found by trying every move).
 fn black_threatens_a_double_three() -> Board {
     board15(
         Rule::Freestyle,
         &[
             (0, "O.............O"),
+            (4, "........O......"),
             (5, "........X......"),
             (6, "........X......"),
             (7, ".....XX........"),
-            (12, "...O..........."),
             (14, "O.............."),
         ],
         Color::White,

@@ -143,6 +143,16 @@ pub fn evaluate(
     for blunder in blunders {
         let board = blunder.board()?;
         let confirmed = refutation(&board, blunder.blunder, CHECK_NODES).is_some();
+        if !confirmed {
+            // Beyond our solver: nothing to measure the engine's move by.
+            summary.outcomes.push(Outcome {
+                id: blunder.id.clone(),
+                confirmed,
+                played: None,
+                refuted: false,
+            });
+            continue;
+        }
         let searcher = searcher_for(blunder.rule)?;
         searcher.cache().clear();
         let limits = SearchLimits {

@@ -96,9 +96,25 @@ pub fn solve(
         out_of_budget: false,
         table: HashMap::new(),
     };
-    let win = search
-        .attack(board, limits.max_depth)
-        .map(|_| search.main_line(board));
+    // VCT by iterative deepening: a depth-first search to the full depth
+    // gets lost in long useless lines, while most wins are short (on lost
+    // ladder games: a VCT of 6 attacker moves found in 20k nodes this way,
+    // not in 3M nodes at depth 30). The table carries over, and the first
+    // win found is among the shortest.
+    let first_depth = match kind {
+        ThreatKind::Vcf => limits.max_depth,
+        ThreatKind::Vct => limits.max_depth.min(2),
+    };
+    let mut win = None;
+    for depth in first_depth..=limits.max_depth {
+        if let Some(_plies) = search.attack(board, depth) {
+            win = Some(search.main_line(board));
+            break;
+        }
+        if search.out_of_budget {
+            break;
+        }
+    }
     board.set_side_to_move(side);
     SolveReport {
         win,
