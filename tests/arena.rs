@@ -334,6 +334,15 @@ fn garbage_answer_is_unparsable() {
 }
 
 #[test]
+fn garbage_is_skipped_as_c_gomoku_cli_does_when_asked() {
+    // The line is passed over; the brain then says nothing more and loses
+    // on time instead.
+    faulty("garbage", 3, "--skip-unparsable", |r| {
+        matches!(r, EndReason::TimeForfeit { .. })
+    });
+}
+
+#[test]
 fn brain_refusing_restart_gets_a_new_process_every_game() {
     let dir = tempfile::tempdir().unwrap();
     let s = play(

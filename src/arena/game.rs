@@ -228,6 +228,9 @@ pub(crate) struct GameSettings {
     /// New processes for every game (END after each game) instead of RESTART.
     pub new_process: bool,
     pub about: bool,
+    /// Skip answer lines that are neither a move nor a known prefix, as
+    /// c-gomoku-cli does, instead of scoring them as a loss (Piskvork).
+    pub skip_unparsable: bool,
 }
 
 /// One engine of a worker: its spec and its current process.
@@ -604,8 +607,13 @@ enum MoveReply {
 
 /// Reads a move: MESSAGE/DEBUG/UNKNOWN/ERROR lines are logged and skipped,
 /// `SUGGEST x,y` is answered with `PLAY x,y` (as Piskvork), anything else
-/// that is not `x,y` is unparsable.
-fn read_move(proc: &mut EngineProcess, deadline: Instant, log: &mut GameLog) -> MoveReply {
+/// that is not `x,y` is unparsable, or skipped too with `skip_unparsable`.
+fn read_move(
+    proc: &mut EngineProcess,
+    deadline: Instant,
+    skip_unparsable: bool,
+    log: &mut GameLog,
+) -> MoveReply {
     let mut last_error = None;
     loop {
         match proc.next_line(deadline, log) {
@@ -619,6 +627,7 @@ fn read_move(proc: &mut EngineProcess, deadline: Instant, log: &mut GameLog) -> 
                         return MoveReply::Closed;
                     }
                 }
+                LineKind::Ok | LineKind::Other if skip_unparsable => {}
                 LineKind::Ok | LineKind::Other => return MoveReply::Unparsable(text),
             },
             Reply::Timeout => return MoveReply::Timeout(last_error),
@@ -755,7 +764,7 @@ pub(crate) fn play_game(
             };
             let allowed = clock.limit() + tolerance[e];
             let deadline = sent + Duration::from_micros(allowed.max(0) as u64);
-            let reply = read_move(proc, deadline, log);
+            let reply = read_move(proc, deadline, settings.skip_unparsable, log);
             if !matches!(reply, MoveReply::Move(..)) {
                 // Waiting for an engine that failed is the engine's time.
                 summary.engine_time += Instant::now().saturating_duration_since(written);

@@ -111,6 +111,13 @@ pub struct MatchArgs {
     /// first move after `INFO max_memory` and take over a second for it.
     #[arg(long, default_value_t = 3000, value_name = "MS")]
     pub tolerance: u64,
+    /// Skip answer lines that are neither a move nor MESSAGE/DEBUG/ERROR/
+    /// UNKNOWN/SUGGEST while waiting for a move, as c-gomoku-cli does; by
+    /// default such a line loses the game, as under Piskvork. (PentaZen
+    /// 0.4.17 prints its search depth as a raw byte, and depth 10 is a
+    /// line break.)
+    #[arg(long)]
+    pub skip_unparsable: bool,
     /// Milliseconds for the OK to START/RECTSTART/RESTART (engine loading).
     #[arg(long, default_value_t = 10000, value_name = "MS")]
     pub init_timeout: u64,

@@ -197,6 +197,7 @@ impl Plan {
                 position: args.position,
                 new_process: args.new_process,
                 about: !args.no_about,
+                skip_unparsable: args.skip_unparsable,
             },
             concurrency: args.concurrency.min(jobs.len().max(1)),
             jobs,
