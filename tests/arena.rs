@@ -237,6 +237,11 @@ fn faulty(mode: &str, at: u32, rest: &str, expect: fn(&EndReason) -> bool) -> Ma
     assert_eq!(s.total, Wld::new(2, 0, 0));
     assert_eq!(s.faults(1).len(), 1);
     assert!(s.faults(0).is_empty());
+    assert!(
+        s.to_string()
+            .contains("Warning: 2 game(s) ended by an engine fault"),
+        "{s}"
+    );
     assert!(took < Duration::from_secs(20), "{mode} took {took:?}");
     s
 }
@@ -355,6 +360,7 @@ fn brain_refusing_restart_gets_a_new_process_every_game() {
     )
     .unwrap();
     assert!(s.games.iter().all(|g| !g.reason.is_fault()));
+    assert!(!s.to_string().contains("Warning"), "{s}");
     let log = |n: usize| fs::read_to_string(dir.path().join(format!("game_{n:05}.log"))).unwrap();
     let second = log(2);
     assert!(second.contains("a > RESTART"), "{second}");

@@ -424,6 +424,15 @@ impl fmt::Display for MatchSummary {
                 self.end_kills[e]
             )?;
         }
+        let faulted = self.games.iter().filter(|g| g.reason.is_fault()).count();
+        if faulted > 0 {
+            // A game won by the other side's fault says nothing of strength.
+            writeln!(
+                f,
+                "Warning: {faulted} game(s) ended by an engine fault (forfeit, crash, bad answer): \
+                 not evidence of strength until explained (see the logs)"
+            )?;
+        }
         if !self.skipped_openings.is_empty() {
             writeln!(f, "Skipped openings: {}", self.skipped_openings.len())?;
         }
