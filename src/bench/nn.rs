@@ -11,6 +11,7 @@ use tch::{Device, Tensor};
 use crate::bench::format_rate;
 use crate::game::{Board, BoardSize, Point, Rule};
 use crate::nn::device::{select_device, tune_cpu};
+use crate::nn::model::Frozen;
 use crate::nn::{
     encode, EvalService, NetConfig, Network, Precision, PrecisionSetting, ServiceConfig,
     SymmetryMode, INPUT_PLANES,
@@ -134,13 +135,15 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
         "precision",
         "service"
     )?;
-    let mut bf16_network = network.duplicate();
-    bf16_network.set_precision(Precision::Bf16);
+    // Raw rates of the inference network the service runs (batch norms
+    // folded), in each precision.
+    let fp32_network = network.freeze(Precision::Fp32);
+    let bf16_network = network.freeze(Precision::Bf16);
     for &batch in &options.batch_sizes {
         let batch = batch.max(1);
         // Raw: the forward pass (with softmax) of a ready tensor.
         let input = encoded_batch(&mut boards, batch, side, device);
-        let raw = raw_rate(&network, &input, batch, options.per_item);
+        let raw = raw_rate(&fp32_network, &input, batch, options.per_item);
         let raw_bf16 = raw_rate(&bf16_network, &input, batch, options.per_item);
 
         // Service: encoding in this thread, batching and evaluation in the
@@ -200,7 +203,7 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
 }
 
 /// Positions per second of forward passes (with softmax) of a ready batch.
-fn raw_rate(network: &Network, input: &Tensor, batch: usize, time: Duration) -> f64 {
+fn raw_rate(network: &Frozen, input: &Tensor, batch: usize, time: Duration) -> f64 {
     let _ = network.evaluate(input);
     let start = Instant::now();
     let mut runs = 0u64;

@@ -10,6 +10,6 @@ pub mod service;
 pub mod symmetry;
 
 pub use features::{encode, INPUT_PLANES};
-pub use model::{NetConfig, NetError, Network};
+pub use model::{Frozen, NetConfig, NetError, Network};
 pub use precision::{Calibration, Precision, PrecisionSetting};
 pub use service::{EvalService, Evaluation, ServiceConfig, SymmetryMode};

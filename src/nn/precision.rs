@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use tch::{Device, Kind, Tensor};
 
 use crate::nn::features::INPUT_PLANES;
+use crate::nn::model::Frozen;
 use crate::nn::{NetConfig, Network};
 
 /// The floating-point format the network evaluates in.
@@ -88,9 +89,9 @@ impl Calibration {
     }
 }
 
-/// Times forward passes of `network` (as it is) on a batch of `batch`
-/// 15x15 positions for about `time`, after one warm-up pass.
-pub fn positions_per_second(network: &Network, batch: usize, time: Duration) -> f64 {
+/// Times forward passes of `network` on a batch of `batch` 15x15 positions
+/// for about `time`, after one warm-up pass.
+pub fn positions_per_second(network: &Frozen, batch: usize, time: Duration) -> f64 {
     let batch = batch.max(1) as i64;
     let input = Tensor::zeros(
         [batch, INPUT_PLANES as i64, 15, 15],
@@ -109,13 +110,10 @@ pub fn positions_per_second(network: &Network, batch: usize, time: Duration) -> 
     positions as f64 / start.elapsed().as_secs_f64()
 }
 
-/// Measures fp32 and bf16 on a copy of `network` (about 2 x `time`).
+/// Measures fp32 and bf16 inference of `network` (about 2 x `time`).
 pub fn calibrate(network: &Network, batch: usize, time: Duration) -> Calibration {
-    let mut probe = network.duplicate();
-    probe.set_precision(Precision::Fp32);
-    let fp32 = positions_per_second(&probe, batch, time);
-    probe.set_precision(Precision::Bf16);
-    let bf16 = positions_per_second(&probe, batch, time);
+    let fp32 = positions_per_second(&network.freeze(Precision::Fp32), batch, time);
+    let bf16 = positions_per_second(&network.freeze(Precision::Bf16), batch, time);
     Calibration { fp32, bf16 }
 }
 

@@ -15,6 +15,7 @@ use tch::{Kind, Tensor};
 
 use crate::game::Board;
 use crate::nn::features::{encode, INPUT_PLANES};
+use crate::nn::model::Frozen;
 use crate::nn::precision::{self, Calibration, Precision, PrecisionSetting};
 use crate::nn::symmetry::Symmetry;
 use crate::nn::Network;
@@ -112,14 +113,13 @@ pub struct EvalService {
 impl EvalService {
     /// Starts the evaluators, each with its own copy of `network` (libtorch
     /// tensors may move between threads but not be shared).
-    pub fn start(mut network: Network, config: ServiceConfig) -> std::io::Result<EvalService> {
+    pub fn start(network: Network, config: ServiceConfig) -> std::io::Result<EvalService> {
         let (precision, calibration) =
             precision::resolve(config.precision, &network, config.batch_size);
-        network.set_precision(precision);
         let threads = config.evaluator_threads.max(1);
-        let mut copies: Vec<Option<Network>> =
-            (1..threads).map(|_| Some(network.duplicate())).collect();
-        copies.push(Some(network));
+        let copies: Vec<Option<Frozen>> = (0..threads)
+            .map(|_| Some(network.freeze(precision)))
+            .collect();
         let mut service = Self::spawn(copies, config)?;
         service.precision = precision;
         service.calibration = calibration;
@@ -154,7 +154,7 @@ impl EvalService {
         }
     }
 
-    fn spawn(copies: Vec<Option<Network>>, config: ServiceConfig) -> std::io::Result<EvalService> {
+    fn spawn(copies: Vec<Option<Frozen>>, config: ServiceConfig) -> std::io::Result<EvalService> {
         let (queue, requests) = unbounded::<Vec<Request>>();
         let threads = copies.len();
         let mut workers = Vec::with_capacity(threads);
@@ -246,7 +246,7 @@ impl Drop for EvalService {
 
 /// An evaluator thread: gathers batches of one board size and runs them.
 fn evaluator(
-    network: Option<&Network>,
+    network: Option<&Frozen>,
     config: &ServiceConfig,
     requests: &Receiver<Vec<Request>>,
     seed: u64,
@@ -330,7 +330,7 @@ fn uniform(features: &[f32], area: usize) -> Evaluation {
 
 /// Runs one batch through the network under each symmetry and averages.
 fn run_batch(
-    network: &Network,
+    network: &Frozen,
     batch: &[Request],
     height: usize,
     width: usize,
@@ -353,7 +353,7 @@ fn run_batch(
 /// Evaluates `n` encoded positions: flat policies (`n * height * width`)
 /// and flat WDLs (`n * 3`), averaged over `symmetries`.
 pub fn evaluate_tensor(
-    network: &Network,
+    network: &Frozen,
     data: &[f32],
     n: usize,
     height: usize,
