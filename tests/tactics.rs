@@ -196,15 +196,7 @@ fn renju_black_may_not_win_through_a_double_four() {
 fn renju_white_wins_by_forcing_black_onto_a_forbidden_cell() {
     // Black XXX.XX on row 3: (3,3) would be an overline, forbidden. White's
     // four (3,4)-(3,7) down column 3 can only be blocked there.
-    let rows: &[(usize, &str)] = &[
-        (2, "...X..........."),
-        (3, "XXX.XX........."),
-        (4, "...O..........."),
-        (5, "...O..........."),
-        (6, "...O..........."),
-        (8, "...X..........."),
-        (12, "......O...O.O.O"),
-    ];
+    let rows = common::FORCED_ONTO_FORBIDDEN;
     let mut b = board15(Rule::Renju, rows, Color::White);
     assert!(b.is_forbidden(p(3, 3)));
     let report = solve(

@@ -290,15 +290,7 @@ fn renju_white_forcing_black_onto_a_forbidden_cell_is_a_threat_too() {
     // Black XXX.XX on row 3: (3,3) is an overline for black. White's
     // closed three on column 3 threatens the four (3,7), whose only block
     // is (3,3): black must act before.
-    let rows: &[(usize, &str)] = &[
-        (2, "...X..........."),
-        (3, "XXX.XX........."),
-        (4, "...O..........."),
-        (5, "...O..........."),
-        (6, "...O..........."),
-        (8, "...X..........."),
-        (12, "......O...O.O.O"),
-    ];
+    let rows = common::FORCED_ONTO_FORBIDDEN;
     let mut b = board15(Rule::Renju, rows, Color::Black);
     assert!(b.is_forbidden(p(3, 3)));
     let moves = moves_of(analyse(&mut b, SETTINGS));

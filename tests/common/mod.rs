@@ -78,3 +78,15 @@ pub const FIXTURE_GAMES: [&str; 4] = [
     include_str!("../fixtures/games/gomocup2021_renju_sample.tsv"),
     include_str!("../fixtures/games/gomocup2024_freestyle15_2_sample.tsv"),
 ];
+
+/// Renju: black XXX.XX on row 3, so (3,3) is an overline for black; white's
+/// three on column 3 makes a four at (3,7) whose only block is (3,3).
+pub const FORCED_ONTO_FORBIDDEN: &[(usize, &str)] = &[
+    (2, "...X..........."),
+    (3, "XXX.XX........."),
+    (4, "...O..........."),
+    (5, "...O..........."),
+    (6, "...O..........."),
+    (8, "...X..........."),
+    (12, "......O...O.O.O"),
+];
