@@ -37,6 +37,15 @@ impl CellSet {
         self.words[i >> 6] >> (i & 63) & 1 != 0
     }
 
+    /// The cells in both sets.
+    pub fn intersection(&self, other: &CellSet) -> CellSet {
+        let mut both = *self;
+        for (w, o) in both.words.iter_mut().zip(other.words) {
+            *w &= o;
+        }
+        both
+    }
+
     pub fn is_empty(&self) -> bool {
         self.words.iter().all(|&w| w == 0)
     }
@@ -81,5 +90,20 @@ impl FromIterator<Point> for CellSet {
             set.insert(p);
         }
         set
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intersection_keeps_the_common_cells() {
+        let p = |x, y| Point::new(x, y).expect("on the board");
+        let a: CellSet = [p(0, 0), p(5, 7), p(31, 31), p(3, 2)].into_iter().collect();
+        let b: CellSet = [p(5, 7), p(31, 31), p(4, 2)].into_iter().collect();
+        let both = a.intersection(&b);
+        assert_eq!(both.iter().collect::<Vec<_>>(), vec![p(5, 7), p(31, 31)]);
+        assert!(a.intersection(&CellSet::new()).is_empty());
     }
 }

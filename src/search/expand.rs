@@ -161,11 +161,11 @@ fn answer_threats(board: &mut Board, vcf_nodes: u64) -> Defence {
     let mut allowed: Option<CellSet> = None;
     let mut loss_plies = 4;
     if !unstoppable_four_moves(board, opponent).is_empty() {
-        let mut defences = CellSet::new();
-        for p in unstoppable_four_defences(board, opponent) {
-            defences.insert(p);
-        }
-        allowed = Some(defences);
+        allowed = Some(
+            unstoppable_four_defences(board, opponent)
+                .into_iter()
+                .collect(),
+        );
     }
     if vcf_nodes > 0 {
         let report = solve(
@@ -178,7 +178,7 @@ fn answer_threats(board: &mut Board, vcf_nodes: u64) -> Defence {
             let (breakers, plies) = line_breakers(board, opponent, &line);
             loss_plies = plies;
             allowed = Some(match allowed {
-                Some(defences) => intersection(&defences, &breakers),
+                Some(defences) => defences.intersection(&breakers),
                 None => breakers,
             });
         }
@@ -200,14 +200,6 @@ fn answer_threats(board: &mut Board, vcf_nodes: u64) -> Defence {
     }
     moves.sort_by_key(|p| p.index());
     Defence::Moves(moves)
-}
-
-fn intersection(a: &CellSet, b: &CellSet) -> CellSet {
-    let mut both = CellSet::new();
-    for p in a.iter().filter(|&p| b.contains(p)) {
-        both.insert(p);
-    }
-    both
 }
 
 /// The legal moves worth expanding, in cell order, and whether they are all
