@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{board15, games, p, FIXTURE_GAMES};
+use common::{board15, four_three, games, p, FIXTURE_GAMES};
 use wuzi::game::{Board, Color, Outcome, Point, Rule};
 use wuzi::tactics::{
     five_blocks, is_legal_for, solve, unstoppable_four_defences, unstoppable_four_moves,
@@ -100,26 +100,10 @@ fn defences_against_an_open_three() {
     assert!(unstoppable_four_defences(&mut b, Color::Black).is_empty());
 }
 
-/// Black: a closed three on row 7 and a split three on column 6; (6,7)
-/// makes four and open three at once, then the open four wins.
-fn four_three(rule: Rule) -> Board {
-    board15(
-        rule,
-        &[
-            (0, "O.............O"),
-            (4, "......X........"),
-            (5, "......X........"),
-            (7, "..OXXX........."),
-            (14, "O.............."),
-        ],
-        Color::Black,
-    )
-}
-
 #[test]
 fn vcf_four_three_is_found_and_replays() {
     for rule in Rule::ALL {
-        let mut b = four_three(rule);
+        let mut b = four_three(rule, Color::Black);
         let before = b.hash();
         let report = solve(
             &mut b,
@@ -145,7 +129,7 @@ fn vcf_four_three_is_found_and_replays() {
 
 #[test]
 fn solver_is_deterministic_and_respects_its_budget() {
-    let mut b = four_three(Rule::Freestyle);
+    let mut b = four_three(Rule::Freestyle, Color::Black);
     let limits = SolveLimits::new(10_000, 20);
     let first = solve(&mut b, Color::Black, ThreatKind::Vct, limits);
     let second = solve(&mut b, Color::Black, ThreatKind::Vct, limits);

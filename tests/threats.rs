@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{board15, games, p, FIXTURE_GAMES};
+use common::{board15, four_three, games, p, FIXTURE_GAMES};
 use wuzi::game::{Board, CellKind, Color, Point, Rule};
 use wuzi::search::expand::{analyse, LeafAnalysis, LeafSettings};
 use wuzi::search::node::Proven;
@@ -154,22 +154,6 @@ fn line_breakers_of_hand_built_threats() {
     .win
     .expect("black's VCF");
     assert!(check_breakers(&mut b, Color::Black, &line) > 150);
-}
-
-/// Black: a closed three on row 7 and a split three on column 6; (6,7)
-/// makes four and open three at once.
-fn four_three(rule: Rule, to_move: Color) -> Board {
-    board15(
-        rule,
-        &[
-            (0, "O.............O"),
-            (4, "......X........"),
-            (5, "......X........"),
-            (7, "..OXXX........."),
-            (14, "O.............."),
-        ],
-        to_move,
-    )
 }
 
 fn moves_of(analysis: LeafAnalysis) -> Vec<Point> {

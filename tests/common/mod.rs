@@ -90,3 +90,19 @@ pub const FORCED_ONTO_FORBIDDEN: &[(usize, &str)] = &[
     (8, "...X..........."),
     (12, "......O...O.O.O"),
 ];
+
+/// Black: a closed three on row 7 and a split three on column 6; (6,7)
+/// makes four and open three at once, then the open four wins.
+pub fn four_three(rule: Rule, to_move: Color) -> Board {
+    board15(
+        rule,
+        &[
+            (0, "O.............O"),
+            (4, "......X........"),
+            (5, "......X........"),
+            (7, "..OXXX........."),
+            (14, "O.............."),
+        ],
+        to_move,
+    )
+}
