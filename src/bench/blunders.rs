@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::game::{Board, BoardSize, Point, Rule};
 use crate::search::{SearchConfig, SearchLimits, Searcher};
-use crate::tactics::{solve, SolveLimits, ThreatKind};
+use crate::tactics::forced_win;
 
 /// One position of the suite.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,11 +85,7 @@ pub fn refutation(board: &Board, mv: Point, nodes: u64) -> Option<Vec<Point>> {
     let mut board = board.clone();
     let opponent = board.side_to_move().opponent();
     board.play(mv).ok()?;
-    [(ThreatKind::Vcf, 40), (ThreatKind::Vct, 20)]
-        .into_iter()
-        .find_map(|(kind, depth)| {
-            solve(&mut board, opponent, kind, SolveLimits::new(nodes, depth)).win
-        })
+    forced_win(&mut board, opponent, nodes, nodes)
 }
 
 /// Solver budget of the refutation checks.

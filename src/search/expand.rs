@@ -4,8 +4,8 @@
 use crate::game::{Board, CellKind, CellSet, Color, Outcome, Point};
 use crate::search::node::Proven;
 use crate::tactics::{
-    four_moves, is_legal_for, line_breakers, solve, unstoppable_four_defences,
-    unstoppable_four_moves, SolveLimits, ThreatKind,
+    forced_win, four_moves, is_legal_for, line_breakers, unstoppable_four_defences,
+    unstoppable_four_moves,
 };
 
 /// The tactical verdict on a position, before any network evaluation.
@@ -87,20 +87,11 @@ pub fn analyse(board: &mut Board, settings: LeafSettings) -> LeafAnalysis {
         }
         _ => {}
     }
-    for (kind, nodes, depth) in [
-        (ThreatKind::Vcf, settings.vcf_nodes, 40),
-        (ThreatKind::Vct, settings.vct_nodes, 20),
-    ] {
-        if nodes == 0 {
-            continue;
-        }
-        let report = solve(board, me, kind, SolveLimits::new(nodes, depth));
-        if let Some(line) = report.win {
-            return LeafAnalysis::Proven {
-                value: Proven::Win(line.len() as u16),
-                line,
-            };
-        }
+    if let Some(line) = forced_win(board, me, settings.vcf_nodes, settings.vct_nodes) {
+        return LeafAnalysis::Proven {
+            value: Proven::Win(line.len() as u16),
+            line,
+        };
     }
     match answer_threats(board, settings.opponent_vcf_nodes) {
         Defence::Lost(plies) => {
@@ -168,13 +159,7 @@ fn answer_threats(board: &mut Board, vcf_nodes: u64) -> Defence {
         );
     }
     if vcf_nodes > 0 {
-        let report = solve(
-            board,
-            opponent,
-            ThreatKind::Vcf,
-            SolveLimits::new(vcf_nodes, 40),
-        );
-        if let Some(line) = report.win {
+        if let Some(line) = forced_win(board, opponent, vcf_nodes, 0) {
             let (breakers, plies) = line_breakers(board, opponent, &line);
             loss_plies = plies;
             allowed = Some(match allowed {
@@ -258,13 +243,11 @@ pub fn fallback_move(board: &mut Board) -> Option<Point> {
             return Some(block);
         }
     }
-    let report = solve(
-        board,
-        me.opponent(),
-        ThreatKind::Vcf,
-        SolveLimits::new(10_000, 40),
-    );
-    if let Some(first) = report.first_move().filter(|&p| is_legal_for(board, p, me)) {
+    let line = forced_win(board, me.opponent(), 10_000, 0);
+    if let Some(first) = line
+        .and_then(|l| l.first().copied())
+        .filter(|&p| is_legal_for(board, p, me))
+    {
         return Some(first);
     }
     let (moves, _) = candidate_moves(board, 2);

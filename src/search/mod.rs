@@ -27,7 +27,7 @@ use crate::search::cache::NodeCache;
 use crate::search::expand::{analyse, LeafAnalysis, LeafSettings};
 use crate::search::node::{Edge, Node, NodeState, Proven};
 use crate::search::select::{choose_edge, select_edge, PuctParams};
-use crate::tactics::{solve, SolveLimits, ThreatKind};
+use crate::tactics::forced_win;
 
 pub use result::{MoveStats, SearchResult, StopReason};
 pub use time::{TimeBudget, TimeControl};
@@ -316,14 +316,7 @@ impl Searcher {
                 data.edges[i].mv
             };
             board.play_unchecked(mv);
-            let mut win = None;
-            for (kind, depth) in [(ThreatKind::Vcf, 40), (ThreatKind::Vct, 20)] {
-                let report = solve(&mut board, opponent, kind, SolveLimits::new(nodes, depth));
-                if report.win.is_some() {
-                    win = report.win;
-                    break;
-                }
-            }
+            let win = forced_win(&mut board, opponent, nodes, nodes);
             let child = self.cache.get(&board);
             board.undo();
             let Some(line) = win else {
@@ -375,13 +368,7 @@ impl Searcher {
         if vct_nodes == 0 {
             return;
         }
-        let report = solve(
-            &mut board,
-            me,
-            ThreatKind::Vct,
-            SolveLimits::new(vct_nodes, 20),
-        );
-        if let Some(line) = report.win {
+        if let Some(line) = forced_win(&mut board, me, 0, vct_nodes) {
             let mut data = root.data.lock();
             data.proven = Proven::Win(line.len() as u16);
             data.proof = Some(line.into_boxed_slice());

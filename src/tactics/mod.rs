@@ -3,7 +3,7 @@
 mod solver;
 mod threats;
 
-pub use solver::{solve, SolveLimits, SolveReport, ThreatKind};
+pub use solver::{forced_win, solve, SolveLimits, SolveReport, ThreatKind};
 pub use threats::{
     five_blocks, four_moves, is_legal_for, line_breakers, unstoppable_four_defences,
     unstoppable_four_moves, winning_moves,

@@ -123,6 +123,30 @@ pub fn solve(
     }
 }
 
+/// Longest lines searched: a VCF is cheap and narrow, a VCT wide.
+const VCF_DEPTH: u8 = 40;
+const VCT_DEPTH: u8 = 20;
+
+/// A forced win of `attacker` (as in [`solve`]): a VCF within `vcf_nodes`,
+/// else a VCT within `vct_nodes` (0 skips either). The line, first move
+/// first.
+pub fn forced_win(
+    board: &mut Board,
+    attacker: Color,
+    vcf_nodes: u64,
+    vct_nodes: u64,
+) -> Option<Vec<Point>> {
+    [
+        (ThreatKind::Vcf, vcf_nodes, VCF_DEPTH),
+        (ThreatKind::Vct, vct_nodes, VCT_DEPTH),
+    ]
+    .into_iter()
+    .filter(|&(_, nodes, _)| nodes > 0)
+    .find_map(|(kind, nodes, depth)| {
+        solve(board, attacker, kind, SolveLimits::new(nodes, depth)).win
+    })
+}
+
 /// A proven result in the table. Distances are in plies to the five.
 #[derive(Clone, Copy, Debug)]
 enum Entry {
