@@ -11,7 +11,7 @@ use tch::{Device, Tensor};
 use crate::bench::format_rate;
 use crate::game::{Board, BoardSize, Point, Rule};
 use crate::nn::device::{select_device, tune_cpu};
-use crate::nn::model::Frozen;
+use crate::nn::precision::forward_rate;
 use crate::nn::{
     encode, EvalService, NetConfig, Network, Precision, PrecisionSetting, ServiceConfig,
     SymmetryMode, INPUT_PLANES,
@@ -143,8 +143,8 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
         let batch = batch.max(1);
         // Raw: the forward pass (with softmax) of a ready tensor.
         let input = encoded_batch(&mut boards, batch, side, device);
-        let raw = raw_rate(&fp32_network, &input, batch, options.per_item);
-        let raw_bf16 = raw_rate(&bf16_network, &input, batch, options.per_item);
+        let raw = forward_rate(&fp32_network, &input, options.per_item);
+        let raw_bf16 = forward_rate(&bf16_network, &input, options.per_item);
 
         // Service: encoding in this thread, batching and evaluation in the
         // evaluators; one batch more in flight than evaluators, so that
@@ -200,18 +200,4 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
         )?;
     }
     Ok(())
-}
-
-/// Positions per second of forward passes (with softmax) of a ready batch.
-fn raw_rate(network: &Frozen, input: &Tensor, batch: usize, time: Duration) -> f64 {
-    let _ = network.evaluate(input);
-    let start = Instant::now();
-    let mut runs = 0u64;
-    while start.elapsed() < time {
-        let (p, v) = network.evaluate(input);
-        // Copy back, as the service does, so that GPU work is finished.
-        let _ = (p.to_device(Device::Cpu), v.to_device(Device::Cpu));
-        runs += 1;
-    }
-    (runs * batch as u64) as f64 / start.elapsed().as_secs_f64()
 }

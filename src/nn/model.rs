@@ -13,9 +13,9 @@ use crate::nn::features::INPUT_PLANES;
 use crate::nn::precision::Precision;
 
 /// Index of the "on the board" plane in the input (see `features`).
-const BOARD_PLANE: i64 = 5;
+pub(crate) const BOARD_PLANE: i64 = 5;
 /// Index of the "legal move" plane in the input.
-const LEGAL_PLANE: i64 = 3;
+pub(crate) const LEGAL_PLANE: i64 = 3;
 
 /// The size of a network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

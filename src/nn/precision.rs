@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use tch::{Device, Kind, Tensor};
 
 use crate::nn::features::INPUT_PLANES;
-use crate::nn::model::Frozen;
+use crate::nn::model::{Frozen, BOARD_PLANE, LEGAL_PLANE};
 use crate::nn::{NetConfig, Network};
 
 /// The floating-point format the network evaluates in.
@@ -89,25 +89,32 @@ impl Calibration {
     }
 }
 
-/// Times forward passes of `network` on a batch of `batch` 15x15 positions
-/// for about `time`, after one warm-up pass.
+/// Positions per second of forward passes of a ready `input` batch for
+/// about `time` (at least one pass), after one warm-up pass. The answers are
+/// copied back, as the service does, so that GPU work is finished.
+pub fn forward_rate(network: &Frozen, input: &Tensor, time: Duration) -> f64 {
+    let _ = network.evaluate(input);
+    let start = Instant::now();
+    let mut runs = 0u64;
+    while start.elapsed() < time || runs == 0 {
+        let (p, v) = network.evaluate(input);
+        let _ = (p.to_device(Device::Cpu), v.to_device(Device::Cpu));
+        runs += 1;
+    }
+    (runs * input.size()[0] as u64) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Positions per second of `network` on a batch of `batch` empty 15x15
+/// boards for about `time`.
 pub fn positions_per_second(network: &Frozen, batch: usize, time: Duration) -> f64 {
-    let batch = batch.max(1) as i64;
     let input = Tensor::zeros(
-        [batch, INPUT_PLANES as i64, 15, 15],
+        [batch.max(1) as i64, INPUT_PLANES as i64, 15, 15],
         (Kind::Float, network.device()),
     );
     // Every cell on the board and legal, as in an opening.
-    let _ = input.narrow(1, 3, 1).fill_(1.0);
-    let _ = input.narrow(1, 5, 1).fill_(1.0);
-    let _ = network.evaluate(&input);
-    let start = Instant::now();
-    let mut positions = 0;
-    while start.elapsed() < time || positions == 0 {
-        let _ = network.evaluate(&input);
-        positions += batch;
-    }
-    positions as f64 / start.elapsed().as_secs_f64()
+    let _ = input.narrow(1, LEGAL_PLANE, 1).fill_(1.0);
+    let _ = input.narrow(1, BOARD_PLANE, 1).fill_(1.0);
+    forward_rate(network, &input, time)
 }
 
 /// Measures fp32 and bf16 inference of `network` (about 2 x `time`).
