@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-torch.sh
-cargo test --release --all-targets
+cargo test --release --workspace --all-targets

@@ -5,7 +5,7 @@ mod common;
 use common::p;
 use tch::{Device, Kind, Tensor};
 use wuzi::game::{Board, BoardSize, Color, Point, Rule};
-use wuzi::nn::symmetry::Symmetry;
+use wuzi::nn::symmetry::{Symmetry, TensorSymmetry};
 use wuzi::nn::{
     encode, EvalService, NetConfig, Network, Precision, PrecisionSetting, ServiceConfig,
     SymmetryMode, INPUT_PLANES,

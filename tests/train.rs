@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use tch::{Device, Kind, Tensor};
 use wuzi::game::{Board, BoardSize, Color, Outcome, Point, Rule};
-use wuzi::nn::symmetry::Symmetry;
-use wuzi::nn::{encode, NetConfig, Network, INPUT_PLANES};
+use wuzi::nn::symmetry::{Symmetry, TensorSymmetry};
+use wuzi::nn::{encode, NetConfig, Network, Precision, PrecisionSetting, INPUT_PLANES};
 use wuzi::train::data::{check_game, make_batch, Dataset, LoadStats, Sample};
 use wuzi::train::{run, TrainArgs};
 
@@ -489,6 +489,101 @@ fn a_tiny_training_run_learns_and_writes_its_files() {
     assert!(e.contains("differs"), "{e}");
 }
 
+/// Mixed precision (bf16 convolutions, fp32 weights and batch norms): the
+/// same outputs as fp32 within bf16's rounding, and a run that learns. Runs
+/// on every CPU: where bf16 has no hardware it is slow, not wrong.
+#[test]
+fn bf16_training_matches_fp32_and_learns() {
+    let data = Dataset::load(
+        &[fixture("gomocup2024_freestyle15_2_sample.tsv")],
+        Rule::Freestyle,
+        &[BoardSize::square(15).unwrap()],
+    )
+    .unwrap();
+    let samples = data.samples(&(0..data.games.len()).collect::<Vec<_>>());
+    let items: Vec<(Sample, Symmetry)> = samples
+        .iter()
+        .step_by(37)
+        .take(48)
+        .map(|&s| (s, Symmetry::IDENTITY))
+        .collect();
+    let batch = make_batch(&data, &items).unwrap();
+    let net = Network::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("networks/freestyle-4x32.safetensors"),
+        Device::Cpu,
+    )
+    .unwrap();
+    tch::no_grad(|| {
+        let (p32, v32) = net.forward(&batch.input, false);
+        let (p16, v16) = net.forward_in(&batch.input, false, Kind::BFloat16);
+        assert_eq!(p16.kind(), Kind::Float, "outputs are fp32");
+        let gap = |a: &Tensor, b: &Tensor| {
+            (a.softmax(-1, Kind::Float) - b.softmax(-1, Kind::Float))
+                .abs()
+                .max()
+                .double_value(&[])
+        };
+        let (policy_gap, value_gap) = (gap(&p32, &p16), gap(&v32, &v16));
+        assert!(
+            policy_gap < 0.03 && value_gap < 0.03,
+            "bf16 moves probabilities by {policy_gap:.4} (policy) and {value_gap:.4} (value)"
+        );
+    });
+
+    let dir = tempfile::tempdir().unwrap();
+    let text = fs::read_to_string(fixture("gomocup2024_freestyle15_2_sample.tsv")).unwrap();
+    let games = dir.path().join("few.tsv");
+    fs::write(&games, text.lines().take(5).collect::<Vec<_>>().join("\n")).unwrap();
+    let out = dir.path().join("out");
+    let args = TrainArgs::parse_from([
+        games.to_str().unwrap(),
+        "--rule",
+        "freestyle",
+        "--net",
+        "2x16",
+        "--epochs",
+        "100",
+        "--max-steps",
+        "30",
+        "--batch-size",
+        "32",
+        "--lr",
+        "0.01",
+        "--schedule",
+        "constant",
+        "--warmup-steps",
+        "0",
+        "--val-fraction",
+        "0.25",
+        "--log-every",
+        "1",
+        "--device",
+        "cpu",
+        "--precision",
+        "bf16",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .unwrap();
+    let summary = run(&args).unwrap();
+    assert_eq!(summary.precision, Precision::Bf16);
+    let rows = csv_rows(&out.join("loss.csv"));
+    let train: Vec<f64> = rows[1..]
+        .iter()
+        .filter(|r| !r[4].is_empty() && r[7].is_empty())
+        .map(|r| r[4].parse::<f64>().unwrap() + r[5].parse::<f64>().unwrap())
+        .collect();
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (first, last) = (mean(&train[..5]), mean(&train[train.len() - 5..]));
+    assert!(
+        last < 0.8 * first,
+        "bf16 training loss {first:.3} -> {last:.3} did not fall by 20%"
+    );
+    // The weights stay fp32: the file loads as any other network.
+    Network::load(&out.join("final.safetensors"), Device::Cpu).unwrap();
+}
+
 #[test]
 fn bad_options_are_refused() {
     assert!(
@@ -521,6 +616,11 @@ fn bad_options_are_refused() {
     assert!(e.contains("no usable freestyle game"), "{e}");
     args.batch_size = 0;
     assert!(run(&args).unwrap_err().contains("--batch-size"));
+    let e = TrainArgs::parse_from(["g.tsv", "--rule", "renju", "--precision", "half"]).unwrap_err();
+    assert!(e.contains("loss scaling"), "{e}");
+    assert!(TrainArgs::parse_from(["g.tsv", "--rule", "renju", "--precision", "fp8"]).is_err());
+    let fixed = TrainArgs::parse_from(["g.tsv", "--rule", "renju", "--precision", "fp32"]).unwrap();
+    assert_eq!(fixed.precision, PrecisionSetting::Fixed(Precision::Fp32));
 }
 
 /// Loads every game under `WUZI_GAMES` (e.g. the shared Gomocup TSVs) under

@@ -2,7 +2,7 @@
 //! batched evaluation service.
 
 pub mod device;
-pub mod features;
+pub use wuzi_core::features;
 pub mod model;
 pub mod precision;
 pub mod provider;

@@ -114,11 +114,44 @@ impl ResidualBlock {
         }
     }
 
-    fn forward(&self, x: &Tensor, train: bool) -> Tensor {
-        let y = x.apply(&self.conv1).apply_t(&self.bn1, train).relu();
-        let y = y.apply(&self.conv2).apply_t(&self.bn2, train);
+    fn forward(&self, x: &Tensor, train: bool, compute: Kind) -> Tensor {
+        let y = conv_in(&self.conv1, x, compute)
+            .apply_t(&self.bn1, train)
+            .relu();
+        let y = conv_in(&self.conv2, &y, compute).apply_t(&self.bn2, train);
         (y + x).relu()
     }
+}
+
+/// A convolution computed in `compute` (the kind of `x`): the fp32 master
+/// weights are cast on the way in, so gradients reach them in fp32. This is
+/// what PyTorch's CPU autocast does for convolutions; tch exposes autocast
+/// for CUDA only.
+fn conv_in(conv: &nn::Conv2D, x: &Tensor, compute: Kind) -> Tensor {
+    if compute == Kind::Float {
+        return x.apply(conv);
+    }
+    // Every convolution of the tower is stride 1, "same" padding (see `conv`).
+    let padding = conv.ws.size()[2] / 2;
+    x.conv2d(
+        &conv.ws.to_kind(compute),
+        conv.bs.as_ref().map(|b| b.to_kind(compute)).as_ref(),
+        [1, 1],
+        [padding, padding],
+        [1, 1],
+        1,
+    )
+}
+
+/// A linear layer computed in `compute` (the kind of `x`), as [`conv_in`].
+fn linear_in(linear: &nn::Linear, x: &Tensor, compute: Kind) -> Tensor {
+    if compute == Kind::Float {
+        return x.apply(linear);
+    }
+    x.linear(
+        &linear.ws.to_kind(compute),
+        linear.bs.as_ref().map(|b| b.to_kind(compute)).as_ref(),
+    )
 }
 
 #[derive(Debug)]
@@ -155,19 +188,31 @@ impl ResNet {
     }
 
     /// `input`: [N, INPUT_PLANES, H, W] -> (policy logits [N, H*W] with
-    /// illegal cells at -1e9, WDL logits [N, 3]).
-    fn forward(&self, input: &Tensor, train: bool) -> (Tensor, Tensor) {
-        let mut x = input.apply(&self.stem).apply_t(&self.stem_bn, train).relu();
+    /// illegal cells at -1e9, WDL logits [N, 3]), both fp32. `compute` is the
+    /// kind the convolutions and linear layers run in (Float, or BFloat16 for
+    /// mixed-precision training, where batch norms keep fp32 parameters and
+    /// statistics on bf16 activations as under PyTorch's autocast).
+    fn forward(&self, input: &Tensor, train: bool, compute: Kind) -> (Tensor, Tensor) {
+        // Channels-last (NHWC strides), the layout oneDNN's convolutions
+        // want; tch has no memory-format API.
+        let x = input
+            .to_kind(compute)
+            .permute([0, 2, 3, 1])
+            .contiguous()
+            .permute([0, 3, 1, 2]);
+        let mut x = conv_in(&self.stem, &x, compute)
+            .apply_t(&self.stem_bn, train)
+            .relu();
         for block in &self.blocks {
-            x = block.forward(&x, train);
+            x = block.forward(&x, train, compute);
         }
         let legal = input.narrow(1, LEGAL_PLANE, 1).flatten(1, -1);
-        let policy = x
-            .apply(&self.policy_conv)
+        let p = conv_in(&self.policy_conv, &x, compute)
             .apply_t(&self.policy_bn, train)
-            .relu()
-            .apply(&self.policy_out)
+            .relu();
+        let policy = conv_in(&self.policy_out, &p, compute)
             .flatten(1, -1)
+            .to_kind(Kind::Float)
             .masked_fill(&legal.eq(0.0), -1e9);
 
         // Mean over the board's real cells only (padding excluded).
@@ -175,18 +220,15 @@ impl ResNet {
         let cells = on_board
             .sum_dim_intlist([2i64, 3].as_slice(), false, Kind::Float)
             .clamp_min(1.0);
-        let v = x
-            .apply(&self.value_conv)
+        let v = conv_in(&self.value_conv, &x, compute)
             .apply_t(&self.value_bn, train)
             .relu()
-            * &on_board;
-        // Summed in fp32 whatever the precision, then back to the weights' kind.
+            * on_board.to_kind(compute);
+        // Summed in fp32 whatever the precision, then back to the compute kind.
         let pooled =
-            (v.sum_dim_intlist([2i64, 3].as_slice(), false, Kind::Float) / cells).to_kind(v.kind());
-        let wdl = pooled
-            .apply(&self.value_hidden)
-            .relu()
-            .apply(&self.value_out);
+            (v.sum_dim_intlist([2i64, 3].as_slice(), false, Kind::Float) / cells).to_kind(compute);
+        let hidden = linear_in(&self.value_hidden, &pooled, compute).relu();
+        let wdl = linear_in(&self.value_out, &hidden, compute).to_kind(Kind::Float);
         (policy, wdl)
     }
 }
@@ -356,7 +398,14 @@ impl Network {
     /// policy logits [N, H*W] (illegal cells at -1e9) and WDL logits [N, 3].
     /// `train` selects batch statistics (and their update) over running ones.
     pub fn forward(&self, input: &Tensor, train: bool) -> (Tensor, Tensor) {
-        self.net.forward(input, train)
+        self.net.forward(input, train, Kind::Float)
+    }
+
+    /// [`Network::forward`] with the convolutions and linear layers computed
+    /// in `compute` (mixed-precision training: Kind::BFloat16 on CPUs with
+    /// bf16 hardware, Kind::Half on CUDA); the outputs are fp32.
+    pub fn forward_in(&self, input: &Tensor, train: bool, compute: Kind) -> (Tensor, Tensor) {
+        self.net.forward(input, train, compute)
     }
 
     /// Forward pass for inference (no gradients): probabilities. The

@@ -17,7 +17,7 @@ use crate::game::Board;
 use crate::nn::features::{encode, INPUT_PLANES};
 use crate::nn::model::Frozen;
 use crate::nn::precision::{self, Calibration, Precision, PrecisionSetting};
-use crate::nn::symmetry::Symmetry;
+use crate::nn::symmetry::{Symmetry, TensorSymmetry};
 use crate::nn::Network;
 
 /// Which board symmetries an evaluation averages over.

@@ -72,6 +72,9 @@ pub struct LoopConfig {
     pub seed: u64,
     pub quiet: bool,
     pub out: PathBuf,
+    /// The kind convolutions and linear layers compute in (mixed precision
+    /// when not Float; the weights and the optimiser stay fp32).
+    pub compute: Kind,
 }
 
 /// Validation figures, averaged over positions.
@@ -424,7 +427,7 @@ pub fn train(
             let input = batch.input.to_device(device);
             let policy = batch.policy.to_device(device);
             let wdl = batch.wdl.to_device(device);
-            let (p, v) = net.forward(&input, true);
+            let (p, v) = net.forward_in(&input, true, config.compute);
             let policy_loss = p.cross_entropy_for_logits(&policy);
             let value_loss = v.cross_entropy_for_logits(&wdl);
             let loss = &policy_loss + &value_loss * config.value_weight;
@@ -601,4 +604,35 @@ mod tests {
         // No warm-up, one step.
         assert!((learning_rate(2.0, Schedule::Cosine, 0, 0, 1) - 2.0).abs() < 1e-9);
     }
+}
+
+/// Training samples per second of `net` computing in `compute`: a few
+/// optimiser-free forward and backward passes on a batch of empty 15x15
+/// boards for about `time`, after one warm-up pass. Used to choose the
+/// training precision by measurement.
+pub fn training_rate(net: &Network, compute: Kind, batch: usize, time: Duration) -> f64 {
+    use crate::nn::features::INPUT_PLANES;
+    let device = net.device();
+    let batch = batch.max(1) as i64;
+    let input = Tensor::zeros([batch, INPUT_PLANES as i64, 15, 15], (Kind::Float, device));
+    // Every cell on the board and legal, as in an opening.
+    let _ = input.narrow(1, crate::nn::model::LEGAL_PLANE, 1).fill_(1.0);
+    let _ = input.narrow(1, crate::nn::model::BOARD_PLANE, 1).fill_(1.0);
+    let targets = Tensor::zeros([batch], (Kind::Int64, device));
+    let pass = || {
+        let (p, v) = net.forward_in(&input, false, compute);
+        let loss = p.cross_entropy_for_logits(&targets) + v.cross_entropy_for_logits(&targets);
+        loss.backward();
+        // Copying the loss back makes GPU work finish before the clock reads.
+        let _ = loss.to_device(Device::Cpu);
+    };
+    pass();
+    let start = Instant::now();
+    let mut runs = 0u64;
+    while start.elapsed() < time || runs == 0 {
+        pass();
+        runs += 1;
+    }
+    // The gradients left behind are cleared by the optimiser's next step.
+    (runs * batch as u64) as f64 / start.elapsed().as_secs_f64()
 }

@@ -127,7 +127,7 @@ impl Direction {
 }
 
 /// A board's dimensions, each within `MIN_SIDE..=MAX_SIDE`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BoardSize {
     width: u8,
     height: u8,

@@ -21,9 +21,9 @@
 use crate::game::{Board, Color, Direction, LinePattern};
 
 /// Planes before the pattern planes.
-pub(crate) const PATTERN_BASE: usize = 6;
+pub const PATTERN_BASE: usize = 6;
 /// Pattern planes per side and direction.
-pub(crate) const PATTERN_KINDS: usize = 4;
+pub const PATTERN_KINDS: usize = 4;
 /// Number of input planes.
 pub const INPUT_PLANES: usize = PATTERN_BASE + 2 * 4 * PATTERN_KINDS;
 

@@ -255,7 +255,7 @@ impl Board {
 
     /// Plays a move known to be on the board and empty (search hot path).
     #[inline]
-    pub(crate) fn play_unchecked(&mut self, p: Point) {
+    pub fn play_unchecked(&mut self, p: Point) {
         debug_assert!(self.is_empty(p));
         let color = self.side_to_move;
         self.put_stone(p, color);

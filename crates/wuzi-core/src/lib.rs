@@ -1,0 +1,17 @@
+//! The part of Wuzi that needs no libtorch: it builds in seconds and runs
+//! anywhere (a GPU machine's own PyTorch, a referee, tools).
+//!
+//! * [`game`]: board, rules, line patterns, renju forbidden points.
+//! * [`tactics`]: immediate threats and the VCF/VCT threat-space solver.
+//! * [`features`]: the network's input planes.
+//! * [`symmetry`]: the board's dihedral symmetries, on cells and planes.
+//! * [`records`]: game records (Gomocup TSV, Piskvork PSQ) for training.
+//! * [`export`]: encoded training positions written out for other trainers.
+
+pub mod export;
+pub mod features;
+pub mod game;
+pub mod records;
+pub mod rng;
+pub mod symmetry;
+pub mod tactics;

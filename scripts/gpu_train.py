@@ -1,0 +1,441 @@
+#!/usr/bin/env python3
+"""Trains a Wuzi network with PyTorch alone, from positions that `wuzi-encode`
+exported: for machines whose PyTorch is not the libtorch this engine links
+(a GPU machine lent for a while, see networks/README.md).
+
+The network, the losses, the optimiser and the learning-rate schedule are
+those of `pbrain-wuzi train` (src/nn/model.rs, src/train/trainer.rs); the
+weights are written as a safetensors file with the engine's tensor names,
+which `pbrain-wuzi --network FILE` loads. The symmetries are applied here as
+the engine applies them: cells moved by rot90 then a left-right flip, planes
+reordered by the orders `wuzi-encode` wrote to symmetries.tsv.
+
+Needs only torch (no numpy, no safetensors package).
+"""
+
+import argparse
+import csv
+import ctypes
+import json
+import math
+import os
+import struct
+import sys
+import time
+import warnings
+
+# torch warns at import when numpy is absent; nothing here uses numpy.
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+BOARD_PLANE = 5
+LEGAL_PLANE = 3
+
+
+# --- data -------------------------------------------------------------------
+
+
+class Shard:
+    """The positions of one split and board size, on the training device."""
+
+    def __init__(self, directory, row, device):
+        self.split = row["split"]
+        self.width = int(row["width"])
+        self.height = int(row["height"])
+        self.count = int(row["positions"])
+        self.planes = int(row["planes"])
+        self.row_bytes = int(row["bytes_per_position"])
+        stem = os.path.join(directory, f"{self.split}-{self.width}x{self.height}")
+        packed = read_bytes(stem + ".planes", self.count * self.row_bytes)
+        targets = read_bytes(stem + ".targets", self.count * 4).view(self.count, 4).long()
+        self.packed = packed.view(self.count, self.row_bytes).to(device)
+        self.move = (targets[:, 0] + 256 * targets[:, 1]).to(device)
+        self.wdl = targets[:, 2].to(device)
+
+    def input(self, rows):
+        """Float planes [len(rows), planes, H, W] of the positions `rows`."""
+        bits = self.packed[rows]
+        shifts = torch.arange(7, -1, -1, device=bits.device, dtype=torch.uint8)
+        unpacked = (bits.unsqueeze(-1) >> shifts) & 1
+        cells = self.planes * self.height * self.width
+        return unpacked.view(len(rows), -1)[:, :cells].view(
+            len(rows), self.planes, self.height, self.width).float()
+
+
+def read_bytes(path, expected):
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    if len(data) != expected:
+        sys.exit(f"gpu_train: {path} has {len(data)} bytes, index.tsv says {expected}")
+    return torch.frombuffer(data, dtype=torch.uint8) if data else torch.zeros(0, dtype=torch.uint8)
+
+
+def load_export(directory, device):
+    index = os.path.join(directory, "index.tsv")
+    with open(index) as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    shards = [Shard(directory, r, device) for r in rows if int(r["positions"]) > 0]
+    orders = {}
+    with open(os.path.join(directory, "symmetries.tsv")) as f:
+        for line in f:
+            fields = line.split()
+            if fields and fields[0].isdigit():
+                orders[int(fields[0])] = torch.tensor([int(x) for x in fields[1:]], device=device)
+    return shards, orders
+
+
+# --- symmetries -------------------------------------------------------------
+
+
+def symmetries_for(height, width):
+    return list(range(8)) if height == width else [0, 2, 4, 6]
+
+
+def move_cells(x, k):
+    """Symmetry k on the last two dims: k % 4 quarter turns, then a
+    left-right mirror when k >= 4 (the engine's Symmetry::apply)."""
+    if k % 4:
+        x = torch.rot90(x, k % 4, dims=(2, 3))
+    if k >= 4:
+        x = torch.flip(x, dims=(3,))
+    return x
+
+
+class Augmenter:
+    """Applies a random symmetry to each position of a batch."""
+
+    def __init__(self, orders):
+        self.orders = orders
+        self.target_maps = {}
+
+    def target_map(self, k, height, width, device):
+        """new_index[old_index] for the cells of a height x width board."""
+        key = (k, height, width)
+        if key not in self.target_maps:
+            grid = torch.arange(height * width, device=device).view(1, 1, height, width)
+            moved = move_cells(grid, k).flatten()
+            new_index = torch.empty_like(moved)
+            new_index[moved] = torch.arange(moved.numel(), device=device)
+            self.target_maps[key] = new_index
+        return self.target_maps[key]
+
+    def apply(self, k, x, move):
+        h, w = x.shape[2], x.shape[3]
+        x = move_cells(x, k).index_select(1, self.orders[k])
+        return x, self.target_map(k, h, w, x.device)[move]
+
+    def random(self, x, move, generator):
+        choices = symmetries_for(x.shape[2], x.shape[3])
+        pick = torch.randint(len(choices), (x.shape[0],), generator=generator).to(x.device)
+        out_x, out_move = torch.empty_like(x), torch.empty_like(move)
+        for i, k in enumerate(choices):
+            rows = (pick == i).nonzero().flatten()
+            if rows.numel():
+                out_x[rows], out_move[rows] = self.apply(k, x[rows], move[rows])
+        return out_x, out_move
+
+
+# --- the network (src/nn/model.rs) -----------------------------------------
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(c)
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        return F.relu(self.bn2(self.conv2(y)) + x)
+
+
+class ResNet(nn.Module):
+    def __init__(self, planes, blocks, c):
+        super().__init__()
+        self.stem = nn.Conv2d(planes, c, 3, padding=1, bias=False)
+        self.stem_bn = nn.BatchNorm2d(c)
+        self.blocks = nn.ModuleList(Block(c) for _ in range(blocks))
+        self.policy_conv = nn.Conv2d(c, c, 1, bias=False)
+        self.policy_bn = nn.BatchNorm2d(c)
+        self.policy_out = nn.Conv2d(c, 1, 1, bias=True)
+        self.value_conv = nn.Conv2d(c, c, 1, bias=False)
+        self.value_bn = nn.BatchNorm2d(c)
+        self.value_hidden = nn.Linear(c, c)
+        self.value_out = nn.Linear(c, 3)
+
+    def forward(self, inp):
+        x = F.relu(self.stem_bn(self.stem(inp)))
+        for block in self.blocks:
+            x = block(x)
+        legal = inp[:, LEGAL_PLANE].flatten(1)
+        policy = self.policy_out(F.relu(self.policy_bn(self.policy_conv(x)))).flatten(1).float()
+        policy = policy.masked_fill(legal == 0, -1e9)
+        on_board = inp[:, BOARD_PLANE:BOARD_PLANE + 1]
+        cells = on_board.sum(dim=(2, 3)).float().clamp_min(1.0)
+        v = F.relu(self.value_bn(self.value_conv(x))) * on_board.to(x.dtype)
+        pooled = (v.float().sum(dim=(2, 3)) / cells).to(v.dtype)
+        wdl = self.value_out(F.relu(self.value_hidden(pooled))).float()
+        return policy, wdl
+
+
+# --- safetensors, written by hand ------------------------------------------
+
+
+def tensor_bytes(t):
+    """The raw little-endian bytes of a CPU tensor (without numpy)."""
+    t = t.detach().cpu().contiguous()
+    return ctypes.string_at(t.data_ptr(), t.numel() * t.element_size())
+
+
+def save_safetensors(model, path):
+    tensors = {k: v.detach().float().contiguous().cpu()
+               for k, v in model.state_dict().items() if not k.endswith("num_batches_tracked")}
+    header, offset, blobs = {}, 0, []
+    for name in sorted(tensors):
+        t = tensors[name]
+        blob = tensor_bytes(t)
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(blob)]}
+        offset += len(blob)
+        blobs.append(blob)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for blob in blobs:
+            f.write(blob)
+    os.replace(tmp, path)
+
+
+def load_safetensors(model, path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = bytearray(f.read())
+    state = model.state_dict()
+    for name, meta in header.items():
+        if name == "__metadata__":
+            continue
+        if meta["dtype"] != "F32":
+            sys.exit(f"gpu_train: {path}: {name} is {meta['dtype']}, expected F32")
+        b, e = meta["data_offsets"]
+        t = torch.frombuffer(data[b:e], dtype=torch.float32).view(meta["shape"])
+        if name not in state or list(state[name].shape) != list(t.shape):
+            sys.exit(f"gpu_train: {path}: {name} does not fit a network of this size")
+        state[name].copy_(t)
+
+
+# --- training (src/train/trainer.rs) ----------------------------------------
+
+
+def learning_rate(base, warmup, step, total):
+    warm = (step + 1) / warmup if step < warmup else 1.0
+    span = max(total - warmup, 1)
+    progress = min(max((step - warmup) / span, 0.0), 1.0) if step >= warmup else 0.0
+    return base * warm * (0.01 + 0.99 * 0.5 * (1.0 + math.cos(math.pi * progress)))
+
+
+def epoch_plan(shards, batch_size, generator):
+    batches = []
+    for s, shard in enumerate(shards):
+        order = torch.randperm(shard.count, generator=generator)
+        batches += [(s, order[i:i + batch_size]) for i in range(0, shard.count, batch_size)]
+    perm = torch.randperm(len(batches), generator=generator).tolist()
+    return [batches[i] for i in perm]
+
+
+@torch.no_grad()
+def validate(model, shards, batch_size, autocast):
+    model.eval()
+    n, pl, vl, correct, value_correct = 0, 0.0, 0.0, 0.0, 0.0
+    for shard in shards:
+        for i in range(0, shard.count, batch_size):
+            rows = torch.arange(i, min(i + batch_size, shard.count), device=shard.packed.device)
+            with autocast():
+                p, v = model(shard.input(rows))
+            move, wdl = shard.move[rows], shard.wdl[rows]
+            k = len(rows)
+            pl += F.cross_entropy(p, move).item() * k
+            vl += F.cross_entropy(v, wdl).item() * k
+            correct += (p.argmax(-1) == move).sum().item()
+            value_correct += (v.argmax(-1) == wdl).sum().item()
+            n += k
+    model.train()
+    if n == 0:
+        return None
+    return {"positions": n, "policy_loss": pl / n, "accuracy": correct / n,
+            "value_loss": vl / n, "value_accuracy": value_correct / n}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("export", help="a directory written by wuzi-encode")
+    ap.add_argument("--net", default="6x64", help="BLOCKSxCHANNELS")
+    ap.add_argument("--init", help="continue from this safetensors network")
+    ap.add_argument("--epochs", type=float, default=1.0)
+    ap.add_argument("--max-steps", type=int)
+    ap.add_argument("--max-minutes", type=float)
+    ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--warmup-steps", type=int, default=200)
+    ap.add_argument("--weight-decay", type=float, default=1e-4)
+    ap.add_argument("--value-weight", type=float, default=1.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--precision", choices=["fp32", "bf16"],
+                    help="compute precision (default: bf16 on CUDA, fp32 on the CPU)")
+    ap.add_argument("--no-augment", action="store_true")
+    ap.add_argument("--val-every", type=int, default=1000, help="validate every N steps")
+    ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("--dump-eval", type=int, default=0, metavar="N",
+                    help="after training, write the fp32 outputs on the first N validation "
+                         "positions of the first shard to eval.bin (for the engine's cross-check)")
+    ap.add_argument("--dump-symmetries", action="store_true",
+                    help="write the first training position under each symmetry to symmetries.bin")
+    args = ap.parse_args()
+
+    torch.manual_seed(args.seed)
+    generator = torch.Generator().manual_seed(args.seed)
+    device = torch.device(args.device)
+    precision = args.precision or ("bf16" if device.type == "cuda" else "fp32")
+    os.makedirs(args.out, exist_ok=True)
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = True
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+
+    def autocast():
+        return torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+
+    started = time.time()
+    shards, orders = load_export(args.export, device)
+    train = [s for s in shards if s.split == "train"]
+    val = [s for s in shards if s.split == "val"]
+    if not train:
+        sys.exit("gpu_train: no training positions in the export")
+    planes = train[0].planes
+    blocks, channels = (int(x) for x in args.net.lower().split("x"))
+    model = ResNet(planes, blocks, channels)
+    if args.init:
+        load_safetensors(model, args.init)
+    model = model.to(device, memory_format=torch.channels_last)
+    augmenter = Augmenter(orders)
+    positions = sum(s.count for s in train)
+    print(f"gpu_train: {args.net} ({sum(p.numel() for p in model.parameters())} parameters) "
+          f"on {device} in {precision}; {positions} training positions, "
+          f"{sum(s.count for s in val)} validation; loaded in {time.time() - started:.1f} s",
+          flush=True)
+
+    if args.dump_symmetries:
+        shard = train[0]
+        rows = torch.zeros(1, dtype=torch.long, device=device)
+        with open(os.path.join(args.out, "symmetries.bin"), "wb") as f:
+            for k in symmetries_for(shard.height, shard.width):
+                x, move = augmenter.apply(k, shard.input(rows), shard.move[rows])
+                f.write(struct.pack("<BI", k, int(move.item())))
+                f.write(tensor_bytes(x.to(torch.uint8)))
+
+    batches_per_epoch = sum(math.ceil(s.count / args.batch_size) for s in train)
+    total = max(1, int(args.epochs * batches_per_epoch))
+    step, samples, stop = 0, 0, f"{args.epochs} epochs done"
+    if args.max_steps is not None and args.max_steps < total:
+        total, stop = args.max_steps, f"--max-steps {args.max_steps} reached"
+    warmup = min(args.warmup_steps, total // 10)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    deadline = started + 60 * args.max_minutes if args.max_minutes else None
+
+    log_path = os.path.join(args.out, "loss.csv")
+    log = open(log_path, "w", newline="")
+    writer = csv.writer(log)
+    writer.writerow(["step", "samples", "seconds", "lr", "train_policy_loss", "train_value_loss",
+                     "train_accuracy", "val_policy_loss", "val_value_loss", "val_accuracy",
+                     "val_value_accuracy"])
+    window = [0.0, 0.0, 0.0, 0]
+    train_started = time.time()
+    model.train()
+    while step < total:
+        for s, rows in epoch_plan(train, args.batch_size, generator):
+            if step >= total:
+                break
+            if deadline and time.time() >= deadline:
+                stop = "--max-minutes reached"
+                total = step
+                break
+            shard = train[s]
+            rows = rows.to(device)
+            x, move = shard.input(rows), shard.move[rows]
+            if not args.no_augment:
+                x, move = augmenter.random(x, move, generator)
+            x = x.contiguous(memory_format=torch.channels_last)
+            lr = learning_rate(args.lr, warmup, step, total)
+            for group in opt.param_groups:
+                group["lr"] = lr
+            with autocast():
+                p, v = model(x)
+            policy_loss = F.cross_entropy(p, move)
+            value_loss = F.cross_entropy(v, shard.wdl[rows])
+            loss = policy_loss + args.value_weight * value_loss
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            step += 1
+            samples += len(rows)
+            window[0] += policy_loss.detach()
+            window[1] += value_loss.detach()
+            window[2] += (p.argmax(-1) == move).float().mean().detach()
+            window[3] += 1
+            last = step == total
+            if step % args.val_every == 0 or last:
+                if not math.isfinite(float(window[0])):
+                    sys.exit(f"gpu_train: training diverged at step {step} (try a lower --lr)")
+                metrics = validate(model, val, 4096, autocast) if val else None
+                n = window[3]
+                row = [step, samples, round(time.time() - train_started, 1), f"{lr:.3e}",
+                       f"{float(window[0]) / n:.4f}", f"{float(window[1]) / n:.4f}",
+                       f"{float(window[2]) / n:.4f}"]
+                row += ([f"{metrics[k]:.4f}" for k in
+                         ("policy_loss", "value_loss", "accuracy", "value_accuracy")]
+                        if metrics else ["", "", "", ""])
+                writer.writerow(row)
+                log.flush()
+                window = [0.0, 0.0, 0.0, 0]
+                rate = samples / max(time.time() - train_started, 1e-9)
+                print(f"step {step}/{total} epoch {samples / positions:.2f} lr {lr:.2e} "
+                      f"train policy {row[4]} value {row[5]} acc {row[6]} | val "
+                      + (f"policy {metrics['policy_loss']:.4f} acc {100 * metrics['accuracy']:.2f}% "
+                         f"value {metrics['value_loss']:.4f}" if metrics else "-")
+                      + f" | {rate:.0f} samples/s", flush=True)
+                save_safetensors(model, os.path.join(args.out, "final.safetensors"))
+        if step >= total:
+            break
+    log.close()
+    save_safetensors(model, os.path.join(args.out, "final.safetensors"))
+    final = validate(model, val, 4096, autocast) if val else None
+    summary = {"net": args.net, "device": str(device), "precision": precision, "steps": step,
+               "samples": samples, "epochs": samples / positions, "stop": stop,
+               "train_seconds": round(time.time() - train_started, 1),
+               "samples_per_second": round(samples / max(time.time() - train_started, 1e-9)),
+               "validation": final}
+    with open(os.path.join(args.out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    print("gpu_train: " + json.dumps(summary), flush=True)
+
+    if args.dump_eval and val:
+        model.eval()
+        shard = val[0]
+        rows = torch.arange(min(args.dump_eval, shard.count), device=device)
+        with torch.no_grad():
+            p, v = model(shard.input(rows).contiguous(memory_format=torch.channels_last))
+        out = torch.cat([p.softmax(-1), v.softmax(-1)], dim=1).float().cpu().contiguous()
+        with open(os.path.join(args.out, "eval.bin"), "wb") as f:
+            f.write(struct.pack("<III", out.shape[0], shard.width, shard.height))
+            f.write(tensor_bytes(out))
+
+
+if __name__ == "__main__":
+    main()

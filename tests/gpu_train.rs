@@ -1,0 +1,109 @@
+//! The outside trainer (`scripts/gpu_train.py`, PyTorch alone) against the
+//! engine: it must see exactly the positions, symmetries and targets that
+//! `pbrain-wuzi train` sees, and the network it writes must be loaded by the
+//! engine and compute the same outputs. Runs the script on the CPU with the
+//! project's own torch (`.venv`, installed by the test command).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tch::{Device, Kind, Tensor};
+use wuzi::game::{BoardSize, Rule};
+use wuzi::nn::symmetry::Symmetry;
+use wuzi::nn::{encode, Network, INPUT_PLANES};
+use wuzi::train::data::{make_batch, Dataset};
+use wuzi_core::export::export;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn python() -> PathBuf {
+    let venv = root().join(".venv/bin/python");
+    assert!(
+        venv.is_file(),
+        "{} is missing: run scripts/setup-torch.sh (the test command does)",
+        venv.display()
+    );
+    venv
+}
+
+fn read_u32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
+#[test]
+fn the_pytorch_trainer_sees_the_engines_data_and_writes_a_network_it_loads() {
+    let data = Dataset::load(
+        &[root().join("tests/fixtures/games/gomocup2024_freestyle15_2_sample.tsv")],
+        Rule::Freestyle,
+        &[BoardSize::square(15).expect("15 is a board size")],
+    )
+    .expect("fixture loads");
+    let (train, val) = data.split(0.1, 1);
+    assert!(!train.is_empty() && !val.is_empty());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let exported = dir.path().join("export");
+    let summary = export(&data, &[("train", &train), ("val", &val)], &exported, 2).expect("export");
+    assert_eq!(
+        summary.shards.iter().map(|s| s.2).sum::<usize>(),
+        data.samples(&train).len() + data.samples(&val).len(),
+        "every target position is exported"
+    );
+
+    let out = dir.path().join("out");
+    let status = Command::new(python())
+        .arg(root().join("scripts/gpu_train.py"))
+        .arg(&exported)
+        .args(["--net", "2x16", "--max-steps", "6", "--batch-size", "32"])
+        .args(["--device", "cpu", "--dump-eval", "12", "--dump-symmetries"])
+        .arg("--out")
+        .arg(&out)
+        .status()
+        .expect("python runs");
+    assert!(status.success(), "gpu_train.py failed: {status}");
+
+    // The first training position under each symmetry: planes and target
+    // exactly as the engine's own batches have them.
+    let first_train = data.samples(&train)[0];
+    let dumped = std::fs::read(out.join("symmetries.bin")).expect("symmetries.bin");
+    let cells = INPUT_PLANES * 15 * 15;
+    assert_eq!(dumped.len(), 8 * (5 + cells));
+    for (i, record) in dumped.chunks(5 + cells).enumerate() {
+        let k = record[0];
+        assert_eq!(k as usize, i);
+        let batch = make_batch(&data, &[(first_train, Symmetry::new(k))]).expect("batch");
+        let ours: Vec<u8> = Vec::<f32>::try_from(batch.input.flatten(0, -1))
+            .expect("floats")
+            .into_iter()
+            .map(|v| v as u8)
+            .collect();
+        assert!(ours == record[5..], "symmetry {k}: planes differ");
+        let target = i64::try_from(&batch.policy.get(0)).expect("target");
+        assert_eq!(read_u32(record, 1) as i64, target, "symmetry {k}: target");
+    }
+
+    // The written network loads and computes what PyTorch computed.
+    let net = Network::load(&out.join("final.safetensors"), Device::Cpu).expect("network loads");
+    let eval = std::fs::read(out.join("eval.bin")).expect("eval.bin");
+    let n = read_u32(&eval, 0) as usize;
+    assert_eq!((read_u32(&eval, 4), read_u32(&eval, 8)), (15, 15));
+    let theirs: Vec<f32> = eval[12..]
+        .chunks(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    assert_eq!(theirs.len(), n * (225 + 3));
+    let val_samples = data.samples(&val);
+    assert!(n >= 8 && n <= val_samples.len());
+    let mut planes = vec![0.0f32; n * cells];
+    for (row, &sample) in val_samples.iter().take(n).enumerate() {
+        let mut board = data.board(sample).expect("replay");
+        encode(&mut board, &mut planes[row * cells..(row + 1) * cells], 15, 15);
+    }
+    let input = Tensor::from_slice(&planes).view([n as i64, INPUT_PLANES as i64, 15, 15]);
+    let (policy, wdl) = net.evaluate(&input);
+    let ours = Tensor::cat(&[policy, wdl], 1).to_kind(Kind::Float);
+    let theirs = Tensor::from_slice(&theirs).view([n as i64, 228]);
+    let diff = (ours - theirs).abs().max().double_value(&[]);
+    assert!(diff < 1e-4, "engine and PyTorch outputs differ by {diff}");
+}
