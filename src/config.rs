@@ -52,6 +52,13 @@ pub struct NetworkSection {
     pub standard: PathBuf,
     pub renju: PathBuf,
     pub caro: PathBuf,
+    /// Network file per rule when the precision resolves to fp32 (a CPU
+    /// without bf16 hardware, where a larger network is too slow); empty:
+    /// the rule's network everywhere. Caro uses freestyle's when empty.
+    pub freestyle_fp32: PathBuf,
+    pub standard_fp32: PathBuf,
+    pub renju_fp32: PathBuf,
+    pub caro_fp32: PathBuf,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -135,6 +142,10 @@ impl Default for NetworkSection {
             standard: PathBuf::from("networks/standard15-4x32.safetensors"),
             renju: PathBuf::from("networks/renju15-4x32.safetensors"),
             caro: PathBuf::new(),
+            freestyle_fp32: PathBuf::new(),
+            standard_fp32: PathBuf::new(),
+            renju_fp32: PathBuf::new(),
+            caro_fp32: PathBuf::new(),
         }
     }
 }
@@ -300,6 +311,10 @@ impl Config {
         resolve(&mut self.network.standard);
         resolve(&mut self.network.renju);
         resolve(&mut self.network.caro);
+        resolve(&mut self.network.freestyle_fp32);
+        resolve(&mut self.network.standard_fp32);
+        resolve(&mut self.network.renju_fp32);
+        resolve(&mut self.network.caro_fp32);
         resolve(&mut self.log.dir);
     }
 
@@ -312,6 +327,22 @@ impl Config {
             Rule::Caro if self.network.caro.as_os_str().is_empty() => &self.network.freestyle,
             Rule::Caro => &self.network.caro,
         }
+    }
+
+    /// The network file for `rule` when inference runs in fp32, if one
+    /// other than [`Config::network_for`]'s is configured.
+    pub fn fp32_network_for(&self, rule: Rule) -> Option<&Path> {
+        let n = &self.network;
+        let path = match rule {
+            Rule::Freestyle => &n.freestyle_fp32,
+            Rule::Standard => &n.standard_fp32,
+            Rule::Renju => &n.renju_fp32,
+            Rule::Caro if n.caro.as_os_str().is_empty() && n.caro_fp32.as_os_str().is_empty() => {
+                &n.freestyle_fp32
+            }
+            Rule::Caro => &n.caro_fp32,
+        };
+        (!path.as_os_str().is_empty()).then_some(path.as_path())
     }
 }
 

@@ -338,3 +338,43 @@ fn a_service_reports_its_precision() {
     assert!(c.fp32 > 0.0 && c.bf16 > 0.0);
     assert_eq!(auto.precision(), c.choice());
 }
+
+/// A rule may name a second, smaller network for fp32 inference (CPUs
+/// without bf16 hardware): the provider uses it exactly when the precision
+/// resolves to fp32.
+#[test]
+fn the_fp32_network_is_used_only_in_fp32() {
+    use wuzi::config::Config;
+    use wuzi::nn::provider::NetworkProvider;
+    let dir = tempfile::tempdir().unwrap();
+    let large = dir.path().join("large.safetensors");
+    let small_file = dir.path().join("small.safetensors");
+    let large_config = NetConfig {
+        blocks: 3,
+        channels: 24,
+    };
+    Network::new(large_config, Device::Cpu).save(&large).unwrap();
+    Network::new(small(), Device::Cpu).save(&small_file).unwrap();
+    let config_for = |precision: &str| {
+        Config::parse(&format!(
+            "[network]\ndevice = \"cpu\"\nprecision = \"{precision}\"\n\
+             freestyle = {large:?}\nfreestyle_fp32 = {small_file:?}\n"
+        ))
+        .unwrap()
+    };
+    for (precision, expected) in [("fp32", small()), ("bf16", large_config)] {
+        let mut provider = NetworkProvider::new(&config_for(precision));
+        for rule in [Rule::Freestyle, Rule::Caro] {
+            let (service, note) = provider.service_for(rule);
+            assert!(note.is_none(), "{note:?}");
+            assert_eq!(service.network_config(), Some(expected), "{precision} {rule}");
+        }
+    }
+    // Without an fp32 network, fp32 keeps the rule's network.
+    let config = Config::parse(&format!(
+        "[network]\ndevice = \"cpu\"\nprecision = \"fp32\"\nfreestyle = {large:?}\n"
+    ))
+    .unwrap();
+    let (service, _) = NetworkProvider::new(&config).service_for(Rule::Freestyle);
+    assert_eq!(service.network_config(), Some(large_config));
+}

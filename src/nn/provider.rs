@@ -10,7 +10,7 @@ use tch::Device;
 use crate::config::Config;
 use crate::game::Rule;
 use crate::nn::device::{select_device, tune_cpu};
-use crate::nn::{EvalService, Network, ServiceConfig, SymmetryMode};
+use crate::nn::{EvalService, Network, Precision, ServiceConfig, SymmetryMode};
 
 /// Loads networks on demand and keeps the service of the last one used.
 pub struct NetworkProvider {
@@ -65,7 +65,8 @@ impl NetworkProvider {
             self.current = Some(path);
             return (Arc::clone(service), None);
         }
-        let (service, note) = match self.load(&path) {
+        let fp32_path = self.config.fp32_network_for(rule).map(Path::to_path_buf);
+        let (service, note) = match self.load(&path, fp32_path.as_deref()) {
             Ok(service) => (service, None),
             Err(why) => {
                 let note = format!("{why}; playing without a network (tactics only)");
@@ -92,18 +93,21 @@ impl NetworkProvider {
         }
     }
 
-    fn load(&mut self, path: &Path) -> Result<EvalService, String> {
-        if path.as_os_str().is_empty() {
-            return Err("no network file is configured for this rule".to_string());
+    /// Loads `path`, or `fp32_path` instead when one is given and `path`'s
+    /// network would run in fp32 (its precision is measured as the service
+    /// would; the measurement is cached per network size).
+    fn load(&mut self, path: &Path, fp32_path: Option<&Path>) -> Result<EvalService, String> {
+        let mut network = self.load_network(path)?;
+        if let Some(fp32_path) = fp32_path {
+            let (precision, _) = crate::nn::precision::resolve(
+                self.service_config.precision,
+                &network,
+                self.service_config.batch_size,
+            );
+            if precision == Precision::Fp32 {
+                network = self.load_network(fp32_path)?;
+            }
         }
-        if let Some(why) = self.failed.get(path) {
-            return Err(why.clone());
-        }
-        let network = Network::load(path, self.device).map_err(|e| {
-            let why = e.to_string();
-            self.failed.insert(path.to_path_buf(), why.clone());
-            why
-        })?;
         let service = EvalService::start(network, self.service_config.clone())
             .map_err(|e| format!("cannot start evaluator threads: {e}"))?;
         // The first forward pass compiles libtorch's kernels (about 0.1 s):
@@ -117,5 +121,19 @@ impl NetworkProvider {
             }
         }
         Ok(service)
+    }
+
+    fn load_network(&mut self, path: &Path) -> Result<Network, String> {
+        if path.as_os_str().is_empty() {
+            return Err("no network file is configured for this rule".to_string());
+        }
+        if let Some(why) = self.failed.get(path) {
+            return Err(why.clone());
+        }
+        Network::load(path, self.device).map_err(|e| {
+            let why = e.to_string();
+            self.failed.insert(path.to_path_buf(), why.clone());
+            why
+        })
     }
 }

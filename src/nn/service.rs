@@ -18,7 +18,7 @@ use crate::nn::features::{encode, INPUT_PLANES};
 use crate::nn::model::Frozen;
 use crate::nn::precision::{self, Calibration, Precision, PrecisionSetting};
 use crate::nn::symmetry::{Symmetry, TensorSymmetry};
-use crate::nn::Network;
+use crate::nn::{NetConfig, Network};
 
 /// Which board symmetries an evaluation averages over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -108,6 +108,8 @@ pub struct EvalService {
     precision: Precision,
     /// The measurement behind an `auto` choice.
     calibration: Option<Calibration>,
+    /// The network's size (none for the uniform evaluator).
+    network: Option<NetConfig>,
 }
 
 impl EvalService {
@@ -123,7 +125,13 @@ impl EvalService {
         let mut service = Self::spawn(copies, config)?;
         service.precision = precision;
         service.calibration = calibration;
+        service.network = Some(network.config());
         Ok(service)
+    }
+
+    /// The size of the network evaluating (none without a network).
+    pub fn network_config(&self) -> Option<NetConfig> {
+        self.network
     }
 
     /// The precision the network evaluates in.
@@ -151,6 +159,7 @@ impl EvalService {
             workers: Vec::new(),
             precision: Precision::Fp32,
             calibration: None,
+            network: None,
         }
     }
 
@@ -174,6 +183,7 @@ impl EvalService {
             workers,
             precision: Precision::Fp32,
             calibration: None,
+            network: None,
         })
     }
 
