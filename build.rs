@@ -1,4 +1,5 @@
-//! Links libtorch so that the binaries find it at run time and keep CUDA.
+//! Links libtorch so that the binaries find it at run time (an rpath), and
+//! tells the CUDA loader where libtorch_cuda.so is.
 fn main() {
     // Set by torch-sys (links = "tch"); only direct dependents see it.
     let Ok(lib) = std::env::var("DEP_TCH_LIBTORCH_LIB") else {
@@ -7,13 +8,10 @@ fn main() {
     };
     // An rpath, so no LD_LIBRARY_PATH is needed.
     println!("cargo:rustc-link-arg=-Wl,-rpath,{lib}");
-    // rustc links with --as-needed, which would drop libtorch_cuda.so (then
-    // CUDA is never available); keep it so one binary uses a GPU where
-    // there is one. (--copy-dt-needed-entries is not accepted by rust-lld.)
-    println!("cargo:rustc-link-arg=-Wl,--no-as-needed");
-    if std::path::Path::new(&lib).join("libtorch_cuda.so").exists() {
-        println!("cargo:rustc-link-arg=-ltorch_cuda");
-    }
-    println!("cargo:rustc-link-arg=-ltorch");
+    // libtorch_cuda.so is not linked (rustc's --as-needed drops it and
+    // libtorch.so, which needs it): nn::device::load_cuda_backend loads it
+    // from this folder at run time where an NVIDIA driver is installed, so a
+    // CPU machine does not map the CUDA libraries.
+    println!("cargo:rustc-env=WUZI_LIBTORCH_LIB={lib}");
     println!("cargo:rerun-if-changed=build.rs");
 }

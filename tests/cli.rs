@@ -78,7 +78,7 @@ fn bench_nn_prints_raw_and_service_rates_per_batch() {
         assert!(numbers[1] > 0.0 && numbers[3] > 0.0, "{row}");
     }
     // The missing GPU is reported, not fatal (unless this machine has 8 GPUs).
-    if !tch::Cuda::is_available() {
+    if !wuzi::nn::device::cuda_available() {
         assert!(text.contains("using the CPU"), "{text}");
     }
 }
@@ -117,4 +117,39 @@ fn bench_arena_prints_the_runner_overhead_per_move() {
         2,
         "{text}"
     );
+}
+
+/// The CUDA libraries (about 145 MB that tournament managers count as the
+/// brain's memory) are mapped only where an NVIDIA driver is: on a machine
+/// without one the brain never loads libtorch_cuda.so; with one, the same
+/// binary loads it and uses the GPU.
+#[test]
+fn the_brain_maps_the_cuda_libraries_only_with_a_driver() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let mut child = wuzi()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    writeln!(stdin, "START 15").unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "OK");
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", child.id())).unwrap();
+    writeln!(stdin, "END").unwrap();
+    let _ = child.wait();
+    let driver = wuzi::nn::device::load_cuda_backend().is_none();
+    assert_eq!(
+        maps.contains("libtorch_cuda.so"),
+        driver,
+        "libtorch_cuda.so mapped: {}, NVIDIA driver here: {driver}",
+        maps.contains("libtorch_cuda.so")
+    );
+    if driver && std::path::Path::new("/dev/nvidia0").exists() {
+        assert!(wuzi::nn::device::cuda_available(), "a GPU machine sees CUDA");
+    }
 }

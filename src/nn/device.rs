@@ -1,13 +1,76 @@
 //! Choosing the device and tuning libtorch on the CPU.
 
+use std::ffi::CString;
+use std::sync::OnceLock;
+
 use tch::Device;
+
+/// Why libtorch's CUDA backend is not loaded, or `None` when it is.
+///
+/// The binary links libtorch's CPU library only: its CUDA library and the
+/// CUDA libraries behind it (cuBLAS, nvrtc, nvJitLink...) map about 145 MB
+/// that a tournament manager counts against the brain's memory even on a
+/// machine without a GPU. So it is loaded here, once, only where the NVIDIA
+/// driver is installed (`libcuda.so.1` loads); its static initialisers
+/// register the CUDA backend with libtorch, after which `tch::Cuda` sees the
+/// GPUs as if it had been linked.
+pub fn load_cuda_backend() -> Option<&'static str> {
+    static STATE: OnceLock<Option<String>> = OnceLock::new();
+    STATE
+        .get_or_init(|| {
+            if !dlopen("libcuda.so.1", libc::RTLD_LAZY | libc::RTLD_LOCAL) {
+                return Some("no NVIDIA driver (libcuda.so.1)".to_string());
+            }
+            // The build's libtorch folder first (as the rpath), then the
+            // loader's search path.
+            let beside = option_env!("WUZI_LIBTORCH_LIB")
+                .map(|lib| format!("{lib}/libtorch_cuda.so"))
+                .unwrap_or_default();
+            for name in [beside.as_str(), "libtorch_cuda.so"] {
+                if !name.is_empty() && dlopen(name, libc::RTLD_NOW | libc::RTLD_GLOBAL) {
+                    return None;
+                }
+            }
+            Some(format!("cannot load libtorch_cuda.so: {}", dlerror()))
+        })
+        .as_deref()
+}
+
+fn dlopen(name: &str, flags: libc::c_int) -> bool {
+    let Ok(name) = CString::new(name) else {
+        return false;
+    };
+    // SAFETY: a valid NUL-terminated name; the handle is kept for the life of
+    // the process (never closed), as libtorch's registrations require.
+    !unsafe { libc::dlopen(name.as_ptr(), flags) }.is_null()
+}
+
+fn dlerror() -> String {
+    // SAFETY: dlerror returns null or a NUL-terminated message owned by libc.
+    let message = unsafe { libc::dlerror() };
+    if message.is_null() {
+        "unknown error".to_string()
+    } else {
+        // SAFETY: non-null and NUL-terminated, read before any other dl call.
+        unsafe { std::ffi::CStr::from_ptr(message) }
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+/// Whether libtorch can use a GPU (loading its CUDA backend if a driver is
+/// there). Use this rather than `tch::Cuda::is_available`, which says no
+/// until the backend is loaded.
+pub fn cuda_available() -> bool {
+    load_cuda_backend().is_none() && tch::Cuda::is_available()
+}
 
 /// The device named by `spec` (`cpu`, `cuda`, `cuda:N`, or `auto`), and a
 /// message when it had to fall back to the CPU.
 pub fn select_device(spec: &str) -> Result<(Device, Option<String>), String> {
     let spec = spec.trim().to_ascii_lowercase();
     let cuda_count = || {
-        if tch::Cuda::is_available() {
+        if cuda_available() {
             tch::Cuda::device_count() as usize
         } else {
             0
@@ -34,7 +97,9 @@ pub fn select_device(spec: &str) -> Result<(Device, Option<String>), String> {
     if index < count {
         Ok((Device::Cuda(index), None))
     } else {
-        let why = if count == 0 {
+        let why = if let Some(why) = load_cuda_backend() {
+            format!("no CUDA ({why})")
+        } else if count == 0 {
             "no CUDA device is available".to_string()
         } else {
             format!("only {count} CUDA device(s) are available")
@@ -74,7 +139,7 @@ mod tests {
         assert!(select_device("tpu").is_err());
         assert!(select_device("cuda:x").is_err());
         let (device, note) = select_device("cuda:0").unwrap();
-        if tch::Cuda::is_available() {
+        if cuda_available() {
             assert_eq!(device, Device::Cuda(0));
         } else {
             assert_eq!(device, Device::Cpu);
