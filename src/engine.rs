@@ -141,6 +141,11 @@ impl Engine {
         change(self.searcher.write().config_mut());
     }
 
+    /// The bytes the search tree holds now.
+    pub fn tree_bytes(&self) -> usize {
+        self.searcher.read().cache().memory_bytes()
+    }
+
     pub fn config(&self) -> SearchConfig {
         self.searcher.read().config().clone()
     }

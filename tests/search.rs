@@ -12,7 +12,7 @@ use tch::Device;
 use wuzi::game::{Board, BoardSize, Color, Point, Rule};
 use wuzi::nn::{EvalService, NetConfig, Network, ServiceConfig};
 use wuzi::search::node::Proven;
-use wuzi::search::{SearchConfig, SearchLimits, Searcher, StopReason, TimeBudget};
+use wuzi::search::{memory, SearchConfig, SearchLimits, Searcher, StopReason, TimeBudget};
 use wuzi::tactics::{solve, SolveLimits, ThreatKind};
 
 fn service() -> Arc<EvalService> {
@@ -146,13 +146,21 @@ fn playout_depth_and_memory_limits_are_obeyed() {
     assert_eq!(result.reason, StopReason::Exhausted);
     assert!(result.counters.evaluations <= 1 + result.moves.len() as u64);
 
+    // max_memory is the whole process's: the tree gets what the rest
+    // leaves less a margin, here the smallest tree.
     let mut s = searcher(2);
-    s.config_mut().max_memory = 200 << 10;
+    let used = memory::process_private_bytes().unwrap();
+    s.config_mut().max_memory = used + memory::MARGIN + memory::MIN_TREE;
+    let budget = s.tree_budget();
+    assert!(
+        budget >= memory::MIN_TREE && budget < memory::MIN_TREE + (4 << 20),
+        "{budget}"
+    );
     let result = s.search(&b, &playouts(1_000_000), &AtomicBool::new(false));
     assert_eq!(result.reason, StopReason::Memory);
     // The limit is checked every millisecond: a little overshoot, no more.
     assert!(
-        s.cache().memory_bytes() < 2 * (200 << 10),
+        s.cache().memory_bytes() < 2 * budget,
         "{}",
         s.cache().memory_bytes()
     );

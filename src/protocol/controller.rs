@@ -13,7 +13,7 @@ use crate::protocol::command::{parse_coord, BlockKind, Command, Stone};
 use crate::protocol::log::LogFile;
 use crate::search::node::Proven;
 use crate::search::result::{pv_move, MoveStats};
-use crate::search::SearchResult;
+use crate::search::{memory, SearchResult};
 
 const NAME: &str = "Wuzi";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -494,6 +494,7 @@ impl Controller {
                 Ok(bytes) => {
                     let limit = if bytes <= 0 { usize::MAX } else { bytes as usize };
                     self.engine.configure(|c| c.max_memory = limit);
+                    self.check_memory_limit(limit);
                 }
                 Err(_) => bad(self, "expected a number of bytes"),
             },
@@ -584,8 +585,29 @@ impl Controller {
         self.pending_notes(note);
     }
 
+    /// Says so when `limit` (bytes, the whole process's) is below what the
+    /// engine holds without a tree plus the margin and the smallest tree.
+    fn check_memory_limit(&mut self, limit: usize) {
+        const MB: f64 = (1 << 20) as f64;
+        let Some(used) = memory::process_private_bytes() else {
+            return;
+        };
+        let baseline = used.saturating_sub(self.engine.tree_bytes());
+        let floor = memory::minimum_limit(baseline);
+        if limit < floor {
+            self.message(&format!(
+                "max_memory {:.0} MB is below the {:.0} MB this engine needs ({:.0} MB for its \
+                 code and network): searching with the smallest tree ({:.0} MB)",
+                limit as f64 / MB,
+                floor as f64 / MB,
+                baseline as f64 / MB,
+                memory::MIN_TREE as f64 / MB
+            ));
+        }
+    }
+
     /// INFO evaluate [x,y ...]: the statistics of that node, as a MESSAGE
-    /// (an empty MESSAGE when it was not searched).
+    /// (saying so when the path is not a position of the tree).
     fn evaluate(&mut self, value: &str) {
         let mut path = Vec::new();
         for token in value.split_whitespace() {
@@ -593,7 +615,7 @@ impl Controller {
             match point {
                 Some(p) => path.push(p),
                 None => {
-                    self.send("MESSAGE");
+                    self.message(&format!("evaluate {}: not a move on this board", token));
                     return;
                 }
             }
@@ -632,7 +654,10 @@ impl Controller {
                 }
                 self.send(&line);
             }
-            None => self.send("MESSAGE"),
+            None => self.message(&format!(
+                "evaluate {}: not searched",
+                if value.trim().is_empty() { "root" } else { value.trim() }
+            )),
         }
     }
 

@@ -9,6 +9,7 @@
 
 pub mod cache;
 pub mod expand;
+pub mod memory;
 pub mod node;
 pub mod result;
 pub mod select;
@@ -64,7 +65,10 @@ pub struct SearchConfig {
     pub safety_vct_nodes: u64,
     /// Candidate moves: within this many steps of a stone (plus threats).
     pub candidate_distance: u8,
-    /// The node cache never grows past this; at the limit the search stops.
+    /// The process's memory limit in bytes (`INFO max_memory`; usize::MAX:
+    /// none), counted as managers count it (see [`memory`]): the tree gets
+    /// what the rest of the process leaves, and at that size the search
+    /// stops.
     pub max_memory: usize,
 }
 
@@ -215,7 +219,8 @@ impl Searcher {
     /// next position: what is known of it is reused.
     pub fn search(&self, board: &Board, limits: &SearchLimits, stop: &AtomicBool) -> SearchResult {
         let start = Instant::now();
-        if self.cache.memory_bytes() > self.config.max_memory / 2 {
+        let tree_budget = self.tree_budget();
+        if self.cache.memory_bytes() > tree_budget / 2 {
             self.cache.keep_descendants_of(board);
         }
         let root = self.cache.get_or_insert(board);
@@ -248,7 +253,7 @@ impl Searcher {
                 for _ in 0..threads {
                     scope.spawn(|| self.worker(board, &root, &tree_limits, &progress));
                 }
-                let reason = self.watch(&root, &tree_limits, stop, &progress, start);
+                let reason = self.watch(&root, &tree_limits, stop, &progress, start, tree_budget);
                 progress.halt.store(true, Ordering::SeqCst);
                 reason
             });
@@ -398,6 +403,20 @@ impl Searcher {
         }
     }
 
+    /// The bytes the tree may use in this search: what `max_memory` leaves
+    /// after the rest of the process (measured now) and a margin.
+    pub fn tree_budget(&self) -> usize {
+        let limit = self.config.max_memory;
+        if limit == usize::MAX {
+            return limit;
+        }
+        let tree = self.cache.memory_bytes();
+        match memory::process_private_bytes() {
+            Some(used) => memory::tree_budget(limit, used, tree),
+            None => limit.saturating_sub(memory::MARGIN).max(memory::MIN_TREE),
+        }
+    }
+
     /// The controlling loop: checks the limits until one is reached.
     fn watch(
         &self,
@@ -406,6 +425,7 @@ impl Searcher {
         stop: &AtomicBool,
         progress: &Progress,
         start: Instant,
+        tree_budget: usize,
     ) -> StopReason {
         loop {
             std::thread::sleep(Duration::from_millis(1));
@@ -426,7 +446,7 @@ impl Searcher {
             if limits.max_playouts.is_some_and(|max| playouts >= max) {
                 return StopReason::Playouts;
             }
-            if self.cache.memory_bytes() >= self.config.max_memory {
+            if self.cache.memory_bytes() >= tree_budget {
                 return StopReason::Memory;
             }
             if progress.idle_rounds.load(Ordering::Relaxed) > 64 {

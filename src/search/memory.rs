@@ -1,0 +1,71 @@
+//! The process's memory as tournament managers measure it, and the share of
+//! a memory limit the search tree may use.
+//!
+//! GomocupJudge sums the USS (unique set size: private clean + private
+//! dirty pages of `/proc/PID/smaps_rollup`) of the brain's processes after
+//! every move and scores a loss above `INFO max_memory`. Everything the
+//! process holds counts: libtorch's code and data, the network, the
+//! allocator's retained free memory, the tree. So the tree gets what the
+//! limit leaves after the rest, measured, less a margin.
+
+/// Kept free below the limit: what grows between two measurements (network
+/// buffers, thread stacks, allocator slack).
+pub const MARGIN: usize = 24 << 20;
+
+/// The smallest tree the search works with; below `baseline + MARGIN +
+/// MIN_TREE` the limit cannot be kept.
+pub const MIN_TREE: usize = 4 << 20;
+
+/// This process's USS in bytes (private clean + private dirty), or its
+/// resident size where smaps_rollup is missing; `None` off Linux.
+pub fn process_private_bytes() -> Option<usize> {
+    if let Ok(text) = std::fs::read_to_string("/proc/self/smaps_rollup") {
+        let kib: usize = text
+            .lines()
+            .filter(|l| l.starts_with("Private_Clean:") || l.starts_with("Private_Dirty:"))
+            .filter_map(|l| l.split_whitespace().nth(1)?.parse::<usize>().ok())
+            .sum();
+        if kib > 0 {
+            return Some(kib * 1024);
+        }
+    }
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: usize = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages * usize::try_from(page).ok()?)
+}
+
+/// The bytes the tree may use under `limit` when the process holds `used`
+/// bytes of which `tree` are the tree's own: the limit less everything else
+/// and the margin, but never less than [`MIN_TREE`].
+pub fn tree_budget(limit: usize, used: usize, tree: usize) -> usize {
+    let rest = used.saturating_sub(tree);
+    limit
+        .saturating_sub(rest)
+        .saturating_sub(MARGIN)
+        .max(MIN_TREE)
+}
+
+/// The smallest limit under which the engine can stay, given that it holds
+/// `baseline` bytes without a tree.
+pub fn minimum_limit(baseline: usize) -> usize {
+    baseline + MARGIN + MIN_TREE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tree_gets_what_the_rest_leaves() {
+        const MB: usize = 1 << 20;
+        // 150 MB of code and network, 50 MB of tree, 350 MB allowed.
+        assert_eq!(tree_budget(350 * MB, 200 * MB, 50 * MB), 350 * MB - 150 * MB - MARGIN);
+        // A limit below the baseline still leaves the smallest tree.
+        assert_eq!(tree_budget(100 * MB, 150 * MB, 0), MIN_TREE);
+        assert_eq!(minimum_limit(150 * MB), 150 * MB + MARGIN + MIN_TREE);
+        let uss = process_private_bytes().expect("Linux reports the process memory");
+        assert!(uss > 1 << 20, "{uss}");
+    }
+}
