@@ -622,6 +622,35 @@ fn a_bad_config_file_names_the_key() {
     );
 }
 
+/// Whether a manager can read `line`: a move (or the moves of a swap
+/// answer), `SUGGEST x,y` (analysis mode), `OK`, `SWAP`, `ERROR`/`UNKNOWN`/`MESSAGE`/`DEBUG` followed by a
+/// blank and text, or Yixin-Board's `FORBID` and `INFO` lines (answers to
+/// its own commands). Piskvork skips only `MESSAGE `/`DEBUG ` lines and reads
+/// anything else as a move.
+fn readable_line(line: &str) -> bool {
+    let is_move = |m: &str| {
+        m.split_once(',').is_some_and(|(x, y)| {
+            !x.is_empty()
+                && !y.is_empty()
+                && x.bytes().all(|b| b.is_ascii_digit())
+                && y.bytes().all(|b| b.is_ascii_digit())
+        })
+    };
+    let with_text = |prefix: &str| {
+        line.strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with(' ') && !rest.trim().is_empty())
+    };
+    line == "OK"
+        || line == "SWAP"
+        || (!line.is_empty() && line.split(' ').all(is_move))
+        || ["ERROR", "UNKNOWN", "MESSAGE", "DEBUG", "INFO"]
+            .iter()
+            .any(|p| with_text(p))
+        || line.strip_prefix("SUGGEST ").is_some_and(is_move)
+        || line.starts_with("FORBID ")
+        || line.starts_with("name=")
+}
+
 /// Random and malformed lines, then a normal game that must go right.
 #[test]
 fn fuzzed_input_never_breaks_the_brain() {
@@ -706,6 +735,11 @@ fn fuzzed_input_never_breaks_the_brain() {
         b.child.try_wait().unwrap().is_none(),
         "the brain died during the fuzz"
     );
+    let unreadable: Vec<&String> = b.seen.iter().filter(|l| !readable_line(l)).collect();
+    assert!(
+        unreadable.is_empty(),
+        "lines a manager cannot read: {unreadable:?}"
+    );
     b.send("INFO analysis_mode 0");
     b.send("INFO max_node 0");
     b.send("INFO max_depth -1");
@@ -747,4 +781,36 @@ fn a_log_file_is_written_per_start() {
         text.contains("< BEGIN") && text.contains("> OK") && text.contains("search: depth"),
         "{text}"
     );
+}
+
+/// At the end of input the brain still answers what it was asked (each
+/// search within its time), then exits: `printf ... | pbrain-wuzi` works.
+#[test]
+fn the_end_of_input_answers_what_was_asked() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start pbrain-wuzi");
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin
+            .write_all(b"START 15\nINFO timeout_turn 300\nBOARD\n7,7,1\n8,8,2\nDONE\nABOUT\n")
+            .expect("write");
+    } // Closed here: end of input.
+    let started = Instant::now();
+    let out = child.wait_with_output().expect("exits");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let answers: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with("MESSAGE") && !l.starts_with("DEBUG"))
+        .collect();
+    assert_eq!(answers.len(), 3, "{text}");
+    assert_eq!(answers[0], "OK");
+    let (x, y) = answers[1].split_once(',').expect("a move");
+    let (x, y): (u8, u8) = (x.parse().unwrap(), y.parse().unwrap());
+    assert!(x < 15 && y < 15 && (x, y) != (7, 7) && (x, y) != (8, 8), "{text}");
+    assert!(answers[2].starts_with("name="), "{text}");
 }

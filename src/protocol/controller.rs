@@ -230,6 +230,19 @@ impl Controller {
         }
     }
 
+    /// Runs until every command received so far is answered: the search
+    /// that must answer finishes (within its time limit), the commands held
+    /// behind it run. A ponder is not waited for.
+    pub fn drain(&mut self) {
+        loop {
+            self.tick();
+            if self.wants_exit() || (!self.busy() && self.deferred.is_empty()) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
     /// Stops everything before exiting.
     pub fn shutdown(&mut self) {
         self.engine.stop();

@@ -44,6 +44,10 @@ pub fn run(
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
+                // End of input: what was asked is still answered (each
+                // search within its own time), as `printf ... | pbrain-wuzi`
+                // expects; END would have stopped at once.
+                controller.drain();
                 controller.shutdown();
                 return;
             }
