@@ -263,11 +263,6 @@ fn bad_input_gets_error_lines_and_changes_nothing() {
     b.send("DONE");
     assert!(b.answer().contains("occupied"));
     b.send("BOARD");
-    b.send("1,1,1");
-    b.send("2,2,1");
-    b.send("DONE");
-    assert!(b.answer().contains("cannot alternate"));
-    b.send("BOARD");
     b.send("1;1;1");
     b.send("DONE");
     assert!(b.answer().contains("bad line"));
@@ -813,4 +808,87 @@ fn the_end_of_input_answers_what_was_asked() {
     let (x, y): (u8, u8) = (x.parse().unwrap(), y.parse().unwrap());
     assert!(x < 15 && y < 15 && (x, y) != (7, 7) && (x, y) != (8, 8), "{text}");
     assert!(answers[2].starts_with("name="), "{text}");
+}
+
+/// Set-up positions need not alternate (puzzles, renju problems, a GUI's
+/// edit mode): the renju diagrams of tests/fixtures/renju (quintet), sent as
+/// they are, black to move. SHOWFORBID names exactly the diagram's forbidden
+/// points, and BOARD gets a move that is neither occupied nor forbidden.
+#[test]
+fn unbalanced_renju_diagrams_get_their_forbidden_points_and_a_legal_move() {
+    use wuzi::game::{Board, BoardSize, Color, Point, Rule};
+    let mut b = ready(4);
+    b.send("INFO timeout_turn 100");
+    let mut unbalanced = 0;
+    for line in include_str!("fixtures/renju/quintet_forbidden_cases.jsonl").lines() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        let mut board = Board::new(BoardSize::square(15).unwrap(), Rule::Renju);
+        let (mut black, mut white) = (Vec::new(), Vec::new());
+        for (y, row) in record["board"].as_array().unwrap().iter().enumerate() {
+            for (x, ch) in row.as_str().unwrap().chars().enumerate() {
+                let p = Point::new(x as u8, y as u8).unwrap();
+                match ch {
+                    'X' => black.push(p),
+                    'O' => white.push(p),
+                    _ => continue,
+                }
+            }
+        }
+        if black.len() != white.len() && black.len() != white.len() + 1 {
+            unbalanced += 1;
+        }
+        // Black's stones first: the first stone is black, field 1 (to move).
+        let block: Vec<String> = black
+            .iter()
+            .map(|p| format!("{},{},1", p.x(), p.y()))
+            .chain(white.iter().map(|p| format!("{},{},2", p.x(), p.y())))
+            .collect();
+        for &p in &black {
+            board.place(p, Color::Black).unwrap();
+        }
+        for &p in &white {
+            board.place(p, Color::White).unwrap();
+        }
+        board.set_side_to_move(Color::Black);
+        let forbidden: HashSet<(i64, i64)> = board
+            .forbidden_points()
+            .iter()
+            .map(|p| (p.x() as i64, p.y() as i64))
+            .collect();
+        if let Some(all) = record["all_forbidden_points"].as_array() {
+            let expected: HashSet<(i64, i64)> = all
+                .iter()
+                .map(|v| (v["col"].as_i64().unwrap(), v["row"].as_i64().unwrap()))
+                .collect();
+            assert_eq!(forbidden, expected, "{}", record["source"]);
+        }
+
+        b.send("SHOWFORBID");
+        for l in &block {
+            b.send(l);
+        }
+        b.send("DONE");
+        let answer = b.answer();
+        let listed: HashSet<(i64, i64)> = answer
+            .strip_prefix("FORBID")
+            .unwrap_or_else(|| panic!("{answer}"))
+            .split_whitespace()
+            .map(|m| parse_move(m).unwrap())
+            .collect();
+        assert_eq!(listed, forbidden, "{}", record["source"]);
+
+        b.send("BOARD");
+        for l in &block {
+            b.send(l);
+        }
+        b.send("DONE");
+        let mv = b.expect_move();
+        let p = Point::new(mv.0 as u8, mv.1 as u8).unwrap();
+        assert!(board.is_empty(p), "{mv:?} is occupied ({})", record["source"]);
+        assert!(!forbidden.contains(&mv), "{mv:?} is forbidden ({})", record["source"]);
+    }
+    assert!(unbalanced >= 10, "{unbalanced} unbalanced diagrams");
 }

@@ -432,7 +432,8 @@ impl Controller {
     }
 
     /// The position a block describes: stones in order, field 1 for the side
-    /// to move and 2 for the other (missing fields alternate from black).
+    /// to move and 2 for the other (missing fields alternate from black), in
+    /// any numbers; the first stone is black (as Rapfi reads it).
     /// The current board is left alone; errors say what is wrong.
     fn position_of(&self, stones: &[Stone]) -> Result<Board, String> {
         let size = self.engine.board().size();
@@ -450,23 +451,22 @@ impl Controller {
                 None => String::new(),
             });
         }
-        let own = stones.iter().filter(|s| s.field == Some(1)).count();
-        let other = stones.iter().filter(|s| s.field == Some(2)).count();
         let fielded = stones.iter().any(|s| s.field.is_some());
+        // The first stone is black (the stones come in playing order), which
+        // gives the side to move its colour. The fields need not alternate:
+        // puzzles, renju problems and a GUI's edit mode send any position,
+        // and it is then the side to move's turn whatever the counts.
         let to_move = if !fielded {
             if stones.len() % 2 == 0 {
                 Color::Black
             } else {
                 Color::White
             }
-        } else if own == other {
-            Color::Black
-        } else if other == own + 1 {
-            Color::White
         } else {
-            return Err(format!(
-                "BOARD: {own} stones of the side to move and {other} of the other side cannot alternate"
-            ));
+            match stones.first().and_then(|s| s.field) {
+                Some(2) => Color::White,
+                _ => Color::Black,
+            }
         };
         for (i, stone) in stones.iter().enumerate() {
             let color = match stone.field {
