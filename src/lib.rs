@@ -18,5 +18,6 @@ pub mod train;
 
 pub use wuzi_core::{game, rng, tactics};
 
+pub mod analyse;
 pub mod arena;
 pub mod bench;

@@ -44,6 +44,8 @@ struct Cli {
 enum Command {
     /// Prints speed figures of one part of the engine.
     Bench(BenchArgs),
+    /// Analyses a position or reviews a game (moves, PSQ, SGF, TSV or stdin).
+    Analyse(wuzi::analyse::AnalyseArgs),
     /// Trains a network from game records (Gomocup TSV, PSQ).
     Train(wuzi::train::TrainArgs),
     /// Plays a match between two Gomocup brains (Elo, LOS, SPRT, records).
@@ -136,6 +138,24 @@ fn bench_blunders(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
     blunders::print(&summary, args.playouts, &mut io::stdout().lock())
 }
 
+/// `analyse` with the configured network of the game's rule.
+fn analyse(cli: &Cli, args: &wuzi::analyse::AnalyseArgs) -> io::Result<()> {
+    let config = configure(cli).map_err(io::Error::other)?;
+    let text = wuzi::analyse::run(args, |rule| {
+        let mut provider = wuzi::nn::provider::NetworkProvider::new(&config);
+        if let Some(note) = &provider.device_note {
+            eprintln!("note: {note}");
+        }
+        let (service, note) = provider.service_for(rule);
+        if let Some(note) = note {
+            eprintln!("note: {note}");
+        }
+        Ok(wuzi::search::Searcher::new(service, config.search_config()))
+    })
+    .map_err(io::Error::other)?;
+    io::stdout().write_all(text.as_bytes())
+}
+
 /// Runner overhead per move, with the test brain built beside this binary.
 fn bench_arena() -> io::Result<()> {
     let brain = std::env::current_exe()?.with_file_name("wuzi-test-brain");
@@ -215,6 +235,7 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Some(Command::Analyse(args)) => analyse(&cli, args),
         Some(Command::Train(args)) => wuzi::train::run(args).map(|_| ()).map_err(io::Error::other),
         Some(Command::Match(args)) => wuzi::arena::run(args).map(|_| ()).map_err(io::Error::other),
         None => {

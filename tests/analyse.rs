@@ -1,0 +1,93 @@
+//! `pbrain-wuzi analyse` on real positions: a proven win is reported, a game
+//! review marks a known blunder (from the blunder suite: a ladder game where
+//! Rapfi announced a forced win right after our move), and bad input gets a
+//! clear error.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn analyse(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+        .arg("analyse")
+        .args(args)
+        .output()
+        .expect("run pbrain-wuzi analyse");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_open_three_to_move_is_a_proven_win() {
+    // Black h8 i8 j8 (an open three), white far away: black wins by force.
+    let (ok, text, err) = analyse(&["h8", "a1", "i8", "a2", "j8", "a3", "--playouts", "200", "--color", "never"]);
+    assert!(ok, "{err}");
+    assert!(text.contains("black to move (move 7)"), "{text}");
+    assert!(text.contains("black wins by force in"), "{text}");
+    // The diagram: the last move (a3) in brackets, rows numbered from the bottom.
+    assert!(text.lines().any(|l| l.starts_with(" 3 [O]")), "{text}");
+    let (ok, json, err) = analyse(&["h8", "a1", "i8", "a2", "j8", "a3", "--playouts", "200", "--json"]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&json).expect("json");
+    assert_eq!(v["proven"]["result"], "win");
+    assert_eq!(v["to_move"], "black");
+    let best = v["best_move"]["name"].as_str().unwrap();
+    assert!(["g8", "k8", "f8", "l8"].contains(&best), "{best}");
+}
+
+#[test]
+fn a_review_marks_the_known_blunder() {
+    let fixture = include_str!("fixtures/blunders/freestyle15.tsv");
+    let line = fixture
+        .lines()
+        .find(|l| l.starts_with("rapfi_logs/game_00005"))
+        .expect("fixture line");
+    let fields: Vec<&str> = line.split('\t').collect();
+    let mut moves: Vec<&str> = fields[3].split_whitespace().collect();
+    moves.push(fields[4]);
+    let dir = tempfile::tempdir().unwrap();
+    // As a PSQ file (1-based x,y,time), the format Piskvork saves.
+    let mut psq = String::from("Piskvork 15x15, 11:11, 0\n");
+    for m in &moves {
+        let (x, y) = m.split_once(',').unwrap();
+        let (x, y): (u32, u32) = (x.parse().unwrap(), y.parse().unwrap());
+        psq.push_str(&format!("{},{},0\n", x + 1, y + 1));
+    }
+    let path = dir.path().join("game.psq");
+    std::fs::write(&path, psq).unwrap();
+    let (ok, json, err) = analyse(&[
+        path.to_str().unwrap(),
+        "--review",
+        "--playouts",
+        "64",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&json).expect("json");
+    let reviewed = v["moves"].as_array().unwrap();
+    assert_eq!(reviewed.len(), moves.len());
+    let last = reviewed.last().unwrap();
+    assert_eq!(last["mark"], "??", "{last}");
+    assert!(last["forced_loss"].as_array().is_some_and(|l| !l.is_empty()));
+    // The text form names it too.
+    let (ok, text, _) = analyse(&[path.to_str().unwrap(), "--review", "--playouts", "64"]);
+    assert!(ok);
+    let last_line = text.lines().last().unwrap();
+    assert!(last_line.contains("??") && last_line.contains("the opponent wins"), "{text}");
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let (ok, _, err) = analyse(&["h8", "h8"]);
+    assert!(!ok);
+    assert!(err.contains("occupied"), "{err}");
+    let (ok, _, err) = analyse(&["h8", "z99"]);
+    assert!(!ok);
+    assert!(err.contains("\"z99\""), "{err}");
+    let (ok, _, err) = analyse(&["h8", "--ply", "5"]);
+    assert!(!ok);
+    assert!(err.contains("--ply 5"), "{err}");
+}
