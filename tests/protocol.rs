@@ -892,3 +892,51 @@ fn unbalanced_renju_diagrams_get_their_forbidden_points_and_a_legal_move() {
     }
     assert_eq!(unbalanced, 23, "every quintet diagram is unbalanced");
 }
+
+/// Yixin-Board places the stone `yxbalanceone` answers and then asks
+/// `yxshowforbid` without sending the board again: the engine's own board
+/// must hold the move it gave (black's forbidden points, black to move).
+#[test]
+fn a_balancing_move_is_kept_on_the_engines_board() {
+    use wuzi::game::{Board, BoardSize, Color, Point, Rule};
+    let mut b = Brain::start(&["--threads", "1"]);
+    b.send("yxshowinfo");
+    b.send("INFO rule 2");
+    b.send("INFO timeout_turn 200");
+    b.send("start 15");
+    assert_eq!(b.answer(), "OK");
+    // Black around two double-three points (7,7 and 11,3), so that one
+    // white move cannot take both away; white far away and to move, so
+    // black's stones are field 2.
+    let black = [(5, 7), (6, 7), (7, 5), (7, 6), (9, 3), (10, 3), (11, 1), (11, 2)];
+    let white = [(0, 0), (14, 14), (0, 14)];
+    b.send("yxboard");
+    for (x, y) in black {
+        b.send(&format!("{x},{y},2"));
+    }
+    for (x, y) in white {
+        b.send(&format!("{x},{y},1"));
+    }
+    b.send("done");
+    b.send("yxbalanceone 0");
+    let (mx, my) = b.expect_move();
+    b.send("yxshowforbid");
+    let answer = b.expect(|l| l.starts_with("FORBID"));
+
+    let mut board = Board::new(BoardSize::square(15).unwrap(), Rule::Renju);
+    for (x, y) in black {
+        board.place(Point::new(x, y).unwrap(), Color::Black).unwrap();
+    }
+    for (x, y) in white {
+        board.place(Point::new(x, y).unwrap(), Color::White).unwrap();
+    }
+    board.set_side_to_move(Color::White);
+    board.play(Point::new(mx as u8, my as u8).unwrap()).unwrap();
+    let expected: String = board
+        .forbidden_points()
+        .iter()
+        .map(|p| format!("{:02}{:02}", p.x(), p.y()))
+        .collect();
+    assert_eq!(answer, format!("FORBID {expected}."));
+    assert_ne!(answer, "FORBID .", "black is to move after white's balancing move");
+}

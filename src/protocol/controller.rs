@@ -324,6 +324,7 @@ impl Controller {
                 } else {
                     let line = found.iter().map(Point::to_string).collect::<Vec<_>>().join(" ");
                     self.send(&line);
+                    self.keep_proposed(board, &found);
                 }
             }
             Command::YxBlockReset => self.blocked = CellSet::new(),
@@ -916,6 +917,7 @@ impl Controller {
                 if let [m4, m5] = moves[..] {
                     self.send(&format!("MESSAGE SWAP2 MOVE4 {} {}", m4.x(), m4.y()));
                     self.send(&format!("MESSAGE SWAP2 MOVE5 {} {}", m5.x(), m5.y()));
+                    self.keep_proposed(self.engine.board().clone(), &moves);
                 } else {
                     self.send(&format!("MESSAGE SWAP2 {step} NO"));
                 }
@@ -944,6 +946,18 @@ impl Controller {
         }
     }
 
+    /// Stones the engine proposes to Yixin-Board (balancing moves, swap2
+    /// stones) go on its own board too: the GUI places them and then asks
+    /// about the position (yxshowforbid, a search) without sending it again.
+    fn keep_proposed(&mut self, mut board: Board, moves: &[Point]) {
+        for &m in moves {
+            if board.play(m).is_err() {
+                return;
+            }
+        }
+        self.engine.set_board(board);
+    }
+
     fn yixin_swap2(&mut self, step: u8) {
         match step {
             1 => {
@@ -951,6 +965,8 @@ impl Controller {
                 for (i, m) in moves.iter().enumerate() {
                     self.send(&format!("MESSAGE SWAP2 MOVE{} {} {}", i + 1, m.x(), m.y()));
                 }
+                let empty = Board::new(self.engine.board().size(), self.rule);
+                self.keep_proposed(empty, &moves);
             }
             _ => {
                 let stones = self.engine.board().stone_count();
