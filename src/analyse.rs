@@ -17,7 +17,7 @@ use crate::bench::blunders::refutation;
 use crate::game::{Board, BoardSize, Color, Point, Rule};
 use crate::train::data::{parse_board_size, parse_psq, Dataset};
 use crate::search::node::Proven;
-use crate::search::result::MoveStats;
+use crate::search::result::{column_letter, MoveStats, Notation};
 use crate::search::{SearchLimits, SearchResult, Searcher, TimeBudget};
 
 /// Options of `pbrain-wuzi analyse`.
@@ -83,15 +83,11 @@ pub struct GameInput {
 /// A cell as text: column letter (a.., then A.. past z), row from the
 /// bottom (1-based).
 pub fn cell_name(p: Point, size: BoardSize) -> String {
-    format!("{}{}", column_letter(p.x()), size.height() as u8 - p.y())
-}
-
-fn column_letter(x: u8) -> char {
-    if x < 26 {
-        (b'a' + x) as char
-    } else {
-        (b'A' + x - 26) as char
+    Notation::Labels {
+        size,
+        transposed: false,
     }
+    .cell(p)
 }
 
 /// Reads `h8` (column letter, row from the bottom) or `7,7` (Gomocup's

@@ -940,3 +940,32 @@ fn a_balancing_move_is_kept_on_the_engines_board() {
     assert_eq!(answer, format!("FORBID {expected}."));
     assert_ne!(answer, "FORBID .", "black is to move after white's balancing move");
 }
+
+/// Once Yixin-Board is detected, moves in text use its labels: it sends
+/// row,col, row 0 at the top shown as 15, column 0 as `a`. The five at row
+/// 9, column 9 is the GUI's J6 (it was printed `Xj9` before).
+#[test]
+fn yixin_board_text_uses_the_guis_labels() {
+    let mut b = Brain::start(&["--threads", "1"]);
+    b.send("yxshowinfo");
+    b.send("INFO timeout_turn 300");
+    b.send("start 15");
+    assert_eq!(b.answer(), "OK");
+    b.send("yxboard");
+    for (r, c, field) in [(9, 5, 1), (0, 0, 2), (9, 6, 1), (0, 2, 2), (9, 7, 1), (0, 4, 2), (9, 8, 1)] {
+        b.send(&format!("{r},{c},{field}"));
+    }
+    b.send("done");
+    b.send("yxnbest 1");
+    let mv = b.expect_move();
+    assert!(mv == (9, 9) || mv == (9, 4), "{mv:?}");
+    let summary = b
+        .seen
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("MESSAGE depth"))
+        .expect("a summary line")
+        .clone();
+    let expected = if mv == (9, 9) { "pv Xj6" } else { "pv Xe6" };
+    assert!(summary.ends_with(expected), "{summary}");
+}

@@ -12,7 +12,7 @@ use crate::protocol::balance::balancing_moves;
 use crate::protocol::command::{parse_coord, BlockKind, Command, Stone};
 use crate::protocol::log::LogFile;
 use crate::search::node::Proven;
-use crate::search::result::{pv_move, MoveStats};
+use crate::search::result::{pv_move, MoveStats, Notation};
 use crate::search::{memory, SearchResult};
 
 const NAME: &str = "Wuzi";
@@ -698,6 +698,20 @@ impl Controller {
         }
     }
 
+    /// How moves are written in text: Yixin-Board's own labels once the GUI
+    /// is detected (it sends row,col, so they are transposed), the extended
+    /// Gomocup PV notation otherwise.
+    fn notation(&self) -> Notation {
+        if self.yixin {
+            Notation::Labels {
+                size: self.engine.board().size(),
+                transposed: true,
+            }
+        } else {
+            Notation::Gomocup
+        }
+    }
+
     fn finish(&mut self, finished: Finished) {
         let Some(task) = self.task.take() else { return };
         let result = finished.result;
@@ -706,12 +720,12 @@ impl Controller {
             Task::Ponder => {}
             Task::Move => {
                 self.final_reports(&result, 1);
-                self.send(&format!("MESSAGE {}", result.summary()));
+                self.send(&format!("MESSAGE {}", result.summary_in(self.notation())));
                 self.answer_move(&result);
             }
             Task::NBest(n) => {
                 self.final_reports(&result, n as usize);
-                self.send(&format!("MESSAGE {}", result.summary()));
+                self.send(&format!("MESSAGE {}", result.summary_in(self.notation())));
                 self.answer_move(&result);
             }
             Task::Swap {

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::game::{Board, CellSet, Color, Point};
+use crate::game::{Board, BoardSize, CellSet, Color, Point};
 use crate::search::expand::fallback_move;
 use crate::search::node::{Edge, Node, Proven};
 use crate::search::select::choose_edge;
@@ -130,20 +130,62 @@ pub(crate) fn summarise(
 /// A move in the extended protocol's PV notation: colour letter, column
 /// letter from `a`, row number from 0 (e.g. `Xh7`).
 pub fn pv_move(color: Color, mv: Point) -> String {
-    let letter = |x: u8| {
-        // Columns beyond `z` (boards wider than 26) continue with `A`.
-        if x < 26 {
-            (b'a' + x) as char
-        } else {
-            (b'A' + x - 26) as char
-        }
-    };
     format!(
         "{}{}{}",
         if color == Color::Black { 'X' } else { 'O' },
-        letter(mv.x()),
+        column_letter(mv.x()),
         mv.y()
     )
+}
+
+/// How moves are written in text (summary lines, `INFO evaluate`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Notation {
+    /// The extended Gomocup PV notation of [`pv_move`] (`Xh7`).
+    Gomocup,
+    /// A board diagram's labels: column letter from the left, row number
+    /// from the bottom (`Xh8` is the centre of 15x15), as Yixin-Board draws
+    /// them. Yixin-Board sends `row,col` where Piskvork sends `col,row`, so
+    /// with `transposed` a point's x is the GUI's row and its y the column.
+    Labels { size: BoardSize, transposed: bool },
+}
+
+impl Notation {
+    /// A cell: `h8` (labels) or `7,7` (Gomocup's numbers).
+    pub fn cell(self, mv: Point) -> String {
+        match self {
+            Notation::Gomocup => mv.to_string(),
+            Notation::Labels { size, transposed } => {
+                let (column, row, rows) = if transposed {
+                    (mv.y(), mv.x(), size.width() as u8)
+                } else {
+                    (mv.x(), mv.y(), size.height() as u8)
+                };
+                format!("{}{}", column_letter(column), rows.saturating_sub(row))
+            }
+        }
+    }
+
+    /// A stone of `color` on `mv`, for a line of moves.
+    pub fn stone(self, color: Color, mv: Point) -> String {
+        match self {
+            Notation::Gomocup => pv_move(color, mv),
+            Notation::Labels { .. } => format!(
+                "{}{}",
+                if color == Color::Black { 'X' } else { 'O' },
+                self.cell(mv)
+            ),
+        }
+    }
+}
+
+/// Column letters from `a`; beyond `z` (boards wider than 26) from `A`.
+pub fn column_letter(x: u8) -> char {
+    if x < 26 {
+        (b'a' + x) as char
+    } else {
+        (b'A' + x - 26) as char
+    }
 }
 
 impl SearchResult {
@@ -165,6 +207,11 @@ impl SearchResult {
     /// The summary line sent after a search (without the `MESSAGE` word):
     /// `depth 1-D ev E winrate W drawrate D n N n/s S tm T [refuted X,Y ...] pv ...`.
     pub fn summary(&self) -> String {
+        self.summary_in(Notation::Gomocup)
+    }
+
+    /// [`SearchResult::summary`] with the moves in `notation`.
+    pub fn summary_in(&self, notation: Notation) -> String {
         let mut line = format!(
             "depth 1-{} ev {} winrate {:.1} drawrate {:.1} n {} n/s {} tm {}",
             self.pv.len().max(1),
@@ -177,13 +224,13 @@ impl SearchResult {
         );
         if !self.refuted.is_empty() {
             // Before the PV, which GUIs read to the end of the line.
-            let refuted: Vec<String> = self.refuted.iter().map(|p| p.to_string()).collect();
+            let refuted: Vec<String> = self.refuted.iter().map(|&p| notation.cell(p)).collect();
             let _ = write!(line, " refuted {}", refuted.join(" "));
         }
         line.push_str(" pv");
         let mut color = self.side_to_move;
         for &mv in &self.pv {
-            let _ = write!(line, " {}", pv_move(color, mv));
+            let _ = write!(line, " {}", notation.stone(color, mv));
             color = color.opponent();
         }
         line
