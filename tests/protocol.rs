@@ -969,3 +969,44 @@ fn yixin_board_text_uses_the_guis_labels() {
     let expected = if mv == (9, 9) { "pv Xj6" } else { "pv Xe6" };
     assert!(summary.ends_with(expected), "{summary}");
 }
+
+/// Yixin-Board's INFO blocks carry only searched moves (an unsearched one
+/// would be painted 0%), and a move's NODES never exceed TOTALNODES (the
+/// tree reused from the last move holds visits of earlier searches).
+#[test]
+fn yixin_info_blocks_show_only_searched_moves_within_the_total() {
+    let mut b = Brain::start(&["--threads", "1"]);
+    b.send("yxshowinfo");
+    b.send("info show_detail 3");
+    b.send("INFO timeout_turn 300");
+    b.send("start 15");
+    assert_eq!(b.answer(), "OK");
+    b.send("yxboard");
+    b.send("7,7,2");
+    b.send("done");
+    b.send("yxnbest 1");
+    b.expect_move();
+    // Defend-style: every move, on the tree the last search left.
+    b.send("yxboard");
+    b.send("7,7,2");
+    b.send("8,8,1");
+    b.send("7,8,2");
+    b.send("done");
+    b.send("yxnbest 64");
+    b.expect_move();
+    let mut blocks = 0;
+    let (mut nodes, mut total) = (None, None);
+    for line in &b.seen {
+        if let Some(v) = line.strip_prefix("INFO NODES ") {
+            nodes = v.parse::<u64>().ok();
+        } else if let Some(v) = line.strip_prefix("INFO TOTALNODES ") {
+            total = v.parse::<u64>().ok();
+        } else if line == "INFO PV DONE" {
+            let (n, t) = (nodes.expect("NODES"), total.expect("TOTALNODES"));
+            assert!(n > 0, "an unsearched move in an INFO block: {:?}", b.seen);
+            assert!(n <= t, "NODES {n} above TOTALNODES {t}");
+            blocks += 1;
+        }
+    }
+    assert!(blocks >= 2, "{:?}", b.seen);
+}

@@ -784,7 +784,13 @@ impl Controller {
         }
         if self.show_detail & 2 != 0 {
             let total: u32 = report.visits;
-            self.pv_blocks(&report.moves, total, 0);
+            let searched: Vec<MoveStats> = report
+                .moves
+                .iter()
+                .filter(|m| m.visits > 0 || m.proven != Proven::Unknown)
+                .cloned()
+                .collect();
+            self.pv_blocks(&searched, total, 0);
         }
     }
 
@@ -792,12 +798,24 @@ impl Controller {
         if !self.yixin || self.show_detail & 2 == 0 {
             return;
         }
-        let moves: Vec<MoveStats> = result.moves.iter().take(n.max(1)).cloned().collect();
-        self.pv_blocks(
-            &moves,
-            result.counters.playouts as u32,
-            result.elapsed.as_millis() as u64,
-        );
+        // Only searched moves: an unvisited one has no value to show (the
+        // GUI would paint it 0%), and proven ones carry theirs.
+        let moves: Vec<MoveStats> = result
+            .moves
+            .iter()
+            .filter(|m| m.visits > 0 || m.proven != Proven::Unknown)
+            .take(n.max(1))
+            .cloned()
+            .collect();
+        // The tree is reused across moves, so a move's visits may exceed this
+        // search's playouts: the total is the root's visits, never less.
+        let total = result
+            .moves
+            .iter()
+            .map(|m| m.visits)
+            .sum::<u32>()
+            .max(result.counters.playouts as u32);
+        self.pv_blocks(&moves, total, result.elapsed.as_millis() as u64);
     }
 
     /// Yixin-Board's per-PV INFO blocks.
