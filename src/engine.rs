@@ -162,6 +162,23 @@ impl Engine {
         service.evaluate(board).ok()
     }
 
+    /// Searches `board` (not the game's position) for about `time`, in this
+    /// thread: the balancing commands judge candidate positions this way.
+    /// The caller makes sure no background search runs (`&mut self`).
+    pub fn search_position(&mut self, board: &Board, time: Duration) -> SearchResult {
+        self.stop();
+        let limits = SearchLimits {
+            time: Some(TimeBudget {
+                target: time,
+                deadline: time,
+            }),
+            ..SearchLimits::default()
+        };
+        self.searcher
+            .read()
+            .search(board, &limits, &std::sync::atomic::AtomicBool::new(false))
+    }
+
     /// Empties the cache (CLEARHASH).
     pub fn clear_cache(&mut self) {
         self.stop();

@@ -1010,3 +1010,37 @@ fn yixin_info_blocks_show_only_searched_moves_within_the_total() {
     }
     assert!(blocks >= 2, "{:?}", b.seen);
 }
+
+/// A balancing move is chosen by search: the engine's own longer search of
+/// the position after it finds it near even (it was 98.6% for black when
+/// one-ply network values chose it).
+#[test]
+fn a_balancing_move_leaves_a_position_the_engine_finds_even() {
+    let mut b = Brain::start(&["--threads", "1"]);
+    b.send("yxshowinfo");
+    b.send("INFO timeout_turn 1000");
+    b.send("start 15");
+    assert_eq!(b.answer(), "OK");
+    b.send("yxboard");
+    b.send("7,7,2");
+    b.send("8,8,1");
+    b.send("done");
+    b.send("yxbalanceone 0");
+    b.expect_move();
+    b.send("yxnbest 1");
+    b.expect_move();
+    let summary = b
+        .seen
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("MESSAGE depth"))
+        .expect("a summary line")
+        .clone();
+    let ev: f64 = summary
+        .split_whitespace()
+        .skip_while(|w| *w != "ev")
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no numeric ev: {summary}"));
+    assert!((25.0..=75.0).contains(&ev), "{summary}");
+}

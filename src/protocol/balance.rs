@@ -1,7 +1,10 @@
 //! Balanced openings: the moves that leave a position nearest to even, for
 //! BALANCE, the swap rules and Yixin-Board's balance commands.
 
+use std::time::Duration;
+
 use crate::engine::Engine;
+use crate::search::node::Proven;
 use crate::game::{Board, Color, Point};
 use crate::search::expand::candidate_moves;
 use crate::tactics::{solve, SolveLimits, ThreatKind};
@@ -44,15 +47,21 @@ fn candidates(board: &mut Board) -> Vec<Point> {
     moves
 }
 
+/// Candidates whose one-ply evaluation is nearest to even that a search
+/// then judges (Rapfi spends about 2 s on a balancing move).
+const SEARCHED: usize = 6;
+
 /// `count` moves from `board` (colours alternating from the side to move),
-/// each chosen so that the position after it is as even as the network
-/// judges, among moves that leave neither side a forced win. Returns fewer
-/// moves only if no legal move is left.
-pub fn balancing_moves(engine: &Engine, board: &Board, count: usize) -> Vec<Point> {
+/// each leaving the position as even as the engine can tell within `time`
+/// in all: among moves that leave neither side a forced win, the network's
+/// one-ply values pick the most even few, and a search of each decides.
+/// Returns fewer moves only if no legal move is left.
+pub fn balancing_moves(engine: &mut Engine, board: &Board, count: usize, time: Duration) -> Vec<Point> {
     let mut board = board.clone();
     let mut moves = Vec::new();
+    let per_search = time / (count.max(1) * SEARCHED) as u32;
     for _ in 0..count {
-        let mut best: Option<(f32, Point)> = None;
+        let mut screened: Vec<(f32, Point)> = Vec::new();
         let mut fallback = None;
         for m in candidates(&mut board) {
             if board.play(m).is_err() {
@@ -62,14 +71,31 @@ pub fn balancing_moves(engine: &Engine, board: &Board, count: usize) -> Vec<Poin
             if !decided(&mut board) {
                 if let Some(eval) = engine.evaluate(&mut board) {
                     let even = (eval.wdl[0] + 0.5 * eval.wdl[1] - 0.5).abs();
-                    if best.is_none_or(|(b, _)| even < b) {
-                        best = Some((even, m));
-                    }
+                    screened.push((even, m));
                 }
             }
             board.undo();
         }
-        let Some(m) = best.map(|(_, m)| m).or(fallback) else {
+        screened.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        screened.truncate(SEARCHED);
+        if per_search >= Duration::from_millis(20) {
+            for entry in screened.iter_mut() {
+                if board.play(entry.1).is_err() {
+                    continue;
+                }
+                let result = engine.search_position(&board, per_search);
+                board.undo();
+                let value = match result.proven {
+                    Proven::Win(_) => 1.0,
+                    Proven::Loss(_) => 0.0,
+                    Proven::Draw => 0.5,
+                    Proven::Unknown => result.expectation,
+                };
+                entry.0 = (value - 0.5).abs();
+            }
+            screened.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        }
+        let Some(m) = screened.first().map(|&(_, m)| m).or(fallback) else {
             break;
         };
         if board.play(m).is_err() {

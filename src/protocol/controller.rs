@@ -318,7 +318,7 @@ impl Controller {
             Command::YxSearchDefend => self.think(Task::NBest(64)),
             Command::YxBalance { moves, .. } => {
                 let board = self.engine.board().clone();
-                let found = balancing_moves(&self.engine, &board, moves as usize);
+                let found = self.balance(&board, moves as usize);
                 if found.is_empty() {
                     self.error("no move can balance this position");
                 } else {
@@ -394,7 +394,7 @@ impl Controller {
             }
             BlockKind::Balance(n) => match self.position_of(&stones) {
                 Ok(board) => {
-                    let found = balancing_moves(&self.engine, &board, n as usize);
+                    let found = self.balance(&board, n as usize);
                     self.engine.set_board(board);
                     if found.len() < n as usize {
                         self.error(&format!(
@@ -923,10 +923,25 @@ impl Controller {
         });
     }
 
+    /// Time for choosing balancing moves: the move's time budget, at most
+    /// 2 s (Rapfi spends about that), at least 0.1 s.
+    fn balance_time(&self) -> Duration {
+        self.engine
+            .budget()
+            .map_or(Duration::from_secs(2), |b| b.target)
+            .clamp(Duration::from_millis(100), Duration::from_secs(2))
+    }
+
+    /// `count` balancing moves from `board` (see [`balancing_moves`]).
+    fn balance(&mut self, board: &Board, count: usize) -> Vec<Point> {
+        let time = self.balance_time();
+        balancing_moves(&mut self.engine, board, count, time)
+    }
+
     /// Three opening stones that leave the position even.
     fn opening_stones(&mut self) -> Vec<Point> {
         let board = Board::new(self.engine.board().size(), self.rule);
-        balancing_moves(&self.engine, &board, 3)
+        self.balance(&board, 3)
     }
 
     /// After searching the position the opponent handed us (we would play
@@ -945,7 +960,7 @@ impl Controller {
             if take_black {
                 self.send(&format!("MESSAGE SWAP2 {step} YES"));
             } else if balance {
-                let moves = balancing_moves(&self.engine, &self.engine.board().clone(), 2);
+                let moves = self.balance(&self.engine.board().clone(), 2);
                 if let [m4, m5] = moves[..] {
                     self.send(&format!("MESSAGE SWAP2 MOVE4 {} {}", m4.x(), m4.y()));
                     self.send(&format!("MESSAGE SWAP2 MOVE5 {} {}", m5.x(), m5.y()));
@@ -961,7 +976,7 @@ impl Controller {
         if take_black {
             self.send("SWAP");
         } else if balance {
-            let moves = balancing_moves(&self.engine, &self.engine.board().clone(), 2);
+            let moves = self.balance(&self.engine.board().clone(), 2);
             match moves[..] {
                 [m4, m5] => self.send(&format!("{m4} {m5}")),
                 _ => self.answer_swap_move(result),
