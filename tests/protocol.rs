@@ -1044,3 +1044,42 @@ fn a_balancing_move_leaves_a_position_the_engine_finds_even() {
         .unwrap_or_else(|| panic!("no numeric ev: {summary}"));
     assert!((25.0..=75.0).contains(&ev), "{summary}");
 }
+
+/// Live analysis for Yixin-Board: during the search, summary lines for the
+/// log panel, INFO blocks with whole best lines and a depth that never
+/// falls (the GUI clears old tags only when it rises), and REFRESH before a
+/// new best move is marked.
+#[test]
+fn yixin_board_gets_live_analysis_during_a_search() {
+    let mut b = Brain::start(&["--threads", "1"]);
+    b.send("yxshowinfo");
+    b.send("info show_detail 3");
+    b.send("INFO timeout_turn 1600");
+    b.send("start 15");
+    assert_eq!(b.answer(), "OK");
+    b.send("yxboard");
+    b.send("7,7,2");
+    b.send("8,8,1");
+    b.send("done");
+    b.send("yxnbest 2");
+    b.expect_move();
+    let move_at = b.seen.len() - 1;
+    let during = &b.seen[..move_at];
+    let summaries = during.iter().filter(|l| l.starts_with("MESSAGE depth")).count();
+    assert!(summaries >= 1, "no summary line during the search: {during:?}");
+    assert!(during.iter().any(|l| l == "MESSAGE REALTIME REFRESH"));
+    let depths: Vec<u32> = during
+        .iter()
+        .filter_map(|l| l.strip_prefix("INFO DEPTH ")?.parse().ok())
+        .collect();
+    assert!(depths.len() >= 4, "{during:?}");
+    assert!(depths.windows(2).all(|w| w[0] <= w[1]), "depth fell: {depths:?}");
+    assert!(*depths.last().unwrap() > 1);
+    let longest = during
+        .iter()
+        .filter_map(|l| l.strip_prefix("INFO BESTLINE "))
+        .map(|l| l.split_whitespace().count())
+        .max()
+        .unwrap();
+    assert!(longest >= 3, "best lines of one move only: {during:?}");
+}

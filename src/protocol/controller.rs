@@ -5,7 +5,7 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
-use crate::engine::{Engine, Finished, SearchKind};
+use crate::engine::{Engine, Finished, NodeReport, SearchKind};
 use crate::game::{Board, BoardSize, CellSet, Color, Point, Rule};
 use crate::nn::provider::NetworkProvider;
 use crate::protocol::balance::balancing_moves;
@@ -21,6 +21,30 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 const UNLIMITED: i64 = 2_147_483_647;
 /// How often analysis output is written during a search.
 const REPORT_EVERY: Duration = Duration::from_millis(250);
+/// Summary lines for Yixin-Board's log panel during a search.
+const SUMMARY_EVERY: Duration = Duration::from_secs(1);
+/// INFO blocks carry whole lines for this many top moves (one move each
+/// for the rest, as a defence search lists them all).
+const LINES_SHOWN: usize = 10;
+
+/// What the live output of the current search has shown.
+struct LiveReport {
+    started: Instant,
+    last_summary: Instant,
+    best: Option<Point>,
+    depth: u32,
+}
+
+impl LiveReport {
+    fn new() -> LiveReport {
+        LiveReport {
+            started: Instant::now(),
+            last_summary: Instant::now(),
+            best: None,
+            depth: 1,
+        }
+    }
+}
 
 /// What a running search is for: what to do with its result.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,6 +86,10 @@ pub struct Controller {
     /// Commands that arrived during a search, run after it.
     deferred: VecDeque<Command>,
     last_report: Instant,
+    /// This search's live output to Yixin-Board: when it started, the last
+    /// summary line, the best move last shown, the depth last shown (the
+    /// GUI clears old tags only when the depth rises, so it never falls).
+    live: LiveReport,
     log: LogFile,
     logging: bool,
     /// When the line being handled was read: a search's clock starts there.
@@ -107,6 +135,7 @@ impl Controller {
             task: None,
             deferred: VecDeque::new(),
             last_report: Instant::now(),
+            live: LiveReport::new(),
             log,
             logging,
             received: Instant::now(),
@@ -688,6 +717,7 @@ impl Controller {
         self.engine.start_since(SearchKind::Think, self.received);
         self.task = Some(task);
         self.last_report = Instant::now();
+        self.live = LiveReport::new();
     }
 
     fn stop_search(&mut self) {
@@ -758,7 +788,10 @@ impl Controller {
         }
     }
 
-    /// Yixin-Board analysis output during a search.
+    /// Yixin-Board analysis output during a search: the best move and the
+    /// lost moves marked (show_detail bit 0), the top moves' INFO blocks
+    /// with their whole lines (bit 1), and a summary line for the log panel
+    /// every second.
     fn realtime_report(&mut self) {
         if !self.yixin || self.show_detail == 0 || self.task == Some(Task::Ponder) {
             return;
@@ -770,8 +803,14 @@ impl Controller {
         let Some(report) = self.engine.report(&[], n.max(1)) else {
             return;
         };
+        let elapsed = self.live.started.elapsed();
         if self.show_detail & 1 != 0 {
             if let Some(best) = report.moves.first() {
+                if self.live.best != Some(best.mv) {
+                    // A new best: the GUI's searched marks start over.
+                    self.send("MESSAGE REALTIME REFRESH");
+                    self.live.best = Some(best.mv);
+                }
                 self.send(&format!("MESSAGE REALTIME BEST {}", best.mv));
             }
             for m in report
@@ -783,15 +822,45 @@ impl Controller {
             }
         }
         if self.show_detail & 2 != 0 {
-            let total: u32 = report.visits;
             let searched: Vec<MoveStats> = report
                 .moves
                 .iter()
                 .filter(|m| m.visits > 0 || m.proven != Proven::Unknown)
                 .cloned()
                 .collect();
-            self.pv_blocks(&searched, total, 0);
+            self.pv_blocks(&searched, report.visits, elapsed.as_millis() as u64);
         }
+        if self.live.last_summary.elapsed() >= SUMMARY_EVERY {
+            self.live.last_summary = Instant::now();
+            let line = self.live_summary(&report, elapsed);
+            self.send(&format!("MESSAGE {line}"));
+        }
+    }
+
+    /// A summary line from the tree mid-search (the root's visits as `n`).
+    fn live_summary(&self, report: &NodeReport, elapsed: Duration) -> String {
+        let notation = self.notation();
+        let ev = match report.proven {
+            Proven::Win(d) => format!("W{d}"),
+            Proven::Loss(d) => format!("L{d}"),
+            Proven::Draw => "D".to_string(),
+            Proven::Unknown => format!("{:.1}", 100.0 * (report.wdl[0] + 0.5 * report.wdl[1])),
+        };
+        let mut line = format!(
+            "depth 1-{} ev {ev} winrate {:.1} drawrate {:.1} n {} tm {} pv",
+            report.pv.len().max(1),
+            100.0 * report.wdl[0],
+            100.0 * report.wdl[1],
+            report.visits,
+            elapsed.as_millis()
+        );
+        let mut color = report.side_to_move;
+        for &mv in &report.pv {
+            line.push(' ');
+            line.push_str(&notation.stone(color, mv));
+            color = color.opponent();
+        }
+        line
     }
 
     fn final_reports(&mut self, result: &SearchResult, n: usize) {
@@ -818,10 +887,30 @@ impl Controller {
         self.pv_blocks(&moves, total, result.elapsed.as_millis() as u64);
     }
 
-    /// Yixin-Board's per-PV INFO blocks.
+    /// Yixin-Board's per-PV INFO blocks: each move with its whole line (the
+    /// search's best continuation after it) and the depth, which never
+    /// falls within a search (the GUI clears the tags of moves last seen at
+    /// a lower depth).
     fn pv_blocks(&mut self, moves: &[MoveStats], total: u32, ms: u64) {
         let count = moves.len();
-        for (i, m) in moves.iter().enumerate() {
+        let lines: Vec<Vec<Point>> = moves
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let mut line = vec![m.mv];
+                if i < LINES_SHOWN {
+                    if let Some(after) = self.engine.report(&[m.mv], 0) {
+                        line.extend(after.pv);
+                    }
+                }
+                line
+            })
+            .collect();
+        let longest = lines.iter().map(Vec::len).max().unwrap_or(1) as u32;
+        self.live.depth = self.live.depth.max(longest);
+        let depth = self.live.depth;
+        let speed = if ms > 0 { total as u64 * 1000 / ms } else { 0 };
+        for (i, (m, line)) in moves.iter().zip(&lines).enumerate() {
             let eval = match m.proven {
                 Proven::Win(d) => format!("+M{d}"),
                 Proven::Loss(d) => format!("-M{d}"),
@@ -832,20 +921,23 @@ impl Controller {
                 Proven::Loss(_) => 0.0,
                 _ => m.wdl[0] + 0.5 * m.wdl[1],
             };
-            let lines = [
+            let bestline: Vec<String> = line.iter().map(Point::to_string).collect();
+            let block = [
                 format!("INFO PV {i}"),
                 format!("INFO NUMPV {count}"),
-                "INFO DEPTH 1".to_string(),
+                format!("INFO DEPTH {depth}"),
+                format!("INFO SELDEPTH {}", line.len()),
                 format!("INFO NODES {}", m.visits),
                 format!("INFO TOTALNODES {total}"),
                 format!("INFO TOTALTIME {ms}"),
+                format!("INFO SPEED {speed}"),
                 format!("INFO EVAL {eval}"),
                 format!("INFO WINRATE {winrate:.4}"),
-                format!("INFO BESTLINE {}", m.mv),
+                format!("INFO BESTLINE {}", bestline.join(" ")),
                 "INFO PV DONE".to_string(),
             ];
-            for line in lines {
-                self.send(&line);
+            for text in block {
+                self.send(&text);
             }
         }
     }
