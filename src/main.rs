@@ -90,6 +90,15 @@ struct BenchArgs {
     /// blunders: playouts per position.
     #[arg(long, default_value_t = 400)]
     playouts: u64,
+    /// matching: a Gomocup TSV of games (its validation games are used).
+    #[arg(long, default_value = "../shared/data/gomocup_games/gomocup2024_freestyle15_2.tsv")]
+    data: PathBuf,
+    /// matching: positions measured (spread over the validation games).
+    #[arg(long, default_value_t = 500)]
+    positions: usize,
+    /// matching: the split of `pbrain-wuzi train` (its --seed; fraction 0.05).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -102,6 +111,10 @@ enum BenchPart {
     Search,
     /// The match runner's own time per move, between two instant test brains.
     Arena,
+    /// Move matching: share of held-out positions of a game file where the
+    /// engine's move is the one played (--data, --positions, --seconds per
+    /// position; configured freestyle network).
+    Matching,
     /// The blunder suite: share of positions where the move played is not
     /// refuted by the solver (--fixture, --playouts; configured networks).
     Blunders,
@@ -154,6 +167,27 @@ fn analyse(cli: &Cli, args: &wuzi::analyse::AnalyseArgs) -> io::Result<()> {
     })
     .map_err(io::Error::other)?;
     io::stdout().write_all(text.as_bytes())
+}
+
+/// `bench matching` with the configured freestyle network.
+fn bench_matching(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
+    let config = configure(cli).map_err(io::Error::other)?;
+    let rule = wuzi::game::Rule::Freestyle;
+    let mut provider = wuzi::nn::provider::NetworkProvider::new(&config);
+    let (service, note) = provider.service_for(rule);
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
+    let searcher = wuzi::search::Searcher::new(service, config.search_config());
+    let options = wuzi::bench::matching::MatchingOptions {
+        data: args.data.clone(),
+        rule,
+        positions: args.positions,
+        seconds: args.seconds,
+        seed: args.seed,
+        val_fraction: 0.05,
+    };
+    wuzi::bench::matching::run(&searcher, &options, &mut io::stdout().lock()).map(|_| ())
 }
 
 /// Runner overhead per move, with the test brain built beside this binary.
@@ -215,6 +249,7 @@ fn main() -> ExitCode {
                 BenchPart::Rules => wuzi::bench::rules::run(per_item, &mut io::stdout().lock()),
                 BenchPart::Arena => bench_arena(),
                 BenchPart::Blunders => bench_blunders(&cli, args),
+                BenchPart::Matching => bench_matching(&cli, args),
                 BenchPart::Nn | BenchPart::Search => {
                     let options = wuzi::bench::nn::NnBenchOptions {
                         weights: args.weights.clone(),

@@ -2,6 +2,7 @@
 //! asserting them (timings belong in benchmarks, not in tests).
 
 pub mod blunders;
+pub mod matching;
 pub mod nn;
 pub mod positions;
 pub mod rules;

@@ -1,0 +1,122 @@
+//! Move matching: how often the engine plays the move a strong player
+//! played, on positions of held-out games (the validation games of
+//! `pbrain-wuzi train` with the same seed and fraction, so never positions
+//! the network was trained on).
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use crate::game::Rule;
+use crate::search::{SearchLimits, Searcher, TimeBudget};
+use crate::train::data::Dataset;
+
+/// What `bench matching` measures.
+#[derive(Clone, Debug)]
+pub struct MatchingOptions {
+    pub data: PathBuf,
+    pub rule: Rule,
+    /// Positions, spread evenly over the validation games' targets.
+    pub positions: usize,
+    pub seconds: f64,
+    /// Split of `pbrain-wuzi train` (seed, validation fraction).
+    pub seed: u64,
+    pub val_fraction: f64,
+}
+
+/// The share matched, with its 95% Wilson interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Matching {
+    pub positions: usize,
+    pub matched: usize,
+}
+
+impl Matching {
+    pub fn share(&self) -> f64 {
+        self.matched as f64 / self.positions.max(1) as f64
+    }
+
+    /// 95% Wilson score interval of the share.
+    pub fn interval(&self) -> (f64, f64) {
+        let n = self.positions.max(1) as f64;
+        let p = self.share();
+        let z = 1.96f64;
+        let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+        let half = z * ((p * (1.0 - p) + z * z / (4.0 * n)) / n).sqrt() / (1.0 + z * z / n);
+        (centre - half, centre + half)
+    }
+}
+
+/// Runs the measurement with `searcher`, printing a line per 50 positions.
+pub fn run(searcher: &Searcher, options: &MatchingOptions, out: &mut impl Write) -> io::Result<Matching> {
+    let data = Dataset::load(std::slice::from_ref(&options.data), options.rule, &[])
+        .map_err(io::Error::other)?;
+    let (_, val) = data.split(options.val_fraction, options.seed);
+    let samples = data.samples(&val);
+    if samples.is_empty() {
+        return Err(io::Error::other("no validation positions in the data"));
+    }
+    let k = options.positions.clamp(1, samples.len());
+    let time = Duration::from_secs_f64(options.seconds.clamp(0.01, 600.0));
+    let limits = SearchLimits {
+        time: Some(TimeBudget {
+            target: time,
+            deadline: time,
+        }),
+        ..SearchLimits::default()
+    };
+    let stop = AtomicBool::new(false);
+    let mut result = Matching {
+        positions: 0,
+        matched: 0,
+    };
+    writeln!(
+        out,
+        "bench matching: {} ({}), {} validation games, {k} of {} positions, {:.2} s each",
+        options.data.display(),
+        options.rule,
+        val.len(),
+        samples.len(),
+        time.as_secs_f64()
+    )?;
+    for i in 0..k {
+        let sample = samples[i * samples.len() / k];
+        let board = data.board(sample).map_err(io::Error::other)?;
+        let played = data.games[sample.game as usize].moves[sample.ply as usize];
+        let found = searcher.search(&board, &limits, &stop);
+        result.positions += 1;
+        if found.best_move == Some(played) {
+            result.matched += 1;
+        }
+        if result.positions % 50 == 0 {
+            writeln!(out, "  {} positions: {} matched ({:.1}%)", result.positions, result.matched, 100.0 * result.share())?;
+        }
+    }
+    let (lo, hi) = result.interval();
+    writeln!(
+        out,
+        "bench matching: {} of {} = {:.1}% (95% interval {:.1}-{:.1}%)",
+        result.matched,
+        result.positions,
+        100.0 * result.share(),
+        100.0 * lo,
+        100.0 * hi
+    )?;
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wilson_interval() {
+        let m = Matching {
+            positions: 500,
+            matched: 269,
+        };
+        let (lo, hi) = m.interval();
+        assert!((lo - 0.494).abs() < 0.002 && (hi - 0.581).abs() < 0.002, "{lo} {hi}");
+    }
+}
