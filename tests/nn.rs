@@ -372,7 +372,8 @@ fn the_fp32_network_is_used_only_in_fp32() {
     }
     // Without an fp32 network, fp32 keeps the rule's network.
     let config = Config::parse(&format!(
-        "[network]\ndevice = \"cpu\"\nprecision = \"fp32\"\nfreestyle = {large:?}\n"
+        "[network]\ndevice = \"cpu\"\nprecision = \"fp32\"\nfreestyle = {large:?}\n\
+         freestyle_fp32 = \"\"\n"
     ))
     .unwrap();
     let (service, _) = NetworkProvider::new(&config).service_for(Rule::Freestyle);
