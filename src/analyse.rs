@@ -15,10 +15,10 @@ use serde_json::{json, Value};
 
 use crate::bench::blunders::refutation;
 use crate::game::{Board, BoardSize, Color, Point, Rule};
-use crate::train::data::{parse_board_size, parse_psq, Dataset};
 use crate::search::node::Proven;
 use crate::search::result::{column_letter, MoveStats, Notation};
 use crate::search::{SearchLimits, SearchResult, Searcher, TimeBudget};
+use crate::train::data::{parse_board_size, parse_psq, Dataset};
 
 /// Options of `pbrain-wuzi analyse`.
 #[derive(clap::Args, Clone, Debug)]
@@ -127,7 +127,12 @@ pub fn parse_sgf(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), String> {
                 w.trim().parse().map_err(|_| format!("bad SZ[{value}]"))?,
                 h.trim().parse().map_err(|_| format!("bad SZ[{value}]"))?,
             ),
-            None => BoardSize::square(value.trim().parse().map_err(|_| format!("bad SZ[{value}]"))?),
+            None => BoardSize::square(
+                value
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("bad SZ[{value}]"))?,
+            ),
         }
         .map_err(|e| e.to_string())?;
     }
@@ -173,8 +178,8 @@ pub fn read_input(args: &AnalyseArgs) -> Result<GameInput, String> {
             (text, None)
         } else {
             let path = PathBuf::from(first);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             (text, Some(path))
         };
         parse_text(&text, path.as_deref(), args)?
@@ -537,7 +542,9 @@ pub fn review(
                 // Not searched from here: its value is one minus the value of
                 // the position after it.
                 let mut after = board.clone();
-                after.play(played).map_err(|e| format!("move {}: {e}", ply + 1))?;
+                after
+                    .play(played)
+                    .map_err(|e| format!("move {}: {e}", ply + 1))?;
                 if after.outcome().is_some() {
                     1.0
                 } else {
@@ -642,8 +649,10 @@ pub fn run(
         let bar = (!args.json && std::io::stderr().is_terminal()).then(|| {
             let bar = indicatif::ProgressBar::new(game.moves.len() as u64);
             bar.set_style(
-                indicatif::ProgressStyle::with_template("reviewing {bar:30} {pos}/{len} moves {eta}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                indicatif::ProgressStyle::with_template(
+                    "reviewing {bar:30} {pos}/{len} moves {eta}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
             );
             bar
         });
@@ -664,7 +673,9 @@ pub fn run(
     let board = Board::from_moves(game.size, game.rule, &game.moves)
         .map_err(|e| format!("the game: {e}"))?;
     if let Some(outcome) = board.outcome() {
-        return Err(format!("the game is over ({outcome:?}): nothing to analyse"));
+        return Err(format!(
+            "the game is over ({outcome:?}): nothing to analyse"
+        ));
     }
     let result = searcher.search(&board, &limits(args), &AtomicBool::new(false));
     Ok(if args.json {

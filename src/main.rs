@@ -91,7 +91,10 @@ struct BenchArgs {
     #[arg(long, default_value_t = 400)]
     playouts: u64,
     /// matching: a Gomocup TSV of games (its validation games are used).
-    #[arg(long, default_value = "../shared/data/gomocup_games/gomocup2024_freestyle15_2.tsv")]
+    #[arg(
+        long,
+        default_value = "../shared/data/gomocup_games/gomocup2024_freestyle15_2.tsv"
+    )]
     data: PathBuf,
     /// matching: positions measured (spread over the validation games).
     #[arg(long, default_value_t = 500)]

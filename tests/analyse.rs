@@ -23,13 +23,34 @@ fn analyse(args: &[&str]) -> (bool, String, String) {
 #[test]
 fn an_open_three_to_move_is_a_proven_win() {
     // Black h8 i8 j8 (an open three), white far away: black wins by force.
-    let (ok, text, err) = analyse(&["h8", "a1", "i8", "a2", "j8", "a3", "--playouts", "200", "--color", "never"]);
+    let (ok, text, err) = analyse(&[
+        "h8",
+        "a1",
+        "i8",
+        "a2",
+        "j8",
+        "a3",
+        "--playouts",
+        "200",
+        "--color",
+        "never",
+    ]);
     assert!(ok, "{err}");
     assert!(text.contains("black to move (move 7)"), "{text}");
     assert!(text.contains("black wins by force in"), "{text}");
     // The diagram: the last move (a3) in brackets, rows numbered from the bottom.
     assert!(text.lines().any(|l| l.starts_with(" 3 [O]")), "{text}");
-    let (ok, json, err) = analyse(&["h8", "a1", "i8", "a2", "j8", "a3", "--playouts", "200", "--json"]);
+    let (ok, json, err) = analyse(&[
+        "h8",
+        "a1",
+        "i8",
+        "a2",
+        "j8",
+        "a3",
+        "--playouts",
+        "200",
+        "--json",
+    ]);
     assert!(ok, "{err}");
     let v: Value = serde_json::from_str(&json).expect("json");
     assert_eq!(v["proven"]["result"], "win");
@@ -71,12 +92,17 @@ fn a_review_marks_the_known_blunder() {
     assert_eq!(reviewed.len(), moves.len());
     let last = reviewed.last().unwrap();
     assert_eq!(last["mark"], "??", "{last}");
-    assert!(last["forced_loss"].as_array().is_some_and(|l| !l.is_empty()));
+    assert!(last["forced_loss"]
+        .as_array()
+        .is_some_and(|l| !l.is_empty()));
     // The text form names it too.
     let (ok, text, _) = analyse(&[path.to_str().unwrap(), "--review", "--playouts", "64"]);
     assert!(ok);
     let last_line = text.lines().last().unwrap();
-    assert!(last_line.contains("??") && last_line.contains("the opponent wins"), "{text}");
+    assert!(
+        last_line.contains("??") && last_line.contains("the opponent wins"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -150,22 +150,42 @@ fn the_brain_maps_the_cuda_libraries_only_with_a_driver() {
         maps.contains("libtorch_cuda.so")
     );
     if driver && std::path::Path::new("/dev/nvidia0").exists() {
-        assert!(wuzi::nn::device::cuda_available(), "a GPU machine sees CUDA");
+        assert!(
+            wuzi::nn::device::cuda_available(),
+            "a GPU machine sees CUDA"
+        );
     }
 }
 
 #[test]
 fn bench_matching_prints_the_share_with_its_interval() {
     let out = wuzi()
-        .args(["bench", "matching", "--positions", "3", "--seconds", "0.05", "--data"])
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/games/gomocup2024_freestyle15_2_sample.tsv"))
+        .args([
+            "bench",
+            "matching",
+            "--positions",
+            "3",
+            "--seconds",
+            "0.05",
+            "--data",
+        ])
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/games/gomocup2024_freestyle15_2_sample.tsv"
+        ))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let last = text.lines().last().unwrap();
     assert!(
-        last.starts_with("bench matching: ") && last.contains(" of 3 = ") && last.contains("95% interval"),
+        last.starts_with("bench matching: ")
+            && last.contains(" of 3 = ")
+            && last.contains("95% interval"),
         "{text}"
     );
 }

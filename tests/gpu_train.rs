@@ -98,7 +98,12 @@ fn the_pytorch_trainer_sees_the_engines_data_and_writes_a_network_it_loads() {
     let mut planes = vec![0.0f32; n * cells];
     for (row, &sample) in val_samples.iter().take(n).enumerate() {
         let mut board = data.board(sample).expect("replay");
-        encode(&mut board, &mut planes[row * cells..(row + 1) * cells], 15, 15);
+        encode(
+            &mut board,
+            &mut planes[row * cells..(row + 1) * cells],
+            15,
+            15,
+        );
     }
     let input = Tensor::from_slice(&planes).view([n as i64, INPUT_PLANES as i64, 15, 15]);
     let (policy, wdl) = net.evaluate(&input);

@@ -94,10 +94,7 @@ fn parse_move(line: &str) -> (i64, i64) {
     let (x, y) = line
         .split_once(',')
         .unwrap_or_else(|| panic!("not a move: {line:?}"));
-    (
-        x.trim().parse().expect("x"),
-        y.trim().parse().expect("y"),
-    )
+    (x.trim().parse().expect("x"), y.trim().parse().expect("y"))
 }
 
 /// Plays `moves` engine moves (new games as needed) under `limit` bytes
@@ -166,7 +163,10 @@ fn baseline() -> usize {
 fn uss_stays_under_max_memory_after_every_move() {
     let (peak, messages) = play_under(350_000_000, 30, true);
     eprintln!("max_memory 350 MB: peak USS {} MB", peak >> 20);
-    assert!(messages.iter().all(|m| !m.contains("below the")), "{messages:?}");
+    assert!(
+        messages.iter().all(|m| !m.contains("below the")),
+        "{messages:?}"
+    );
     // A limit 64 MB above the brain's size after START: once it has
     // searched (libtorch's buffers, the allocator's pools) the tree gets
     // about 15 MB under it (24 MB are kept free below the limit), so the

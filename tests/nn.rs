@@ -353,8 +353,12 @@ fn the_fp32_network_is_used_only_in_fp32() {
         blocks: 3,
         channels: 24,
     };
-    Network::new(large_config, Device::Cpu).save(&large).unwrap();
-    Network::new(small(), Device::Cpu).save(&small_file).unwrap();
+    Network::new(large_config, Device::Cpu)
+        .save(&large)
+        .unwrap();
+    Network::new(small(), Device::Cpu)
+        .save(&small_file)
+        .unwrap();
     let config_for = |precision: &str| {
         Config::parse(&format!(
             "[network]\ndevice = \"cpu\"\nprecision = \"{precision}\"\n\
@@ -367,7 +371,11 @@ fn the_fp32_network_is_used_only_in_fp32() {
         for rule in [Rule::Freestyle, Rule::Caro] {
             let (service, note) = provider.service_for(rule);
             assert!(note.is_none(), "{note:?}");
-            assert_eq!(service.network_config(), Some(expected), "{precision} {rule}");
+            assert_eq!(
+                service.network_config(),
+                Some(expected),
+                "{precision} {rule}"
+            );
         }
     }
     // Without an fp32 network, fp32 keeps the rule's network.

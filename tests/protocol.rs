@@ -806,7 +806,10 @@ fn the_end_of_input_answers_what_was_asked() {
     assert_eq!(answers[0], "OK");
     let (x, y) = answers[1].split_once(',').expect("a move");
     let (x, y): (u8, u8) = (x.parse().unwrap(), y.parse().unwrap());
-    assert!(x < 15 && y < 15 && (x, y) != (7, 7) && (x, y) != (8, 8), "{text}");
+    assert!(
+        x < 15 && y < 15 && (x, y) != (7, 7) && (x, y) != (8, 8),
+        "{text}"
+    );
     assert!(answers[2].starts_with("name="), "{text}");
 }
 
@@ -887,8 +890,16 @@ fn unbalanced_renju_diagrams_get_their_forbidden_points_and_a_legal_move() {
         b.send("DONE");
         let mv = b.expect_move();
         let p = Point::new(mv.0 as u8, mv.1 as u8).unwrap();
-        assert!(board.is_empty(p), "{mv:?} is occupied ({})", record["source"]);
-        assert!(!forbidden.contains(&mv), "{mv:?} is forbidden ({})", record["source"]);
+        assert!(
+            board.is_empty(p),
+            "{mv:?} is occupied ({})",
+            record["source"]
+        );
+        assert!(
+            !forbidden.contains(&mv),
+            "{mv:?} is forbidden ({})",
+            record["source"]
+        );
     }
     assert_eq!(unbalanced, 23, "every quintet diagram is unbalanced");
 }
@@ -908,7 +919,16 @@ fn a_balancing_move_is_kept_on_the_engines_board() {
     // Black around two double-three points (7,7 and 11,3), so that one
     // white move cannot take both away; white far away and to move, so
     // black's stones are field 2.
-    let black = [(5, 7), (6, 7), (7, 5), (7, 6), (9, 3), (10, 3), (11, 1), (11, 2)];
+    let black = [
+        (5, 7),
+        (6, 7),
+        (7, 5),
+        (7, 6),
+        (9, 3),
+        (10, 3),
+        (11, 1),
+        (11, 2),
+    ];
     let white = [(0, 0), (14, 14), (0, 14)];
     b.send("yxboard");
     for (x, y) in black {
@@ -925,10 +945,14 @@ fn a_balancing_move_is_kept_on_the_engines_board() {
 
     let mut board = Board::new(BoardSize::square(15).unwrap(), Rule::Renju);
     for (x, y) in black {
-        board.place(Point::new(x, y).unwrap(), Color::Black).unwrap();
+        board
+            .place(Point::new(x, y).unwrap(), Color::Black)
+            .unwrap();
     }
     for (x, y) in white {
-        board.place(Point::new(x, y).unwrap(), Color::White).unwrap();
+        board
+            .place(Point::new(x, y).unwrap(), Color::White)
+            .unwrap();
     }
     board.set_side_to_move(Color::White);
     board.play(Point::new(mx as u8, my as u8).unwrap()).unwrap();
@@ -938,7 +962,10 @@ fn a_balancing_move_is_kept_on_the_engines_board() {
         .map(|p| format!("{:02}{:02}", p.x(), p.y()))
         .collect();
     assert_eq!(answer, format!("FORBID {expected}."));
-    assert_ne!(answer, "FORBID .", "black is to move after white's balancing move");
+    assert_ne!(
+        answer, "FORBID .",
+        "black is to move after white's balancing move"
+    );
 }
 
 /// Once Yixin-Board is detected, moves in text use its labels: it sends
@@ -952,7 +979,15 @@ fn yixin_board_text_uses_the_guis_labels() {
     b.send("start 15");
     assert_eq!(b.answer(), "OK");
     b.send("yxboard");
-    for (r, c, field) in [(9, 5, 1), (0, 0, 2), (9, 6, 1), (0, 2, 2), (9, 7, 1), (0, 4, 2), (9, 8, 1)] {
+    for (r, c, field) in [
+        (9, 5, 1),
+        (0, 0, 2),
+        (9, 6, 1),
+        (0, 2, 2),
+        (9, 7, 1),
+        (0, 4, 2),
+        (9, 8, 1),
+    ] {
         b.send(&format!("{r},{c},{field}"));
     }
     b.send("done");
@@ -1065,15 +1100,24 @@ fn yixin_board_gets_live_analysis_during_a_search() {
     b.expect_move();
     let move_at = b.seen.len() - 1;
     let during = &b.seen[..move_at];
-    let summaries = during.iter().filter(|l| l.starts_with("MESSAGE depth")).count();
-    assert!(summaries >= 1, "no summary line during the search: {during:?}");
+    let summaries = during
+        .iter()
+        .filter(|l| l.starts_with("MESSAGE depth"))
+        .count();
+    assert!(
+        summaries >= 1,
+        "no summary line during the search: {during:?}"
+    );
     assert!(during.iter().any(|l| l == "MESSAGE REALTIME REFRESH"));
     let depths: Vec<u32> = during
         .iter()
         .filter_map(|l| l.strip_prefix("INFO DEPTH ")?.parse().ok())
         .collect();
     assert!(depths.len() >= 4, "{during:?}");
-    assert!(depths.windows(2).all(|w| w[0] <= w[1]), "depth fell: {depths:?}");
+    assert!(
+        depths.windows(2).all(|w| w[0] <= w[1]),
+        "depth fell: {depths:?}"
+    );
     assert!(*depths.last().unwrap() > 1);
     let longest = during
         .iter()

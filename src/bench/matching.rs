@@ -49,7 +49,11 @@ impl Matching {
 }
 
 /// Runs the measurement with `searcher`, printing a line per 50 positions.
-pub fn run(searcher: &Searcher, options: &MatchingOptions, out: &mut impl Write) -> io::Result<Matching> {
+pub fn run(
+    searcher: &Searcher,
+    options: &MatchingOptions,
+    out: &mut impl Write,
+) -> io::Result<Matching> {
     let data = Dataset::load(std::slice::from_ref(&options.data), options.rule, &[])
         .map_err(io::Error::other)?;
     let (_, val) = data.split(options.val_fraction, options.seed);
@@ -90,7 +94,13 @@ pub fn run(searcher: &Searcher, options: &MatchingOptions, out: &mut impl Write)
             result.matched += 1;
         }
         if result.positions % 50 == 0 {
-            writeln!(out, "  {} positions: {} matched ({:.1}%)", result.positions, result.matched, 100.0 * result.share())?;
+            writeln!(
+                out,
+                "  {} positions: {} matched ({:.1}%)",
+                result.positions,
+                result.matched,
+                100.0 * result.share()
+            )?;
         }
     }
     let (lo, hi) = result.interval();
@@ -117,6 +127,9 @@ mod tests {
             matched: 269,
         };
         let (lo, hi) = m.interval();
-        assert!((lo - 0.494).abs() < 0.002 && (hi - 0.581).abs() < 0.002, "{lo} {hi}");
+        assert!(
+            (lo - 0.494).abs() < 0.002 && (hi - 0.581).abs() < 0.002,
+            "{lo} {hi}"
+        );
     }
 }

@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use crate::engine::Engine;
-use crate::search::node::Proven;
 use crate::game::{Board, Color, Point};
 use crate::search::expand::candidate_moves;
+use crate::search::node::Proven;
 use crate::tactics::{solve, SolveLimits, ThreatKind};
 
 /// Moves tried at each step at most (the nearest to the stones' centre).
@@ -56,7 +56,12 @@ const SEARCHED: usize = 6;
 /// in all: among moves that leave neither side a forced win, the network's
 /// one-ply values pick the most even few, and a search of each decides.
 /// Returns fewer moves only if no legal move is left.
-pub fn balancing_moves(engine: &mut Engine, board: &Board, count: usize, time: Duration) -> Vec<Point> {
+pub fn balancing_moves(
+    engine: &mut Engine,
+    board: &Board,
+    count: usize,
+    time: Duration,
+) -> Vec<Point> {
     let mut board = board.clone();
     let mut moves = Vec::new();
     let per_search = time / (count.max(1) * SEARCHED) as u32;

@@ -699,7 +699,11 @@ impl Controller {
             }
             None => self.message(&format!(
                 "evaluate {}: not searched",
-                if value.trim().is_empty() { "root" } else { value.trim() }
+                if value.trim().is_empty() {
+                    "root"
+                } else {
+                    value.trim()
+                }
             )),
         }
     }

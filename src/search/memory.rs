@@ -61,7 +61,10 @@ mod tests {
     fn the_tree_gets_what_the_rest_leaves() {
         const MB: usize = 1 << 20;
         // 150 MB of code and network, 50 MB of tree, 350 MB allowed.
-        assert_eq!(tree_budget(350 * MB, 200 * MB, 50 * MB), 350 * MB - 150 * MB - MARGIN);
+        assert_eq!(
+            tree_budget(350 * MB, 200 * MB, 50 * MB),
+            350 * MB - 150 * MB - MARGIN
+        );
         // A limit below the baseline still leaves the smallest tree.
         assert_eq!(tree_budget(100 * MB, 150 * MB, 0), MIN_TREE);
         assert_eq!(minimum_limit(150 * MB), 150 * MB + MARGIN + MIN_TREE);

@@ -3,8 +3,8 @@
 
 use tch::{Kind, Tensor};
 
-use crate::nn::symmetry::{Symmetry, TensorSymmetry};
 use crate::game::BoardSize;
+use crate::nn::symmetry::{Symmetry, TensorSymmetry};
 use crate::nn::{encode, INPUT_PLANES};
 pub use wuzi_core::records::*;
 
@@ -100,4 +100,3 @@ pub fn make_batch(data: &Dataset, items: &[(Sample, Symmetry)]) -> Result<Batch,
         size,
     })
 }
-

@@ -132,9 +132,9 @@ pub struct TrainArgs {
 
 fn parse_training_precision(s: &str) -> Result<PrecisionSetting, String> {
     match s.parse::<PrecisionSetting>()? {
-        PrecisionSetting::Fixed(Precision::Half) => Err(
-            "half precision needs loss scaling, which the trainer does not do: use bf16".into(),
-        ),
+        PrecisionSetting::Fixed(Precision::Half) => {
+            Err("half precision needs loss scaling, which the trainer does not do: use bf16".into())
+        }
         setting => Ok(setting),
     }
 }

@@ -154,7 +154,9 @@ pub fn export(
                 shard.positions,
                 packed_len(h, w)
             );
-            summary.shards.push((name.to_string(), size, shard.positions));
+            summary
+                .shards
+                .push((name.to_string(), size, shard.positions));
         }
     }
     let path = dir.join("index.tsv");
@@ -162,11 +164,7 @@ pub fn export(
     let mut orders = String::from("# symmetry, then the source plane of each output plane\n");
     for k in 0..8 {
         let order = Symmetry::new(k).plane_order();
-        let _ = writeln!(
-            orders,
-            "{k}\t{}",
-            order.map(|p| p.to_string()).join("\t")
-        );
+        let _ = writeln!(orders, "{k}\t{}", order.map(|p| p.to_string()).join("\t"));
     }
     let path = dir.join("symmetries.tsv");
     std::fs::write(&path, orders).map_err(|e| format!("cannot write {}: {e}", path.display()))?;

@@ -45,7 +45,10 @@ struct Args {
 
 fn run(args: &Args) -> Result<(), String> {
     if !(0.0..1.0).contains(&args.val_fraction) {
-        return Err(format!("--val-fraction {} must be in [0, 1)", args.val_fraction));
+        return Err(format!(
+            "--val-fraction {} must be in [0, 1)",
+            args.val_fraction
+        ));
     }
     let started = Instant::now();
     let data = Dataset::load(&args.data, args.rule, &args.boards)?;
@@ -57,7 +60,12 @@ fn run(args: &Args) -> Result<(), String> {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let summary = export(&data, &[("train", &train), ("val", &val)], &args.out, threads)?;
+    let summary = export(
+        &data,
+        &[("train", &train), ("val", &val)],
+        &args.out,
+        threads,
+    )?;
     for (split, size, positions) in &summary.shards {
         println!("{split} {size}: {positions} positions");
     }
