@@ -83,11 +83,15 @@ pub struct GameInput {
 /// A cell as text: column letter (a.., then A.. past z), row from the
 /// bottom (1-based).
 pub fn cell_name(p: Point, size: BoardSize) -> String {
+    labels(size).cell(p)
+}
+
+/// The diagram labels of a `size` board.
+fn labels(size: BoardSize) -> Notation {
     Notation::Labels {
         size,
         transposed: false,
     }
-    .cell(p)
 }
 
 /// Reads `h8` (column letter, row from the bottom) or `7,7` (Gomocup's
@@ -170,19 +174,19 @@ pub fn parse_sgf(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), String> {
 pub fn read_input(args: &AnalyseArgs) -> Result<GameInput, String> {
     let first = args.position[0].as_str();
     let mut game = if args.position.len() == 1 && (first == "-" || Path::new(first).is_file()) {
-        let (text, path) = if first == "-" {
+        let (text, name) = if first == "-" {
             let mut text = String::new();
             std::io::stdin()
                 .read_to_string(&mut text)
                 .map_err(|e| format!("stdin: {e}"))?;
-            (text, None)
+            (text, PathBuf::from("stdin"))
         } else {
             let path = PathBuf::from(first);
             let text =
                 std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            (text, Some(path))
+            (text, path)
         };
-        parse_text(&text, path.as_deref(), args)?
+        parse_text(&text, &name, args)?
     } else {
         let moves = args
             .position
@@ -210,7 +214,8 @@ pub fn read_input(args: &AnalyseArgs) -> Result<GameInput, String> {
     Ok(game)
 }
 
-fn parse_text(text: &str, path: Option<&Path>, args: &AnalyseArgs) -> Result<GameInput, String> {
+/// The game in `text` (a record read from `name`, or stdin).
+fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, String> {
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
     let points = |size: BoardSize, moves: Vec<(i64, i64)>| -> Result<Vec<Point>, String> {
         moves
@@ -242,10 +247,9 @@ fn parse_text(text: &str, path: Option<&Path>, args: &AnalyseArgs) -> Result<Gam
     }
     if trimmed.starts_with("#game_id") || trimmed.lines().next().is_some_and(|l| l.contains('\t')) {
         // Gomocup TSV: loaded with the records' own checks, under each rule.
-        let dir = tempfile_path(text)?;
         let mut found = None;
         for rule in std::iter::once(args.rule).chain(Rule::ALL) {
-            let data = Dataset::load(std::slice::from_ref(&dir), rule, &[])?;
+            let data = Dataset::parse(name, text, rule, &[])?;
             let game = match &args.game {
                 Some(id) => data.games.iter().find(|g| &g.id == id),
                 None => data.games.first(),
@@ -259,13 +263,11 @@ fn parse_text(text: &str, path: Option<&Path>, args: &AnalyseArgs) -> Result<Gam
                 break;
             }
         }
-        let _ = std::fs::remove_file(&dir);
         return found.ok_or_else(|| match &args.game {
             Some(id) => format!("no legal game {id:?} in the TSV"),
             None => "no legal game in the TSV".to_string(),
         });
     }
-    let _ = path;
     let moves = trimmed
         .split_whitespace()
         .map(|t| parse_cell(t, args.board))
@@ -275,13 +277,6 @@ fn parse_text(text: &str, path: Option<&Path>, args: &AnalyseArgs) -> Result<Gam
         rule: args.rule,
         moves,
     })
-}
-
-/// The TSV loader reads files: the text goes to a temporary one.
-fn tempfile_path(text: &str) -> Result<PathBuf, String> {
-    let path = std::env::temp_dir().join(format!("wuzi-analyse-{}.tsv", std::process::id()));
-    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(path)
 }
 
 /// The search limits of one position.
@@ -397,17 +392,26 @@ fn use_color(choice: ColorChoice) -> bool {
     }
 }
 
-/// The analysis of one position as JSON.
-fn position_json(board: &Board, result: &SearchResult) -> Value {
-    let size = board.size();
-    let cell = |p: Point| json!({"name": cell_name(p, size), "x": p.x(), "y": p.y()});
-    let mover = result.side_to_move;
-    let proven = match result.proven {
+/// A cell in JSON: its label and its 0-based x, y.
+fn cell_json(p: Point, size: BoardSize) -> Value {
+    json!({"name": cell_name(p, size), "x": p.x(), "y": p.y()})
+}
+
+/// A proven value in JSON (null when not proven).
+fn proven_json(proven: Proven) -> Value {
+    match proven {
         Proven::Win(d) => json!({"result": "win", "plies": d}),
         Proven::Loss(d) => json!({"result": "loss", "plies": d}),
         Proven::Draw => json!({"result": "draw"}),
         Proven::Unknown => Value::Null,
-    };
+    }
+}
+
+/// The analysis of one position as JSON.
+fn position_json(board: &Board, result: &SearchResult) -> Value {
+    let size = board.size();
+    let cell = |p: Point| cell_json(p, size);
+    let mover = result.side_to_move;
     json!({
         "rule": board.rule().to_string(),
         "board": size.to_string(),
@@ -417,7 +421,7 @@ fn position_json(board: &Board, result: &SearchResult) -> Value {
         "drawrate": result.wdl[1],
         "lossrate": result.wdl[2],
         "expected_score": result.expectation,
-        "proven": proven,
+        "proven": proven_json(result.proven),
         "best_move": result.best_move.map(cell),
         "pv": result.pv.iter().map(|&p| cell(p)).collect::<Vec<_>>(),
         "top": result.moves.iter().map(|m| json!({
@@ -426,12 +430,7 @@ fn position_json(board: &Board, result: &SearchResult) -> Value {
             "prior": m.prior,
             "winrate": m.wdl[0],
             "drawrate": m.wdl[1],
-            "proven": match m.proven {
-                Proven::Win(d) => json!({"result": "win", "plies": d}),
-                Proven::Loss(d) => json!({"result": "loss", "plies": d}),
-                Proven::Draw => json!({"result": "draw"}),
-                Proven::Unknown => Value::Null,
-            },
+            "proven": proven_json(m.proven),
         })).collect::<Vec<_>>(),
         "playouts": result.counters.playouts,
         "seconds": result.elapsed.as_secs_f64(),
@@ -469,17 +468,7 @@ fn position_text(board: &Board, result: &SearchResult, top: usize, color: bool) 
     if let Some(best) = result.best_move {
         let _ = writeln!(out, "best move: {}", cell_name(best, size));
     }
-    let mut pv = String::new();
-    let mut c = mover;
-    for &p in &result.pv {
-        let _ = write!(
-            pv,
-            " {}{}",
-            if c == Color::Black { 'X' } else { 'O' },
-            cell_name(p, size)
-        );
-        c = c.opponent();
-    }
+    let pv = labels(size).line(mover, &result.pv);
     let _ = writeln!(out, "line:{pv}");
     let _ = writeln!(out, "top moves:");
     for m in result.moves.iter().take(top) {
@@ -620,7 +609,7 @@ fn review_text(game: &GameInput, reviewed: &[Reviewed], threshold: f64) -> Strin
 
 fn review_json(game: &GameInput, reviewed: &[Reviewed]) -> Value {
     let size = game.size;
-    let cell = |p: Point| json!({"name": cell_name(p, size), "x": p.x(), "y": p.y()});
+    let cell = |p: Point| cell_json(p, size);
     json!({
         "rule": game.rule.to_string(),
         "board": size.to_string(),

@@ -380,29 +380,28 @@ impl Dataset {
         for file in &files {
             let bytes =
                 fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-            let text = String::from_utf8_lossy(&bytes);
-            loader.stats.files += 1;
-            let kind = kind_by_extension(file).or_else(|| kind_by_content(&text));
-            match kind {
-                Some(FileKind::Tsv) => loader.tsv(file, &text)?,
-                Some(FileKind::Psq) => loader.psq(file, &text),
-                None => {
-                    return Err(format!(
-                        "{}: not a game record file (expected a Gomocup TSV with a '#' header \
-                         line or a Piskvork PSQ file)",
-                        file.display()
-                    ))
-                }
-            }
+            loader.text(file, &String::from_utf8_lossy(&bytes))?;
         }
-        let mut stats = loader.stats;
-        stats.games = loader.games.len();
-        stats.positions = loader.games.iter().map(Game::targets).sum();
-        Ok(Dataset {
+        Ok(loader.finish())
+    }
+
+    /// [`Dataset::load`] of one record file's `text` (its kind from the
+    /// name's extension or else the content; `name` labels the warnings),
+    /// for text that did not come from a file, such as stdin.
+    pub fn parse(
+        name: &Path,
+        text: &str,
+        rule: Rule,
+        sizes: &[BoardSize],
+    ) -> Result<Dataset, String> {
+        let mut loader = Loader {
             rule,
-            games: loader.games,
-            stats,
-        })
+            sizes,
+            games: Vec::new(),
+            stats: LoadStats::default(),
+        };
+        loader.text(name, text)?;
+        Ok(loader.finish())
     }
 
     /// Splits the games into training and validation sets: a fraction of
@@ -563,6 +562,34 @@ impl Loader<'_> {
         if let Err(why) = result {
             let what = format!("{}:{line}: {why}", file.display());
             self.stats.warn(what);
+        }
+    }
+
+    /// One record file's text.
+    fn text(&mut self, file: &Path, text: &str) -> Result<(), String> {
+        self.stats.files += 1;
+        match kind_by_extension(file).or_else(|| kind_by_content(text)) {
+            Some(FileKind::Tsv) => self.tsv(file, text),
+            Some(FileKind::Psq) => {
+                self.psq(file, text);
+                Ok(())
+            }
+            None => Err(format!(
+                "{}: not a game record file (expected a Gomocup TSV with a '#' header \
+                 line or a Piskvork PSQ file)",
+                file.display()
+            )),
+        }
+    }
+
+    fn finish(self) -> Dataset {
+        let mut stats = self.stats;
+        stats.games = self.games.len();
+        stats.positions = self.games.iter().map(Game::targets).sum();
+        Dataset {
+            rule: self.rule,
+            games: self.games,
+            stats,
         }
     }
 
