@@ -12,7 +12,7 @@ use crate::protocol::balance::balancing_moves;
 use crate::protocol::command::{parse_coord, BlockKind, Command, Stone};
 use crate::protocol::log::LogFile;
 use crate::search::node::Proven;
-use crate::search::result::{pv_move, MoveStats, Notation};
+use crate::search::result::{MoveStats, Notation};
 use crate::search::{memory, SearchResult};
 
 const NAME: &str = "Wuzi";
@@ -665,14 +665,7 @@ impl Controller {
         }
         match self.engine.report(&path, 5) {
             Some(report) => {
-                let ev = match report.proven {
-                    Proven::Win(d) => format!("W{d}"),
-                    Proven::Loss(d) => format!("L{d}"),
-                    Proven::Draw => "D".to_string(),
-                    Proven::Unknown => {
-                        format!("{:.1}", 100.0 * (report.wdl[0] + 0.5 * report.wdl[1]))
-                    }
-                };
+                let ev = report.proven.ev_text(report.wdl[0] + 0.5 * report.wdl[1]);
                 let mut line = format!(
                     "MESSAGE evaluate {} n {} ev {ev} winrate {:.1} drawrate {:.1} pv",
                     if value.trim().is_empty() {
@@ -684,12 +677,7 @@ impl Controller {
                     100.0 * report.wdl[0],
                     100.0 * report.wdl[1]
                 );
-                let mut color = report.side_to_move;
-                for &mv in &report.pv {
-                    line.push(' ');
-                    line.push_str(&pv_move(color, mv));
-                    color = color.opponent();
-                }
+                line.push_str(&Notation::Gomocup.line(report.side_to_move, &report.pv));
                 let moves: Vec<String> = report.moves.iter().map(move_summary).collect();
                 if !moves.is_empty() {
                     line.push_str(" top ");
@@ -844,12 +832,7 @@ impl Controller {
     /// A summary line from the tree mid-search (the root's visits as `n`).
     fn live_summary(&self, report: &NodeReport, elapsed: Duration) -> String {
         let notation = self.notation();
-        let ev = match report.proven {
-            Proven::Win(d) => format!("W{d}"),
-            Proven::Loss(d) => format!("L{d}"),
-            Proven::Draw => "D".to_string(),
-            Proven::Unknown => format!("{:.1}", 100.0 * (report.wdl[0] + 0.5 * report.wdl[1])),
-        };
+        let ev = report.proven.ev_text(report.wdl[0] + 0.5 * report.wdl[1]);
         let mut line = format!(
             "depth 1-{} ev {ev} winrate {:.1} drawrate {:.1} n {} tm {} pv",
             report.pv.len().max(1),
@@ -858,12 +841,7 @@ impl Controller {
             report.visits,
             elapsed.as_millis()
         );
-        let mut color = report.side_to_move;
-        for &mv in &report.pv {
-            line.push(' ');
-            line.push_str(&notation.stone(color, mv));
-            color = color.opponent();
-        }
+        line.push_str(&notation.line(report.side_to_move, &report.pv));
         line
     }
 
@@ -1132,12 +1110,7 @@ fn is_clock_key(key: &str) -> bool {
 }
 
 fn move_summary(m: &MoveStats) -> String {
-    let value = match m.proven {
-        Proven::Win(d) => format!("W{d}"),
-        Proven::Loss(d) => format!("L{d}"),
-        Proven::Draw => "D".to_string(),
-        Proven::Unknown => format!("{:.1}", 100.0 * (m.wdl[0] + 0.5 * m.wdl[1])),
-    };
+    let value = m.proven.ev_text(m.wdl[0] + 0.5 * m.wdl[1]);
     format!("{}:{}:{value}", m.mv, m.visits)
 }
 

@@ -166,6 +166,18 @@ impl Notation {
         }
     }
 
+    /// A line of moves, `first` to play the first, each with a leading blank.
+    pub fn line(self, first: Color, moves: &[Point]) -> String {
+        let mut text = String::new();
+        let mut color = first;
+        for &mv in moves {
+            text.push(' ');
+            text.push_str(&self.stone(color, mv));
+            color = color.opponent();
+        }
+        text
+    }
+
     /// A stone of `color` on `mv`, for a line of moves.
     pub fn stone(self, color: Color, mv: Point) -> String {
         match self {
@@ -196,12 +208,7 @@ impl SearchResult {
 
     /// The `ev` field: the expectation in %, or W/L/D with the plies to the end.
     pub fn ev_text(&self) -> String {
-        match self.proven {
-            Proven::Win(d) => format!("W{d}"),
-            Proven::Loss(d) => format!("L{d}"),
-            Proven::Draw => "D".to_string(),
-            Proven::Unknown => format!("{:.1}", 100.0 * self.expectation),
-        }
+        self.proven.ev_text(self.expectation)
     }
 
     /// The summary line sent after a search (without the `MESSAGE` word):
@@ -228,11 +235,7 @@ impl SearchResult {
             let _ = write!(line, " refuted {}", refuted.join(" "));
         }
         line.push_str(" pv");
-        let mut color = self.side_to_move;
-        for &mv in &self.pv {
-            let _ = write!(line, " {}", notation.stone(color, mv));
-            color = color.opponent();
-        }
+        line.push_str(&notation.line(self.side_to_move, &self.pv));
         line
     }
 }
