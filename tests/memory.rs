@@ -70,14 +70,7 @@ impl Brain {
 
     /// USS of the brain, as GomocupJudge sums it (one process here).
     fn uss(&self) -> usize {
-        let text = std::fs::read_to_string(format!("/proc/{}/smaps_rollup", self.child.id()))
-            .expect("smaps_rollup");
-        let kib: usize = text
-            .lines()
-            .filter(|l| l.starts_with("Private_Clean:") || l.starts_with("Private_Dirty:"))
-            .filter_map(|l| l.split_whitespace().nth(1)?.parse::<usize>().ok())
-            .sum();
-        kib * 1024
+        wuzi::search::memory::private_bytes_of(self.child.id()).expect("smaps_rollup")
     }
 }
 

@@ -107,14 +107,19 @@ pub fn forward_rate(network: &Frozen, input: &Tensor, time: Duration) -> f64 {
 /// Positions per second of `network` on a batch of `batch` empty 15x15
 /// boards for about `time`.
 pub fn positions_per_second(network: &Frozen, batch: usize, time: Duration) -> f64 {
+    forward_rate(network, &empty_boards(batch, network.device()), time)
+}
+
+/// The input of `batch` empty 15x15 boards on `device`, every cell on the
+/// board and legal as in an opening: what speed measurements feed.
+pub fn empty_boards(batch: usize, device: Device) -> Tensor {
     let input = Tensor::zeros(
         [batch.max(1) as i64, INPUT_PLANES as i64, 15, 15],
-        (Kind::Float, network.device()),
+        (Kind::Float, device),
     );
-    // Every cell on the board and legal, as in an opening.
     let _ = input.narrow(1, LEGAL_PLANE, 1).fill_(1.0);
     let _ = input.narrow(1, BOARD_PLANE, 1).fill_(1.0);
-    forward_rate(network, &input, time)
+    input
 }
 
 /// Measures fp32 and bf16 inference of `network` (about 2 x `time`).

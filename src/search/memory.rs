@@ -19,21 +19,31 @@ pub const MIN_TREE: usize = 4 << 20;
 /// This process's USS in bytes (private clean + private dirty), or its
 /// resident size where smaps_rollup is missing; `None` off Linux.
 pub fn process_private_bytes() -> Option<usize> {
-    if let Ok(text) = std::fs::read_to_string("/proc/self/smaps_rollup") {
-        let kib: usize = text
-            .lines()
-            .filter(|l| l.starts_with("Private_Clean:") || l.starts_with("Private_Dirty:"))
-            .filter_map(|l| l.split_whitespace().nth(1)?.parse::<usize>().ok())
-            .sum();
-        if kib > 0 {
-            return Some(kib * 1024);
-        }
+    if let Some(bytes) = uss_from("/proc/self/smaps_rollup") {
+        return Some(bytes);
     }
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: usize = statm.split_whitespace().nth(1)?.parse().ok()?;
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     Some(pages * usize::try_from(page).ok()?)
+}
+
+/// The USS of process `pid` in bytes, as GomocupJudge reads it (None when
+/// its smaps_rollup cannot be read).
+pub fn private_bytes_of(pid: u32) -> Option<usize> {
+    uss_from(&format!("/proc/{pid}/smaps_rollup"))
+}
+
+/// Private clean + private dirty of an smaps_rollup file, in bytes.
+fn uss_from(path: &str) -> Option<usize> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let kib: usize = text
+        .lines()
+        .filter(|l| l.starts_with("Private_Clean:") || l.starts_with("Private_Dirty:"))
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse::<usize>().ok())
+        .sum();
+    (kib > 0).then_some(kib * 1024)
 }
 
 /// The bytes the tree may use under `limit` when the process holds `used`

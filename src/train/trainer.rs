@@ -611,13 +611,9 @@ mod tests {
 /// boards for about `time`, after one warm-up pass. Used to choose the
 /// training precision by measurement.
 pub fn training_rate(net: &Network, compute: Kind, batch: usize, time: Duration) -> f64 {
-    use crate::nn::features::INPUT_PLANES;
     let device = net.device();
     let batch = batch.max(1) as i64;
-    let input = Tensor::zeros([batch, INPUT_PLANES as i64, 15, 15], (Kind::Float, device));
-    // Every cell on the board and legal, as in an opening.
-    let _ = input.narrow(1, crate::nn::model::LEGAL_PLANE, 1).fill_(1.0);
-    let _ = input.narrow(1, crate::nn::model::BOARD_PLANE, 1).fill_(1.0);
+    let input = crate::nn::precision::empty_boards(batch as usize, device);
     let targets = Tensor::zeros([batch], (Kind::Int64, device));
     let pass = || {
         let (p, v) = net.forward_in(&input, false, compute);
