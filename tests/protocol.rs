@@ -904,18 +904,26 @@ fn unbalanced_renju_diagrams_get_their_forbidden_points_and_a_legal_move() {
     assert_eq!(unbalanced, 23, "every quintet diagram is unbalanced");
 }
 
+/// A brain after Yixin-Board's start-up (`yxshowinfo`, then `settings`,
+/// then `start 15`), with one search thread.
+fn yixin_board(settings: &[&str]) -> Brain {
+    let mut b = Brain::start(&["--threads", "1"]);
+    b.send("yxshowinfo");
+    for line in settings {
+        b.send(line);
+    }
+    b.send("start 15");
+    assert_eq!(b.answer(), "OK");
+    b
+}
+
 /// Yixin-Board places the stone `yxbalanceone` answers and then asks
 /// `yxshowforbid` without sending the board again: the engine's own board
 /// must hold the move it gave (black's forbidden points, black to move).
 #[test]
 fn a_balancing_move_is_kept_on_the_engines_board() {
     use wuzi::game::{Board, BoardSize, Color, Point, Rule};
-    let mut b = Brain::start(&["--threads", "1"]);
-    b.send("yxshowinfo");
-    b.send("INFO rule 2");
-    b.send("INFO timeout_turn 200");
-    b.send("start 15");
-    assert_eq!(b.answer(), "OK");
+    let mut b = yixin_board(&["INFO rule 2", "INFO timeout_turn 200"]);
     // Black around two double-three points (7,7 and 11,3), so that one
     // white move cannot take both away; white far away and to move, so
     // black's stones are field 2.
@@ -973,11 +981,7 @@ fn a_balancing_move_is_kept_on_the_engines_board() {
 /// 9, column 9 is the GUI's J6 (it was printed `Xj9` before).
 #[test]
 fn yixin_board_text_uses_the_guis_labels() {
-    let mut b = Brain::start(&["--threads", "1"]);
-    b.send("yxshowinfo");
-    b.send("INFO timeout_turn 300");
-    b.send("start 15");
-    assert_eq!(b.answer(), "OK");
+    let mut b = yixin_board(&["INFO timeout_turn 300"]);
     b.send("yxboard");
     for (r, c, field) in [
         (9, 5, 1),
@@ -1010,12 +1014,7 @@ fn yixin_board_text_uses_the_guis_labels() {
 /// tree reused from the last move holds visits of earlier searches).
 #[test]
 fn yixin_info_blocks_show_only_searched_moves_within_the_total() {
-    let mut b = Brain::start(&["--threads", "1"]);
-    b.send("yxshowinfo");
-    b.send("info show_detail 3");
-    b.send("INFO timeout_turn 300");
-    b.send("start 15");
-    assert_eq!(b.answer(), "OK");
+    let mut b = yixin_board(&["info show_detail 3", "INFO timeout_turn 300"]);
     b.send("yxboard");
     b.send("7,7,2");
     b.send("done");
@@ -1051,11 +1050,7 @@ fn yixin_info_blocks_show_only_searched_moves_within_the_total() {
 /// one-ply network values chose it).
 #[test]
 fn a_balancing_move_leaves_a_position_the_engine_finds_even() {
-    let mut b = Brain::start(&["--threads", "1"]);
-    b.send("yxshowinfo");
-    b.send("INFO timeout_turn 1000");
-    b.send("start 15");
-    assert_eq!(b.answer(), "OK");
+    let mut b = yixin_board(&["INFO timeout_turn 1000"]);
     b.send("yxboard");
     b.send("7,7,2");
     b.send("8,8,1");
@@ -1086,12 +1081,7 @@ fn a_balancing_move_leaves_a_position_the_engine_finds_even() {
 /// new best move is marked.
 #[test]
 fn yixin_board_gets_live_analysis_during_a_search() {
-    let mut b = Brain::start(&["--threads", "1"]);
-    b.send("yxshowinfo");
-    b.send("info show_detail 3");
-    b.send("INFO timeout_turn 1600");
-    b.send("start 15");
-    assert_eq!(b.answer(), "OK");
+    let mut b = yixin_board(&["info show_detail 3", "INFO timeout_turn 1600"]);
     b.send("yxboard");
     b.send("7,7,2");
     b.send("8,8,1");

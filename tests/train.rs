@@ -367,52 +367,84 @@ fn csv_rows(path: &Path) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// Options of a short run on a handful of games to overfit (the first four
+/// of a fixture file, written into `dir`), plus `extra`.
+fn tiny_run(dir: &Path, out: &Path, extra: &[&str]) -> TrainArgs {
+    let text = fs::read_to_string(fixture("gomocup2024_freestyle15_2_sample.tsv")).unwrap();
+    let games = dir.join("few.tsv");
+    fs::write(&games, text.lines().take(5).collect::<Vec<_>>().join("\n")).unwrap();
+    let mut args = vec![
+        games.to_str().unwrap().to_string(),
+        "--out".to_string(),
+        out.to_str().unwrap().to_string(),
+    ];
+    args.extend(
+        [
+            "--rule",
+            "freestyle",
+            "--net",
+            "2x16",
+            "--epochs",
+            "100",
+            "--max-steps",
+            "30",
+            "--batch-size",
+            "32",
+            "--lr",
+            "0.01",
+            "--schedule",
+            "constant",
+            "--warmup-steps",
+            "0",
+            "--val-fraction",
+            "0.25",
+            "--log-every",
+            "1",
+            "--device",
+            "cpu",
+            "--quiet",
+        ]
+        .iter()
+        .chain(extra)
+        .map(|a| a.to_string()),
+    );
+    TrainArgs::parse_from(args).unwrap()
+}
+
+/// Policy + value loss of each training row of a loss.csv (rows without
+/// validation figures).
+fn training_losses(rows: &[Vec<String>]) -> Vec<f64> {
+    rows[1..]
+        .iter()
+        .filter(|r| !r[4].is_empty() && r[7].is_empty())
+        .map(|r| r[4].parse::<f64>().unwrap() + r[5].parse::<f64>().unwrap())
+        .collect()
+}
+
+/// Mean of the first five and of the last five values.
+fn first_and_last(v: &[f64]) -> (f64, f64) {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    (mean(&v[..5]), mean(&v[v.len() - 5..]))
+}
+
 #[test]
 fn a_tiny_training_run_learns_and_writes_its_files() {
-    // A handful of games to overfit: the first four of a fixture file.
     let dir = tempfile::tempdir().unwrap();
-    let text = fs::read_to_string(fixture("gomocup2024_freestyle15_2_sample.tsv")).unwrap();
-    let few: Vec<&str> = text.lines().take(5).collect();
-    let games = dir.path().join("few.tsv");
-    fs::write(&games, few.join("\n")).unwrap();
     let out = dir.path().join("out");
-    let args = TrainArgs::parse_from([
-        games.to_str().unwrap(),
-        "--rule",
-        "freestyle",
-        "--board",
-        "15",
-        "--net",
-        "2x16",
-        "--epochs",
-        "100",
-        "--max-steps",
-        "30",
-        "--batch-size",
-        "32",
-        "--lr",
-        "0.01",
-        "--schedule",
-        "constant",
-        "--warmup-steps",
-        "0",
-        "--val-fraction",
-        "0.25",
-        "--checkpoint-every",
-        "10",
-        "--log-every",
-        "1",
-        "--device",
-        "cpu",
-        "--threads",
-        "2",
-        "--seed",
-        "3",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ])
-    .unwrap();
+    let args = tiny_run(
+        dir.path(),
+        &out,
+        &[
+            "--board",
+            "15",
+            "--checkpoint-every",
+            "10",
+            "--threads",
+            "2",
+            "--seed",
+            "3",
+        ],
+    );
     let summary = run(&args).unwrap();
     assert_eq!(summary.train_games, 3);
     assert_eq!(summary.val_games, 1);
@@ -451,17 +483,12 @@ fn a_tiny_training_run_learns_and_writes_its_files() {
     assert_eq!(rows[0][0], "step");
     let columns = rows[0].len();
     assert!(rows.iter().all(|r| r.len() == columns));
-    let train: Vec<f64> = rows[1..]
-        .iter()
-        .filter(|r| !r[4].is_empty() && r[7].is_empty())
-        .map(|r| r[4].parse::<f64>().unwrap() + r[5].parse::<f64>().unwrap())
-        .collect();
+    let train = training_losses(&rows);
     assert!(train.len() >= 25, "{} training rows", train.len());
     let val_rows = rows[1..].iter().filter(|r| !r[7].is_empty()).count();
     assert!(val_rows >= 2, "validation at epoch ends and at the stop");
     // The training loss goes down on this tiny set.
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let (first, last) = (mean(&train[..5]), mean(&train[train.len() - 5..]));
+    let (first, last) = first_and_last(&train);
     assert!(
         last < 0.8 * first,
         "training loss {first:.3} -> {last:.3} did not fall by 20%"
@@ -531,51 +558,11 @@ fn bf16_training_matches_fp32_and_learns() {
     });
 
     let dir = tempfile::tempdir().unwrap();
-    let text = fs::read_to_string(fixture("gomocup2024_freestyle15_2_sample.tsv")).unwrap();
-    let games = dir.path().join("few.tsv");
-    fs::write(&games, text.lines().take(5).collect::<Vec<_>>().join("\n")).unwrap();
     let out = dir.path().join("out");
-    let args = TrainArgs::parse_from([
-        games.to_str().unwrap(),
-        "--rule",
-        "freestyle",
-        "--net",
-        "2x16",
-        "--epochs",
-        "100",
-        "--max-steps",
-        "30",
-        "--batch-size",
-        "32",
-        "--lr",
-        "0.01",
-        "--schedule",
-        "constant",
-        "--warmup-steps",
-        "0",
-        "--val-fraction",
-        "0.25",
-        "--log-every",
-        "1",
-        "--device",
-        "cpu",
-        "--precision",
-        "bf16",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ])
-    .unwrap();
+    let args = tiny_run(dir.path(), &out, &["--precision", "bf16"]);
     let summary = run(&args).unwrap();
     assert_eq!(summary.precision, Precision::Bf16);
-    let rows = csv_rows(&out.join("loss.csv"));
-    let train: Vec<f64> = rows[1..]
-        .iter()
-        .filter(|r| !r[4].is_empty() && r[7].is_empty())
-        .map(|r| r[4].parse::<f64>().unwrap() + r[5].parse::<f64>().unwrap())
-        .collect();
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let (first, last) = (mean(&train[..5]), mean(&train[train.len() - 5..]));
+    let (first, last) = first_and_last(&training_losses(&csv_rows(&out.join("loss.csv"))));
     assert!(
         last < 0.8 * first,
         "bf16 training loss {first:.3} -> {last:.3} did not fall by 20%"
