@@ -357,6 +357,13 @@ def main():
                      "val_value_accuracy"])
     window = [0.0, 0.0, 0.0, 0]
     train_started = time.time()
+    # With --max-minutes the cosine schedule is fitted to the steps that the
+    # time allows (re-estimated from the recent rate, which changes when jobs
+    # share the GPU), so that the learning rate has decayed when time is up.
+    epoch_total = total
+    timed_from = (time.time(), 0)
+    best_loss, best_step = math.inf, None
+    best_path = os.path.join(args.out, "best.safetensors")
     model.train()
     while step < total:
         for s, rows in epoch_plan(train, args.batch_size, generator):
@@ -385,6 +392,16 @@ def main():
             opt.step()
             step += 1
             samples += len(rows)
+            if deadline and (step == 100 or step % args.val_every == 0):
+                now = time.time()
+                if step > timed_from[1]:
+                    rate = (step - timed_from[1]) / max(now - timed_from[0], 1e-9)
+                    fits = step + int(0.97 * rate * max(deadline - now, 0.0))
+                    total = max(step + 1, min(epoch_total, fits))
+                    if total < epoch_total:
+                        stop = f"--max-minutes {args.max_minutes}: schedule fitted to the time"
+                    warmup = min(warmup, max(total // 10, 1))
+                timed_from = (now, step)
             window[0] += policy_loss.detach()
             window[1] += value_loss.detach()
             window[2] += (p.argmax(-1) == move).float().mean().detach()
@@ -411,16 +428,25 @@ def main():
                          f"value {metrics['value_loss']:.4f}" if metrics else "-")
                       + f" | {rate:.0f} samples/s", flush=True)
                 save_safetensors(model, os.path.join(args.out, "final.safetensors"))
+                if metrics and metrics["policy_loss"] + metrics["value_loss"] < best_loss:
+                    best_loss = metrics["policy_loss"] + metrics["value_loss"]
+                    save_safetensors(model, best_path)
+                    best_step = step
         if step >= total:
             break
     log.close()
     save_safetensors(model, os.path.join(args.out, "final.safetensors"))
     final = validate(model, val, 4096, autocast) if val else None
+    if final and final["policy_loss"] + final["value_loss"] < best_loss:
+        best_loss, best_step = final["policy_loss"] + final["value_loss"], step
+        save_safetensors(model, best_path)
     summary = {"net": args.net, "device": str(device), "precision": precision, "steps": step,
                "samples": samples, "epochs": samples / positions, "stop": stop,
                "train_seconds": round(time.time() - train_started, 1),
                "samples_per_second": round(samples / max(time.time() - train_started, 1e-9)),
-               "validation": final}
+               "validation": final,
+               "best": {"step": best_step, "policy_plus_value_loss": round(best_loss, 4)}
+               if math.isfinite(best_loss) else None}
     with open(os.path.join(args.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     print("gpu_train: " + json.dumps(summary), flush=True)
