@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use crate::bench::blunders::refutation;
 use crate::game::{Board, BoardSize, Color, Point, Rule};
+use crate::gomocup::Coord;
 use crate::search::node::Proven;
 use crate::search::result::{column_letter, MoveStats, Notation};
 use crate::search::{SearchLimits, SearchResult, Searcher, TimeBudget};
@@ -99,10 +100,12 @@ fn labels(size: BoardSize) -> Notation {
 pub fn parse_cell(text: &str, size: BoardSize) -> Result<Point, String> {
     let t = text.trim();
     let bad = || format!("{t:?} is not a move (h8, or x,y counted from 0)");
-    let (x, y) = if let Some((x, y)) = t.split_once(',') {
-        let x: i32 = x.trim().parse().map_err(|_| bad())?;
-        let y: i32 = y.trim().parse().map_err(|_| bad())?;
-        (x, y)
+    let (x, y) = if t.contains(',') {
+        let c: Coord = t.parse().map_err(|_| bad())?;
+        (
+            i32::try_from(c.x).map_err(|_| bad())?,
+            i32::try_from(c.y).map_err(|_| bad())?,
+        )
     } else {
         let mut chars = t.chars();
         let letter = chars.next().ok_or_else(bad)?;

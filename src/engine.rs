@@ -95,38 +95,34 @@ impl Engine {
 
     /// Plays a move for the side to move, refusing what the rules refuse
     /// (forbidden moves included); the position is unchanged on error.
-    pub fn play(&mut self, x: i64, y: i64) -> Result<Point, MoveError> {
+    pub fn play(&mut self, p: Point) -> Result<(), MoveError> {
         self.stop();
         let color = self.board.side_to_move();
-        let p = self.board.check_move(x, y, color)?;
-        self.board.play(p)?;
-        Ok(p)
+        self.board.check_move(i64::from(p.x()), i64::from(p.y()), color)?;
+        self.board.play(p)
     }
 
     /// Places a stone of `color` without the forbidden-move check (set-up
     /// commands describe positions as they are); the position is unchanged
     /// on error.
-    pub fn place(&mut self, x: i64, y: i64, color: Color) -> Result<Point, MoveError> {
+    pub fn place(&mut self, p: Point, color: Color) -> Result<(), MoveError> {
         self.stop();
-        let p = self.board.point(x, y)?;
-        self.board.place(p, color)?;
-        Ok(p)
+        self.board.place(p, color)
     }
 
-    /// Takes back the last move if it is (x, y); otherwise says which move
-    /// is last.
-    pub fn take_back(&mut self, x: i64, y: i64) -> Result<Point, String> {
+    /// Takes back the last move if it is `p`; otherwise says which move is
+    /// last.
+    pub fn take_back(&mut self, p: Point) -> Result<(), String> {
         self.stop();
         let last = self
             .board
             .last_move()
             .ok_or_else(|| "no move to take back".to_string())?;
-        let p = self.board.point(x, y).map_err(|e| e.to_string())?;
         if p != last {
             return Err(format!("{p} is not the last move; the last move is {last}"));
         }
         self.board.undo();
-        Ok(p)
+        Ok(())
     }
 
     /// Replaces the position (after a set-up), keeping the cache.

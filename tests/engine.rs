@@ -33,10 +33,10 @@ fn engine(rule: Rule) -> Engine {
 #[test]
 fn pondering_builds_the_tree_the_next_move_uses() {
     let mut e = engine(Rule::Freestyle);
-    e.play(7, 7).unwrap();
-    e.play(8, 8).unwrap();
+    e.play(p(7, 7)).unwrap();
+    e.play(p(8, 8)).unwrap();
     // Our move, then ponder on the opponent's time.
-    e.play(6, 6).unwrap();
+    e.play(p(6, 6)).unwrap();
     e.start(SearchKind::Ponder(None));
     std::thread::sleep(Duration::from_millis(300));
     assert!(e.is_searching());
@@ -45,7 +45,7 @@ fn pondering_builds_the_tree_the_next_move_uses() {
     assert_eq!(pondered.kind, SearchKind::Ponder(None));
     assert_eq!(pondered.result.reason, StopReason::Stopped);
     let reply = pondered.result.moves[0].mv;
-    e.play(reply.x() as i64, reply.y() as i64).unwrap();
+    e.play(reply).unwrap();
     let before = e
         .report(&[], 5)
         .expect("the reply was searched while pondering");
@@ -61,7 +61,7 @@ fn pondering_builds_the_tree_the_next_move_uses() {
 #[test]
 fn a_timed_ponder_ends_by_itself_and_stop_ends_thinking() {
     let mut e = engine(Rule::Renju);
-    e.play(7, 7).unwrap();
+    e.play(p(7, 7)).unwrap();
     e.start(SearchKind::Ponder(Some(Duration::from_millis(100))));
     let start = Instant::now();
     let finished = loop {
@@ -91,22 +91,22 @@ fn a_timed_ponder_ends_by_itself_and_stop_ends_thinking() {
 #[test]
 fn refused_moves_leave_the_position_unchanged() {
     let mut e = engine(Rule::Renju);
-    e.play(7, 7).unwrap();
-    assert_eq!(e.play(7, 7), Err(MoveError::Occupied(p(7, 7))));
-    assert!(e.play(15, 0).is_err());
-    assert!(e.play(-1, 3).is_err());
+    e.play(p(7, 7)).unwrap();
+    assert_eq!(e.play(p(7, 7)), Err(MoveError::Occupied(p(7, 7))));
+    // A cell off this 15x15 board (negative coordinates are not a Point).
+    assert!(matches!(e.play(p(15, 0)), Err(MoveError::OffBoard { .. })));
     assert_eq!(e.board().stone_count(), 1);
     assert_eq!(e.board().side_to_move(), Color::White);
-    assert!(e.take_back(3, 3).unwrap_err().contains("last move is 7,7"));
-    assert_eq!(e.take_back(7, 7), Ok(p(7, 7)));
-    assert!(e.take_back(7, 7).is_err());
+    assert!(e.take_back(p(3, 3)).unwrap_err().contains("last move is 7,7"));
+    assert_eq!(e.take_back(p(7, 7)), Ok(()));
+    assert!(e.take_back(p(7, 7)).is_err());
     assert_eq!(e.board().stone_count(), 0);
 }
 
 #[test]
 fn reports_follow_a_move_path() {
     let mut e = engine(Rule::Standard);
-    e.play(7, 7).unwrap();
+    e.play(p(7, 7)).unwrap();
     e.limits.max_playouts = Some(400);
     let result = e.think().unwrap();
     let root = e.report(&[], 3).unwrap();

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use crate::arena::config::EngineSpec;
+use crate::gomocup::LineSplitter;
 
 /// Longest line kept from an engine; the rest of a longer line is dropped.
 const MAX_LINE: usize = 16 * 1024;
@@ -83,41 +84,34 @@ pub(crate) struct EngineProcess {
 }
 
 fn reader<R: Read>(mut source: R, tx: Sender<Event>, stderr: bool) {
+    let mut splitter = LineSplitter::new(MAX_LINE);
     let mut buf = [0u8; 8192];
-    let mut line: Vec<u8> = Vec::with_capacity(256);
-    loop {
+    let event = |at: Instant, text: String| {
+        if stderr {
+            Event::Err(at, text)
+        } else {
+            Event::Out(at, text)
+        }
+    };
+    let mut open = true;
+    while open {
         let n = match source.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
         let at = Instant::now();
-        for &b in &buf[..n] {
-            if b == b'\n' || b == b'\r' {
-                if !line.is_empty() {
-                    let text = String::from_utf8_lossy(&line).into_owned();
-                    line.clear();
-                    let event = if stderr {
-                        Event::Err(at, text)
-                    } else {
-                        Event::Out(at, text)
-                    };
-                    if tx.send(event).is_err() {
-                        return;
-                    }
-                }
-            } else if line.len() < MAX_LINE {
-                line.push(b);
+        splitter.feed(&buf[..n], |text| {
+            if !text.is_empty() {
+                open = open && tx.send(event(at, text)).is_ok();
             }
-        }
+        });
+    }
+    if !open {
+        return;
     }
     let at = Instant::now();
-    if !line.is_empty() {
-        let text = String::from_utf8_lossy(&line).into_owned();
-        let _ = tx.send(if stderr {
-            Event::Err(at, text)
-        } else {
-            Event::Out(at, text)
-        });
+    if let Some(text) = splitter.finish() {
+        let _ = tx.send(event(at, text));
     }
     if !stderr {
         let _ = tx.send(Event::Closed(at));
@@ -324,76 +318,5 @@ impl Drop for EngineProcess {
             }
             let _ = self.child.wait();
         }
-    }
-}
-
-/// What kind of line an engine sent.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum LineKind<'a> {
-    Ok,
-    Move(i64, i64),
-    Message,
-    Debug,
-    Unknown,
-    Error,
-    Suggest(&'a str),
-    Other,
-}
-
-/// Parses `x,y` (blanks around either number allowed, nothing else).
-pub(crate) fn parse_move(text: &str) -> Option<(i64, i64)> {
-    let (a, b) = text.trim().split_once(',')?;
-    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
-}
-
-/// Classifies a line: protocol keywords are matched case-insensitively by
-/// their first word.
-pub(crate) fn classify(text: &str) -> LineKind<'_> {
-    let t = text.trim();
-    let (word, rest) = match t.split_once(char::is_whitespace) {
-        Some((w, r)) => (w, r.trim()),
-        None => (t, ""),
-    };
-    if word.eq_ignore_ascii_case("OK") && rest.is_empty() {
-        return LineKind::Ok;
-    }
-    for (keyword, kind) in [
-        ("MESSAGE", LineKind::Message),
-        ("DEBUG", LineKind::Debug),
-        ("UNKNOWN", LineKind::Unknown),
-        ("ERROR", LineKind::Error),
-    ] {
-        if word.eq_ignore_ascii_case(keyword) {
-            return kind;
-        }
-    }
-    if word.eq_ignore_ascii_case("SUGGEST") {
-        return LineKind::Suggest(rest);
-    }
-    match parse_move(t) {
-        Some((x, y)) => LineKind::Move(x, y),
-        None => LineKind::Other,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lines_are_classified() {
-        assert_eq!(classify("OK"), LineKind::Ok);
-        assert_eq!(classify("ok "), LineKind::Ok);
-        assert_eq!(classify("OK - ready"), LineKind::Other);
-        assert_eq!(classify(" 7, 8"), LineKind::Move(7, 8));
-        assert_eq!(classify("-1,3"), LineKind::Move(-1, 3));
-        assert_eq!(classify("7,7 extra"), LineKind::Other);
-        assert_eq!(classify("7 ,7"), LineKind::Move(7, 7));
-        assert_eq!(classify("MESSAGE hi"), LineKind::Message);
-        assert_eq!(classify("debug x"), LineKind::Debug);
-        assert_eq!(classify("ERROR bad"), LineKind::Error);
-        assert_eq!(classify("UNKNOWN"), LineKind::Unknown);
-        assert_eq!(classify("SUGGEST 3,4"), LineKind::Suggest("3,4"));
-        assert_eq!(classify("7.5,2"), LineKind::Other);
     }
 }

@@ -6,14 +6,14 @@ use std::time::{Duration, Instant};
 use clap::ValueEnum;
 
 use crate::arena::config::EngineSpec;
-use crate::arena::engine::{classify, EngineProcess, GameLog, LineKind, Reply};
+use crate::arena::engine::{EngineProcess, GameLog, Reply};
+use crate::gomocup::{BlockKind, BrainLine, Command, Coord, Stone, UNLIMITED_MS};
 use crate::arena::record::MoveRecord;
 use crate::arena::stats::Wld;
 use crate::arena::ArenaError;
 use crate::game::{Board, BoardSize, Color, MoveError, Outcome, Point, Rule};
 
 /// `INFO time_left` when there is no match time limit.
-const UNLIMITED: i64 = 2_147_483_647;
 
 /// How the position is sent before a move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -292,10 +292,10 @@ fn expect_ok(
 ) -> Result<(), OkFailure> {
     loop {
         match proc.next_line(deadline, log) {
-            Reply::Line(_, text) => match classify(&text) {
-                LineKind::Ok => return Ok(()),
-                LineKind::Message | LineKind::Debug => {}
-                LineKind::Error | LineKind::Unknown => return Err(OkFailure::Refused(text)),
+            Reply::Line(_, text) => match BrainLine::parse(&text) {
+                BrainLine::Ok => return Ok(()),
+                BrainLine::Message(_) | BrainLine::Debug(_) => {}
+                BrainLine::Error(_) | BrainLine::Unknown(_) => return Err(OkFailure::Refused(text)),
                 _ if strict => return Err(OkFailure::Refused(text)),
                 _ => {}
             },
@@ -450,9 +450,9 @@ pub(crate) fn handshake(
         // A late answer is skipped by the lenient START read below.
         let about_deadline = deadline.min(Instant::now() + Duration::from_secs(2));
         while let Reply::Line(_, text) = proc.next_line(about_deadline, log) {
-            match classify(&text) {
-                LineKind::Message | LineKind::Debug => continue,
-                LineKind::Unknown | LineKind::Error => break,
+            match BrainLine::parse(&text) {
+                BrainLine::Message(_) | BrainLine::Debug(_) => continue,
+                BrainLine::Unknown(_) | BrainLine::Error(_) => break,
                 _ => {
                     slot.about.get_or_insert(text);
                     break;
@@ -461,11 +461,13 @@ pub(crate) fn handshake(
         }
     }
     let (w, h) = (settings.size.width(), settings.size.height());
-    let start = if w == h {
-        format!("START {w}\n")
-    } else {
-        format!("RECTSTART {w},{h}\n")
-    };
+    let start = format!(
+        "{}\n",
+        Command::Start {
+            width: i64::from(w),
+            height: i64::from(h),
+        }
+    );
     let answer = match proc.send(&start, log) {
         Ok(_) => expect_ok(&mut proc, deadline, false, log),
         Err(_) => Err(OkFailure::Closed),
@@ -566,7 +568,7 @@ impl Clock {
         if self.total > 0 {
             self.left.max(0) / 1000
         } else {
-            UNLIMITED
+            UNLIMITED_MS
         }
     }
 
@@ -586,15 +588,19 @@ impl Clock {
     }
 }
 
-fn board_command(board: &Board, to_move: Color) -> String {
-    let mut s = String::with_capacity(16 + board.stone_count() * 9);
-    s.push_str("BOARD\n");
-    for &(p, c) in board.history() {
-        let field = if c == to_move { 1 } else { 2 };
-        let _ = writeln!(s, "{},{},{field}", p.x(), p.y());
+fn board_command(board: &Board, to_move: Color) -> Command {
+    let stones = board
+        .history()
+        .iter()
+        .map(|&(p, c)| Stone {
+            at: Coord::from(p),
+            field: Some(if c == to_move { 1 } else { 2 }),
+        })
+        .collect();
+    Command::Block {
+        kind: BlockKind::Board,
+        stones,
     }
-    s.push_str("DONE\n");
-    s
 }
 
 /// The answer to a move request.
@@ -617,18 +623,18 @@ fn read_move(
     let mut last_error = None;
     loop {
         match proc.next_line(deadline, log) {
-            Reply::Line(at, text) => match classify(&text) {
-                LineKind::Move(x, y) => return MoveReply::Move(x, y, at),
-                LineKind::Message | LineKind::Debug => {}
-                LineKind::Error | LineKind::Unknown => last_error = Some(text),
-                LineKind::Suggest(m) => {
-                    let play = format!("PLAY {m}\n");
+            Reply::Line(at, text) => match BrainLine::parse(&text) {
+                BrainLine::Move(c) => return MoveReply::Move(c.x, c.y, at),
+                BrainLine::Message(_) | BrainLine::Debug(_) => {}
+                BrainLine::Error(_) | BrainLine::Unknown(_) => last_error = Some(text),
+                BrainLine::Suggest(c) => {
+                    let play = format!("{}\n", Command::Play(c));
                     if proc.send(&play, log).is_err() {
                         return MoveReply::Closed;
                     }
                 }
-                LineKind::Ok | LineKind::Other if skip_unparsable => {}
-                LineKind::Ok | LineKind::Other => return MoveReply::Unparsable(text),
+                BrainLine::Ok | BrainLine::Other(_) if skip_unparsable => {}
+                BrainLine::Ok | BrainLine::Other(_) => return MoveReply::Unparsable(text),
             },
             Reply::Timeout => return MoveReply::Timeout(last_error),
             Reply::Closed => return MoveReply::Closed,
@@ -739,18 +745,15 @@ pub(crate) fn play_game(
             request.clear();
             let _ = writeln!(request, "INFO time_left {}", clock.time_left_ms());
             let last = board.last_move();
-            match (informed[e], last, settings.position) {
-                (_, None, _) => request.push_str("BEGIN\n"),
+            let command = match (informed[e], last, settings.position) {
+                (_, None, _) => Command::Begin,
                 (false, Some(p), PositionMode::Piskvork) if board.stone_count() == 1 => {
-                    let _ = writeln!(request, "TURN {},{}", p.x(), p.y());
+                    Command::Turn(p.into())
                 }
-                (false, _, _) | (true, _, PositionMode::Board) => {
-                    request.push_str(&board_command(&board, color))
-                }
-                (true, Some(p), _) => {
-                    let _ = writeln!(request, "TURN {},{}", p.x(), p.y());
-                }
-            }
+                (false, _, _) | (true, _, PositionMode::Board) => board_command(&board, color),
+                (true, Some(p), _) => Command::Turn(p.into()),
+            };
+            let _ = writeln!(request, "{command}");
             informed[e] = true;
             let proc = slots[e].proc.as_mut().expect("prepared engine");
             proc.drain(log);

@@ -12,6 +12,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::game::{Board, BoardSize, Point, Rule};
+use crate::gomocup::Coord;
 use crate::search::{SearchConfig, SearchLimits, Searcher};
 use crate::tactics::forced_win;
 
@@ -31,12 +32,12 @@ pub struct Blunder {
 }
 
 fn parse_point(text: &str) -> Result<Point, String> {
-    let (x, y) = text
-        .split_once(',')
-        .ok_or_else(|| format!("bad move {text:?}"))?;
-    let x: u8 = x.trim().parse().map_err(|_| format!("bad move {text:?}"))?;
-    let y: u8 = y.trim().parse().map_err(|_| format!("bad move {text:?}"))?;
-    Point::new(x, y).ok_or_else(|| format!("move {text:?} off the board"))
+    let c: Coord = text.parse().map_err(|e| format!("bad move: {e}"))?;
+    u8::try_from(c.x)
+        .ok()
+        .zip(u8::try_from(c.y).ok())
+        .and_then(|(x, y)| Point::new(x, y))
+        .ok_or_else(|| format!("move {text:?} off the board"))
 }
 
 fn parse_points(text: &str) -> Result<Vec<Point>, String> {

@@ -2,6 +2,7 @@
 //! tournament results; see tests/fixtures/games/README.md).
 
 use crate::game::{Board, BoardSize, MoveError, Point, Rule};
+use crate::gomocup::Coord;
 
 /// A game record: rule, board side, moves as `x,y` separated by spaces.
 pub struct Record {
@@ -71,8 +72,8 @@ impl Record {
         self.moves
             .split_whitespace()
             .filter_map(|m| {
-                let (x, y) = m.split_once(',')?;
-                Point::new(x.parse().ok()?, y.parse().ok()?)
+                let c: Coord = m.parse().ok()?;
+                Point::new(u8::try_from(c.x).ok()?, u8::try_from(c.y).ok()?)
             })
             .collect()
     }

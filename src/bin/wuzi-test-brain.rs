@@ -19,8 +19,8 @@
 //! process for every game).
 //!
 //! It speaks START, RECTSTART, RESTART, BEGIN, TURN, BOARD ... DONE, INFO,
-//! TAKEBACK, PLAY, END and ABOUT, and keeps its position on a
-//! `wuzi::game::Board`.
+//! TAKEBACK, PLAY, END and ABOUT through the shared Gomocup vocabulary
+//! (`wuzi::gomocup`), and keeps its position on a `wuzi::game::Board`.
 
 use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
@@ -28,6 +28,7 @@ use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use wuzi::game::{Board, BoardSize, Color, Point, Rule};
+use wuzi::gomocup::{BlockKind, BrainLine, Command, CommandParser, Coord, Stone};
 use wuzi::rng::Rng;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -122,7 +123,7 @@ struct Brain {
 }
 
 impl Brain {
-    fn say(&mut self, line: &str) {
+    fn reply(&mut self, line: BrainLine) {
         if self.silent {
             return;
         }
@@ -150,10 +151,8 @@ impl Brain {
         self.board.set_side_to_move(to_move);
     }
 
-    fn point(&self, text: &str) -> Option<Point> {
-        let (x, y) = text.trim().split_once(',')?;
-        let (x, y) = (x.trim().parse::<i32>().ok()?, y.trim().parse::<i32>().ok()?);
-        self.size.point(x, y)
+    fn point(&self, c: Coord) -> Option<Point> {
+        c.point_on(self.size)
     }
 
     /// A move for the side to move: its own five if it has one, else a
@@ -224,10 +223,13 @@ impl Brain {
                 }
                 Mode::Illegal => {
                     let reply = match self.board.last_move() {
-                        Some(p) => format!("{},{}", p.x(), p.y()),
-                        None => format!("{},0", self.size.width()),
+                        Some(p) => Coord::from(p),
+                        None => Coord {
+                            x: i64::from(self.size.width()),
+                            y: 0,
+                        },
                     };
-                    self.say(&reply);
+                    self.reply(BrainLine::Move(reply));
                     return;
                 }
                 Mode::Crash => quit(3),
@@ -236,7 +238,7 @@ impl Brain {
                     return;
                 }
                 Mode::Garbage => {
-                    self.say("I resign");
+                    self.reply(BrainLine::Other("I resign".into()));
                     return;
                 }
                 Mode::Random | Mode::SlowEnd => {}
@@ -246,21 +248,21 @@ impl Brain {
             Some(p) => {
                 let me = self.board.side_to_move();
                 let _ = self.board.place(p, me);
-                self.say(&format!("{},{}", p.x(), p.y()));
+                self.reply(BrainLine::Move(p.into()));
             }
-            None => self.say("ERROR no empty cell"),
+            None => self.reply(BrainLine::Error("no empty cell".into())),
         }
     }
 
     /// Puts the opponent's stone `text` on the board.
-    fn opponent_move(&mut self, text: &str) -> bool {
-        match self.point(text) {
+    fn opponent_move(&mut self, c: Coord) -> bool {
+        match self.point(c) {
             Some(p) if self.board.is_empty(p) => {
-                let c = self.board.side_to_move();
-                self.board.place(p, c).is_ok()
+                let color = self.board.side_to_move();
+                self.board.place(p, color).is_ok()
             }
             _ => {
-                self.say(&format!("ERROR bad coordinates {text:?}"));
+                self.reply(BrainLine::Error(format!("bad coordinates {c}")));
                 false
             }
         }
@@ -305,125 +307,113 @@ fn main() -> ExitCode {
         answered: 0,
         out: io::stdout(),
     };
-    let stdin = io::stdin();
-    let mut lines = stdin.lock().lines();
-    while let Some(Ok(raw)) = lines.next() {
-        let line = raw.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let (cmd, rest) = match line.split_once(char::is_whitespace) {
-            Some((c, r)) => (c.to_ascii_uppercase(), r.trim()),
-            None => (line.to_ascii_uppercase(), ""),
-        };
-        match cmd.as_str() {
-            "START" | "RECTSTART" => {
-                let dims = if cmd == "START" {
-                    rest.parse::<u32>().ok().map(|n| (n, n))
-                } else {
-                    rest.split_once(',')
-                        .and_then(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)))
-                };
-                match dims.and_then(|(w, h)| BoardSize::new(w, h).ok()) {
-                    Some(s) => {
-                        brain.size = s;
-                        brain.reset();
-                        brain.say("OK");
-                    }
-                    None => brain.say("ERROR unsupported board size"),
-                }
-            }
-            "RESTART" if brain.options.no_restart => brain.say("UNKNOWN RESTART"),
-            "RESTART" => {
-                brain.reset();
-                brain.say("OK");
-            }
-            "INFO" => {
-                let (key, value) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-                let value = value.trim();
-                match key.to_ascii_lowercase().as_str() {
-                    "timeout_turn" => brain.turn_ms = value.parse().unwrap_or(brain.turn_ms),
-                    "time_left" => brain.time_left_ms = value.parse().unwrap_or(brain.time_left_ms),
-                    "rule" => {
-                        if let Ok(Ok(rule)) = value.parse::<u64>().map(Rule::from_gomocup) {
-                            brain.set_rule(rule);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            "BEGIN" => {
-                brain.reset_if_needed();
-                brain.answer();
-            }
-            "TURN" => {
-                if brain.opponent_move(rest) {
-                    brain.answer();
-                }
-            }
-            "BOARD" => {
-                let mut stones: Vec<(Point, u8)> = Vec::new();
-                for raw in lines.by_ref() {
-                    let Ok(raw) = raw else { break };
-                    let l = raw.trim();
-                    if l.eq_ignore_ascii_case("DONE") {
-                        break;
-                    }
-                    let mut parts = l.split(',').map(str::trim);
-                    let (Some(x), Some(y), Some(f)) = (parts.next(), parts.next(), parts.next())
-                    else {
-                        continue;
-                    };
-                    if let (Some(p), Ok(f)) = (brain.point(&format!("{x},{y}")), f.parse::<u8>()) {
-                        stones.push((p, f));
-                    }
-                }
-                let mine = stones.iter().filter(|s| s.1 == 1).count();
-                let theirs = stones.len() - mine;
-                // Equal counts: the side to move is black.
-                let me = if mine == theirs {
-                    Color::Black
-                } else {
-                    Color::White
-                };
-                let answered = brain.answered;
-                brain.reset();
-                brain.answered = answered;
-                for (p, f) in stones {
-                    let c = if f == 1 { me } else { me.opponent() };
-                    let _ = brain.board.place(p, c);
-                }
-                brain.board.set_side_to_move(me);
-                brain.answer();
-            }
-            "TAKEBACK" => match brain.point(rest) {
-                Some(p) if brain.board.last_move() == Some(p) => {
-                    brain.board.undo();
-                    brain.say("OK");
-                }
-                _ => brain.say("ERROR bad coordinates"),
-            },
-            "PLAY" => match brain.point(rest) {
-                Some(p) if brain.board.is_empty(p) => {
-                    let c = brain.board.side_to_move();
-                    let _ = brain.board.place(p, c);
-                    brain.say(&format!("{},{}", p.x(), p.y()));
-                }
-                _ => brain.say("ERROR bad coordinates"),
-            },
-            "ABOUT" => brain
-                .say("name=\"wuzi-test-brain\", version=\"0.1\", author=\"Wuzi\", country=\"CZ\""),
-            "END" => brain.end(),
-            _ => {
-                let reply = format!("UNKNOWN {line}");
-                brain.say(&reply);
-            }
+    let mut parser = CommandParser::new();
+    for raw in io::stdin().lock().lines() {
+        let Ok(raw) = raw else { break };
+        for command in parser.feed(&raw) {
+            brain.handle(command);
         }
     }
     brain.end()
 }
 
 impl Brain {
+    fn handle(&mut self, command: Command) {
+        match command {
+            Command::Start { width, height } => {
+                let size = u32::try_from(width)
+                    .ok()
+                    .zip(u32::try_from(height).ok())
+                    .and_then(|(w, h)| BoardSize::new(w, h).ok());
+                match size {
+                    Some(s) => {
+                        self.size = s;
+                        self.reset();
+                        self.reply(BrainLine::Ok);
+                    }
+                    None => self.reply(BrainLine::Error("unsupported board size".into())),
+                }
+            }
+            Command::Restart if self.options.no_restart => {
+                self.reply(BrainLine::Unknown("RESTART".into()))
+            }
+            Command::Restart => {
+                self.reset();
+                self.reply(BrainLine::Ok);
+            }
+            Command::Info { key, value } => match key.as_str() {
+                "timeout_turn" => self.turn_ms = value.parse().unwrap_or(self.turn_ms),
+                "time_left" => self.time_left_ms = value.parse().unwrap_or(self.time_left_ms),
+                "rule" => {
+                    if let Ok(Ok(rule)) = value.parse::<u64>().map(Rule::from_gomocup) {
+                        self.set_rule(rule);
+                    }
+                }
+                _ => {}
+            },
+            Command::Begin => {
+                self.reset_if_needed();
+                self.answer();
+            }
+            Command::Turn(c) => {
+                if self.opponent_move(c) {
+                    self.answer();
+                }
+            }
+            Command::Block {
+                kind: BlockKind::Board,
+                stones,
+            } => self.set_position(&stones),
+            Command::Takeback(c) => match self.point(c) {
+                Some(p) if self.board.last_move() == Some(p) => {
+                    self.board.undo();
+                    self.reply(BrainLine::Ok);
+                }
+                _ => self.reply(BrainLine::Error("bad coordinates".into())),
+            },
+            Command::Play(c) => match self.point(c) {
+                Some(p) if self.board.is_empty(p) => {
+                    let color = self.board.side_to_move();
+                    let _ = self.board.place(p, color);
+                    self.reply(BrainLine::Move(p.into()));
+                }
+                _ => self.reply(BrainLine::Error("bad coordinates".into())),
+            },
+            Command::About => self.reply(BrainLine::Other(
+                "name=\"wuzi-test-brain\", version=\"0.1\", author=\"Wuzi\", country=\"CZ\""
+                    .into(),
+            )),
+            Command::End => self.end(),
+            Command::Malformed(reason) => self.reply(BrainLine::Error(reason)),
+            other => self.reply(BrainLine::Unknown(other.to_string())),
+        }
+    }
+
+    /// BOARD: the stones with their fields (1 = the side to move), then a move.
+    fn set_position(&mut self, stones: &[Stone]) {
+        let stones: Vec<(Point, u8)> = stones
+            .iter()
+            .filter_map(|s| Some((self.point(s.at)?, s.field?)))
+            .collect();
+        let mine = stones.iter().filter(|s| s.1 == 1).count();
+        let theirs = stones.len() - mine;
+        // Equal counts: the side to move is black.
+        let me = if mine == theirs {
+            Color::Black
+        } else {
+            Color::White
+        };
+        let answered = self.answered;
+        self.reset();
+        self.answered = answered;
+        for (p, f) in stones {
+            let c = if f == 1 { me } else { me.opponent() };
+            let _ = self.board.place(p, c);
+        }
+        self.board.set_side_to_move(me);
+        self.answer();
+    }
+
     /// BEGIN is only valid on an empty board; start afresh if it is not.
     fn reset_if_needed(&mut self) {
         if self.board.stone_count() > 0 {

@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::engine::{Engine, Finished, NodeReport, SearchKind};
-use crate::game::{Board, BoardSize, CellSet, Color, Point, Rule};
+use crate::game::{Board, BoardSize, CellSet, Color, MoveError, Point, Rule};
 use crate::nn::provider::NetworkProvider;
 use crate::protocol::balance::balancing_moves;
-use crate::protocol::command::{parse_coord, BlockKind, Command, Stone};
+use crate::gomocup::{BlockKind, BrainLine, Command, Coord, Stone, UNLIMITED_MS};
 use crate::protocol::log::LogFile;
 use crate::search::node::Proven;
 use crate::search::result::{MoveStats, Notation};
@@ -17,8 +17,6 @@ use crate::search::{memory, SearchResult};
 
 const NAME: &str = "Wuzi";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
-/// `time_left` at or above this means no match limit (Piskvork, c-gomoku-cli).
-const UNLIMITED: i64 = 2_147_483_647;
 /// How often analysis output is written during a search.
 const REPORT_EVERY: Duration = Duration::from_millis(250);
 /// Summary lines for Yixin-Board's log panel during a search.
@@ -129,7 +127,7 @@ impl Controller {
             timeout_turn: 5000,
             // Unknown until the manager says: a time_left alone is then obeyed.
             timeout_match: i64::MAX,
-            time_left: UNLIMITED,
+            time_left: UNLIMITED_MS,
             increment: 0,
             blocked: CellSet::new(),
             task: None,
@@ -158,12 +156,21 @@ impl Controller {
         let _ = self.out.flush();
     }
 
+    /// The cell at protocol coordinates on the current board.
+    fn point(&self, c: Coord) -> Result<Point, MoveError> {
+        self.engine.board().point(c.x, c.y)
+    }
+
+    fn reply(&mut self, line: BrainLine) {
+        self.send(&line.to_string());
+    }
+
     fn error(&mut self, what: &str) {
-        self.send(&format!("ERROR {}", one_line(what)));
+        self.reply(BrainLine::Error(what.to_string()));
     }
 
     fn message(&mut self, what: &str) {
-        self.send(&format!("MESSAGE {}", one_line(what)));
+        self.reply(BrainLine::Message(what.to_string()));
     }
 
     /// The moment the current input line was read.
@@ -294,7 +301,7 @@ impl Controller {
                 let size = self.engine.board().size();
                 self.engine.new_game(size, self.rule);
                 self.blocked = CellSet::new();
-                self.send("OK");
+                self.reply(BrainLine::Ok);
             }
             Command::Begin => {
                 if self.engine.board().stone_count() > 0 {
@@ -303,19 +310,29 @@ impl Controller {
                     self.think(Task::Move);
                 }
             }
-            Command::Turn(c) => match self.engine.place(c.x, c.y, self.engine.board().side_to_move()) {
-                Ok(_) => self.think(Task::Move),
-                Err(e) => self.error(&format!("TURN {c}: {e}")),
-            },
+            Command::Turn(c) => {
+                let color = self.engine.board().side_to_move();
+                match self.point(c).and_then(|p| self.engine.place(p, color)) {
+                    Ok(()) => self.think(Task::Move),
+                    Err(e) => self.error(&format!("TURN {c}: {e}")),
+                }
+            }
             Command::Play(c) => {
                 let color = self.engine.board().side_to_move();
-                match self.engine.place(c.x, c.y, color) {
-                    Ok(p) => self.send(&p.to_string()),
+                match self.point(c) {
+                    Ok(p) => match self.engine.place(p, color) {
+                        Ok(()) => self.reply(BrainLine::Move(p.into())),
+                        Err(e) => self.error(&format!("PLAY {c}: {e}")),
+                    },
                     Err(e) => self.error(&format!("PLAY {c}: {e}")),
                 }
             }
-            Command::Takeback(c) => match self.engine.take_back(c.x, c.y) {
-                Ok(_) => self.send("OK"),
+            Command::Takeback(c) => match self
+                .point(c)
+                .map_err(|e| e.to_string())
+                .and_then(|p| self.engine.take_back(p))
+            {
+                Ok(_) => self.reply(BrainLine::Ok),
                 Err(e) => self.error(&format!("TAKEBACK {c}: {e}")),
             },
             Command::Block { kind, stones } => self.block(kind, stones),
@@ -334,9 +351,9 @@ impl Controller {
             Command::ProtocolVersion => self.send("1,0"),
             Command::YxShowInfo => {
                 self.yixin = true;
-                self.send("MESSAGE INFO MAX_THREAD_NUM 64");
-                self.send("MESSAGE INFO MAX_HASH_SIZE 24");
-                self.send(&format!("MESSAGE {NAME} {VERSION}"));
+                self.message("INFO MAX_THREAD_NUM 64");
+                self.message("INFO MAX_HASH_SIZE 24");
+                self.message(&format!("{NAME} {VERSION}"));
                 self.apply_clock();
             }
             Command::YxShowForbid => {
@@ -363,7 +380,7 @@ impl Controller {
                 // Yixin-Board sends many commands engines need not know; once
                 // it is detected they are ignored silently (as Rapfi does).
                 if !self.yixin {
-                    self.send(&format!("UNKNOWN {}", one_line(&line)));
+                    self.reply(BrainLine::Unknown(line));
                 }
             }
             Command::Malformed(why) => self.error(&why),
@@ -396,7 +413,7 @@ impl Controller {
                 }
             }
         }
-        self.send("OK");
+        self.reply(BrainLine::Ok);
     }
 
     fn block(&mut self, kind: BlockKind, stones: Vec<Stone>) {
@@ -457,7 +474,7 @@ impl Controller {
                     }
                 }
             }
-            BlockKind::Ignored => {}
+            BlockKind::Ignored(_) => {}
         }
     }
 
@@ -603,7 +620,7 @@ impl Controller {
             Some(ms(self.timeout_turn))
         };
         let left =
-            (self.timeout_match != 0 && self.time_left < UNLIMITED).then(|| ms(self.time_left));
+            (self.timeout_match != 0 && self.time_left < UNLIMITED_MS).then(|| ms(self.time_left));
         self.engine.time.turn = turn;
         self.engine.time.left = left;
         self.engine.time.increment = ms(self.increment);
@@ -654,7 +671,7 @@ impl Controller {
     fn evaluate(&mut self, value: &str) {
         let mut path = Vec::new();
         for token in value.split_whitespace() {
-            let point = parse_coord(token).and_then(|c| self.engine.board().point(c.x, c.y).ok());
+            let point = token.parse::<Coord>().ok().and_then(|c| self.engine.board().point(c.x, c.y).ok());
             match point {
                 Some(p) => path.push(p),
                 None => {
@@ -742,12 +759,12 @@ impl Controller {
             Task::Ponder => {}
             Task::Move => {
                 self.final_reports(&result, 1);
-                self.send(&format!("MESSAGE {}", result.summary_in(self.notation())));
+                self.message(&format!("{}", result.summary_in(self.notation())));
                 self.answer_move(&result);
             }
             Task::NBest(n) => {
                 self.final_reports(&result, n as usize);
-                self.send(&format!("MESSAGE {}", result.summary_in(self.notation())));
+                self.message(&format!("{}", result.summary_in(self.notation())));
                 self.answer_move(&result);
             }
             Task::Swap {
@@ -765,15 +782,15 @@ impl Controller {
             return;
         };
         if self.analysis_mode {
-            self.send(&format!("SUGGEST {mv}"));
+            self.reply(BrainLine::Suggest(mv.into()));
             return;
         }
         let color = self.engine.board().side_to_move();
-        if let Err(e) = self.engine.place(mv.x() as i64, mv.y() as i64, color) {
+        if let Err(e) = self.engine.place(mv, color) {
             self.error(&format!("internal: our move {mv}: {e}"));
             return;
         }
-        self.send(&mv.to_string());
+        self.reply(BrainLine::Move(mv.into()));
         if self.auto_ponder && self.engine.board().outcome().is_none() {
             self.engine.start(SearchKind::Ponder(None));
             self.task = Some(Task::Ponder);
@@ -800,17 +817,17 @@ impl Controller {
             if let Some(best) = report.moves.first() {
                 if self.live.best != Some(best.mv) {
                     // A new best: the GUI's searched marks start over.
-                    self.send("MESSAGE REALTIME REFRESH");
+                    self.message("REALTIME REFRESH");
                     self.live.best = Some(best.mv);
                 }
-                self.send(&format!("MESSAGE REALTIME BEST {}", best.mv));
+                self.message(&format!("REALTIME BEST {}", best.mv));
             }
             for m in report
                 .moves
                 .iter()
                 .filter(|m| matches!(m.proven, Proven::Loss(_)))
             {
-                self.send(&format!("MESSAGE REALTIME LOSE {}", m.mv));
+                self.message(&format!("REALTIME LOSE {}", m.mv));
             }
         }
         if self.show_detail & 2 != 0 {
@@ -825,7 +842,7 @@ impl Controller {
         if self.live.last_summary.elapsed() >= SUMMARY_EVERY {
             self.live.last_summary = Instant::now();
             let line = self.live_summary(&report, elapsed);
-            self.send(&format!("MESSAGE {line}"));
+            self.message(&format!("{line}"));
         }
     }
 
@@ -1032,18 +1049,18 @@ impl Controller {
         if yixin {
             let step = if stones == 3 { "SWAP1" } else { "SWAP2" };
             if take_black {
-                self.send(&format!("MESSAGE SWAP2 {step} YES"));
+                self.message(&format!("SWAP2 {step} YES"));
             } else if balance {
                 let moves = self.balance(&self.engine.board().clone(), 2);
                 if let [m4, m5] = moves[..] {
-                    self.send(&format!("MESSAGE SWAP2 MOVE4 {} {}", m4.x(), m4.y()));
-                    self.send(&format!("MESSAGE SWAP2 MOVE5 {} {}", m5.x(), m5.y()));
+                    self.message(&format!("SWAP2 MOVE4 {} {}", m4.x(), m4.y()));
+                    self.message(&format!("SWAP2 MOVE5 {} {}", m5.x(), m5.y()));
                     self.keep_proposed(self.engine.board().clone(), &moves);
                 } else {
-                    self.send(&format!("MESSAGE SWAP2 {step} NO"));
+                    self.message(&format!("SWAP2 {step} NO"));
                 }
             } else {
-                self.send(&format!("MESSAGE SWAP2 {step} NO"));
+                self.message(&format!("SWAP2 {step} NO"));
             }
             return;
         }
@@ -1062,7 +1079,7 @@ impl Controller {
 
     fn answer_swap_move(&mut self, result: &SearchResult) {
         match result.best_move {
-            Some(mv) => self.send(&mv.to_string()),
+            Some(mv) => self.reply(BrainLine::Move(mv.into())),
             None => self.error("no legal move"),
         }
     }
@@ -1084,7 +1101,7 @@ impl Controller {
             1 => {
                 let moves = self.opening_stones();
                 for (i, m) in moves.iter().enumerate() {
-                    self.send(&format!("MESSAGE SWAP2 MOVE{} {} {}", i + 1, m.x(), m.y()));
+                    self.message(&format!("SWAP2 MOVE{} {} {}", i + 1, m.x(), m.y()));
                 }
                 let empty = Board::new(self.engine.board().size(), self.rule);
                 self.keep_proposed(empty, &moves);
@@ -1114,7 +1131,3 @@ fn move_summary(m: &MoveStats) -> String {
     format!("{}:{}:{value}", m.mv, m.visits)
 }
 
-/// Keeps a text on one line.
-fn one_line(text: &str) -> String {
-    text.replace(['\r', '\n'], " ")
-}

@@ -1,5 +1,5 @@
 //! The protocol front end: Gomocup, extended Gomocup and Yixin-Board over
-//! stdin/stdout, all through one command model ([`command`]) and one engine
+//! stdin/stdout, all through one command model ([`crate::gomocup`]) and one engine
 //! API ([`crate::engine::Engine`]).
 //!
 //! A reader thread turns input into lines, so that END, STOP and YXSTOP are
@@ -7,7 +7,6 @@
 //! in the background and writes every answer as one flushed line.
 
 pub mod balance;
-pub mod command;
 mod controller;
 pub mod log;
 mod reader;
@@ -18,7 +17,7 @@ use std::time::Duration;
 use crossbeam_channel::RecvTimeoutError;
 
 use crate::config::Config;
-pub use command::{Command, CommandParser, Coord};
+use crate::gomocup::CommandParser;
 pub use controller::Controller;
 
 /// Runs the protocol until END or the end of input.

@@ -7,10 +7,13 @@
 //! * [`symmetry`]: the board's dihedral symmetries, on cells and planes.
 //! * [`records`]: game records (Gomocup TSV, Piskvork PSQ) for training.
 //! * [`export`]: encoded training positions written out for other trainers.
+//! * [`gomocup`]: the Gomocup protocol family's commands, replies and
+//!   coordinates, for brains, managers and test brains alike.
 
 pub mod export;
 pub mod features;
 pub mod game;
+pub mod gomocup;
 pub mod records;
 pub mod rng;
 pub mod symmetry;

@@ -14,6 +14,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::game::{Board, BoardSize, Color, Outcome, Point, Rule};
+use crate::gomocup::Coord;
 use crate::symmetry::Symmetry;
 
 /// Warnings kept for the summary (the counts cover everything).
@@ -769,20 +770,17 @@ enum MoveParse {
 fn parse_tsv_moves(moves: &str, size: BoardSize) -> Result<Vec<Point>, MoveParse> {
     let mut points = Vec::new();
     for (i, token) in moves.split_whitespace().enumerate() {
-        let parsed = token
-            .split_once(',')
-            .and_then(|(x, y)| Some((x.parse::<i32>().ok()?, y.parse::<i32>().ok()?)));
-        let Some((x, y)) = parsed else {
+        let Ok(c) = token.parse::<Coord>() else {
             return Err(MoveParse::Malformed(format!(
                 "move {} {token:?} is not x,y",
                 i + 1
             )));
         };
-        match size.point(x, y) {
+        match c.point_on(size) {
             Some(p) => points.push(p),
             None => {
                 return Err(MoveParse::OffBoard(format!(
-                    "move {} ({x},{y}) is off the {size} board",
+                    "move {} ({c}) is off the {size} board",
                     i + 1
                 )))
             }

@@ -1,24 +1,15 @@
-//! The common command model: every protocol line, Gomocup, extended
-//! Gomocup or Yixin-Board, parsed into one [`Command`]. Multi-line commands
-//! (BOARD ... DONE and the like) are gathered by [`CommandParser`].
+//! The commands a manager sends, every protocol line of the Gomocup family
+//! (Gomocup, extended Gomocup, Yixin-Board) parsed into one [`Command`] and
+//! printed back by its `Display`. Multi-line commands (BOARD ... DONE and
+//! the like) are gathered by [`CommandParser`].
 //!
 //! Commands and keys are matched case-insensitively; lines may end in CR LF
 //! and carry extra blanks. A malformed line becomes [`Command::Malformed`]
 //! with the reason, never a panic.
 
-/// Coordinates as received: `x,y` (Yixin-Board sends row,col, which the
-/// engine treats the same way; see the Yixin spec on transposition).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Coord {
-    pub x: i64,
-    pub y: i64,
-}
+use std::fmt;
 
-impl std::fmt::Display for Coord {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{},{}", self.x, self.y)
-    }
-}
+use super::Coord;
 
 /// A stone in a position block: its cell and field (1 = the side to move,
 /// 2 = the other side, 3 = a blocked stone of a continuous game); position
@@ -30,7 +21,7 @@ pub struct Stone {
 }
 
 /// Which multi-line command a block belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BlockKind {
     /// BOARD: set the position and search.
     Board,
@@ -43,8 +34,35 @@ pub enum BlockKind {
     YxBlock,
     YxBlockUndo,
     /// A Yixin-Board command whose block the engine reads and ignores
-    /// (database queries and edits, block paths).
-    Ignored,
+    /// (database queries and edits, block paths), by its command word.
+    Ignored(String),
+}
+
+impl fmt::Display for BlockKind {
+    /// The command word that opens the block (`BALANCE 2`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BlockKind::Board => f.write_str("BOARD"),
+            BlockKind::YxBoard => f.write_str("YXBOARD"),
+            BlockKind::Swap2Board => f.write_str("SWAP2BOARD"),
+            BlockKind::SwapBoard => f.write_str("SWAPBOARD"),
+            BlockKind::ShowForbid => f.write_str("SHOWFORBID"),
+            BlockKind::Balance(n) => write!(f, "BALANCE {n}"),
+            BlockKind::YxBlock => f.write_str("YXBLOCK"),
+            BlockKind::YxBlockUndo => f.write_str("YXBLOCKUNDO"),
+            BlockKind::Ignored(word) => f.write_str(word),
+        }
+    }
+}
+
+impl fmt::Display for Stone {
+    /// `x,y,field` or `x,y`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.field {
+            Some(field) => write!(f, "{},{field}", self.at),
+            None => write!(f, "{}", self.at),
+        }
+    }
 }
 
 /// One protocol command.
@@ -97,13 +115,49 @@ pub enum Command {
     Malformed(String),
 }
 
-/// Parses `x,y` (blanks around the numbers allowed).
-pub fn parse_coord(s: &str) -> Option<Coord> {
-    let (x, y) = s.split_once(',')?;
-    Some(Coord {
-        x: x.trim().parse().ok()?,
-        y: y.trim().parse().ok()?,
-    })
+impl fmt::Display for Command {
+    /// The command as a manager writes it; a block spans its lines (joined
+    /// by `\n`, no final newline). Unknown and ignored lines print as they
+    /// came; a malformed one prints its reason.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Command::Start { width, height } if width == height => write!(f, "START {width}"),
+            Command::Start { width, height } => write!(f, "RECTSTART {width},{height}"),
+            Command::Restart => f.write_str("RESTART"),
+            Command::Begin => f.write_str("BEGIN"),
+            Command::Turn(c) => write!(f, "TURN {c}"),
+            Command::Block { kind, stones } => {
+                write!(f, "{kind}")?;
+                for stone in stones {
+                    write!(f, "\n{stone}")?;
+                }
+                f.write_str("\nDONE")
+            }
+            Command::Takeback(c) => write!(f, "TAKEBACK {c}"),
+            Command::Info { key, value } => write!(f, "INFO {key} {value}"),
+            Command::End => f.write_str("END"),
+            Command::About => f.write_str("ABOUT"),
+            Command::Play(c) => write!(f, "PLAY {c}"),
+            Command::Ponder(None) => f.write_str("PONDER"),
+            Command::Ponder(Some(ms)) => write!(f, "PONDER {ms}"),
+            Command::Stop => f.write_str("STOP"),
+            Command::ClearHash => f.write_str("CLEARHASH"),
+            Command::ProtocolVersion => f.write_str("PROTOCOLVERSION"),
+            Command::YxShowInfo => f.write_str("YXSHOWINFO"),
+            Command::YxShowForbid => f.write_str("YXSHOWFORBID"),
+            Command::YxNbest(n) => write!(f, "YXNBEST {n}"),
+            Command::YxBalance { moves, bias } => {
+                let word = if *moves == 1 { "YXBALANCEONE" } else { "YXBALANCETWO" };
+                write!(f, "{word} {bias}")
+            }
+            Command::YxSearchDefend => f.write_str("YXSEARCHDEFEND"),
+            Command::YxBlockReset => f.write_str("YXBLOCKRESET"),
+            Command::YxSwap2Step(n) => write!(f, "YXSWAP2STEP{n}"),
+            Command::Ignored(line) | Command::Unknown(line) | Command::Malformed(line) => {
+                f.write_str(line)
+            }
+        }
+    }
 }
 
 /// Parses a block line: `x,y,f` or `x,y` (or `x y` as some GUIs write).
@@ -254,7 +308,7 @@ impl CommandParser {
                     _ => Command::Malformed(format!("START expects a board size, got {rest:?}")),
                 }
             }
-            "RECTSTART" => match parse_coord(rest) {
+            "RECTSTART" => match rest.parse::<Coord>().ok() {
                 Some(c) => Command::Start {
                     width: c.x,
                     height: c.y,
@@ -263,7 +317,7 @@ impl CommandParser {
             },
             "RESTART" => Command::Restart,
             "BEGIN" => Command::Begin,
-            "TURN" | "PLAY" | "TAKEBACK" => match parse_coord(rest) {
+            "TURN" | "PLAY" | "TAKEBACK" => match rest.parse::<Coord>().ok() {
                 Some(c) => match upper.as_str() {
                     "TURN" => Command::Turn(c),
                     "PLAY" => Command::Play(c),
@@ -298,7 +352,7 @@ impl CommandParser {
                 }
                 Ok(n) => {
                     // Still read the block, so that its lines are not taken as commands.
-                    self.open(BlockKind::Ignored, "BALANCE");
+                    self.open(BlockKind::Ignored("BALANCE".to_string()), "BALANCE");
                     if let Some(block) = &mut self.block {
                         block.error =
                             Some(format!("BALANCE {n}: the number of moves must be 1..=64"));
@@ -380,7 +434,7 @@ impl CommandParser {
                 || w == "YXCLEARBESTMOVEDATABASE"
                 || w.starts_with("YXSOOSORVSTEP") && w != "YXSOOSORVSTEP1" =>
             {
-                self.open(BlockKind::Ignored, w);
+                self.open(BlockKind::Ignored(w.to_string()), w);
                 // `yxedittextdatabase "text"7,7`: the block's first line is
                 // glued after the closing quote.
                 if let Some(after) = rest.rfind('"').map(|i| rest[i + 1..].trim()) {
@@ -546,7 +600,7 @@ mod tests {
         assert!(matches!(
             &got[0],
             Command::Block {
-                kind: BlockKind::Ignored,
+                kind: BlockKind::Ignored(_),
                 ..
             }
         ));
@@ -554,7 +608,7 @@ mod tests {
         assert_eq!(got[2], Command::Turn(c(1, 2)));
         let got = parse(&["yxedittextdatabase \"note\"7,7", "8,8", "done"]);
         assert!(
-            matches!(&got[..], [Command::Block { kind: BlockKind::Ignored, stones }] if stones.len() == 2),
+            matches!(&got[..], [Command::Block { kind: BlockKind::Ignored(_), stones }] if stones.len() == 2),
             "{got:?}"
         );
     }
