@@ -139,12 +139,12 @@ impl Default for NetworkSection {
             symmetry: "random".to_string(),
             precision: "auto".to_string(),
             freestyle: PathBuf::from("networks/freestyle-6x64.safetensors"),
-            standard: PathBuf::from("networks/standard15-4x32.safetensors"),
-            renju: PathBuf::from("networks/renju15-4x32.safetensors"),
+            standard: PathBuf::from("networks/standard15-8x64.safetensors"),
+            renju: PathBuf::from("networks/renju15-6x64.safetensors"),
             caro: PathBuf::new(),
             freestyle_fp32: PathBuf::from("networks/freestyle-4x32.safetensors"),
-            standard_fp32: PathBuf::new(),
-            renju_fp32: PathBuf::new(),
+            standard_fp32: PathBuf::from("networks/standard15-4x32.safetensors"),
+            renju_fp32: PathBuf::from("networks/renju15-4x32.safetensors"),
             caro_fp32: PathBuf::new(),
         }
     }
