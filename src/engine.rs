@@ -98,7 +98,8 @@ impl Engine {
     pub fn play(&mut self, p: Point) -> Result<(), MoveError> {
         self.stop();
         let color = self.board.side_to_move();
-        self.board.check_move(i64::from(p.x()), i64::from(p.y()), color)?;
+        self.board
+            .check_move(i64::from(p.x()), i64::from(p.y()), color)?;
         self.board.play(p)
     }
 

@@ -97,7 +97,10 @@ fn refused_moves_leave_the_position_unchanged() {
     assert!(matches!(e.play(p(15, 0)), Err(MoveError::OffBoard { .. })));
     assert_eq!(e.board().stone_count(), 1);
     assert_eq!(e.board().side_to_move(), Color::White);
-    assert!(e.take_back(p(3, 3)).unwrap_err().contains("last move is 7,7"));
+    assert!(e
+        .take_back(p(3, 3))
+        .unwrap_err()
+        .contains("last move is 7,7"));
     assert_eq!(e.take_back(p(7, 7)), Ok(()));
     assert!(e.take_back(p(7, 7)).is_err());
     assert_eq!(e.board().stone_count(), 0);

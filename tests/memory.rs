@@ -3,91 +3,26 @@
 //! brain's process, which must stay under `INFO max_memory`; between moves
 //! the brain is suspended with SIGSTOP and resumed with SIGCONT.
 
+mod common;
+
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
-use std::time::Duration;
 
-struct Brain {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
+use common::brain::{parse_move, Brain};
+
+/// Suspends (SIGSTOP) or resumes (SIGCONT) the brain, as GomocupJudge does
+/// between moves.
+fn signal(brain: &Brain, signal: libc::c_int) {
+    // SAFETY: kill with a valid signal on our own child's pid.
+    assert_eq!(unsafe { libc::kill(brain.pid() as libc::pid_t, signal) }, 0);
 }
 
-impl Brain {
-    fn start() -> Brain {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start pbrain-wuzi");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let stdin = child.stdin.take().expect("stdin");
-        Brain {
-            child,
-            stdin,
-            lines,
-        }
-    }
-
-    fn send(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").expect("write");
-        self.stdin.flush().expect("flush");
-    }
-
-    /// The next line that is not a MESSAGE or DEBUG line, with the
-    /// MESSAGE lines seen on the way.
-    fn answer(&mut self, messages: &mut Vec<String>) -> String {
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(Duration::from_secs(20))
-                .expect("the brain answers within 20 s");
-            if line.starts_with("MESSAGE") || line.starts_with("DEBUG") {
-                messages.push(line);
-                continue;
-            }
-            return line;
-        }
-    }
-
-    fn signal(&self, signal: libc::c_int) {
-        // SAFETY: kill with a valid signal on our own child's pid.
-        let pid = self.child.id() as libc::pid_t;
-        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
-    }
-
-    /// USS of the brain, as GomocupJudge sums it (one process here).
-    fn uss(&self) -> usize {
-        wuzi::search::memory::private_bytes_of(self.child.id()).expect("smaps_rollup")
-    }
+/// USS of the brain, as GomocupJudge sums it (one process here).
+fn uss(brain: &Brain) -> usize {
+    wuzi::search::memory::private_bytes_of(brain.pid()).expect("smaps_rollup")
 }
 
-impl Drop for Brain {
-    fn drop(&mut self) {
-        self.signal(libc::SIGCONT);
-        let _ = writeln!(self.stdin, "END");
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn parse_move(line: &str) -> (i64, i64) {
-    let (x, y) = line
-        .split_once(',')
-        .unwrap_or_else(|| panic!("not a move: {line:?}"));
-    (x.trim().parse().expect("x"), y.trim().parse().expect("y"))
+fn a_move(line: &str) -> (i64, i64) {
+    parse_move(line).unwrap_or_else(|| panic!("not a move: {line:?}"))
 }
 
 /// Plays `moves` engine moves (new games as needed) under `limit` bytes
@@ -95,16 +30,14 @@ fn parse_move(line: &str) -> (i64, i64) {
 /// while the other thinks; returns the largest USS seen and the MESSAGE
 /// lines of the measured brain.
 fn play_under(limit: usize, moves: usize, enforce: bool) -> (usize, Vec<String>) {
-    let mut brain = Brain::start();
-    let mut opponent = Brain::start();
-    let mut messages = Vec::new();
-    let mut ignored = Vec::new();
+    let mut brain = Brain::start(&[]);
+    let mut opponent = Brain::start(&[]);
     let mut peak = 0;
     let mut played = 0;
     while played < moves {
         for (b, memory) in [(&mut brain, limit), (&mut opponent, 0)] {
             b.send("START 15");
-            assert_eq!(b.answer(&mut ignored), "OK");
+            assert_eq!(b.answer(), "OK");
             b.send(&format!("INFO max_memory {memory}"));
             b.send("INFO timeout_turn 300");
             b.send("INFO timeout_match 0");
@@ -112,44 +45,44 @@ fn play_under(limit: usize, moves: usize, enforce: bool) -> (usize, Vec<String>)
         let mut taken = HashSet::new();
         brain.send("BEGIN");
         loop {
-            let answer = brain.answer(&mut messages);
+            let answer = brain.answer();
             if answer.starts_with("ERROR") {
                 break; // The opponent's five ended the game.
             }
-            let mv = parse_move(&answer);
+            let mv = a_move(&answer);
             assert!(taken.insert(mv), "occupied {mv:?}");
             played += 1;
-            let uss = brain.uss();
-            peak = peak.max(uss);
+            let used = uss(&brain);
+            peak = peak.max(used);
             assert!(
-                uss <= limit || !enforce,
+                used <= limit || !enforce,
                 "move {played}: USS {} MB above max_memory {} MB",
-                uss >> 20,
+                used >> 20,
                 limit >> 20
             );
             if played >= moves {
                 break;
             }
-            brain.signal(libc::SIGSTOP);
+            signal(&brain, libc::SIGSTOP);
             opponent.send(&format!("TURN {},{}", mv.0, mv.1));
-            let reply = opponent.answer(&mut ignored);
-            brain.signal(libc::SIGCONT);
+            let reply = opponent.answer();
+            signal(&brain, libc::SIGCONT);
             if reply.starts_with("ERROR") {
                 break; // The measured brain's five ended the game.
             }
-            assert!(taken.insert(parse_move(&reply)), "occupied {reply}");
+            assert!(taken.insert(a_move(&reply)), "occupied {reply}");
             brain.send(&format!("TURN {reply}"));
         }
     }
-    (peak, messages)
+    (peak, brain.messages())
 }
 
 /// The brain's USS after `START 15`, before any search.
 fn baseline() -> usize {
-    let mut brain = Brain::start();
+    let mut brain = Brain::start(&[]);
     brain.send("START 15");
-    assert_eq!(brain.answer(&mut Vec::new()), "OK");
-    brain.uss()
+    assert_eq!(brain.answer(), "OK");
+    uss(&brain)
 }
 
 #[test]

@@ -5,130 +5,15 @@
 mod common;
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::io::Write;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use common::brain::{parse_move, Brain};
 
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config as PropConfig, TestRunner};
-
-const WAIT: Duration = Duration::from_secs(20);
-
-/// A running brain with its output read on a thread.
-struct Brain {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    seen: Vec<String>,
-}
-
-impl Brain {
-    fn start(args: &[&str]) -> Brain {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start pbrain-wuzi");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        Brain {
-            child,
-            stdin,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    fn send(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{line}").expect("write to the brain");
-        stdin.flush().expect("flush");
-    }
-
-    fn send_raw(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(bytes).expect("write");
-        stdin.flush().expect("flush");
-    }
-
-    /// The next line that is not a MESSAGE/DEBUG/INFO line.
-    fn answer(&mut self) -> String {
-        self.expect(|l| {
-            !l.starts_with("MESSAGE") && !l.starts_with("DEBUG") && !l.starts_with("INFO ")
-        })
-    }
-
-    fn expect(&mut self, wanted: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    self.seen.push(line.clone());
-                    if wanted(&line) {
-                        return line;
-                    }
-                }
-                Err(_) => panic!(
-                    "no expected line; the brain said:\n{}",
-                    self.seen.join("\n")
-                ),
-            }
-        }
-    }
-
-    fn expect_move(&mut self) -> (i64, i64) {
-        let line = self.answer();
-        parse_move(&line)
-            .unwrap_or_else(|| panic!("not a move: {line:?}; before:\n{}", self.seen.join("\n")))
-    }
-
-    /// Lines printed within `window`.
-    fn drain(&mut self, window: Duration) -> Vec<String> {
-        let deadline = Instant::now() + window;
-        let mut got = Vec::new();
-        loop {
-            match self
-                .lines
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            {
-                Ok(line) => got.push(line),
-                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => return got,
-            }
-        }
-    }
-
-    fn wait_exit(&mut self, limit: Duration) -> Option<Duration> {
-        let start = Instant::now();
-        while start.elapsed() < limit {
-            if self.child.try_wait().ok().flatten().is_some() {
-                return Some(start.elapsed());
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        None
-    }
-}
-
-impl Drop for Brain {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// Replies of a scripted opponent that never threaten anything: corners and
 /// edge cells, far apart.
@@ -170,11 +55,6 @@ fn play_quietly(b: &mut Brain, taken: &mut HashSet<(i64, i64)>, turns: usize) {
             b.seen.join("\n")
         );
     }
-}
-
-fn parse_move(line: &str) -> Option<(i64, i64)> {
-    let (x, y) = line.split_once(',')?;
-    Some((x.trim().parse().ok()?, y.trim().parse().ok()?))
 }
 
 /// A brain on a 15x15 board with a short turn limit.

@@ -7,11 +7,11 @@ use clap::ValueEnum;
 
 use crate::arena::config::EngineSpec;
 use crate::arena::engine::{EngineProcess, GameLog, Reply};
-use crate::gomocup::{BlockKind, BrainLine, Command, Coord, Stone, UNLIMITED_MS};
 use crate::arena::record::MoveRecord;
 use crate::arena::stats::Wld;
 use crate::arena::ArenaError;
 use crate::game::{Board, BoardSize, Color, MoveError, Outcome, Point, Rule};
+use crate::gomocup::{BlockKind, BrainLine, Command, Coord, Stone, UNLIMITED_MS};
 
 /// `INFO time_left` when there is no match time limit.
 
@@ -295,7 +295,9 @@ fn expect_ok(
             Reply::Line(_, text) => match BrainLine::parse(&text) {
                 BrainLine::Ok => return Ok(()),
                 BrainLine::Message(_) | BrainLine::Debug(_) => {}
-                BrainLine::Error(_) | BrainLine::Unknown(_) => return Err(OkFailure::Refused(text)),
+                BrainLine::Error(_) | BrainLine::Unknown(_) => {
+                    return Err(OkFailure::Refused(text))
+                }
                 _ if strict => return Err(OkFailure::Refused(text)),
                 _ => {}
             },

@@ -380,8 +380,7 @@ impl Brain {
                 _ => self.reply(BrainLine::Error("bad coordinates".into())),
             },
             Command::About => self.reply(BrainLine::Other(
-                "name=\"wuzi-test-brain\", version=\"0.1\", author=\"Wuzi\", country=\"CZ\""
-                    .into(),
+                "name=\"wuzi-test-brain\", version=\"0.1\", author=\"Wuzi\", country=\"CZ\"".into(),
             )),
             Command::End => self.end(),
             Command::Malformed(reason) => self.reply(BrainLine::Error(reason)),

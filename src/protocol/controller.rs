@@ -7,10 +7,11 @@ use std::time::{Duration, Instant};
 use crate::config::Config;
 use crate::engine::{Engine, Finished, NodeReport, SearchKind};
 use crate::game::{Board, BoardSize, CellSet, Color, MoveError, Point, Rule};
+use crate::gomocup::{BlockKind, BrainLine, Command, Coord, Stone, UNLIMITED_MS};
 use crate::nn::provider::NetworkProvider;
 use crate::protocol::balance::balancing_moves;
-use crate::gomocup::{BlockKind, BrainLine, Command, Coord, Stone, UNLIMITED_MS};
 use crate::protocol::log::LogFile;
+use crate::search::expand::fallback_move;
 use crate::search::node::Proven;
 use crate::search::result::{MoveStats, Notation};
 use crate::search::{memory, SearchResult};
@@ -671,7 +672,10 @@ impl Controller {
     fn evaluate(&mut self, value: &str) {
         let mut path = Vec::new();
         for token in value.split_whitespace() {
-            let point = token.parse::<Coord>().ok().and_then(|c| self.engine.board().point(c.x, c.y).ok());
+            let point = token
+                .parse::<Coord>()
+                .ok()
+                .and_then(|c| self.engine.board().point(c.x, c.y).ok());
             match point {
                 Some(p) => path.push(p),
                 None => {
@@ -777,15 +781,31 @@ impl Controller {
 
     /// Our move: played on our board and answered, or suggested.
     fn answer_move(&mut self, result: &SearchResult) {
-        let Some(mv) = result.best_move else {
-            self.error("no legal move");
-            return;
+        let color = self.engine.board().side_to_move();
+        let playable = |mv: Point, board: &mut Board| {
+            board.is_empty(mv) && (color == Color::White || !board.is_forbidden(mv))
+        };
+        let mut board = self.engine.board().clone();
+        let mv = match result.best_move {
+            Some(mv) if playable(mv, &mut board) => mv,
+            // A search must always name a legal move; should one ever not,
+            // a manager would score the silence as a loss, so the move
+            // comes from the game's own board instead.
+            chosen => match fallback_move(&mut board) {
+                Some(mv) => {
+                    tracing::warn!("search answered {chosen:?}; playing the fallback {mv}");
+                    mv
+                }
+                None => {
+                    self.error("no legal move: every empty cell is forbidden or the board is full");
+                    return;
+                }
+            },
         };
         if self.analysis_mode {
             self.reply(BrainLine::Suggest(mv.into()));
             return;
         }
-        let color = self.engine.board().side_to_move();
         if let Err(e) = self.engine.place(mv, color) {
             self.error(&format!("internal: our move {mv}: {e}"));
             return;
@@ -1130,4 +1150,3 @@ fn move_summary(m: &MoveStats) -> String {
     let value = m.proven.ev_text(m.wdl[0] + 0.5 * m.wdl[1]);
     format!("{}:{}:{value}", m.mv, m.visits)
 }
-

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod brain;
+
 use wuzi::game::{Board, BoardSize, Color, Point, Rule};
 
 pub fn p(x: u8, y: u8) -> Point {

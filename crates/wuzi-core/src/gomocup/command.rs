@@ -147,7 +147,11 @@ impl fmt::Display for Command {
             Command::YxShowForbid => f.write_str("YXSHOWFORBID"),
             Command::YxNbest(n) => write!(f, "YXNBEST {n}"),
             Command::YxBalance { moves, bias } => {
-                let word = if *moves == 1 { "YXBALANCEONE" } else { "YXBALANCETWO" };
+                let word = if *moves == 1 {
+                    "YXBALANCEONE"
+                } else {
+                    "YXBALANCETWO"
+                };
                 write!(f, "{word} {bias}")
             }
             Command::YxSearchDefend => f.write_str("YXSEARCHDEFEND"),

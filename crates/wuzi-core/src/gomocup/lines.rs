@@ -63,7 +63,10 @@ mod tests {
 
     #[test]
     fn every_line_ending_ends_one_line() {
-        assert_eq!(split(&[b"START 15\r\nBEGIN\nTURN 7,7\rEND"], 100), ["START 15", "BEGIN", "TURN 7,7", "END"]);
+        assert_eq!(
+            split(&[b"START 15\r\nBEGIN\nTURN 7,7\rEND"], 100),
+            ["START 15", "BEGIN", "TURN 7,7", "END"]
+        );
         // A CR LF split across two reads is still one line ending.
         assert_eq!(split(&[b"OK\r", b"\n7,7\n"], 100), ["OK", "7,7"]);
         assert_eq!(split(&[b"a\n\nb\r\n\r\n"], 100), ["a", "", "b", ""]);

@@ -92,7 +92,16 @@ mod tests {
             assert_eq!((c.x, c.y), (x, y), "{text}");
             assert_eq!(c.to_string().parse::<Coord>(), Ok(c));
         }
-        for bad in ["7", "7,", ",8", "7.5,2", "7,8,9", "a,b", "", "99999999999999999999,1"] {
+        for bad in [
+            "7",
+            "7,",
+            ",8",
+            "7.5,2",
+            "7,8,9",
+            "a,b",
+            "",
+            "99999999999999999999,1",
+        ] {
             let err = bad.parse::<Coord>().unwrap_err();
             assert!(err.to_string().contains("expected x,y"), "{bad}: {err}");
         }

@@ -100,17 +100,35 @@ mod tests {
     fn lines_are_classified() {
         assert_eq!(BrainLine::parse("OK"), BrainLine::Ok);
         assert_eq!(BrainLine::parse("ok "), BrainLine::Ok);
-        assert_eq!(BrainLine::parse("OK - ready"), BrainLine::Other("OK - ready".into()));
+        assert_eq!(
+            BrainLine::parse("OK - ready"),
+            BrainLine::Other("OK - ready".into())
+        );
         assert_eq!(BrainLine::parse(" 7, 8"), BrainLine::Move(c(7, 8)));
         assert_eq!(BrainLine::parse("-1,3"), BrainLine::Move(c(-1, 3)));
-        assert_eq!(BrainLine::parse("7,7 extra"), BrainLine::Other("7,7 extra".into()));
+        assert_eq!(
+            BrainLine::parse("7,7 extra"),
+            BrainLine::Other("7,7 extra".into())
+        );
         assert_eq!(BrainLine::parse("7 ,7"), BrainLine::Move(c(7, 7)));
-        assert_eq!(BrainLine::parse("MESSAGE hi"), BrainLine::Message("hi".into()));
+        assert_eq!(
+            BrainLine::parse("MESSAGE hi"),
+            BrainLine::Message("hi".into())
+        );
         assert_eq!(BrainLine::parse("debug x"), BrainLine::Debug("x".into()));
-        assert_eq!(BrainLine::parse("ERROR bad"), BrainLine::Error("bad".into()));
-        assert_eq!(BrainLine::parse("UNKNOWN"), BrainLine::Unknown(String::new()));
+        assert_eq!(
+            BrainLine::parse("ERROR bad"),
+            BrainLine::Error("bad".into())
+        );
+        assert_eq!(
+            BrainLine::parse("UNKNOWN"),
+            BrainLine::Unknown(String::new())
+        );
         assert_eq!(BrainLine::parse("SUGGEST 3,4"), BrainLine::Suggest(c(3, 4)));
-        assert_eq!(BrainLine::parse("SUGGEST 3"), BrainLine::Other("SUGGEST 3".into()));
+        assert_eq!(
+            BrainLine::parse("SUGGEST 3"),
+            BrainLine::Other("SUGGEST 3".into())
+        );
         assert_eq!(BrainLine::parse("7.5,2"), BrainLine::Other("7.5,2".into()));
     }
 
