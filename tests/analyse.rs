@@ -23,34 +23,14 @@ fn analyse(args: &[&str]) -> (bool, String, String) {
 #[test]
 fn an_open_three_to_move_is_a_proven_win() {
     // Black h8 i8 j8 (an open three), white far away: black wins by force.
-    let (ok, text, err) = analyse(&[
-        "h8",
-        "a1",
-        "i8",
-        "a2",
-        "j8",
-        "a3",
-        "--playouts",
-        "200",
-        "--color",
-        "never",
-    ]);
+    let open_three = ["h8", "a1", "i8", "a2", "j8", "a3", "--playouts", "200"];
+    let (ok, text, err) = analyse(&[&open_three[..], &["--color", "never"]].concat());
     assert!(ok, "{err}");
     assert!(text.contains("black to move (move 7)"), "{text}");
     assert!(text.contains("black wins by force in"), "{text}");
     // The diagram: the last move (a3) in brackets, rows numbered from the bottom.
     assert!(text.lines().any(|l| l.starts_with(" 3 [O]")), "{text}");
-    let (ok, json, err) = analyse(&[
-        "h8",
-        "a1",
-        "i8",
-        "a2",
-        "j8",
-        "a3",
-        "--playouts",
-        "200",
-        "--json",
-    ]);
+    let (ok, json, err) = analyse(&[&open_three[..], &["--json"]].concat());
     assert!(ok, "{err}");
     let v: Value = serde_json::from_str(&json).expect("json");
     assert_eq!(v["proven"]["result"], "win");

@@ -6,18 +6,21 @@ fn wuzi() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
 }
 
-#[test]
-fn bench_rules_prints_every_figure() {
-    let out = wuzi()
-        .args(["bench", "rules", "--seconds", "0.05"])
-        .output()
-        .unwrap();
+/// Runs the command, asserts that it succeeded (showing its stderr if not)
+/// and returns its stdout.
+fn stdout_of(command: &mut Command) -> String {
+    let out = command.output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = String::from_utf8(out.stdout).unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn bench_rules_prints_every_figure() {
+    let text = stdout_of(wuzi().args(["bench", "rules", "--seconds", "0.05"]));
     assert!(text.contains("make+unmake with pattern update"), "{text}");
     for label in [
         "renju 15x15",
@@ -43,27 +46,18 @@ fn unknown_arguments_are_refused_with_a_message() {
 
 #[test]
 fn bench_nn_prints_raw_and_service_rates_per_batch() {
-    let out = wuzi()
-        .args([
-            "bench",
-            "nn",
-            "--seconds",
-            "0.05",
-            "--batches",
-            "1,4",
-            "--net",
-            "2x16",
-            "--device",
-            "cuda:7",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout_of(wuzi().args([
+        "bench",
+        "nn",
+        "--seconds",
+        "0.05",
+        "--batches",
+        "1,4",
+        "--net",
+        "2x16",
+        "--device",
+        "cuda:7",
+    ]));
     assert!(text.contains("net 2x16"), "{text}");
     for batch in ["1", "4"] {
         let row = text
@@ -103,13 +97,7 @@ fn bench_nn_reports_a_broken_network_file() {
 
 #[test]
 fn bench_arena_prints_the_runner_overhead_per_move() {
-    let out = wuzi().args(["bench", "arena"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout_of(wuzi().args(["bench", "arena"]));
     assert_eq!(
         text.lines()
             .filter(|l| l.starts_with("bench arena:") && l.contains(" per move ("))
@@ -159,28 +147,22 @@ fn the_brain_maps_the_cuda_libraries_only_with_a_driver() {
 
 #[test]
 fn bench_matching_prints_the_share_with_its_interval() {
-    let out = wuzi()
-        .args([
-            "bench",
-            "matching",
-            "--positions",
-            "3",
-            "--seconds",
-            "0.05",
-            "--data",
-        ])
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/games/gomocup2024_freestyle15_2_sample.tsv"
-        ))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = stdout_of(
+        wuzi()
+            .args([
+                "bench",
+                "matching",
+                "--positions",
+                "3",
+                "--seconds",
+                "0.05",
+                "--data",
+            ])
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/games/gomocup2024_freestyle15_2_sample.tsv"
+            )),
     );
-    let text = String::from_utf8(out.stdout).unwrap();
     let last = text.lines().last().unwrap();
     assert!(
         last.starts_with("bench matching: ")

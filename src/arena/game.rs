@@ -13,8 +13,6 @@ use crate::arena::ArenaError;
 use crate::game::{Board, BoardSize, Color, MoveError, Outcome, Point, Rule};
 use crate::gomocup::{BlockKind, BrainLine, Command, Coord, Stone, UNLIMITED_MS};
 
-/// `INFO time_left` when there is no match time limit.
-
 /// How the position is sent before a move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PositionMode {

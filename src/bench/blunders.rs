@@ -33,10 +33,7 @@ pub struct Blunder {
 
 fn parse_point(text: &str) -> Result<Point, String> {
     let c: Coord = text.parse().map_err(|e| format!("bad move: {e}"))?;
-    u8::try_from(c.x)
-        .ok()
-        .zip(u8::try_from(c.y).ok())
-        .and_then(|(x, y)| Point::new(x, y))
+    c.point()
         .ok_or_else(|| format!("move {text:?} off the board"))
 }
 

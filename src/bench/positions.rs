@@ -71,10 +71,7 @@ impl Record {
     pub fn moves(&self) -> Vec<Point> {
         self.moves
             .split_whitespace()
-            .filter_map(|m| {
-                let c: Coord = m.parse().ok()?;
-                Point::new(u8::try_from(c.x).ok()?, u8::try_from(c.y).ok()?)
-            })
+            .filter_map(|m| m.parse::<Coord>().ok()?.point())
             .collect()
     }
 

@@ -15,6 +15,7 @@ use crate::search::expand::fallback_move;
 use crate::search::node::Proven;
 use crate::search::result::{MoveStats, Notation};
 use crate::search::{memory, SearchResult};
+use crate::tactics::is_legal_for;
 
 const NAME: &str = "Wuzi";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -672,10 +673,7 @@ impl Controller {
     fn evaluate(&mut self, value: &str) {
         let mut path = Vec::new();
         for token in value.split_whitespace() {
-            let point = token
-                .parse::<Coord>()
-                .ok()
-                .and_then(|c| self.engine.board().point(c.x, c.y).ok());
+            let point = token.parse::<Coord>().ok().and_then(|c| self.point(c).ok());
             match point {
                 Some(p) => path.push(p),
                 None => {
@@ -763,12 +761,12 @@ impl Controller {
             Task::Ponder => {}
             Task::Move => {
                 self.final_reports(&result, 1);
-                self.message(&format!("{}", result.summary_in(self.notation())));
+                self.message(&result.summary_in(self.notation()));
                 self.answer_move(&result);
             }
             Task::NBest(n) => {
                 self.final_reports(&result, n as usize);
-                self.message(&format!("{}", result.summary_in(self.notation())));
+                self.message(&result.summary_in(self.notation()));
                 self.answer_move(&result);
             }
             Task::Swap {
@@ -782,12 +780,9 @@ impl Controller {
     /// Our move: played on our board and answered, or suggested.
     fn answer_move(&mut self, result: &SearchResult) {
         let color = self.engine.board().side_to_move();
-        let playable = |mv: Point, board: &mut Board| {
-            board.is_empty(mv) && (color == Color::White || !board.is_forbidden(mv))
-        };
         let mut board = self.engine.board().clone();
         let mv = match result.best_move {
-            Some(mv) if playable(mv, &mut board) => mv,
+            Some(mv) if is_legal_for(&mut board, mv, color) => mv,
             // A search must always name a legal move; should one ever not,
             // a manager would score the silence as a loss, so the move
             // comes from the game's own board instead.

@@ -40,6 +40,12 @@ impl fmt::Display for Coord {
 }
 
 impl Coord {
+    /// The cell at these coordinates on the largest board (32x32), if there
+    /// is one: for records whose board is checked later.
+    pub fn point(self) -> Option<Point> {
+        Point::new(u8::try_from(self.x).ok()?, u8::try_from(self.y).ok()?)
+    }
+
     /// The cell at these coordinates on a board of `size`, if there is one.
     pub fn point_on(self, size: BoardSize) -> Option<Point> {
         size.point(i32::try_from(self.x).ok()?, i32::try_from(self.y).ok()?)
@@ -108,6 +114,10 @@ mod tests {
         assert_eq!(Coord::from(Point::new(3, 12).unwrap()).to_string(), "3,12");
         let size = BoardSize::new(15, 10).unwrap();
         assert_eq!(Coord { x: 14, y: 9 }.point_on(size), Point::new(14, 9));
+        assert_eq!(Coord { x: 31, y: 0 }.point(), Point::new(31, 0));
+        for (x, y) in [(32, 0), (-1, 0), (0, 256)] {
+            assert_eq!(Coord { x, y }.point(), None, "{x},{y}");
+        }
         for (x, y) in [(15, 0), (0, 10), (-1, 0), (i64::MAX, 0)] {
             assert_eq!(Coord { x, y }.point_on(size), None, "{x},{y}");
         }
