@@ -10,7 +10,11 @@
 # into $OUT/RULE-NET.tar (./gpu-out/ without $OUT): one file per run, since
 # the device tool brings back at most 8 files.
 # Extra arguments after `--` go to every gpu_train.py run; per-run extras can
-# follow the minutes after a comma: freestyle:6x64:20,--epochs,12
+# follow the minutes after a comma: freestyle:6x64:20,--epochs,12. A fourth
+# field names the run (default RULE-NET), for several runs of one size:
+# freestyle:6x64:8:ft-a,--init,networks/freestyle-6x64.safetensors
+# Self-play records in $SELFPLAY_DIR (default $GPU_JOB_WORK/selfplay), named
+# RULE*.tsv, are encoded with the rule's Gomocup records.
 # Example: bash scripts/gpu-job.sh freestyle:6x64:20 renju:6x64:20 -- --batch-size 1024
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +36,9 @@ encode() {
     standard) files=("$d/gomocup2021_standard1.tsv" "$d/gomocup2021_standard2.tsv"); board=(--board 15) ;;
     *) echo "gpu-job: unknown rule $rule" >&2; return 2 ;;
   esac
+  shopt -s nullglob
+  files+=("${SELFPLAY_DIR:-$work/selfplay}/$rule"*.tsv)
+  shopt -u nullglob
   .gpujob/wuzi-encode --rule "$rule" "${board[@]}" --seed 1 --out "$work/export-$rule" "${files[@]}" \
     >"$work/encode-$rule.log" 2>&1
 }
@@ -45,8 +52,8 @@ echo "gpu-job: encoded $(echo $rules) in ${SECONDS}s"
 pids=()
 for spec in "${specs[@]}"; do
   IFS=, read -r -a parts <<<"$spec"
-  IFS=: read -r rule net minutes <<<"${parts[0]}"
-  run="$work/$rule-$net"
+  IFS=: read -r rule net minutes name <<<"${parts[0]}"
+  run="$work/${name:-$rule-$net}"
   mkdir -p "$run"
   cp "$work/encode-$rule.log" "$run/log"
   OMP_NUM_THREADS=2 PYTHONUNBUFFERED=1 "${PYTHON:-python3}" scripts/gpu_train.py "$work/export-$rule" \
@@ -56,11 +63,12 @@ done
 status=0
 for pid in "${pids[@]}"; do wait "$pid" || status=1; done
 for spec in "${specs[@]}"; do
-  IFS=: read -r rule net _ <<<"${spec%%,*}"
-  tail -n 3 "$work/$rule-$net/log"
+  IFS=: read -r rule net _ name <<<"${spec%%,*}"
+  name=${name:-$rule-$net}
+  tail -n 3 "$work/$name/log"
   # The best-by-validation weights only (the final ones are among the
   # candidates): a 10x128 network's two files would pass the 16 MiB limit.
-  tar -C "$work" -cf "$out/$rule-$net.tar" --exclude final.safetensors "$rule-$net"
+  tar -C "$work" -cf "$out/$name.tar" --exclude final.safetensors "$name"
 done
 # Written last, for a caller that polls for the packed results.
 touch "$work/done"

@@ -53,6 +53,15 @@ class Shard:
         self.packed = packed.view(self.count, self.row_bytes).to(device)
         self.move = (targets[:, 0] + 256 * targets[:, 1]).to(device)
         self.wdl = targets[:, 2].to(device)
+        # Soft targets (wuzi-encode writes them when self-play records with
+        # search targets are among the games): the visit shares and the
+        # search's win/draw/loss, in 255ths.
+        self.soft_policy = self.soft_wdl = None
+        if os.path.exists(stem + ".soft"):
+            cells = self.width * self.height
+            soft = read_bytes(stem + ".soft", self.count * (cells + 3)).view(self.count, cells + 3)
+            self.soft_policy = soft[:, :cells].to(device)
+            self.soft_wdl = soft[:, cells:].to(device)
 
     def input(self, rows):
         """Float planes [len(rows), planes, H, W] of the positions `rows`."""
@@ -121,20 +130,33 @@ class Augmenter:
             self.target_maps[key] = new_index
         return self.target_maps[key]
 
-    def apply(self, k, x, move):
+    def apply(self, k, x, move, soft_policy=None):
+        """Symmetry k on the planes, the move and (when given) the soft
+        policy [N, H*W]: the share of cell c goes to cell target_map[c]."""
         h, w = x.shape[2], x.shape[3]
         x = move_cells(x, k).index_select(1, self.orders[k])
-        return x, self.target_map(k, h, w, x.device)[move]
+        cells = self.target_map(k, h, w, x.device)
+        moved = None
+        if soft_policy is not None:
+            moved = torch.empty_like(soft_policy)
+            moved[:, cells] = soft_policy
+        return x, cells[move], moved
 
-    def random(self, x, move, generator):
+    def random(self, x, move, generator, soft_policy=None):
+        """A random symmetry per row, applied to the planes, the move and
+        (when given) the soft policy [N, H*W]."""
         choices = symmetries_for(x.shape[2], x.shape[3])
         pick = torch.randint(len(choices), (x.shape[0],), generator=generator).to(x.device)
         out_x, out_move = torch.empty_like(x), torch.empty_like(move)
+        out_soft = None if soft_policy is None else torch.empty_like(soft_policy)
         for i, k in enumerate(choices):
             rows = (pick == i).nonzero().flatten()
             if rows.numel():
-                out_x[rows], out_move[rows] = self.apply(k, x[rows], move[rows])
-        return out_x, out_move
+                soft = None if soft_policy is None else soft_policy[rows]
+                out_x[rows], out_move[rows], moved = self.apply(k, x[rows], move[rows], soft)
+                if out_soft is not None:
+                    out_soft[rows] = moved
+        return out_x, out_move, out_soft
 
 
 # --- the network (src/nn/model.rs) -----------------------------------------
@@ -285,6 +307,9 @@ def main():
     ap.add_argument("--warmup-steps", type=int, default=200)
     ap.add_argument("--weight-decay", type=float, default=1e-4)
     ap.add_argument("--value-weight", type=float, default=1.0)
+    ap.add_argument("--search-value-weight", type=float, default=0.5,
+                    help="with soft targets: the share of the search's value in the value "
+                         "target (the rest is the game result)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--precision", choices=["fp32", "bf16"],
@@ -336,9 +361,13 @@ def main():
         rows = torch.zeros(1, dtype=torch.long, device=device)
         with open(os.path.join(args.out, "symmetries.bin"), "wb") as f:
             for k in symmetries_for(shard.height, shard.width):
-                x, move = augmenter.apply(k, shard.input(rows), shard.move[rows])
+                soft = None if shard.soft_policy is None else shard.soft_policy[rows]
+                x, move, soft = augmenter.apply(k, shard.input(rows), shard.move[rows], soft)
                 f.write(struct.pack("<BI", k, int(move.item())))
                 f.write(tensor_bytes(x.to(torch.uint8)))
+                # With soft targets, the position's policy after the symmetry.
+                if soft is not None:
+                    f.write(tensor_bytes(soft))
 
     batches_per_epoch = sum(math.ceil(s.count / args.batch_size) for s in train)
     total = max(1, int(args.epochs * batches_per_epoch))
@@ -376,16 +405,27 @@ def main():
             shard = train[s]
             rows = rows.to(device)
             x, move = shard.input(rows), shard.move[rows]
+            soft = None if shard.soft_policy is None else shard.soft_policy[rows]
             if not args.no_augment:
-                x, move = augmenter.random(x, move, generator)
+                x, move, soft = augmenter.random(x, move, generator, soft)
             x = x.contiguous(memory_format=torch.channels_last)
             lr = learning_rate(args.lr, warmup, step, total)
             for group in opt.param_groups:
                 group["lr"] = lr
             with autocast():
                 p, v = model(x)
-            policy_loss = F.cross_entropy(p, move)
-            value_loss = F.cross_entropy(v, shard.wdl[rows])
+            if soft is None:
+                policy_loss = F.cross_entropy(p, move)
+                value_loss = F.cross_entropy(v, shard.wdl[rows])
+            else:
+                target = soft.float()
+                target = target / target.sum(-1, keepdim=True).clamp(min=1.0)
+                policy_loss = -(target * F.log_softmax(p.float(), -1)).sum(-1).mean()
+                searched = shard.soft_wdl[rows].float()
+                searched = searched / searched.sum(-1, keepdim=True).clamp(min=1.0)
+                lam = args.search_value_weight
+                value_target = (1 - lam) * F.one_hot(shard.wdl[rows], 3).float() + lam * searched
+                value_loss = -(value_target * F.log_softmax(v.float(), -1)).sum(-1).mean()
             loss = policy_loss + args.value_weight * value_loss
             opt.zero_grad(set_to_none=True)
             loss.backward()

@@ -21,3 +21,4 @@ pub use wuzi_core::{game, gomocup, rng, tactics};
 pub mod analyse;
 pub mod arena;
 pub mod bench;
+pub mod selfplay;

@@ -50,6 +50,9 @@ enum Command {
     Train(wuzi::train::TrainArgs),
     /// Plays a match between two Gomocup brains (Elo, LOS, SPRT, records).
     Match(wuzi::arena::MatchArgs),
+    /// Plays the engine against itself and writes the games as training
+    /// records (the configured network of the rule, or --network).
+    Selfplay(wuzi::selfplay::SelfplayArgs),
 }
 
 #[derive(Args)]
@@ -193,6 +196,37 @@ fn bench_matching(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
     wuzi::bench::matching::run(&searcher, &options, &mut io::stdout().lock()).map(|_| ())
 }
 
+/// `selfplay` with the configured network of the rule.
+fn selfplay(cli: &Cli, args: &wuzi::selfplay::SelfplayArgs) -> io::Result<()> {
+    let mut config = configure(cli).map_err(io::Error::other)?;
+    if let Some(batch) = args.eval_batch {
+        config.network.batch_size = batch.max(1);
+    }
+    let mut provider = wuzi::nn::provider::NetworkProvider::new(&config);
+    if let Some(note) = &provider.device_note {
+        eprintln!("note: {note}");
+    }
+    let (service, note) = provider.service_for(args.rule);
+    if let Some(note) = note {
+        // Self-play without the network would write worthless targets.
+        return Err(io::Error::other(note));
+    }
+    let player = config
+        .network_for(args.rule)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "wuzi".to_string());
+    wuzi::selfplay::run(
+        args,
+        service,
+        config.search_config(),
+        &player,
+        &mut io::stderr(),
+    )
+    .map(|_| ())
+    .map_err(io::Error::other)
+}
+
 /// Runner overhead per move, with the test brain built beside this binary.
 fn bench_arena() -> io::Result<()> {
     let brain = std::env::current_exe()?.with_file_name("wuzi-test-brain");
@@ -276,6 +310,7 @@ fn main() -> ExitCode {
         Some(Command::Analyse(args)) => analyse(&cli, args),
         Some(Command::Train(args)) => wuzi::train::run(args).map(|_| ()).map_err(io::Error::other),
         Some(Command::Match(args)) => wuzi::arena::run(args).map(|_| ()).map_err(io::Error::other),
+        Some(Command::Selfplay(args)) => selfplay(&cli, args),
         None => {
             let config = match configure(&cli) {
                 Ok(config) => config,

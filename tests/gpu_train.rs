@@ -112,3 +112,77 @@ fn the_pytorch_trainer_sees_the_engines_data_and_writes_a_network_it_loads() {
     let diff = (ours - theirs).abs().max().double_value(&[]);
     assert!(diff < 1e-4, "engine and PyTorch outputs differ by {diff}");
 }
+
+/// A self-play record: five for black on column 7, with search targets at
+/// plies 2, 4 and 6 (the others short searches, not targets).
+const SELFPLAY_TSV: &str = "#game_id\tyear\tleague\trule\tboard\tblack\twhite\twinner\tend\tn_opening\tn_moves\tmoves\tsearch
+sp/0\t-\tselfplay\tfreestyle\t15\tw\tw\tB\tfive\t2\t9\t7,7 8,8 7,8 9,9 7,9 10,10 7,10 11,11 7,11\t500:0:500/7,8=3;6,6=1 - 900:50:50/7,9=10 - 1000:0:0/7,10=7;3,3=7 - -
+";
+
+#[test]
+fn soft_targets_of_self_play_records_are_exported_and_turned_with_the_board() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let records = dir.path().join("selfplay.tsv");
+    std::fs::write(&records, SELFPLAY_TSV).expect("write");
+    let data = Dataset::load(std::slice::from_ref(&records), Rule::Freestyle, &[]).expect("loads");
+    assert_eq!(data.games.len(), 1, "{:?}", data.stats);
+    let exported = dir.path().join("export");
+    let summary = export(&data, &[("train", &[0])], &exported, 1).expect("export");
+    assert_eq!(
+        summary.shards,
+        vec![("train".to_string(), BoardSize::square(15).expect("15"), 3)]
+    );
+
+    // Targets: the most visited move; soft: visit shares and the search's
+    // value in 255ths.
+    let targets = std::fs::read(exported.join("train-15x15.targets")).expect("targets");
+    let moves: Vec<u16> = targets
+        .chunks(4)
+        .map(|t| u16::from_le_bytes([t[0], t[1]]))
+        .collect();
+    assert_eq!(moves, vec![8 * 15 + 7, 9 * 15 + 7, 10 * 15 + 7]);
+    let soft = std::fs::read(exported.join("train-15x15.soft")).expect("soft");
+    assert_eq!(soft.len(), 3 * (225 + 3));
+    let first = &soft[..228];
+    assert_eq!((first[8 * 15 + 7], first[6 * 15 + 6]), (191, 64));
+    assert_eq!(
+        first.iter().take(225).map(|&v| u32::from(v)).sum::<u32>(),
+        255
+    );
+    assert_eq!(&first[225..], &[128, 0, 128]);
+    let third = &soft[2 * 228..3 * 228];
+    assert_eq!((third[10 * 15 + 7], third[3 * 15 + 3]), (128, 128));
+    assert_eq!(&third[225..], &[255, 0, 0]);
+
+    // The trainer turns the soft policy with the board: under symmetry k the
+    // share of (x, y) is at the engine's map_cell(x, y).
+    let out = dir.path().join("out");
+    let status = Command::new(python())
+        .arg(root().join("scripts/gpu_train.py"))
+        .arg(&exported)
+        .args(["--net", "2x16", "--max-steps", "2", "--batch-size", "2"])
+        .args(["--device", "cpu", "--dump-symmetries", "--val-every", "1"])
+        .arg("--out")
+        .arg(&out)
+        .status()
+        .expect("python runs");
+    assert!(status.success(), "gpu_train.py failed: {status}");
+    let dumped = std::fs::read(out.join("symmetries.bin")).expect("symmetries.bin");
+    let cells = INPUT_PLANES * 15 * 15;
+    let record = 5 + cells + 225;
+    assert_eq!(dumped.len(), 8 * record);
+    for (k, chunk) in dumped.chunks(record).enumerate() {
+        let turned = &chunk[5 + cells..];
+        let sym = Symmetry::new(k as u8);
+        for y in 0..15 {
+            for x in 0..15 {
+                let (tx, ty) = sym.map_cell(x, y, 15, 15);
+                assert_eq!(
+                    turned[ty * 15 + tx],
+                    first[y * 15 + x],
+                    "symmetry {k}, cell ({x},{y})"
+                );
+            }
+        }
+    }
+}

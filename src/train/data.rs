@@ -51,9 +51,8 @@ pub fn make_batch(data: &Dataset, items: &[(Sample, Symmetry)]) -> Result<Batch,
                 game.size, game.id
             ));
         }
-        let target = *game
-            .moves
-            .get(sample.ply as usize)
+        let target = game
+            .policy_move(sample.ply)
             .ok_or_else(|| format!("game {} has no move {}", game.id, sample.ply))?;
         let mut board = data.board(sample)?;
         encode(

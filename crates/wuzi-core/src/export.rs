@@ -12,6 +12,12 @@
 //!   `y * W + x` (u16, little-endian), the result class for the side to move
 //!   (0 win, 1 draw, 2 loss) and a zero byte;
 //!
+//! * `SPLIT-WxH.soft`, only when some game is a self-play record with
+//!   search targets: per position, `H * W` bytes of policy (the search's
+//!   visit shares in 255ths, `y * W + x` order; the move played as 255 for
+//!   other games) and three bytes of win, draw and loss for the side to
+//!   move in 255ths (the search's value; the result for other games).
+//!
 //! `index.tsv` listing them (`split`, `width`, `height`, `positions`,
 //! `planes`, `bytes_per_position`), and `symmetries.tsv`: per symmetry
 //! `0..8`, [`Symmetry::plane_order`]. Positions are in game order and encoded
@@ -53,12 +59,48 @@ pub fn pack_bits(values: &[f32], out: &mut Vec<u8>) {
 struct Shard {
     planes: Vec<u8>,
     targets: Vec<u8>,
+    soft: Vec<u8>,
     positions: usize,
 }
 
+/// Bytes of one position's soft targets on a `height x width` board.
+pub fn soft_len(height: usize, width: usize) -> usize {
+    height * width + 3
+}
+
+/// Appends the soft targets of the position before `ply` of `game`.
+fn push_soft(game: &crate::records::Game, ply: u16, width: usize, out: &mut Vec<u8>) {
+    let start = out.len();
+    out.resize(start + soft_len(game.size.height() as usize, width), 0);
+    let to_255 = |v: f32| (255.0 * v).round().clamp(0.0, 255.0) as u8;
+    let cells = &mut out[start..];
+    match game.search_at(ply) {
+        Some(t) => {
+            for (p, share) in t.policy() {
+                cells[p.y() as usize * width + p.x() as usize] = to_255(share);
+            }
+            let n = cells.len();
+            for (slot, &v) in cells[n - 3..].iter_mut().zip(&t.wdl) {
+                *slot = to_255(f32::from(v) / 1000.0);
+            }
+        }
+        None => {
+            if let Some(p) = game.moves.get(ply as usize) {
+                cells[p.y() as usize * width + p.x() as usize] = 255;
+            }
+            let n = cells.len();
+            cells[n - 3 + game.wdl_class(ply as usize) as usize] = 255;
+        }
+    }
+}
+
 /// Encodes every target position of `games` (indices into `data`), in game
-/// order, grouped by board size.
-fn encode_games(data: &Dataset, games: &[usize]) -> Result<BTreeMap<BoardSize, Shard>, String> {
+/// order, grouped by board size; with `soft`, their soft targets too.
+fn encode_games(
+    data: &Dataset,
+    games: &[usize],
+    soft: bool,
+) -> Result<BTreeMap<BoardSize, Shard>, String> {
     let mut shards: BTreeMap<BoardSize, Shard> = BTreeMap::new();
     let mut planes = Vec::new();
     for &g in games {
@@ -71,15 +113,20 @@ fn encode_games(data: &Dataset, games: &[usize]) -> Result<BTreeMap<BoardSize, S
         let shard = shards.entry(game.size).or_default();
         let mut board = Board::new(game.size, data.rule);
         for (ply, &p) in game.moves.iter().enumerate().take(game.end_target as usize) {
-            if ply >= game.first_target as usize {
+            // At most 1024 plies (32x32), so u16 holds them.
+            if game.is_target(ply as u16) {
                 encode(&mut board, &mut planes, h, w);
                 pack_bits(&planes, &mut shard.planes);
-                let index = p.y() as usize * w + p.x() as usize;
+                let target = game.policy_move(ply as u16).unwrap_or(p);
+                let index = target.y() as usize * w + target.x() as usize;
                 let index = u16::try_from(index)
                     .map_err(|_| format!("game {}: move index {index} too large", game.id))?;
                 shard.targets.extend_from_slice(&index.to_le_bytes());
                 shard.targets.push(game.wdl_class(ply) as u8);
                 shard.targets.push(0);
+                if soft {
+                    push_soft(game, ply as u16, w, &mut shard.soft);
+                }
                 shard.positions += 1;
             }
             board
@@ -109,6 +156,7 @@ pub fn export(
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let mut index = String::from("split\twidth\theight\tpositions\tplanes\tbytes_per_position\n");
     let mut summary = ExportSummary::default();
+    let soft = data.games.iter().any(|g| !g.search.is_empty());
     for &(name, games) in splits {
         // Contiguous chunks keep game order when the parts are joined.
         let threads = threads.clamp(1, games.len().max(1));
@@ -116,7 +164,7 @@ pub fn export(
         let parts: Vec<Result<BTreeMap<BoardSize, Shard>, String>> = std::thread::scope(|s| {
             let handles: Vec<_> = games
                 .chunks(chunk)
-                .map(|part| s.spawn(move || encode_games(data, part)))
+                .map(|part| s.spawn(move || encode_games(data, part, soft)))
                 .collect();
             handles
                 .into_iter()
@@ -132,13 +180,18 @@ pub fn export(
                 let into = merged.entry(size).or_default();
                 into.planes.extend_from_slice(&shard.planes);
                 into.targets.extend_from_slice(&shard.targets);
+                into.soft.extend_from_slice(&shard.soft);
                 into.positions += shard.positions;
             }
         }
         for (size, shard) in merged {
             let (w, h) = (size.width() as usize, size.height() as usize);
             let stem = format!("{name}-{w}x{h}");
-            for (ext, bytes) in [("planes", &shard.planes), ("targets", &shard.targets)] {
+            let mut files = vec![("planes", &shard.planes), ("targets", &shard.targets)];
+            if soft {
+                files.push(("soft", &shard.soft));
+            }
+            for (ext, bytes) in files {
                 let path = dir.join(format!("{stem}.{ext}"));
                 let file = File::create(&path)
                     .map_err(|e| format!("cannot create {}: {e}", path.display()))?;

@@ -6,6 +6,7 @@
 //! * [`features`]: the network's input planes.
 //! * [`symmetry`]: the board's dihedral symmetries, on cells and planes.
 //! * [`records`]: game records (Gomocup TSV, Piskvork PSQ) for training.
+//! * [`search_target`]: a self-play position's search targets as recorded.
 //! * [`export`]: encoded training positions written out for other trainers.
 //! * [`gomocup`]: the Gomocup protocol family's commands, replies and
 //!   coordinates, for brains, managers and test brains alike.
@@ -16,5 +17,6 @@ pub mod game;
 pub mod gomocup;
 pub mod records;
 pub mod rng;
+pub mod search_target;
 pub mod symmetry;
 pub mod tactics;

@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 
 use crate::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 use crate::gomocup::Coord;
+use crate::search_target;
+pub use crate::search_target::SearchTarget;
 use crate::symmetry::Symmetry;
 
 /// Warnings kept for the summary (the counts cover everything).
@@ -42,12 +44,39 @@ pub struct Game {
     /// short of the move count when the last move was a forbidden renju move.
     pub end_target: u16,
     pub outcome: Outcome,
+    /// Self-play records only (empty otherwise): what the search found at
+    /// each ply from `first_target` on; `None` where the search was too
+    /// short to be a target.
+    pub search: Vec<Option<SearchTarget>>,
 }
 
 impl Game {
     /// Number of training positions.
     pub fn targets(&self) -> usize {
-        self.end_target.saturating_sub(self.first_target) as usize
+        (self.first_target..self.end_target)
+            .filter(|&ply| self.is_target(ply))
+            .count()
+    }
+
+    /// Whether the position before move `ply` is a training position.
+    pub fn is_target(&self, ply: u16) -> bool {
+        (self.first_target..self.end_target).contains(&ply)
+            && (self.search.is_empty() || self.search_at(ply).is_some())
+    }
+
+    /// The search's targets at `ply` (self-play records).
+    pub fn search_at(&self, ply: u16) -> Option<&SearchTarget> {
+        let i = ply.checked_sub(self.first_target)?;
+        self.search.get(i as usize)?.as_ref()
+    }
+
+    /// The policy target at `ply`: the search's most visited move where
+    /// there is one, else the move played.
+    pub fn policy_move(&self, ply: u16) -> Option<Point> {
+        match self.search_at(ply) {
+            Some(t) => Some(t.best()),
+            None => self.moves.get(ply as usize).copied(),
+        }
     }
 
     /// The WDL class (0 win, 1 draw, 2 loss) of the side to move at `ply`.
@@ -269,6 +298,7 @@ pub fn check_game(
         end_target: end as u16,
         moves,
         outcome,
+        search: Vec::new(),
     })
 }
 
@@ -440,7 +470,7 @@ impl Dataset {
         let mut out = Vec::with_capacity(games.iter().map(|&g| self.games[g].targets()).sum());
         for &g in games {
             let game = &self.games[g];
-            for ply in game.first_target..game.end_target {
+            for ply in (game.first_target..game.end_target).filter(|&p| game.is_target(p)) {
                 out.push(Sample {
                     game: g as u32,
                     ply,
@@ -629,6 +659,7 @@ impl Loader<'_> {
         let c_id = col("game_id");
         let c_opening = col("n_opening");
         let c_count = col("n_moves");
+        let c_search = col("search");
         for (index, raw) in lines {
             let line_no = index + 1;
             let line = raw.trim_end_matches('\r');
@@ -718,7 +749,32 @@ impl Loader<'_> {
                 Some(id) if !id.is_empty() => id.to_string(),
                 _ => format!("{}:{line_no}", file.display()),
             };
-            let result = check_game(id, size, self.rule, points, opening, Some(outcome));
+            let search = match c_search.and_then(field).map(search_target::parse_column) {
+                None => Vec::new(),
+                Some(Ok(entries)) => entries,
+                Some(Err(why)) => {
+                    self.malformed(file, line_no, why);
+                    continue;
+                }
+            };
+            let mut result = check_game(id, size, self.rule, points, opening, Some(outcome));
+            if let Ok(game) = &mut result {
+                if !search.is_empty() {
+                    let plies = game.moves.len() - game.first_target as usize;
+                    if search.len() != plies {
+                        self.malformed(
+                            file,
+                            line_no,
+                            format!(
+                                "{} search entries for {plies} moves after the opening",
+                                search.len()
+                            ),
+                        );
+                        continue;
+                    }
+                    game.search = search;
+                }
+            }
             self.add(result, file, line_no);
         }
         Ok(())
@@ -850,6 +906,32 @@ mod tests {
         assert_ne!(v, (0..100).collect::<Vec<_>>());
         v.sort();
         assert_eq!(v, (0..100).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn search_columns_are_checked_against_the_moves() {
+        let head = "#game_id\trule\tboard\twinner\tn_opening\tmoves\tsearch\n";
+        let moves = "7,7 8,8 7,8 9,9 7,9 10,10 7,10 11,11 7,11";
+        let good = "500:0:500/7,8=3 - - - - - -";
+        let text = format!(
+            "{head}ok\tfreestyle\t15\tB\t2\t{moves}\t{good}\n\
+             short\tfreestyle\t15\tB\t2\t{moves}\t{good} -\n\
+             bad\tfreestyle\t15\tB\t2\t{moves}\t500:0:500/7,8 - - - - - -\n\
+             plain\tfreestyle\t15\tB\t2\t{moves}\n"
+        );
+        let data = Dataset::parse(Path::new("sp.tsv"), &text, Rule::Freestyle, &[]).unwrap();
+        let ids: Vec<&str> = data.games.iter().map(|g| g.id.as_str()).collect();
+        assert_eq!(ids, ["ok", "plain"]);
+        assert_eq!(data.stats.malformed, 2);
+        let (ok, plain) = (&data.games[0], &data.games[1]);
+        // Only the fully searched position is a target, with the search's move.
+        assert_eq!(ok.targets(), 1);
+        assert_eq!(data.samples(&[0]), vec![Sample { game: 0, ply: 2 }]);
+        assert_eq!(ok.policy_move(2), Some(p(7, 8)));
+        assert!(!ok.is_target(3));
+        // Records without the column: every position after the opening.
+        assert_eq!(plain.targets(), 7);
+        assert_eq!(plain.policy_move(3), Some(p(9, 9)));
     }
 
     #[test]

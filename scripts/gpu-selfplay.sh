@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs `pbrain-wuzi selfplay` on a GPU machine for a fixed time, writing
+# $GPU_JOB_WORK/selfplay/RULE.tsv, where scripts/gpu-job.sh then finds it.
+#
+# The device tool's machines have their own PyTorch (2.11) and no Rust, and
+# the project's libtorch (2.13) is too large to carry, so the engine binary
+# is built here against the wheel of the machine's torch version and
+# carried (see networks/README.md, "Self-play on a GPU machine"); it loads
+# that torch's libraries through LD_LIBRARY_PATH.
+#
+# Usage: scripts/gpu-selfplay.sh RULE MINUTES [selfplay args...]
+#   WUZI_BIN: the engine binary (default .devbin/pbrain-wuzi, with its
+#   config/ beside it); the networks are the repository's.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rule=${1:?usage: gpu-selfplay.sh RULE MINUTES [selfplay args...]}
+minutes=${2:?usage: gpu-selfplay.sh RULE MINUTES [selfplay args...]}
+shift 2
+bin=${WUZI_BIN:-.devbin/pbrain-wuzi}
+work=${GPU_JOB_WORK:-/tmp/wuzi-gpu-job}
+mkdir -p "$work/selfplay"
+torch_lib=$("${PYTHON:-python3}" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
+export LD_LIBRARY_PATH="$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The binary reads config/ beside itself; the network paths there are
+# relative to the repository root, where this runs.
+[[ -e "$(dirname "$bin")/networks" ]] || ln -s "$PWD/networks" "$(dirname "$bin")/networks"
+log="$work/selfplay/$rule.log"
+# SIGINT at the time limit: the games under way are lost, the file keeps
+# every finished one (each is appended whole).
+timeout -s INT "$((minutes * 60))" "$bin" --device cuda selfplay --rule "$rule" \
+  --out "$work/selfplay/$rule.tsv" "$@" >"$log" 2>&1 || true
+tail -n 3 "$log"
+echo "gpu-selfplay: $(($(grep -vc '^#' "$work/selfplay/$rule.tsv") )) games in $work/selfplay/$rule.tsv"

@@ -1,0 +1,607 @@
+//! `pbrain-wuzi selfplay`: games of the engine against itself with its real
+//! search, written as training records.
+//!
+//! * Each game starts from an opening: a random line of an opening file
+//!   (turned by a random board symmetry) or a random quiet opening, then its
+//!   first moves are drawn from the search's visits (`visits^(1/T)`), so
+//!   that games differ; after that the most visited move is played.
+//! * Playout-cap randomisation (KataGo): a share of the moves is searched
+//!   with the full playouts and becomes a training target (the visit
+//!   distribution and the root's value); the others get a short search that
+//!   only moves the game on.
+//! * A game ends with a five, a full board, or as soon as the search proves
+//!   its result (the solver's proofs are exact, as the tree treats them).
+//! * The output is a Gomocup TSV (the columns of the shared game records)
+//!   with a `search` column (see [`wuzi_core::search_target`]), so `pbrain-
+//!   wuzi train` and `wuzi-encode` read it alongside the Gomocup records.
+//!   Each game is appended as it ends; a run on an existing file continues
+//!   it up to `--games`.
+//!
+//! Games run in parallel, one search thread each, all on one evaluation
+//! service, so that their requests share the network's batches.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::arena::openings::{self, OpeningFormat, RawOpening};
+use crate::game::{Board, BoardSize, Color, Outcome, Point, Rule};
+use crate::nn::EvalService;
+use crate::search::node::Proven;
+use crate::search::result::MoveStats;
+use crate::search::{SearchConfig, SearchLimits, Searcher};
+use wuzi_core::records::parse_board_size;
+use wuzi_core::rng::{mix, Rng};
+use wuzi_core::search_target::{format_column, SearchTarget};
+use wuzi_core::symmetry::Symmetry;
+
+/// The header of a self-play file: the shared records' columns, then
+/// `search`.
+pub const HEADER: &str = "#game_id\tyear\tleague\trule\tboard\tblack\twhite\twinner\tend\tn_opening\tn_moves\tmoves\tsearch";
+
+/// Options of `pbrain-wuzi selfplay`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct SelfplayArgs {
+    /// The TSV file to write (an existing one is continued).
+    #[arg(long, value_name = "PATH")]
+    pub out: PathBuf,
+    /// Rule (freestyle, standard, renju, caro).
+    #[arg(long, default_value = "freestyle")]
+    pub rule: Rule,
+    /// Board size: N or WIDTHxHEIGHT.
+    #[arg(long, default_value = "15", value_parser = parse_board_size)]
+    pub board: BoardSize,
+    /// Games the file should hold when the run ends.
+    #[arg(long, default_value_t = 100)]
+    pub games: usize,
+    /// Games played at once (one search thread each, one shared network).
+    #[arg(long, default_value_t = 2)]
+    pub parallel: usize,
+    /// Playouts of a full search (a training target).
+    #[arg(long, default_value_t = 400)]
+    pub playouts: u64,
+    /// Playouts of a short search (no target).
+    #[arg(long, default_value_t = 100)]
+    pub fast_playouts: u64,
+    /// Share of the moves searched with --playouts.
+    #[arg(long, default_value_t = 0.25)]
+    pub full_share: f64,
+    /// Opening file (offset or letter-number lines, as `match` reads);
+    /// without one, random quiet openings of --random-stones stones.
+    #[arg(long, value_name = "PATH")]
+    pub openings: Option<PathBuf>,
+    #[arg(long, default_value_t = 4)]
+    pub random_stones: usize,
+    /// Moves after the opening drawn from the visits rather than the best.
+    #[arg(long, default_value_t = 8)]
+    pub sample_plies: usize,
+    /// Temperature of those draws (visits^(1/T)).
+    #[arg(long, default_value_t = 1.0)]
+    pub temperature: f64,
+    /// Largest batch of the evaluation service (default: the configured one).
+    #[arg(long)]
+    pub eval_batch: Option<usize>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// How a self-play game ended (the TSV `end` column).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    Five,
+    FullBoard,
+    /// The search proved the result.
+    Proven,
+}
+
+impl End {
+    fn label(self) -> &'static str {
+        match self {
+            End::Five => "five",
+            End::FullBoard => "draw",
+            End::Proven => "proven",
+        }
+    }
+}
+
+/// One finished game.
+#[derive(Clone, Debug)]
+pub struct PlayedGame {
+    pub index: usize,
+    pub size: BoardSize,
+    pub rule: Rule,
+    pub opening: usize,
+    pub moves: Vec<Point>,
+    /// One entry per move after the opening.
+    pub search: Vec<Option<SearchTarget>>,
+    pub outcome: Outcome,
+    pub end: End,
+}
+
+impl PlayedGame {
+    /// The game as a line of the self-play TSV (no newline).
+    pub fn tsv_line(&self, seed: u64, player: &str) -> String {
+        let winner = match self.outcome {
+            Outcome::Win(Color::Black) => "B",
+            Outcome::Win(Color::White) => "W",
+            Outcome::Draw => "D",
+        };
+        let moves: Vec<String> = self
+            .moves
+            .iter()
+            .map(|p| format!("{},{}", p.x(), p.y()))
+            .collect();
+        let board = if self.size.width() == self.size.height() {
+            self.size.width().to_string()
+        } else {
+            format!("{}x{}", self.size.width(), self.size.height())
+        };
+        format!(
+            "selfplay/{seed}/{}\t-\tselfplay\t{}\t{board}\t{player}\t{player}\t{winner}\t{}\t{}\t{}\t{}\t{}",
+            self.index,
+            self.rule,
+            self.end.label(),
+            self.opening,
+            self.moves.len(),
+            moves.join(" "),
+            format_column(&self.search)
+        )
+    }
+
+    /// Positions that are training targets.
+    pub fn targets(&self) -> usize {
+        self.search.iter().filter(|s| s.is_some()).count()
+    }
+}
+
+/// Uniform in [0, 1).
+fn uniform(rng: &mut Rng) -> f64 {
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// A root move drawn in proportion to `visits^(1/temperature)`, among the
+/// visited moves not proven to lose.
+fn sample_move(moves: &[MoveStats], temperature: f64, rng: &mut Rng) -> Option<Point> {
+    let candidates: Vec<(Point, f64)> = moves
+        .iter()
+        .filter(|m| m.visits > 0 && !matches!(m.proven, Proven::Loss(_)))
+        .map(|m| (m.mv, f64::from(m.visits).powf(1.0 / temperature.max(0.05))))
+        .collect();
+    let total: f64 = candidates.iter().map(|c| c.1).sum();
+    if !(total > 0.0) {
+        return None;
+    }
+    let mut pick = uniform(rng) * total;
+    for &(mv, w) in &candidates {
+        if pick < w {
+            return Some(mv);
+        }
+        pick -= w;
+    }
+    candidates.last().map(|c| c.0)
+}
+
+/// How games are played (everything but the output).
+#[derive(Clone, Debug)]
+pub struct GamePlan {
+    pub size: BoardSize,
+    pub rule: Rule,
+    pub playouts: u64,
+    pub fast_playouts: u64,
+    pub full_share: f64,
+    pub openings: Vec<RawOpening>,
+    pub random_stones: usize,
+    pub sample_plies: usize,
+    pub temperature: f64,
+    pub seed: u64,
+}
+
+impl GamePlan {
+    /// The starting position of game `index`.
+    fn opening(&self, rng: &mut Rng) -> Result<Board, String> {
+        if self.openings.is_empty() {
+            let stones = openings::random_opening(self.size, self.rule, self.random_stones, rng)?;
+            let mut board = Board::new(self.size, self.rule);
+            for p in stones {
+                board.play(p).map_err(|e| e.to_string())?;
+            }
+            return Ok(board);
+        }
+        let raw = &self.openings[rng.below(self.openings.len())];
+        let (h, w) = (self.size.height() as usize, self.size.width() as usize);
+        let symmetries = Symmetry::all_for(h, w);
+        let sym = symmetries[rng.below(symmetries.len())];
+        let moves: Vec<(i64, i64)> = raw
+            .moves
+            .iter()
+            .map(|&(x, y)| {
+                if (0..w as i64).contains(&x) && (0..h as i64).contains(&y) {
+                    let (x, y) = sym.map_cell(x as usize, y as usize, h, w);
+                    (x as i64, y as i64)
+                } else {
+                    (x, y)
+                }
+            })
+            .collect();
+        openings::check_opening(self.size, self.rule, &moves)
+            .map_err(|e| format!("opening of line {}: {e}", raw.line))
+    }
+
+    /// Plays game `index` with `searcher` (its cache is cleared first).
+    pub fn play(&self, searcher: &Searcher, index: usize) -> Result<PlayedGame, String> {
+        let mut rng = Rng::new(mix(self.seed ^ mix(index as u64 + 1)));
+        let mut board = self.opening(&mut rng)?;
+        let opening = board.stone_count();
+        let mut moves: Vec<Point> = board.history().iter().map(|&(p, _)| p).collect();
+        let mut search = Vec::new();
+        searcher.cache().clear();
+        let stop = AtomicBool::new(false);
+        let (outcome, end) = loop {
+            if let Some(outcome) = board.outcome() {
+                let end = match outcome {
+                    Outcome::Draw => End::FullBoard,
+                    Outcome::Win(_) => End::Five,
+                };
+                break (outcome, end);
+            }
+            let full = uniform(&mut rng) < self.full_share;
+            let limits = SearchLimits {
+                max_playouts: Some(
+                    if full {
+                        self.playouts
+                    } else {
+                        self.fast_playouts
+                    }
+                    .max(1),
+                ),
+                ..SearchLimits::default()
+            };
+            let result = searcher.search(&board, &limits, &stop);
+            let sampled =
+                moves.len() - opening < self.sample_plies && result.proven == Proven::Unknown;
+            let choice = if sampled {
+                sample_move(&result.moves, self.temperature, &mut rng).or(result.best_move)
+            } else {
+                result.best_move
+            };
+            let Some(mv) = choice else {
+                // No legal move left (renju: every empty cell forbidden).
+                break (Outcome::Draw, End::FullBoard);
+            };
+            let color = board.side_to_move();
+            board
+                .check_move(i64::from(mv.x()), i64::from(mv.y()), color)
+                .map_err(|e| format!("game {index}: the search chose {mv}: {e}"))?;
+            board.play(mv).map_err(|e| e.to_string())?;
+            moves.push(mv);
+            search.push(if full {
+                SearchTarget::new(result.wdl, result.moves.iter().map(|m| (m.mv, m.visits)))
+            } else {
+                None
+            });
+            let proven = match result.proven {
+                Proven::Win(_) => Some(Outcome::Win(color)),
+                Proven::Loss(_) => Some(Outcome::Win(color.opponent())),
+                Proven::Draw => Some(Outcome::Draw),
+                Proven::Unknown => None,
+            };
+            if let Some(outcome) = proven {
+                // A five on the board says so itself; otherwise the proof ends
+                // the game.
+                match board.outcome() {
+                    Some(o) => {
+                        let end = if o == Outcome::Draw {
+                            End::FullBoard
+                        } else {
+                            End::Five
+                        };
+                        break (o, end);
+                    }
+                    None => break (outcome, End::Proven),
+                }
+            }
+        };
+        Ok(PlayedGame {
+            index,
+            size: self.size,
+            rule: self.rule,
+            opening,
+            moves,
+            search,
+            outcome,
+            end,
+        })
+    }
+}
+
+/// The games already in `path`; a partly written last line (a run killed
+/// while writing) is cut off. Fails on a file that is not a self-play file.
+fn existing_games(path: &Path) -> Result<usize, String> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let mut reader = BufReader::new(file);
+    let mut line = String::new();
+    let mut games = 0;
+    let mut good_len = 0u64;
+    let mut first = true;
+    loop {
+        line.clear();
+        let n = reader
+            .read_line(&mut line)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if n == 0 || !line.ends_with('\n') {
+            break;
+        }
+        if first {
+            if line.trim_end() != HEADER {
+                return Err(format!(
+                    "{} exists and is not a self-play file (its first line is not the header)",
+                    path.display()
+                ));
+            }
+            first = false;
+        } else if !line.trim().is_empty() {
+            games += 1;
+        }
+        good_len += n as u64;
+    }
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .len();
+    if len != good_len {
+        OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(good_len))
+            .map_err(|e| {
+                format!(
+                    "cannot cut the partial last line of {}: {e}",
+                    path.display()
+                )
+            })?;
+    }
+    Ok(games)
+}
+
+/// Totals of a run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Summary {
+    pub games: usize,
+    pub black_wins: usize,
+    pub white_wins: usize,
+    pub draws: usize,
+    pub moves: usize,
+    pub targets: usize,
+    pub proven_ends: usize,
+    pub failed: usize,
+    pub elapsed: Duration,
+}
+
+impl Summary {
+    fn add(&mut self, game: &PlayedGame) {
+        self.games += 1;
+        match game.outcome {
+            Outcome::Win(Color::Black) => self.black_wins += 1,
+            Outcome::Win(Color::White) => self.white_wins += 1,
+            Outcome::Draw => self.draws += 1,
+        }
+        self.moves += game.moves.len() - game.opening;
+        self.targets += game.targets();
+        self.proven_ends += usize::from(game.end == End::Proven);
+    }
+}
+
+/// Plays games into `args.out` until it holds `args.games`, with `service`
+/// and `config` (run with one thread per game); `player` names the network
+/// in the records.
+pub fn run(
+    args: &SelfplayArgs,
+    service: Arc<EvalService>,
+    config: SearchConfig,
+    player: &str,
+    log: &mut impl Write,
+) -> Result<Summary, String> {
+    if !(0.0..=1.0).contains(&args.full_share) {
+        return Err(format!(
+            "--full-share {} is not between 0 and 1",
+            args.full_share
+        ));
+    }
+    if args.playouts == 0 || args.fast_playouts == 0 {
+        return Err("--playouts and --fast-playouts must be at least 1".into());
+    }
+    let openings = match &args.openings {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let (list, _) = openings::parse_file(&text, OpeningFormat::Auto, args.board)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            if list.is_empty() {
+                return Err(format!("{}: no openings", path.display()));
+            }
+            // Check them all now rather than fail in the middle of the run.
+            for raw in &list {
+                openings::check_opening(args.board, args.rule, &raw.moves)
+                    .map_err(|e| format!("{} line {}: {e}", path.display(), raw.line))?;
+            }
+            list
+        }
+        None => Vec::new(),
+    };
+    let plan = GamePlan {
+        size: args.board,
+        rule: args.rule,
+        playouts: args.playouts,
+        fast_playouts: args.fast_playouts,
+        full_share: args.full_share,
+        openings,
+        random_stones: args.random_stones,
+        sample_plies: args.sample_plies,
+        temperature: args.temperature,
+        seed: args.seed,
+    };
+    let done = existing_games(&args.out)?;
+    let mut summary = Summary::default();
+    if done >= args.games {
+        writeln!(
+            log,
+            "selfplay: {} already holds {done} games",
+            args.out.display()
+        )
+        .map_err(|e| e.to_string())?;
+        return Ok(summary);
+    }
+    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let mut out = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&args.out)
+        .map_err(|e| format!("cannot open {}: {e}", args.out.display()))?;
+    if done == 0 {
+        writeln!(out, "{HEADER}").map_err(|e| e.to_string())?;
+    }
+    let todo = args.games - done;
+    let threads = args.parallel.clamp(1, todo);
+    writeln!(
+        log,
+        "selfplay: {} {}, games {}..{} into {}, {threads} at once, {} / {} playouts ({:.0}% full)",
+        args.rule,
+        args.board,
+        done,
+        args.games,
+        args.out.display(),
+        args.playouts,
+        args.fast_playouts,
+        100.0 * args.full_share
+    )
+    .map_err(|e| e.to_string())?;
+    let bar = ProgressBar::new(todo as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} games {elapsed_precise} (eta {eta}) {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let start = Instant::now();
+    let next = AtomicUsize::new(done);
+    let (tx, rx) = crossbeam_channel::unbounded::<Result<PlayedGame, String>>();
+    let mut config = config;
+    config.threads = 1;
+    // Each game's tree is cleared at its start; the process limit would be
+    // shared by all the games' trees, so it is not applied.
+    config.max_memory = usize::MAX;
+    let failure = std::thread::scope(|s| -> Result<(), String> {
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let searcher = Searcher::new(Arc::clone(&service), config.clone());
+            let (plan, next) = (&plan, &next);
+            let total = args.games;
+            s.spawn(move || loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                if index >= total {
+                    break;
+                }
+                if tx.send(plan.play(&searcher, index)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for result in rx {
+            match result {
+                Ok(game) => {
+                    let line = game.tsv_line(args.seed, player);
+                    out.write_all(format!("{line}\n").as_bytes())
+                        .and_then(|()| out.flush())
+                        .map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
+                    summary.add(&game);
+                }
+                Err(why) => {
+                    summary.failed += 1;
+                    bar.println(format!("selfplay: a game failed: {why}"));
+                }
+            }
+            bar.inc(1);
+            bar.set_message(format!(
+                "B {} W {} D {}, {:.1} moves/game, {} targets",
+                summary.black_wins,
+                summary.white_wins,
+                summary.draws,
+                summary.moves as f64 / summary.games.max(1) as f64,
+                summary.targets
+            ));
+        }
+        Ok(())
+    });
+    bar.finish_and_clear();
+    summary.elapsed = start.elapsed();
+    failure?;
+    writeln!(
+        log,
+        "selfplay: {} games in {:.1} s ({:.2} games/s): black {} white {} draw {}, \
+         {:.1} moves a game, {} targets, {} ended by a proof, {} failed",
+        summary.games,
+        summary.elapsed.as_secs_f64(),
+        summary.games as f64 / summary.elapsed.as_secs_f64().max(1e-9),
+        summary.black_wins,
+        summary.white_wins,
+        summary.draws,
+        summary.moves as f64 / summary.games.max(1) as f64,
+        summary.targets,
+        summary.proven_ends,
+        summary.failed
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(x: u8, visits: u32, proven: Proven) -> MoveStats {
+        MoveStats {
+            mv: Point::new(x, 0).expect("on the board"),
+            visits,
+            prior: 0.1,
+            wdl: [0.3, 0.4, 0.3],
+            proven,
+        }
+    }
+
+    #[test]
+    fn draws_follow_the_visits_and_skip_lost_and_unvisited_moves() {
+        let moves = [
+            stats(0, 300, Proven::Unknown),
+            stats(1, 100, Proven::Unknown),
+            stats(2, 500, Proven::Loss(3)),
+            stats(3, 0, Proven::Unknown),
+        ];
+        let mut rng = Rng::new(5);
+        let mut counts = [0usize; 4];
+        for _ in 0..4000 {
+            let p = sample_move(&moves, 1.0, &mut rng).expect("a move");
+            counts[p.x() as usize] += 1;
+        }
+        assert_eq!((counts[2], counts[3]), (0, 0));
+        // 3:1 in expectation.
+        assert!((2700..=3300).contains(&counts[0]), "{counts:?}");
+        // A low temperature all but always takes the most visited.
+        let cold = (0..200)
+            .filter(|_| sample_move(&moves, 0.1, &mut rng).map(|p| p.x()) == Some(0))
+            .count();
+        assert!(cold >= 198, "{cold}");
+        assert_eq!(sample_move(&moves[2..], 1.0, &mut rng), None);
+    }
+}

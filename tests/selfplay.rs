@@ -1,0 +1,152 @@
+//! `pbrain-wuzi selfplay`, run as a user would: the games it writes are
+//! legal records that the trainers read with their search targets, a run
+//! continues an existing file, and bad input is refused.
+
+use std::path::Path;
+use std::process::Command;
+
+use wuzi::game::{Board, Rule};
+use wuzi::selfplay::HEADER;
+use wuzi::train::data::Dataset;
+
+fn selfplay(out: &Path, openings: &Path, games: usize) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+        .args([
+            "--threads",
+            "1",
+            "selfplay",
+            "--rule",
+            "freestyle",
+            "--board",
+            "15",
+        ])
+        .arg("--out")
+        .arg(out)
+        .arg("--openings")
+        .arg(openings)
+        .args(["--games", &games.to_string(), "--parallel", "2"])
+        .args([
+            "--playouts",
+            "24",
+            "--fast-playouts",
+            "8",
+            "--full-share",
+            "0.5",
+        ])
+        .args(["--sample-plies", "2", "--seed", "3"])
+        .output()
+        .expect("pbrain-wuzi runs")
+}
+
+fn game_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .collect()
+}
+
+#[test]
+fn selfplay_writes_records_the_trainer_reads_and_continues_a_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let openings = dir.path().join("openings.txt");
+    // Offset notation from the centre, as the shared opening files.
+    std::fs::write(&openings, "0,0, 1,0, 0,1\n-1,-1, 1,1, 2,0\n").expect("write openings");
+    let out = dir.path().join("games.tsv");
+    let run = selfplay(&out, &openings, 3);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = std::fs::read_to_string(&out).expect("output written");
+    assert_eq!(text.lines().next(), Some(HEADER));
+    assert_eq!(game_lines(&text).len(), 3, "{text}");
+
+    let data = Dataset::load(std::slice::from_ref(&out), Rule::Freestyle, &[]).expect("loads");
+    assert_eq!(data.games.len(), 3, "{:?}", data.stats);
+    assert_eq!(data.stats.skipped(), 0, "{:?}", data.stats);
+    let mut targets = 0;
+    for game in &data.games {
+        // Three opening stones, then one search entry per move.
+        assert_eq!(game.first_target, 3);
+        assert_eq!(game.search.len(), game.moves.len() - 3, "{}", game.id);
+        let mut board = Board::new(game.size, Rule::Freestyle);
+        for (ply, &mv) in game.moves.iter().enumerate() {
+            let ply16 = ply as u16;
+            if let Some(t) = game.search_at(ply16) {
+                targets += 1;
+                assert!(game.is_target(ply16));
+                assert_eq!(t.wdl.iter().map(|&v| u32::from(v)).sum::<u32>(), 1000);
+                for &(p, visits) in &t.visits {
+                    assert!(
+                        visits > 0 && board.is_empty(p),
+                        "{}: ply {ply} visits {p}",
+                        game.id
+                    );
+                }
+                assert_eq!(game.policy_move(ply16), Some(t.best()));
+            } else {
+                assert!(!game.is_target(ply16));
+            }
+            board.play(mv).expect("legal move");
+        }
+    }
+    assert_eq!(data.samples(&[0, 1, 2]).len(), targets);
+    assert!(targets > 0, "half of the moves are full searches");
+
+    // A run killed while writing leaves a partial line: the next run cuts
+    // it and continues up to --games.
+    let mut partial = text.clone();
+    partial.push_str("selfplay/3/99\t-\tselfpl");
+    std::fs::write(&out, &partial).expect("write partial line");
+    let run = selfplay(&out, &openings, 5);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = std::fs::read_to_string(&out).expect("output");
+    assert!(text.starts_with(&partial[..partial.len() - "selfplay/3/99\t-\tselfpl".len()]));
+    assert_eq!(game_lines(&text).len(), 5, "{text}");
+    assert!(text.ends_with('\n'));
+    let data = Dataset::load(std::slice::from_ref(&out), Rule::Freestyle, &[]).expect("loads");
+    assert_eq!(
+        (data.games.len(), data.stats.skipped()),
+        (5, 0),
+        "{:?}",
+        data.stats
+    );
+}
+
+#[test]
+fn selfplay_refuses_bad_input_and_leaves_files_alone() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let openings = dir.path().join("openings.txt");
+    std::fs::write(&openings, "0,0, 1,0, 0,1\n").expect("write openings");
+    // Not a self-play file: refused, untouched.
+    let other = dir.path().join("notes.tsv");
+    std::fs::write(&other, "hello\n").expect("write");
+    let run = selfplay(&other, &openings, 2);
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("not a self-play file"));
+    assert_eq!(std::fs::read_to_string(&other).expect("read"), "hello\n");
+    // An opening that is already won (five in a row) is refused up front.
+    let won = dir.path().join("won.txt");
+    std::fs::write(&won, "0,0, 0,5, 1,0, 1,5, 2,0, 2,5, 3,0, 3,5, 4,0\n").expect("write");
+    let out = dir.path().join("games.tsv");
+    let run = selfplay(&out, &won, 2);
+    assert!(!run.status.success());
+    assert!(
+        String::from_utf8_lossy(&run.stderr).contains("line 1"),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(!out.exists());
+    // A share that is not a share.
+    let run = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+        .args(["selfplay", "--full-share", "1.5", "--out"])
+        .arg(&out)
+        .output()
+        .expect("runs");
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("--full-share"));
+}
