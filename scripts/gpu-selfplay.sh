@@ -21,8 +21,8 @@ work=${GPU_JOB_WORK:-/tmp/wuzi-gpu-job}
 mkdir -p "$work/selfplay"
 torch_lib=$("${PYTHON:-python3}" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
 export LD_LIBRARY_PATH="$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# The binary reads config/ beside itself; the network paths there are
-# relative to the repository root, where this runs.
+# The binary reads config/ beside itself, whose relative network paths are
+# taken from the binary's folder: link the repository's networks there.
 [[ -e "$(dirname "$bin")/networks" ]] || ln -s "$PWD/networks" "$(dirname "$bin")/networks"
 log="$work/selfplay/$rule.log"
 # SIGINT at the time limit: the games under way are lost, the file keeps

@@ -157,15 +157,25 @@ fn bench_blunders(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
     blunders::print(&summary, args.playouts, &mut io::stdout().lock())
 }
 
+/// The configured network of `rule` behind an evaluation service, saying
+/// on stderr when the device had to change; the note says why the network
+/// could not be used (the service then evaluates uniformly).
+fn network_service(
+    config: &Config,
+    rule: wuzi::game::Rule,
+) -> (std::sync::Arc<wuzi::nn::EvalService>, Option<String>) {
+    let mut provider = wuzi::nn::provider::NetworkProvider::new(config);
+    if let Some(note) = &provider.device_note {
+        eprintln!("note: {note}");
+    }
+    provider.service_for(rule)
+}
+
 /// `analyse` with the configured network of the game's rule.
 fn analyse(cli: &Cli, args: &wuzi::analyse::AnalyseArgs) -> io::Result<()> {
     let config = configure(cli).map_err(io::Error::other)?;
     let text = wuzi::analyse::run(args, |rule| {
-        let mut provider = wuzi::nn::provider::NetworkProvider::new(&config);
-        if let Some(note) = &provider.device_note {
-            eprintln!("note: {note}");
-        }
-        let (service, note) = provider.service_for(rule);
+        let (service, note) = network_service(&config, rule);
         if let Some(note) = note {
             eprintln!("note: {note}");
         }
@@ -179,8 +189,7 @@ fn analyse(cli: &Cli, args: &wuzi::analyse::AnalyseArgs) -> io::Result<()> {
 fn bench_matching(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
     let config = configure(cli).map_err(io::Error::other)?;
     let rule = wuzi::game::Rule::Freestyle;
-    let mut provider = wuzi::nn::provider::NetworkProvider::new(&config);
-    let (service, note) = provider.service_for(rule);
+    let (service, note) = network_service(&config, rule);
     if let Some(note) = note {
         eprintln!("note: {note}");
     }
@@ -202,11 +211,7 @@ fn selfplay(cli: &Cli, args: &wuzi::selfplay::SelfplayArgs) -> io::Result<()> {
     if let Some(batch) = args.eval_batch {
         config.network.batch_size = batch.max(1);
     }
-    let mut provider = wuzi::nn::provider::NetworkProvider::new(&config);
-    if let Some(note) = &provider.device_note {
-        eprintln!("note: {note}");
-    }
-    let (service, note) = provider.service_for(args.rule);
+    let (service, note) = network_service(&config, args.rule);
     if let Some(note) = note {
         // Self-play without the network would write worthless targets.
         return Err(io::Error::other(note));

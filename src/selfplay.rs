@@ -35,6 +35,7 @@ use crate::nn::EvalService;
 use crate::search::node::Proven;
 use crate::search::result::MoveStats;
 use crate::search::{SearchConfig, SearchLimits, Searcher};
+use wuzi_core::gomocup::Coord;
 use wuzi_core::records::parse_board_size;
 use wuzi_core::rng::{mix, Rng};
 use wuzi_core::search_target::{format_column, SearchTarget};
@@ -134,7 +135,7 @@ impl PlayedGame {
         let moves: Vec<String> = self
             .moves
             .iter()
-            .map(|p| format!("{},{}", p.x(), p.y()))
+            .map(|&p| Coord::from(p).to_string())
             .collect();
         let board = if self.size.width() == self.size.height() {
             self.size.width().to_string()

@@ -28,6 +28,21 @@ fn python() -> PathBuf {
     venv
 }
 
+/// Runs scripts/gpu_train.py on `exported` into `out` and asserts that it
+/// succeeded.
+fn gpu_train(exported: &Path, out: &Path, network: &[&str], options: &[&str]) {
+    let status = Command::new(python())
+        .arg(root().join("scripts/gpu_train.py"))
+        .arg(exported)
+        .args(network)
+        .args(options)
+        .arg("--out")
+        .arg(out)
+        .status()
+        .expect("python runs");
+    assert!(status.success(), "gpu_train.py failed: {status}");
+}
+
 fn read_u32(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
@@ -52,16 +67,12 @@ fn the_pytorch_trainer_sees_the_engines_data_and_writes_a_network_it_loads() {
     );
 
     let out = dir.path().join("out");
-    let status = Command::new(python())
-        .arg(root().join("scripts/gpu_train.py"))
-        .arg(&exported)
-        .args(["--net", "2x16", "--max-steps", "6", "--batch-size", "32"])
-        .args(["--device", "cpu", "--dump-eval", "12", "--dump-symmetries"])
-        .arg("--out")
-        .arg(&out)
-        .status()
-        .expect("python runs");
-    assert!(status.success(), "gpu_train.py failed: {status}");
+    gpu_train(
+        &exported,
+        &out,
+        &["--net", "2x16", "--max-steps", "6", "--batch-size", "32"],
+        &["--device", "cpu", "--dump-eval", "12", "--dump-symmetries"],
+    );
 
     // The first training position under each symmetry: planes and target
     // exactly as the engine's own batches have them.
@@ -157,16 +168,12 @@ fn soft_targets_of_self_play_records_are_exported_and_turned_with_the_board() {
     // The trainer turns the soft policy with the board: under symmetry k the
     // share of (x, y) is at the engine's map_cell(x, y).
     let out = dir.path().join("out");
-    let status = Command::new(python())
-        .arg(root().join("scripts/gpu_train.py"))
-        .arg(&exported)
-        .args(["--net", "2x16", "--max-steps", "2", "--batch-size", "2"])
-        .args(["--device", "cpu", "--dump-symmetries", "--val-every", "1"])
-        .arg("--out")
-        .arg(&out)
-        .status()
-        .expect("python runs");
-    assert!(status.success(), "gpu_train.py failed: {status}");
+    gpu_train(
+        &exported,
+        &out,
+        &["--net", "2x16", "--max-steps", "2", "--batch-size", "2"],
+        &["--device", "cpu", "--dump-symmetries", "--val-every", "1"],
+    );
     let dumped = std::fs::read(out.join("symmetries.bin")).expect("symmetries.bin");
     let cells = INPUT_PLANES * 15 * 15;
     let record = 5 + cells + 225;

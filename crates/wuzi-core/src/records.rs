@@ -761,15 +761,21 @@ impl Loader<'_> {
             if let Ok(game) = &mut result {
                 if !search.is_empty() {
                     let plies = game.moves.len() - game.first_target as usize;
-                    if search.len() != plies {
-                        self.malformed(
-                            file,
-                            line_no,
-                            format!(
-                                "{} search entries for {plies} moves after the opening",
-                                search.len()
-                            ),
-                        );
+                    let off_board = search
+                        .iter()
+                        .flatten()
+                        .flat_map(|t| &t.visits)
+                        .find(|(p, _)| !size.contains(*p));
+                    let why = if search.len() != plies {
+                        Some(format!(
+                            "{} search entries for {plies} moves after the opening",
+                            search.len()
+                        ))
+                    } else {
+                        off_board.map(|(p, _)| format!("search visit {p} is off the {size} board"))
+                    };
+                    if let Some(why) = why {
+                        self.malformed(file, line_no, why);
                         continue;
                     }
                     game.search = search;
@@ -917,12 +923,14 @@ mod tests {
             "{head}ok\tfreestyle\t15\tB\t2\t{moves}\t{good}\n\
              short\tfreestyle\t15\tB\t2\t{moves}\t{good} -\n\
              bad\tfreestyle\t15\tB\t2\t{moves}\t500:0:500/7,8 - - - - - -\n\
+             off\tfreestyle\t15\tB\t2\t{moves}\t500:0:500/7,8=1;20,3=1 - - - - - -\n\
              plain\tfreestyle\t15\tB\t2\t{moves}\n"
         );
         let data = Dataset::parse(Path::new("sp.tsv"), &text, Rule::Freestyle, &[]).unwrap();
         let ids: Vec<&str> = data.games.iter().map(|g| g.id.as_str()).collect();
         assert_eq!(ids, ["ok", "plain"]);
-        assert_eq!(data.stats.malformed, 2);
+        // A wrong count, a bad entry, a visit off the 15x15 board.
+        assert_eq!(data.stats.malformed, 3);
         let (ok, plain) = (&data.games[0], &data.games[1]);
         // Only the fully searched position is a target, with the search's move.
         assert_eq!(ok.targets(), 1);

@@ -13,6 +13,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::game::Point;
+use crate::gomocup::Coord;
 
 /// The search's verdict on one position.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,7 +77,7 @@ impl fmt::Display for SearchTarget {
             if i > 0 {
                 f.write_str(";")?;
             }
-            write!(f, "{},{}={n}", p.x(), p.y())?;
+            write!(f, "{}={n}", Coord::from(*p))?;
         }
         Ok(())
     }
@@ -105,8 +106,7 @@ impl FromStr for SearchTarget {
         let mut visits = Vec::new();
         for item in moves.split(';') {
             let parsed = item.split_once('=').and_then(|(cell, n)| {
-                let (x, y) = cell.split_once(',')?;
-                let p = Point::new(x.parse().ok()?, y.parse().ok()?)?;
+                let p = cell.parse::<Coord>().ok()?.point()?;
                 Some((p, n.parse::<u32>().ok()?))
             });
             match parsed {
