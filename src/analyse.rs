@@ -292,10 +292,7 @@ fn limits(args: &AnalyseArgs) -> SearchLimits {
         None => {
             let time = Duration::from_secs_f64(args.time.clamp(0.01, 86_400.0));
             SearchLimits {
-                time: Some(TimeBudget {
-                    target: time,
-                    deadline: time,
-                }),
+                time: Some(TimeBudget::fixed(time)),
                 ..SearchLimits::default()
             }
         }

@@ -64,10 +64,7 @@ pub fn run(
     let k = options.positions.clamp(1, samples.len());
     let time = Duration::from_secs_f64(options.seconds.clamp(0.01, 600.0));
     let limits = SearchLimits {
-        time: Some(TimeBudget {
-            target: time,
-            deadline: time,
-        }),
+        time: Some(TimeBudget::fixed(time)),
         ..SearchLimits::default()
     };
     let stop = AtomicBool::new(false);

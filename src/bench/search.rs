@@ -113,10 +113,7 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
                     ..SearchConfig::default()
                 },
             );
-            let budget = crate::search::TimeBudget {
-                target: options.per_item,
-                deadline: options.per_item,
-            };
+            let budget = crate::search::TimeBudget::fixed(options.per_item);
             let limits = SearchLimits {
                 time: Some(budget),
                 ..SearchLimits::default()

@@ -28,7 +28,7 @@ use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use wuzi::game::{Board, BoardSize, Color, Point, Rule};
-use wuzi::gomocup::{BlockKind, BrainLine, Command, CommandParser, Coord, Stone};
+use wuzi::gomocup::{BlockKind, BrainLine, Clock, Command, CommandParser, Coord, Stone};
 use wuzi::rng::Rng;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -114,8 +114,7 @@ struct Brain {
     /// Stones in play order with their colours (the board is rebuilt from
     /// them when the rule changes).
     board: Board,
-    turn_ms: u64,
-    time_left_ms: u64,
+    clock: Clock,
     /// Moves answered in this game.
     answered: u32,
     silent: bool,
@@ -218,8 +217,12 @@ impl Brain {
         if self.answered == self.options.at {
             match self.options.mode {
                 Mode::Timeout => {
-                    let limit = self.turn_ms.min(self.time_left_ms);
-                    thread::sleep(Duration::from_millis(limit.saturating_mul(3) + 1500));
+                    // Three times the limit (the game's, if less) and more.
+                    let limit = match (self.clock.turn_limit(false), self.clock.game_left()) {
+                        (Some(turn), Some(left)) => turn.min(left),
+                        (turn, left) => turn.or(left).unwrap_or(Duration::from_secs(5)),
+                    };
+                    thread::sleep(limit.saturating_mul(3) + Duration::from_millis(1500));
                 }
                 Mode::Illegal => {
                     let reply = match self.board.last_move() {
@@ -302,8 +305,7 @@ fn main() -> ExitCode {
         size,
         rule: Rule::Freestyle,
         board: Board::new(size, Rule::Freestyle),
-        turn_ms: 5000,
-        time_left_ms: u64::MAX,
+        clock: Clock::default(),
         answered: 0,
         out: io::stdout(),
     };
@@ -342,8 +344,10 @@ impl Brain {
                 self.reply(BrainLine::Ok);
             }
             Command::Info { key, value } => match key.as_str() {
-                "timeout_turn" => self.turn_ms = value.parse().unwrap_or(self.turn_ms),
-                "time_left" => self.time_left_ms = value.parse().unwrap_or(self.time_left_ms),
+                _ if Clock::is_clock_key(&key) => {
+                    // A bad value leaves the clock as it was.
+                    let _ = self.clock.set(&key, &value);
+                }
                 "rule" => {
                     if let Ok(Ok(rule)) = value.parse::<u64>().map(Rule::from_gomocup) {
                         self.set_rule(rule);

@@ -1,15 +1,17 @@
-//! The protocol front end: Gomocup, extended Gomocup and Yixin-Board over
-//! stdin/stdout, all through one command model ([`crate::gomocup`]) and one engine
-//! API ([`crate::engine::Engine`]).
+//! The protocol front ends over stdin/stdout: Gomocup, extended Gomocup
+//! and Yixin-Board ([`gomocup`], one command model: [`crate::gomocup`]),
+//! each a thin adapter over the session core ([`session`]), which drives
+//! the one engine API ([`crate::engine::Engine`]).
 //!
 //! A reader thread turns input into lines, so that END, STOP and YXSTOP are
-//! seen while a search runs; the controller handles commands, runs searches
-//! in the background and writes every answer as one flushed line.
+//! seen while a search runs; the session runs searches in the background
+//! and the front end writes every answer as one flushed line.
 
-pub mod balance;
-mod controller;
+pub mod gomocup;
 pub mod log;
 mod reader;
+mod report;
+pub mod session;
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -18,7 +20,7 @@ use crossbeam_channel::RecvTimeoutError;
 
 use crate::config::Config;
 use crate::gomocup::CommandParser;
-pub use controller::Controller;
+pub use gomocup::{Dialect, Gomocup};
 
 /// Runs the protocol until END or the end of input.
 pub fn run(
@@ -27,16 +29,16 @@ pub fn run(
     output: impl Write + Send + 'static,
 ) {
     let lines = reader::spawn(input);
-    let mut controller = Controller::new(config, Box::new(output));
+    let mut brain = Gomocup::brain(config, Box::new(output));
     let mut parser = CommandParser::new();
     loop {
         match lines.recv_timeout(Duration::from_millis(5)) {
             Ok((line, received)) => {
-                controller.log_input(&line);
-                controller.set_received(received);
+                tracing::info!("< {}", line.trim_end());
+                brain.session.set_received(received);
                 for command in parser.feed(&line) {
-                    if !controller.handle(command) {
-                        controller.shutdown();
+                    if !brain.handle(command) {
+                        brain.shutdown();
                         return;
                     }
                 }
@@ -46,14 +48,14 @@ pub fn run(
                 // End of input: what was asked is still answered (each
                 // search within its own time), as `printf ... | pbrain-wuzi`
                 // expects; END would have stopped at once.
-                controller.drain();
-                controller.shutdown();
+                brain.drain();
+                brain.shutdown();
                 return;
             }
         }
-        controller.tick();
-        if controller.wants_exit() {
-            controller.shutdown();
+        brain.tick();
+        if brain.wants_exit() {
+            brain.shutdown();
             return;
         }
     }

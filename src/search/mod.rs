@@ -31,7 +31,7 @@ use crate::search::select::{choose_edge, select_edge, PuctParams};
 use crate::tactics::forced_win;
 
 pub use result::{MoveStats, SearchResult, StopReason};
-pub use time::{TimeBudget, TimeControl};
+pub use time::{RootProgress, TimeBudget, TimeControl, TimeManager};
 
 /// How the search plays (from the configuration and `INFO`).
 #[derive(Clone, Debug)]
@@ -117,14 +117,11 @@ pub struct SearchLimits {
     pub max_depth: Option<u32>,
     /// Time; `None` for no limit (pondering, analysis).
     pub time: Option<TimeBudget>,
+    /// When the request arrived (`None`: when the search starts): the
+    /// budget counts from there.
+    pub since: Option<Instant>,
     /// Root moves not to consider (Yixin-Board's `yxblock`).
     pub excluded: CellSet,
-}
-
-/// The share of a move's time kept for the root safety net: a tenth, at
-/// most 200 ms.
-fn safety_reserve(target: Duration) -> Duration {
-    (target / 10).min(Duration::from_millis(200))
 }
 
 /// The search engine: a node cache that lives across moves, the
@@ -235,25 +232,18 @@ impl Searcher {
             revisits: AtomicU64::new(0),
             collisions: AtomicU64::new(0),
         };
+        let clock = TimeManager::new(limits.time, limits.since.unwrap_or(start));
         if limits.excluded.is_empty() {
-            self.solve_root(board, &root, limits.time);
+            self.solve_root(board, &root, &clock);
         }
         let mut reason = StopReason::Proven;
         if !root.data.lock().proven.is_known() {
-            // The tree search leaves the safety net its share of the clock.
-            let tree_limits = SearchLimits {
-                time: limits.time.map(|budget| TimeBudget {
-                    target: budget.target - safety_reserve(budget.target),
-                    deadline: budget.deadline - safety_reserve(budget.target),
-                }),
-                ..limits.clone()
-            };
             let threads = self.config.threads.max(1);
             reason = std::thread::scope(|scope| {
                 for _ in 0..threads {
-                    scope.spawn(|| self.worker(board, &root, &tree_limits, &progress));
+                    scope.spawn(|| self.worker(board, &root, limits, &clock, &progress));
                 }
-                let reason = self.watch(&root, &tree_limits, stop, &progress, start, tree_budget);
+                let reason = self.watch(&root, limits, &clock, stop, &progress, tree_budget);
                 progress.halt.store(true, Ordering::SeqCst);
                 reason
             });
@@ -261,7 +251,7 @@ impl Searcher {
         let refuted = if stop.load(Ordering::SeqCst) {
             Vec::new()
         } else {
-            self.safety_net(board, &root, limits, start)
+            self.safety_net(board, &root, &limits.excluded, &clock)
         };
         let mut result = result::summarise(
             self,
@@ -281,29 +271,21 @@ impl Searcher {
     /// is proven lost, and the next choice is checked, until one holds, the
     /// time runs out, or every move is lost. Returns the refuted moves.
     ///
-    /// The solver cannot be interrupted, so its budget is what is left of
-    /// the deadline at a conservative 100 VCT nodes per millisecond.
+    /// The solver cannot be interrupted, so the time manager sizes each
+    /// check by what is left of the deadline.
     fn safety_net(
         &self,
         board: &Board,
         root: &Arc<Node>,
-        limits: &SearchLimits,
-        start: Instant,
+        excluded: &CellSet,
+        clock: &TimeManager,
     ) -> Vec<Point> {
         let mut refuted = Vec::new();
         let draw_weight = self.config.draw_weight();
         let mut board = board.clone();
         let opponent = board.side_to_move().opponent();
         loop {
-            let nodes = match limits.time {
-                Some(budget) => {
-                    let left = budget.deadline.saturating_sub(start.elapsed());
-                    self.config
-                        .safety_vct_nodes
-                        .min(left.as_millis() as u64 * 100)
-                }
-                None => self.config.safety_vct_nodes,
-            };
+            let nodes = clock.safety_net_nodes(self.config.safety_vct_nodes);
             if nodes == 0 {
                 break;
             }
@@ -312,7 +294,7 @@ impl Searcher {
                 if data.proven.is_known() {
                     break;
                 }
-                let Some(i) = choose_edge(&data, draw_weight, Some(&limits.excluded)) else {
+                let Some(i) = choose_edge(&data, draw_weight, Some(excluded)) else {
                     break;
                 };
                 if data.edges[i].proven.is_known() {
@@ -345,25 +327,16 @@ impl Searcher {
         refuted
     }
 
-    /// Tries the solver at the root: a proven win is played at once.
-    ///
-    /// The VCT budget shrinks with the time: the solver cannot be
-    /// interrupted, so it gets about a tenth of the target time (at about
-    /// 200,000 nodes per second).
-    fn solve_root(&self, board: &Board, root: &Arc<Node>, time: Option<TimeBudget>) {
+    /// Tries the solver at the root: a proven win is played at once. The
+    /// VCT budget is the time manager's share.
+    fn solve_root(&self, board: &Board, root: &Arc<Node>, clock: &TimeManager) {
         if root.data.lock().proven.is_known() {
             return;
         }
-        let vct_nodes = match time {
-            Some(budget) => self
-                .config
-                .root_vct_nodes
-                .min(budget.target.as_millis() as u64 * 20),
-            None => self.config.root_vct_nodes,
-        };
+        let vct_nodes = clock.root_vct_nodes(self.config.root_vct_nodes);
         let mut board = board.clone();
         let me = board.side_to_move();
-        let settings = self.leaf_settings(0, time);
+        let settings = self.leaf_settings(0, clock);
         if let LeafAnalysis::Proven { value, line } = analyse(&mut board, settings) {
             let mut data = root.data.lock();
             data.proven = value;
@@ -381,19 +354,12 @@ impl Searcher {
     }
 
     /// The leaf analysis of a node `ply` moves below the root. The VCT
-    /// budget of the shallow nodes shrinks with a short clock, like the
-    /// root's: about 4 solver nodes per millisecond of the target.
-    fn leaf_settings(&self, ply: usize, time: Option<TimeBudget>) -> LeafSettings {
+    /// budget of the shallow nodes is the time manager's share.
+    fn leaf_settings(&self, ply: usize, clock: &TimeManager) -> LeafSettings {
         let vct_nodes = if ply == 0 || ply > self.config.vct_plies as usize {
             0
         } else {
-            match time {
-                Some(budget) => self
-                    .config
-                    .vct_nodes
-                    .min(budget.target.as_millis() as u64 * 4),
-                None => self.config.vct_nodes,
-            }
+            clock.shallow_vct_nodes(self.config.vct_nodes)
         };
         LeafSettings {
             vcf_nodes: self.config.leaf_vcf_nodes,
@@ -422,18 +388,17 @@ impl Searcher {
         &self,
         root: &Arc<Node>,
         limits: &SearchLimits,
+        clock: &TimeManager,
         stop: &AtomicBool,
         progress: &Progress,
-        start: Instant,
         tree_budget: usize,
     ) -> StopReason {
         loop {
             std::thread::sleep(Duration::from_millis(1));
-            let elapsed = start.elapsed();
             if stop.load(Ordering::SeqCst) {
                 return StopReason::Stopped;
             }
-            {
+            let root_progress = {
                 let data = root.data.lock();
                 if data.proven.is_known() {
                     return StopReason::Proven;
@@ -441,7 +406,20 @@ impl Searcher {
                 if data.edges.len() == 1 && data.visits >= 2 {
                     return StopReason::OnlyMove;
                 }
-            }
+                let (mut best, mut second) = (0, 0);
+                for edge in &data.edges {
+                    if edge.visits > best {
+                        (best, second) = (edge.visits, best);
+                    } else if edge.visits > second {
+                        second = edge.visits;
+                    }
+                }
+                RootProgress {
+                    best_visits: best,
+                    second_visits: second,
+                    playouts: progress.playouts.load(Ordering::Relaxed),
+                }
+            };
             let playouts = progress.playouts.load(Ordering::Relaxed);
             if limits.max_playouts.is_some_and(|max| playouts >= max) {
                 return StopReason::Playouts;
@@ -452,47 +430,26 @@ impl Searcher {
             if progress.idle_rounds.load(Ordering::Relaxed) > 64 {
                 return StopReason::Exhausted;
             }
-            if let Some(budget) = limits.time {
-                if elapsed >= budget.deadline {
-                    return StopReason::Time;
-                }
-                if elapsed >= budget.target && self.best_is_clear(root, playouts, elapsed, budget) {
-                    return StopReason::Time;
-                }
+            if clock.tree_search_done(root_progress) {
+                return StopReason::Time;
             }
         }
     }
 
-    /// After the target time: stop unless the runner-up could still
-    /// overtake the best move in the time left to the deadline.
-    fn best_is_clear(
-        &self,
-        root: &Arc<Node>,
-        playouts: u64,
-        elapsed: Duration,
-        budget: TimeBudget,
-    ) -> bool {
-        let data = root.data.lock();
-        let mut visits: Vec<u32> = data.edges.iter().map(|e| e.visits).collect();
-        visits.sort_unstable_by(|a, b| b.cmp(a));
-        let (best, second) = (
-            visits.first().copied().unwrap_or(0),
-            visits.get(1).copied().unwrap_or(0),
-        );
-        let rate = playouts as f64 / elapsed.as_secs_f64().max(1e-3);
-        let remaining = (budget.deadline.saturating_sub(elapsed)).as_secs_f64() * rate;
-        (best - second) as f64 > remaining || elapsed >= budget.target.saturating_mul(2)
-    }
-
     /// A search thread: gathers, evaluates and backs up batches until halted.
-    fn worker(&self, board: &Board, root: &Arc<Node>, limits: &SearchLimits, progress: &Progress) {
-        let max_depth = limits.max_depth.unwrap_or(u32::MAX) as usize;
-        let params = self.config.puct();
+    fn worker(
+        &self,
+        board: &Board,
+        root: &Arc<Node>,
+        limits: &SearchLimits,
+        clock: &TimeManager,
+        progress: &Progress,
+    ) {
         let depth = self.config.pipeline.max(1);
         let mut in_flight: VecDeque<Vec<(Pending, Receiver<Evaluation>)>> = VecDeque::new();
         while !progress.halt.load(Ordering::Relaxed) {
             let (pending, mut boards, worked) =
-                self.gather(board, root, limits, progress, max_depth, params);
+                self.gather(board, root, limits, clock, progress);
             let answers = self.service.submit_boards(&mut boards);
             let submitted = !pending.is_empty();
             if submitted {
@@ -541,10 +498,11 @@ impl Searcher {
         board: &Board,
         root: &Arc<Node>,
         limits: &SearchLimits,
+        clock: &TimeManager,
         progress: &Progress,
-        max_depth: usize,
-        params: PuctParams,
     ) -> (Vec<Pending>, Vec<Board>, bool) {
+        let max_depth = limits.max_depth.unwrap_or(u32::MAX) as usize;
+        let params = self.config.puct();
         let mut pending = Vec::new();
         let mut boards = Vec::new();
         let mut worked = false;
@@ -571,7 +529,7 @@ impl Searcher {
                         .fetch_max(path.len() as u32, Ordering::Relaxed);
                     progress.in_flight.fetch_add(1, Ordering::SeqCst);
                     worked = true;
-                    let settings = self.leaf_settings(path.len(), limits.time);
+                    let settings = self.leaf_settings(path.len(), clock);
                     match analyse(&mut board, settings) {
                         LeafAnalysis::Proven { value, line } => {
                             {

@@ -1,6 +1,13 @@
-//! The time manager: how long to think about a move.
+//! The time manager: how long to think about a move, and within one
+//! search, when to stop and how much of the time the solver may take.
+//!
+//! Everything the search knows about the clock goes through here: the
+//! budget of a move ([`TimeControl::budget`]), the time gone before the
+//! search started, the stop-or-extend decision after the target, the share
+//! kept for the root safety net, and the solver's node budgets (the solver
+//! cannot be interrupted, so its budgets follow the time it may take).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The clock as the protocol describes it (`INFO timeout_turn`,
 /// `timeout_match`, `time_left`, `time_increment`, `protocol_lag`).
@@ -39,6 +46,125 @@ pub struct TimeBudget {
 
 /// Floor for any budget: a move always gets a few milliseconds.
 const MIN_BUDGET: Duration = Duration::from_millis(5);
+
+impl TimeBudget {
+    /// Exactly `time`: no extension (pondering for a given time, judging
+    /// a candidate position).
+    pub fn fixed(time: Duration) -> TimeBudget {
+        TimeBudget {
+            target: time,
+            deadline: time,
+        }
+    }
+}
+
+/// Solver speeds the budgets assume, in nodes per millisecond of the time
+/// they may take. They are conservative (the solver runs faster on most
+/// positions), so that an uninterruptible solve cannot overrun the clock.
+mod solver_rate {
+    /// The root's VCT: a tenth of the target at about 200,000 nodes/s.
+    pub const ROOT_VCT: u64 = 20;
+    /// The VCT at each new node just below the root, run many times per
+    /// search: about 4 nodes per millisecond of the target.
+    pub const SHALLOW_VCT: u64 = 4;
+    /// The safety net's VCT of the opponent, within what is left of the
+    /// deadline.
+    pub const SAFETY_VCT: u64 = 100;
+}
+
+/// The time manager of one search: the budget, counted from the moment
+/// the request arrived.
+#[derive(Clone, Copy, Debug)]
+pub struct TimeManager {
+    since: Instant,
+    budget: Option<TimeBudget>,
+}
+
+/// What the manager needs to know of the root to decide whether to extend.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RootProgress {
+    /// Visits of the most visited root move and of the runner-up.
+    pub best_visits: u32,
+    pub second_visits: u32,
+    /// Playouts of this search so far.
+    pub playouts: u64,
+}
+
+impl TimeManager {
+    /// A manager for `budget` (`None`: no time limit), whose clock started
+    /// at `since`: time gone before the search (settings read after the
+    /// request, a network switch) comes off the budget.
+    pub fn new(budget: Option<TimeBudget>, since: Instant) -> TimeManager {
+        TimeManager { since, budget }
+    }
+
+    pub fn budget(&self) -> Option<TimeBudget> {
+        self.budget
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.since.elapsed()
+    }
+
+    /// The share of the target kept for the root safety net: a tenth, at
+    /// most 200 ms.
+    fn safety_reserve(budget: TimeBudget) -> Duration {
+        (budget.target / 10).min(Duration::from_millis(200))
+    }
+
+    /// Whether the tree search must stop now. It stops at the deadline
+    /// less the safety net's share; after the target less that share, it
+    /// stops unless the runner-up could still overtake the best move at
+    /// the current speed in the time left, and in any case at twice the
+    /// target.
+    pub fn tree_search_done(&self, root: RootProgress) -> bool {
+        let Some(budget) = self.budget else {
+            return false;
+        };
+        let reserve = Self::safety_reserve(budget);
+        let (target, deadline) = (budget.target - reserve, budget.deadline - reserve);
+        let elapsed = self.elapsed();
+        if elapsed >= deadline {
+            return true;
+        }
+        if elapsed < target {
+            return false;
+        }
+        let rate = root.playouts as f64 / elapsed.as_secs_f64().max(1e-3);
+        let catchable = deadline.saturating_sub(elapsed).as_secs_f64() * rate;
+        let lead = root.best_visits.saturating_sub(root.second_visits);
+        lead as f64 > catchable || elapsed >= target.saturating_mul(2)
+    }
+
+    /// The root VCT's node budget: `configured`, less on a short clock.
+    pub fn root_vct_nodes(&self, configured: u64) -> u64 {
+        self.of_target(configured, solver_rate::ROOT_VCT)
+    }
+
+    /// The VCT budget of a new node just below the root.
+    pub fn shallow_vct_nodes(&self, configured: u64) -> u64 {
+        self.of_target(configured, solver_rate::SHALLOW_VCT)
+    }
+
+    /// The safety net's budget for its next check: `configured`, less when
+    /// the deadline is near; 0 when the deadline has passed.
+    pub fn safety_net_nodes(&self, configured: u64) -> u64 {
+        match self.budget {
+            Some(budget) => {
+                let left = budget.deadline.saturating_sub(self.elapsed());
+                configured.min(left.as_millis() as u64 * solver_rate::SAFETY_VCT)
+            }
+            None => configured,
+        }
+    }
+
+    fn of_target(&self, configured: u64, per_ms: u64) -> u64 {
+        match self.budget {
+            Some(budget) => configured.min(budget.target.as_millis() as u64 * per_ms),
+            None => configured,
+        }
+    }
+}
 
 impl TimeControl {
     /// The budget for a move on a board with `empty` empty cells, or `None`
@@ -124,5 +250,52 @@ mod tests {
             ..TimeControl::default()
         };
         assert_eq!(tight.budget(10).unwrap().deadline, MIN_BUDGET);
+    }
+
+    fn progress(best: u32, second: u32, playouts: u64) -> RootProgress {
+        RootProgress {
+            best_visits: best,
+            second_visits: second,
+            playouts,
+        }
+    }
+
+    #[test]
+    fn stop_and_extend() {
+        let unlimited = TimeManager::new(None, Instant::now());
+        assert!(!unlimited.tree_search_done(progress(0, 0, 0)));
+        let budget = TimeBudget {
+            target: ms(1000),
+            deadline: ms(3000),
+        };
+        // Before the target (less the safety reserve of 100 ms): go on.
+        let now = Instant::now();
+        let early = TimeManager::new(Some(budget), now - ms(800));
+        assert!(!early.tree_search_done(progress(1000, 0, 1000)));
+        // Past the target: a best the runner-up cannot catch at this speed
+        // (1000 playouts/s, 1.9 s left) stops, a close race extends.
+        let later = TimeManager::new(Some(budget), now - ms(1000));
+        assert!(later.tree_search_done(progress(2500, 10, 1000)));
+        assert!(!later.tree_search_done(progress(500, 450, 1000)));
+        // Twice the target ends even a close race; the deadline ends all.
+        let twice = TimeManager::new(Some(budget), now - ms(1900));
+        assert!(twice.tree_search_done(progress(500, 499, 1000)));
+        let fixed = TimeManager::new(Some(TimeBudget::fixed(ms(100))), now - ms(95));
+        assert!(fixed.tree_search_done(progress(0, 0, 0)));
+    }
+
+    #[test]
+    fn solver_budgets_follow_the_clock() {
+        let now = Instant::now();
+        let unlimited = TimeManager::new(None, now);
+        assert_eq!(unlimited.root_vct_nodes(20_000), 20_000);
+        assert_eq!(unlimited.safety_net_nodes(20_000), 20_000);
+        let short = TimeManager::new(Some(TimeBudget::fixed(ms(100))), now);
+        assert_eq!(short.root_vct_nodes(20_000), 2_000);
+        assert_eq!(short.shallow_vct_nodes(2_000), 400);
+        assert!(short.safety_net_nodes(20_000) <= 10_000);
+        // Past the deadline the safety net has nothing left.
+        let late = TimeManager::new(Some(TimeBudget::fixed(ms(100))), now - ms(200));
+        assert_eq!(late.safety_net_nodes(20_000), 0);
     }
 }

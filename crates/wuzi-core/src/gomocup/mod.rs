@@ -8,15 +8,19 @@
 //! checks them: a [`Coord`] becomes a [`Point`] only through
 //! [`Board::point`](crate::game::Board::point), which says why it is not one.
 
+mod clock;
 mod command;
 mod lines;
+mod position;
 mod reply;
 
 use std::fmt;
 use std::str::FromStr;
 
+pub use clock::{Clock, ClockValueError};
 pub use command::{BlockKind, Command, CommandParser, Stone};
 pub use lines::LineSplitter;
+pub use position::position;
 pub use reply::BrainLine;
 
 use crate::game::{BoardSize, Point};

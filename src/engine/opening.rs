@@ -1,10 +1,13 @@
-//! Balanced openings: the moves that leave a position nearest to even, for
-//! BALANCE, the swap rules and Yixin-Board's balance commands.
+//! Opening policy: the moves that leave a position nearest to even (for
+//! BALANCE, the swap rules and Yixin-Board's balance commands), and the
+//! choice under a swap rule. Protocols print these decisions; they do not
+//! take them.
 
 use std::time::Duration;
 
 use crate::engine::Engine;
 use crate::game::{Board, Color, Point};
+use crate::search::SearchResult;
 use crate::search::expand::candidate_moves;
 use crate::search::node::Proven;
 use crate::tactics::{solve, SolveLimits, ThreatKind};
@@ -56,7 +59,7 @@ const SEARCHED: usize = 6;
 /// in all: among moves that leave neither side a forced win, the network's
 /// one-ply values pick the most even few, and a search of each decides.
 /// Returns fewer moves only if no legal move is left.
-pub fn balancing_moves(
+pub(super) fn balancing_moves(
     engine: &mut Engine,
     board: &Board,
     count: usize,
@@ -109,4 +112,39 @@ pub fn balancing_moves(
         moves.push(m);
     }
     moves
+}
+
+/// What to do with a position handed over under a swap rule, where the
+/// engine would otherwise play white.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwapChoice {
+    /// Swap: take black (white's prospects are poor).
+    TakeBlack,
+    /// Swap2 after three stones: add two balancing stones and let the
+    /// opponent choose.
+    Balance,
+    /// Stay white and play a move.
+    Stay,
+}
+
+impl SwapChoice {
+    /// The choice after searching the position with `stones` stones (the
+    /// search is from white's side). Swap2 takes black a little earlier
+    /// (below 0.42) and balances what is neither clearly bad nor clearly
+    /// good for white (0.42..0.58); plain swap takes black below 0.5.
+    pub fn after_search(result: &SearchResult, stones: usize, swap2: bool) -> SwapChoice {
+        let value = match result.proven {
+            Proven::Win(_) => 1.0,
+            Proven::Loss(_) => 0.0,
+            _ => result.expectation,
+        };
+        let three = swap2 && stones == 3;
+        if value < if three { 0.42 } else { 0.5 } {
+            SwapChoice::TakeBlack
+        } else if three && value < 0.58 {
+            SwapChoice::Balance
+        } else {
+            SwapChoice::Stay
+        }
+    }
 }

@@ -1,6 +1,10 @@
 //! The engine API that every protocol drives: the game, the settings, and
 //! a search running in the background so that STOP and END are obeyed at
-//! once.
+//! once. Engine policy (which move to play after a search, balancing, swap
+//! decisions, the position under a new rule) lives here, below the
+//! protocols.
+
+pub mod opening;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -11,9 +15,13 @@ use parking_lot::RwLock;
 
 use crate::game::{Board, BoardSize, Color, MoveError, Point, Rule};
 use crate::nn::EvalService;
+use crate::search::expand::fallback_move;
 use crate::search::node::Proven;
 use crate::search::result::MoveStats;
 use crate::search::{SearchConfig, SearchLimits, SearchResult, Searcher, TimeBudget, TimeControl};
+use crate::tactics::is_legal_for;
+
+pub use opening::SwapChoice;
 
 /// What a background search is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +93,66 @@ impl Engine {
 
     pub fn board(&self) -> &Board {
         &self.board
+    }
+
+    pub fn rule(&self) -> Rule {
+        self.board.rule()
+    }
+
+    /// Switches to `rule` with its network's `service`: the same stones,
+    /// in the same order, under the new rule.
+    pub fn set_rule(&mut self, rule: Rule, service: Arc<EvalService>) {
+        self.stop();
+        let old = &self.board;
+        let mut board = Board::new(old.size(), rule);
+        for &(p, c) in old.history() {
+            // A stone the new rule would forbid is kept: it is on the board.
+            let _ = board.place(p, c);
+        }
+        board.set_side_to_move(old.side_to_move());
+        self.board = board;
+        self.searcher.write().set_service(service);
+    }
+
+    /// The move to play after `result`: its best move when that is legal
+    /// here. A search must always name a legal move; should one ever not,
+    /// a manager would score the silence as a loss, so the move then comes
+    /// from the game's own board. `None` only when no move is legal (every
+    /// empty cell forbidden, or the board full).
+    pub fn move_to_play(&self, result: &SearchResult) -> Option<Point> {
+        let mut board = self.board.clone();
+        let color = board.side_to_move();
+        match result.best_move {
+            Some(mv) if is_legal_for(&mut board, mv, color) => Some(mv),
+            chosen => {
+                let mv = fallback_move(&mut board)?;
+                tracing::warn!("search answered {chosen:?}; playing the fallback {mv}");
+                Some(mv)
+            }
+        }
+    }
+
+    /// Time for choosing balancing moves: the move's time budget, at most
+    /// 2 s (Rapfi spends about that), at least 0.1 s.
+    fn balance_time(&self) -> Duration {
+        self.budget()
+            .map_or(Duration::from_secs(2), |b| b.target)
+            .clamp(Duration::from_millis(100), Duration::from_secs(2))
+    }
+
+    /// `count` moves from `board` (colours alternating from its side to
+    /// move), each leaving the position as even as the engine can tell
+    /// within the balancing time; fewer only if no legal move is left.
+    pub fn balancing_moves(&mut self, board: &Board, count: usize) -> Vec<Point> {
+        let time = self.balance_time();
+        opening::balancing_moves(self, board, count, time)
+    }
+
+    /// Three opening stones on an empty board of the game's size and rule
+    /// that leave the position even.
+    pub fn opening_stones(&mut self) -> Vec<Point> {
+        let board = Board::new(self.board.size(), self.board.rule());
+        self.balancing_moves(&board, 3)
     }
 
     /// A new game (the cache is kept: positions may recur across games).
@@ -165,10 +233,7 @@ impl Engine {
     pub fn search_position(&mut self, board: &Board, time: Duration) -> SearchResult {
         self.stop();
         let limits = SearchLimits {
-            time: Some(TimeBudget {
-                target: time,
-                deadline: time,
-            }),
+            time: Some(TimeBudget::fixed(time)),
             ..SearchLimits::default()
         };
         self.searcher
@@ -195,25 +260,15 @@ impl Engine {
     }
 
     /// As [`Engine::start`], for a request received at `since`: the time
-    /// already gone (e.g. to settings sent before the request) comes off
-    /// the budget of a timed search.
+    /// manager counts a timed search's budget from there, so that the time
+    /// already gone (e.g. to settings sent after the request) comes off it.
     pub fn start_since(&mut self, kind: SearchKind, since: Instant) {
         self.stop();
         let mut limits = self.limits;
-        let gone = since.elapsed();
-        limits.time = match kind {
-            SearchKind::Think => self.budget().map(|b| TimeBudget {
-                target: b.target.saturating_sub(gone).max(Duration::from_millis(1)),
-                deadline: b
-                    .deadline
-                    .saturating_sub(gone)
-                    .max(Duration::from_millis(1)),
-            }),
-            SearchKind::Ponder(Some(t)) => Some(TimeBudget {
-                target: t,
-                deadline: t,
-            }),
-            SearchKind::Ponder(None) | SearchKind::Analyse => None,
+        (limits.time, limits.since) = match kind {
+            SearchKind::Think => (self.budget(), Some(since)),
+            SearchKind::Ponder(Some(t)) => (Some(TimeBudget::fixed(t)), None),
+            SearchKind::Ponder(None) | SearchKind::Analyse => (None, None),
         };
         if !matches!(kind, SearchKind::Think) {
             limits.max_playouts = None;

@@ -1,0 +1,139 @@
+//! The clock as a Gomocup manager describes it, in its own terms.
+
+use std::time::Duration;
+
+use super::UNLIMITED_MS;
+
+/// The five `INFO` clock keys, as the manager sent them (milliseconds).
+/// What they mean together (which value says "no limit") is decided here,
+/// once, for the brain and the test brain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Clock {
+    /// `INFO timeout_turn`: time for one move; negative (or, for
+    /// Yixin-Board, 0) is no limit.
+    pub timeout_turn: i64,
+    /// `INFO timeout_match`: time for the whole game; 0 is no limit.
+    pub timeout_match: i64,
+    /// `INFO time_left`: time left for the game; [`UNLIMITED_MS`] is none.
+    pub time_left: i64,
+    /// `INFO time_increment`.
+    pub increment: i64,
+    /// `INFO protocol_lag` (extended protocol): reserve per move.
+    pub lag: i64,
+}
+
+impl Default for Clock {
+    /// Piskvork's defaults before any INFO: 5 s per move, no match limit
+    /// known (so a `time_left` alone is obeyed), 0.4 s of lag.
+    fn default() -> Clock {
+        Clock {
+            timeout_turn: 5000,
+            timeout_match: i64::MAX,
+            time_left: UNLIMITED_MS,
+            increment: 0,
+            lag: 400,
+        }
+    }
+}
+
+/// An `INFO` clock key with a value that is not a whole number.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClockValueError;
+
+impl std::fmt::Display for ClockValueError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("expected an integer (milliseconds)")
+    }
+}
+
+impl std::error::Error for ClockValueError {}
+
+impl Clock {
+    /// Whether `key` is one of the clock's `INFO` keys.
+    pub fn is_clock_key(key: &str) -> bool {
+        matches!(
+            key,
+            "timeout_turn" | "timeout_match" | "time_left" | "time_increment" | "protocol_lag"
+        )
+    }
+
+    /// Applies `INFO key value`: `None` when `key` is not a clock key, an
+    /// error (and no change) when the value is not a number.
+    pub fn set(&mut self, key: &str, value: &str) -> Option<Result<(), ClockValueError>> {
+        if !Clock::is_clock_key(key) {
+            return None;
+        }
+        let Ok(v) = value.trim().parse::<i64>() else {
+            return Some(Err(ClockValueError));
+        };
+        match key {
+            "timeout_turn" => self.timeout_turn = v,
+            "timeout_match" => self.timeout_match = v,
+            "time_left" => self.time_left = v,
+            "time_increment" => self.increment = v.max(0),
+            _ => self.lag = v.max(0),
+        }
+        Some(Ok(()))
+    }
+
+    /// The limit for one move; `None` for none. `zero_is_unlimited`:
+    /// Yixin-Board sends `timeout_turn 0` for "no limit", where Piskvork's
+    /// 0 during a search means "move now".
+    pub fn turn_limit(&self, zero_is_unlimited: bool) -> Option<Duration> {
+        if self.timeout_turn < 0 || (zero_is_unlimited && self.timeout_turn == 0) {
+            None
+        } else {
+            Some(ms(self.timeout_turn))
+        }
+    }
+
+    /// The time left for the game; `None` when the game is not timed.
+    pub fn game_left(&self) -> Option<Duration> {
+        (self.timeout_match != 0 && self.time_left < UNLIMITED_MS).then(|| ms(self.time_left))
+    }
+
+    pub fn increment(&self) -> Duration {
+        ms(self.increment)
+    }
+
+    pub fn lag(&self) -> Duration {
+        ms(self.lag)
+    }
+}
+
+fn ms(v: i64) -> Duration {
+    Duration::from_millis(v.max(0) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_set_the_clock_and_bad_values_leave_it() {
+        let mut clock = Clock::default();
+        assert_eq!(clock.set("rule", "1"), None);
+        assert_eq!(clock.set("timeout_turn", "2000"), Some(Ok(())));
+        assert_eq!(clock.set("time_left", " 90000 "), Some(Ok(())));
+        assert_eq!(clock.set("timeout_match", "1.5"), Some(Err(ClockValueError)));
+        assert_eq!(clock.timeout_match, i64::MAX);
+        assert_eq!(clock.turn_limit(false), Some(Duration::from_millis(2000)));
+        assert_eq!(clock.game_left(), Some(Duration::from_millis(90_000)));
+        clock.set("time_increment", "-5");
+        assert_eq!(clock.increment(), Duration::ZERO);
+    }
+
+    #[test]
+    fn what_means_no_limit() {
+        let mut clock = Clock::default();
+        assert_eq!(clock.game_left(), None, "time_left unlimited");
+        clock.set("time_left", "1000");
+        clock.set("timeout_match", "0");
+        assert_eq!(clock.game_left(), None, "timeout_match 0");
+        clock.set("timeout_turn", "0");
+        assert_eq!(clock.turn_limit(false), Some(Duration::ZERO));
+        assert_eq!(clock.turn_limit(true), None);
+        clock.set("timeout_turn", "-1");
+        assert_eq!(clock.turn_limit(false), None);
+    }
+}

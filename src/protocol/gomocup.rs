@@ -1,0 +1,711 @@
+//! The Gomocup front end: the Gomocup protocol, its extensions and the
+//! Yixin-Board dialect, as a thin adapter over the session core. It turns
+//! commands into engine calls and results into lines; the decisions (which
+//! move, which balancing stones, whether to swap) are the engine's.
+
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::engine::{Engine, Finished, SwapChoice};
+use crate::game::{Board, BoardSize, CellSet, Color, MoveError, Point, Rule};
+use crate::gomocup::{position, BlockKind, BrainLine, Clock, Command, Coord, Stone};
+use crate::nn::provider::NetworkProvider;
+use crate::protocol::log::LogFile;
+use crate::protocol::session::{Driver, Flow, FrontEnd, Session, Urgency};
+use crate::search::memory;
+use crate::search::result::Notation;
+use crate::search::{SearchResult, TimeControl};
+
+const NAME: &str = "Wuzi";
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Which program is on the other side: the commands are the same family,
+/// a few mean different things.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// Piskvork, GomocupJudge, c-gomoku-cli and other Gomocup managers.
+    Gomocup,
+    /// Yixin-Board, detected by `yxshowinfo`: `INFO rule 2` is renju, a
+    /// turn limit of 0 means no limit, moves in text use the GUI's labels,
+    /// and the many commands engines need not know are ignored silently
+    /// (as Rapfi does).
+    YixinBoard,
+}
+
+impl Dialect {
+    /// The rule of `INFO rule N`.
+    fn rule(self, number: i64) -> Option<Rule> {
+        match (self, number) {
+            (Dialect::YixinBoard, 2) => Some(Rule::Renju),
+            _ => Rule::from_gomocup(u64::try_from(number).ok()?).ok(),
+        }
+    }
+
+    /// Whether `INFO timeout_turn 0` means "no limit" (Yixin-Board) rather
+    /// than "move now" (Piskvork, during a search).
+    fn turn_zero_is_unlimited(self) -> bool {
+        self == Dialect::YixinBoard
+    }
+
+    /// How moves are written in text: Yixin-Board's own labels (it sends
+    /// row,col, so they are transposed), the extended Gomocup PV notation
+    /// otherwise.
+    pub(super) fn notation(self, size: BoardSize) -> Notation {
+        match self {
+            Dialect::YixinBoard => Notation::Labels {
+                size,
+                transposed: true,
+            },
+            Dialect::Gomocup => Notation::Gomocup,
+        }
+    }
+}
+
+/// What a search that must answer is for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Job {
+    /// Our move: answer it (or SUGGEST it in analysis mode).
+    Move,
+    /// Yixin-Board multi-PV search: report the top moves, then the best.
+    NBest(u32),
+    /// SWAP2BOARD / SWAPBOARD: the decision, taken on the result.
+    Swap { stones: usize, swap2: bool },
+    /// Yixin-Board's swap2 steps after the opening stones.
+    YixinSwap2 { stones: usize },
+}
+
+/// What the live output of the current search has shown.
+pub(super) struct LiveReport {
+    pub(super) started: Instant,
+    pub(super) last_summary: Instant,
+    pub(super) best: Option<Point>,
+    pub(super) depth: u32,
+}
+
+impl LiveReport {
+    fn new() -> LiveReport {
+        LiveReport {
+            started: Instant::now(),
+            last_summary: Instant::now(),
+            best: None,
+            depth: 1,
+        }
+    }
+}
+
+/// The Gomocup protocol state.
+pub struct Gomocup {
+    config: Config,
+    networks: NetworkProvider,
+    pub(super) dialect: Dialect,
+    analysis_mode: bool,
+    pub(super) show_detail: u8,
+    clock: Clock,
+    /// Root moves Yixin-Board asked not to consider (`yxblock`).
+    blocked: CellSet,
+    /// This search's live output to Yixin-Board: when it started, the last
+    /// summary line, the best move last shown, the depth last shown (the
+    /// GUI clears old tags only when the depth rises, so it never falls).
+    pub(super) live: LiveReport,
+    log: LogFile,
+    logging: bool,
+}
+
+/// The session of a Gomocup front end.
+pub type GomocupSession = Session<Job>;
+
+pub(super) fn reply(s: &mut GomocupSession, line: BrainLine) {
+    s.send(&line.to_string());
+}
+
+pub(super) fn error(s: &mut GomocupSession, what: &str) {
+    reply(s, BrainLine::Error(what.to_string()));
+}
+
+pub(super) fn message(s: &mut GomocupSession, what: &str) {
+    reply(s, BrainLine::Message(what.to_string()));
+}
+
+/// The cell at protocol coordinates on the game's board.
+pub(super) fn point(s: &GomocupSession, c: Coord) -> Result<Point, MoveError> {
+    s.engine.board().point(c.x, c.y)
+}
+
+/// Moves as the protocol lists them: `x,y x,y`.
+fn move_list(moves: &[Point]) -> String {
+    moves
+        .iter()
+        .map(Point::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl Gomocup {
+    /// The brain: the engine with every rule's network loaded, under the
+    /// Gomocup front end, writing to `out`.
+    pub fn brain(config: Config, out: Box<dyn std::io::Write + Send>) -> Driver<Gomocup> {
+        let mut networks = NetworkProvider::new(&config);
+        // Every rule's network now, so that INFO rule costs no turn time.
+        let mut notes: Vec<String> = Rule::ALL
+            .iter()
+            .filter_map(|&r| networks.service_for(r).1)
+            .collect();
+        notes.dedup();
+        let rule = Rule::Freestyle;
+        let (service, _) = networks.service_for(rule);
+        let engine = Engine::new(service, config.search_config(), BoardSize::FIFTEEN, rule);
+        let mut session = Session::new(engine, out);
+        session.auto_ponder = config.time.auto_pondering;
+        let log = LogFile::default();
+        let logging = config.log.enabled;
+        if logging {
+            log.install();
+        }
+        let clock = Clock {
+            lag: config.time.protocol_lag_ms as i64,
+            ..Clock::default()
+        };
+        let mut front = Gomocup {
+            config,
+            networks,
+            dialect: Dialect::Gomocup,
+            analysis_mode: false,
+            show_detail: 0,
+            clock,
+            blocked: CellSet::new(),
+            live: LiveReport::new(),
+            log,
+            logging,
+        };
+        front.pending_notes(&mut session, None);
+        for note in notes {
+            message(&mut session, &format!("ERROR {note}"));
+        }
+        front.apply_clock(&mut session.engine);
+        Driver::new(front, session)
+    }
+
+    /// Messages to show once they exist (network fallback, device).
+    fn pending_notes(&mut self, s: &mut GomocupSession, note: Option<String>) {
+        if let Some(device) = self.networks.device_note.take() {
+            message(s, &device);
+        }
+        if let Some(note) = note {
+            message(s, &format!("ERROR {note}"));
+        }
+    }
+
+    fn start(&mut self, s: &mut GomocupSession, width: i64, height: i64) {
+        let size = u32::try_from(width)
+            .ok()
+            .zip(u32::try_from(height).ok())
+            .and_then(|(w, h)| BoardSize::new(w, h).ok());
+        let Some(size) = size else {
+            error(
+                s,
+                &format!("unsupported board size {width}x{height}: each side must be 5..=32"),
+            );
+            return;
+        };
+        let rule = s.engine.rule();
+        s.engine.new_game(size, rule);
+        self.blocked = CellSet::new();
+        if self.logging {
+            match self.log.start_new(&self.config.log.dir) {
+                Ok(path) => tracing::info!("log started: {}", path.display()),
+                Err(e) => {
+                    self.logging = false;
+                    message(
+                        s,
+                        &format!("cannot write logs to {}: {e}", self.config.log.dir.display()),
+                    );
+                }
+            }
+        }
+        reply(s, BrainLine::Ok);
+    }
+
+    /// The position a block describes, on the game's board size and rule;
+    /// errors start with the command's name.
+    fn position_of(s: &GomocupSession, name: &str, stones: &[Stone]) -> Result<Board, String> {
+        let board = s.engine.board();
+        position(board.size(), board.rule(), stones).map_err(|e| format!("{name}: {e}"))
+    }
+
+    fn block(&mut self, s: &mut GomocupSession, kind: BlockKind, stones: Vec<Stone>) {
+        match kind {
+            BlockKind::Board | BlockKind::YxBoard => match Self::position_of(s, "BOARD", &stones) {
+                Ok(board) => {
+                    s.engine.set_board(board);
+                    if kind == BlockKind::Board {
+                        self.think(s, Job::Move);
+                    }
+                }
+                Err(e) => error(s, &e),
+            },
+            BlockKind::ShowForbid => match Self::position_of(s, "BOARD", &stones) {
+                Ok(mut board) => {
+                    let line = forbid_line(&mut board, false);
+                    s.engine.set_board(board);
+                    s.send(&line);
+                }
+                Err(e) => error(s, &e),
+            },
+            BlockKind::Swap2Board | BlockKind::SwapBoard => {
+                self.swap_board(s, kind == BlockKind::Swap2Board, &stones)
+            }
+            BlockKind::Balance(n) => match Self::position_of(s, "BOARD", &stones) {
+                Ok(board) => {
+                    let found = s.engine.balancing_moves(&board, n as usize);
+                    s.engine.set_board(board);
+                    if found.len() < n as usize {
+                        error(s, &format!("only {} balancing move(s) exist here", found.len()));
+                    } else {
+                        s.send(&move_list(&found));
+                    }
+                }
+                Err(e) => error(s, &e),
+            },
+            BlockKind::YxBlock | BlockKind::YxBlockUndo => {
+                let size = s.engine.board().size();
+                for p in stones.iter().filter_map(|s| s.at.point_on(size)) {
+                    if kind == BlockKind::YxBlock {
+                        self.blocked.insert(p);
+                    } else {
+                        self.blocked.remove(p);
+                    }
+                }
+            }
+            BlockKind::Ignored(_) => {}
+        }
+    }
+
+    // ---- INFO -------------------------------------------------------------
+
+    fn info(&mut self, s: &mut GomocupSession, key: &str, value: &str) {
+        let number = || value.trim().parse::<i64>();
+        let bad = |s: &mut GomocupSession, what: &str| {
+            message(s, &format!("ERROR INFO {key} {value}: {what}"));
+        };
+        if let Some(set) = self.clock.set(key, value) {
+            match set {
+                Ok(()) => self.apply_clock(&mut s.engine),
+                Err(e) => bad(s, &e.to_string()),
+            }
+            return;
+        }
+        let engine = &mut s.engine;
+        match key {
+            "max_memory" => match number() {
+                Ok(bytes) => {
+                    let limit = if bytes <= 0 { usize::MAX } else { bytes as usize };
+                    engine.configure(|c| c.max_memory = limit);
+                    check_memory_limit(s, limit);
+                }
+                Err(_) => bad(s, "expected a number of bytes"),
+            },
+            "hash_size" => match number() {
+                // Yixin-Board: KiB.
+                Ok(kib) if kib > 0 => {
+                    engine.configure(|c| c.max_memory = (kib as usize).saturating_mul(1024))
+                }
+                Ok(_) => {}
+                Err(_) => bad(s, "expected a size in KiB"),
+            },
+            "rule" => match number() {
+                Ok(v) => match self.dialect.rule(v) {
+                    Some(rule) => self.set_rule(s, rule),
+                    None => bad(
+                        s,
+                        "unsupported rule: expected 0 (freestyle), 1 (standard), 4 (renju) or 8 (caro)",
+                    ),
+                },
+                Err(_) => bad(s, "expected a rule number"),
+            },
+            "max_depth" => match number() {
+                Ok(v) => engine.limits.max_depth = (v > 0).then(|| v.min(u32::MAX as i64) as u32),
+                Err(_) => bad(s, "expected an integer"),
+            },
+            "max_node" => match number() {
+                Ok(v) => engine.limits.max_playouts = (v > 0).then_some(v as u64),
+                Err(_) => bad(s, "expected an integer"),
+            },
+            "thread_num" => match number() {
+                Ok(v) if v >= 1 => engine.configure(|c| c.threads = v.min(256) as usize),
+                _ => bad(s, "expected a number of threads, at least 1"),
+            },
+            "style" => match number() {
+                Ok(v @ 0..=4) => engine.configure(|c| c.style = v as u8),
+                _ => bad(s, "expected 0..4"),
+            },
+            "analysis_mode" => match number() {
+                Ok(v @ 0..=1) => self.analysis_mode = v == 1,
+                _ => bad(s, "expected 0 or 1"),
+            },
+            "auto_pondering" | "pondering" => match number() {
+                Ok(v @ 0..=1) => s.auto_ponder = v == 1,
+                _ => bad(s, "expected 0 or 1"),
+            },
+            "show_detail" => match number() {
+                Ok(v) if v >= 0 => self.show_detail = (v & 3) as u8,
+                _ => bad(s, "expected a bit mask 0..3"),
+            },
+            "caution_factor" => match number() {
+                Ok(v @ 0..=5) => engine.configure(|c| c.candidate_distance = 1 + v.min(3) as u8),
+                _ => bad(s, "expected 0..5"),
+            },
+            "evaluate" => self.evaluate(s, value),
+            // Known keys with nothing to change here (game_type, folder,
+            // vcthread, checkmate, nbestsym, start_depth, usedatabase,
+            // database_readonly, thread_split_depth), and unknown ones.
+            _ => {}
+        }
+    }
+
+    /// The engine's time control from the manager's clock.
+    fn apply_clock(&self, engine: &mut Engine) {
+        engine.time = TimeControl {
+            turn: self.clock.turn_limit(self.dialect.turn_zero_is_unlimited()),
+            left: self.clock.game_left(),
+            increment: self.clock.increment(),
+            lag: self.clock.lag(),
+        };
+    }
+
+    fn set_rule(&mut self, s: &mut GomocupSession, rule: Rule) {
+        if rule == s.engine.rule() {
+            return;
+        }
+        let (service, note) = self.networks.service_for(rule);
+        s.engine.set_rule(rule, service);
+        self.pending_notes(s, note);
+    }
+
+    // ---- searches ---------------------------------------------------------
+
+    fn think(&mut self, s: &mut GomocupSession, job: Job) {
+        if s.engine.board().outcome().is_some() {
+            error(s, "the game is over on this board");
+            return;
+        }
+        s.engine.limits.excluded = self.blocked;
+        s.think(job);
+        self.live = LiveReport::new();
+    }
+
+    /// Our move: played on our board and answered, or suggested.
+    fn answer_move(&mut self, s: &mut GomocupSession, result: &SearchResult) {
+        let Some(mv) = s.engine.move_to_play(result) else {
+            error(s, "no legal move: every empty cell is forbidden or the board is full");
+            return;
+        };
+        if self.analysis_mode {
+            reply(s, BrainLine::Suggest(mv.into()));
+            return;
+        }
+        let color = s.engine.board().side_to_move();
+        if let Err(e) = s.engine.place(mv, color) {
+            error(s, &format!("internal: our move {mv}: {e}"));
+            return;
+        }
+        reply(s, BrainLine::Move(mv.into()));
+        s.ponder_after_move();
+    }
+
+    // ---- swap rules ---------------------------------------------------------
+
+    fn swap_board(&mut self, s: &mut GomocupSession, swap2: bool, stones: &[Stone]) {
+        let name = if swap2 { "SWAP2BOARD" } else { "SWAPBOARD" };
+        let valid_counts: &[usize] = if swap2 { &[0, 3, 5] } else { &[0, 3] };
+        if !valid_counts.contains(&stones.len()) {
+            error(s, &format!("{name} expects {valid_counts:?} stones, got {}", stones.len()));
+            return;
+        }
+        // Swap blocks list stones in playing order, usually without fields.
+        let plain: Vec<Stone> = stones
+            .iter()
+            .map(|s| Stone {
+                at: s.at,
+                field: None,
+            })
+            .collect();
+        let board = match Self::position_of(s, name, &plain) {
+            Ok(b) => b,
+            Err(e) => return error(s, &e),
+        };
+        s.engine.set_board(board);
+        if stones.is_empty() {
+            let moves = s.engine.opening_stones();
+            if moves.len() == 3 {
+                s.send(&move_list(&moves));
+            } else {
+                error(s, "cannot choose opening stones on this board");
+            }
+            return;
+        }
+        self.think(
+            s,
+            Job::Swap {
+                stones: stones.len(),
+                swap2,
+            },
+        );
+    }
+
+    /// The engine's swap decision on the position handed over, in the
+    /// Gomocup swap commands' answers.
+    fn swap_decision(s: &mut GomocupSession, result: &SearchResult, stones: usize, swap2: bool) {
+        match SwapChoice::after_search(result, stones, swap2) {
+            SwapChoice::TakeBlack => s.send("SWAP"),
+            SwapChoice::Balance => {
+                let board = s.engine.board().clone();
+                match s.engine.balancing_moves(&board, 2)[..] {
+                    [m4, m5] => s.send(&format!("{m4} {m5}")),
+                    _ => Self::answer_swap_move(s, result),
+                }
+            }
+            SwapChoice::Stay => Self::answer_swap_move(s, result),
+        }
+    }
+
+    fn answer_swap_move(s: &mut GomocupSession, result: &SearchResult) {
+        match result.best_move {
+            Some(mv) => reply(s, BrainLine::Move(mv.into())),
+            None => error(s, "no legal move"),
+        }
+    }
+
+    /// The same decision in Yixin-Board's swap2 messages.
+    fn yixin_swap_decision(s: &mut GomocupSession, result: &SearchResult, stones: usize) {
+        let step = if stones == 3 { "SWAP1" } else { "SWAP2" };
+        match SwapChoice::after_search(result, stones, true) {
+            SwapChoice::TakeBlack => message(s, &format!("SWAP2 {step} YES")),
+            SwapChoice::Balance => {
+                let board = s.engine.board().clone();
+                let moves = s.engine.balancing_moves(&board, 2);
+                if let [m4, m5] = moves[..] {
+                    message(s, &format!("SWAP2 MOVE4 {} {}", m4.x(), m4.y()));
+                    message(s, &format!("SWAP2 MOVE5 {} {}", m5.x(), m5.y()));
+                    keep_proposed(s, board, &moves);
+                } else {
+                    message(s, &format!("SWAP2 {step} NO"));
+                }
+            }
+            SwapChoice::Stay => message(s, &format!("SWAP2 {step} NO")),
+        }
+    }
+
+    fn yixin_swap2(&mut self, s: &mut GomocupSession, step: u8) {
+        match step {
+            1 => {
+                let moves = s.engine.opening_stones();
+                for (i, m) in moves.iter().enumerate() {
+                    message(s, &format!("SWAP2 MOVE{} {} {}", i + 1, m.x(), m.y()));
+                }
+                let board = s.engine.board();
+                let empty = Board::new(board.size(), board.rule());
+                keep_proposed(s, empty, &moves);
+            }
+            _ => {
+                let stones = s.engine.board().stone_count();
+                self.think(s, Job::YixinSwap2 { stones });
+            }
+        }
+    }
+}
+
+/// Stones the engine proposes to Yixin-Board (balancing moves, swap2
+/// stones) go on its own board too: the GUI places them and then asks about
+/// the position (yxshowforbid, a search) without sending it again.
+fn keep_proposed(s: &mut GomocupSession, mut board: Board, moves: &[Point]) {
+    for &m in moves {
+        if board.play(m).is_err() {
+            return;
+        }
+    }
+    s.engine.set_board(board);
+}
+
+/// `FORBID x,y x,y` (extended Gomocup) or `FORBID RRCC....` (Yixin).
+fn forbid_line(board: &mut Board, yixin: bool) -> String {
+    let points = if board.rule() == Rule::Renju && (!yixin || board.side_to_move() == Color::Black)
+    {
+        board.forbidden_points()
+    } else {
+        Vec::new()
+    };
+    if yixin {
+        let digits: String = points
+            .iter()
+            .map(|p| format!("{:02}{:02}", p.x(), p.y()))
+            .collect();
+        format!("FORBID {digits}.")
+    } else {
+        format!("FORBID {}", move_list(&points))
+            .trim_end()
+            .to_string()
+    }
+}
+
+/// Says so when `limit` (bytes, the whole process's) is below what the
+/// engine holds without a tree plus the margin and the smallest tree.
+fn check_memory_limit(s: &mut GomocupSession, limit: usize) {
+    const MB: f64 = (1 << 20) as f64;
+    let Some(used) = memory::process_private_bytes() else {
+        return;
+    };
+    let baseline = used.saturating_sub(s.engine.tree_bytes());
+    let floor = memory::minimum_limit(baseline);
+    if limit < floor {
+        message(
+            s,
+            &format!(
+                "max_memory {:.0} MB is below the {:.0} MB this engine needs ({:.0} MB for its \
+                 code and network): searching with the smallest tree ({:.0} MB)",
+                limit as f64 / MB,
+                floor as f64 / MB,
+                baseline as f64 / MB,
+                memory::MIN_TREE as f64 / MB
+            ),
+        );
+    }
+}
+
+impl FrontEnd for Gomocup {
+    type Command = Command;
+    type Job = Job;
+
+    /// END and STOP are obeyed at once; during a search that must answer,
+    /// INFO evaluate and the clock settings run beside it (Piskvork's "move
+    /// now" is `INFO timeout_turn 0` during the search).
+    fn urgency(&self, command: &Command) -> Urgency {
+        match command {
+            Command::End => Urgency::Quit,
+            Command::Stop => Urgency::Stop,
+            Command::Info { key, .. } if key == "evaluate" => Urgency::Now,
+            Command::Info { key, value } if Clock::is_clock_key(key) => {
+                let move_now = key == "timeout_turn"
+                    && !self.dialect.turn_zero_is_unlimited()
+                    && value.trim() == "0";
+                if move_now {
+                    Urgency::NowThenStop
+                } else {
+                    Urgency::Now
+                }
+            }
+            _ => Urgency::InTurn,
+        }
+    }
+
+    fn keeps_ponder(&self, command: &Command) -> bool {
+        matches!(command, Command::Info { .. })
+    }
+
+    fn execute(&mut self, s: &mut GomocupSession, command: Command) -> Flow {
+        match command {
+            Command::End => return Flow::Quit,
+            Command::Start { width, height } => self.start(s, width, height),
+            Command::Restart => {
+                let (size, rule) = (s.engine.board().size(), s.engine.rule());
+                s.engine.new_game(size, rule);
+                self.blocked = CellSet::new();
+                reply(s, BrainLine::Ok);
+            }
+            Command::Begin => {
+                if s.engine.board().stone_count() > 0 {
+                    error(s, "BEGIN on a board with stones: send START or RESTART first");
+                } else {
+                    self.think(s, Job::Move);
+                }
+            }
+            Command::Turn(c) => {
+                let color = s.engine.board().side_to_move();
+                match point(s, c).and_then(|p| s.engine.place(p, color)) {
+                    Ok(()) => self.think(s, Job::Move),
+                    Err(e) => error(s, &format!("TURN {c}: {e}")),
+                }
+            }
+            Command::Play(c) => {
+                let color = s.engine.board().side_to_move();
+                match point(s, c).and_then(|p| s.engine.place(p, color).map(|()| p)) {
+                    Ok(p) => reply(s, BrainLine::Move(p.into())),
+                    Err(e) => error(s, &format!("PLAY {c}: {e}")),
+                }
+            }
+            Command::Takeback(c) => match point(s, c)
+                .map_err(|e| e.to_string())
+                .and_then(|p| s.engine.take_back(p))
+            {
+                Ok(_) => reply(s, BrainLine::Ok),
+                Err(e) => error(s, &format!("TAKEBACK {c}: {e}")),
+            },
+            Command::Block { kind, stones } => self.block(s, kind, stones),
+            Command::Info { key, value } => self.info(s, &key, &value),
+            Command::About => s.send(&format!(
+                "name=\"{NAME}\", version=\"{VERSION}\", author=\"The Wuzi developers\", country=\"International\", \
+                 www=\"https://github.com/wuzi-engine/wuzi\", email=\"wuzi@users.noreply.github.com\""
+            )),
+            Command::Ponder(ms) => {
+                s.ponder(ms.map(|ms| Duration::from_millis(ms.max(0) as u64)));
+            }
+            // Without a search (with one, the driver stops it).
+            Command::Stop => {}
+            Command::ClearHash => s.engine.clear_cache(),
+            Command::ProtocolVersion => s.send("1,0"),
+            Command::YxShowInfo => {
+                self.dialect = Dialect::YixinBoard;
+                message(s, "INFO MAX_THREAD_NUM 64");
+                message(s, "INFO MAX_HASH_SIZE 24");
+                message(s, &format!("{NAME} {VERSION}"));
+                self.apply_clock(&mut s.engine);
+            }
+            Command::YxShowForbid => {
+                let mut board = s.engine.board().clone();
+                let line = forbid_line(&mut board, true);
+                s.send(&line);
+            }
+            Command::YxNbest(n) => self.think(s, Job::NBest(n)),
+            Command::YxSearchDefend => self.think(s, Job::NBest(64)),
+            Command::YxBalance { moves, .. } => {
+                let board = s.engine.board().clone();
+                let found = s.engine.balancing_moves(&board, moves as usize);
+                if found.is_empty() {
+                    error(s, "no move can balance this position");
+                } else {
+                    s.send(&move_list(&found));
+                    keep_proposed(s, board, &found);
+                }
+            }
+            Command::YxBlockReset => self.blocked = CellSet::new(),
+            Command::YxSwap2Step(step) => self.yixin_swap2(s, step),
+            Command::Ignored(_) => {}
+            Command::Unknown(line) => {
+                if self.dialect == Dialect::Gomocup {
+                    reply(s, BrainLine::Unknown(line));
+                }
+            }
+            Command::Malformed(why) => error(s, &why),
+        }
+        Flow::Continue
+    }
+
+    fn finished(&mut self, s: &mut GomocupSession, job: Job, finished: Finished) {
+        let result = finished.result;
+        tracing::info!("search: {}", result.summary());
+        let notation = self.dialect.notation(s.engine.board().size());
+        match job {
+            Job::Move | Job::NBest(_) => {
+                let shown = if let Job::NBest(n) = job { n as usize } else { 1 };
+                self.final_reports(s, &result, shown);
+                message(s, &result.summary_in(notation));
+                self.answer_move(s, &result);
+            }
+            Job::Swap { stones, swap2 } => Self::swap_decision(s, &result, stones, swap2),
+            Job::YixinSwap2 { stones } => Self::yixin_swap_decision(s, &result, stones),
+        }
+    }
+
+    fn report(&mut self, s: &mut GomocupSession, job: &Job) {
+        self.realtime_report(s, job);
+    }
+}

@@ -1,0 +1,308 @@
+//! The session core: what every interactive protocol shares, written once.
+//!
+//! A [`Session`] holds the engine, the search under way and what it is
+//! for (its job), pondering, and the output. A [`Driver`] runs a
+//! [`FrontEnd`] (a protocol dialect) over a session: commands run in the
+//! order they arrive; while a search that must answer runs, the commands
+//! after it wait their turn, except those the front end marks urgent (stop,
+//! quit, settings the search must see); a finished search goes back to the
+//! front end with its job. Front ends only translate: commands into engine
+//! calls, results into their protocol's lines.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use crate::engine::{Engine, Finished, SearchKind};
+
+/// How often a front end may write analysis output during a search.
+const REPORT_EVERY: Duration = Duration::from_millis(250);
+
+/// What the session is searching for.
+#[derive(Clone, Debug, PartialEq)]
+enum Activity<J> {
+    /// A search whose result the front end answers with.
+    Job(J),
+    /// Thinking on the opponent's time: nothing comes of it.
+    Ponder,
+}
+
+/// The engine, the current search and the output, shared by the front ends.
+pub struct Session<J> {
+    pub engine: Engine,
+    out: Box<dyn Write + Send>,
+    activity: Option<Activity<J>>,
+    /// Ponder after answering a move (while the opponent thinks).
+    pub auto_ponder: bool,
+    /// When the line being handled was read: a search's clock starts there.
+    received: Instant,
+    /// When the current search's last live report was.
+    last_report: Instant,
+}
+
+impl<J: Clone> Session<J> {
+    pub fn new(engine: Engine, out: Box<dyn Write + Send>) -> Session<J> {
+        Session {
+            engine,
+            out,
+            activity: None,
+            auto_ponder: false,
+            received: Instant::now(),
+            last_report: Instant::now(),
+        }
+    }
+
+    /// Writes one whole line and flushes it.
+    pub fn send(&mut self, line: &str) {
+        tracing::info!("> {line}");
+        // A failed write means the manager is gone; the next read ends us.
+        let _ = writeln!(self.out, "{line}");
+        let _ = self.out.flush();
+    }
+
+    /// The moment the current input line was read.
+    pub fn set_received(&mut self, at: Instant) {
+        self.received = at;
+    }
+
+    /// Starts a timed search of the game's position for `job`. The clock
+    /// started when the request arrived: what came before the search
+    /// (settings, a network switch) took part of it.
+    pub fn think(&mut self, job: J) {
+        self.engine.start_since(SearchKind::Think, self.received);
+        self.activity = Some(Activity::Job(job));
+        self.last_report = Instant::now();
+    }
+
+    /// Ponders the game's position, for at most `limit`.
+    pub fn ponder(&mut self, limit: Option<Duration>) {
+        self.engine.start(SearchKind::Ponder(limit));
+        self.activity = Some(Activity::Ponder);
+    }
+
+    /// After answering a move: ponder if asked to and the game goes on.
+    pub fn ponder_after_move(&mut self) {
+        if self.auto_ponder && self.engine.board().outcome().is_none() {
+            self.ponder(None);
+        }
+    }
+
+    /// The job of the running search (`None`: none, or a ponder).
+    pub fn job(&self) -> Option<&J> {
+        match &self.activity {
+            Some(Activity::Job(job)) => Some(job),
+            _ => None,
+        }
+    }
+
+    pub fn is_pondering(&self) -> bool {
+        matches!(self.activity, Some(Activity::Ponder))
+    }
+
+    /// Whether a search that must answer is running.
+    pub fn busy(&self) -> bool {
+        self.job().is_some() && self.engine.is_searching()
+    }
+
+    /// Ends a ponder, if one runs.
+    pub fn end_ponder(&mut self) {
+        if self.is_pondering() {
+            self.engine.stop();
+            self.activity = None;
+        }
+    }
+
+    /// Whether a live report is due now (at most every 250 ms).
+    fn report_due(&mut self) -> bool {
+        if self.job().is_some()
+            && self.engine.is_searching()
+            && self.last_report.elapsed() >= REPORT_EVERY
+        {
+            self.last_report = Instant::now();
+            return true;
+        }
+        false
+    }
+
+    /// The finished search with its job, taken off the session: a ponder
+    /// gives `None`.
+    fn take_finished(&mut self, finished: Finished) -> Option<(J, Finished)> {
+        match self.activity.take() {
+            Some(Activity::Job(job)) => Some((job, finished)),
+            _ => None,
+        }
+    }
+
+    /// Stops everything (before exiting).
+    fn shutdown(&mut self) {
+        self.engine.stop();
+        self.activity = None;
+        let _ = self.out.flush();
+    }
+}
+
+/// When a command runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Urgency {
+    /// In its turn: after the search that must answer, and after the
+    /// commands held back behind it.
+    InTurn,
+    /// During a search that must answer, now, beside it (a query, or a
+    /// setting the search must see); otherwise in its turn.
+    Now,
+    /// During a search that must answer, now, and then stop it (a clock
+    /// set to "move now"); otherwise in its turn.
+    NowThenStop,
+    /// Stop the search at once: a search that must answer answers with
+    /// what it has.
+    Stop,
+    /// Quit at once.
+    Quit,
+}
+
+/// What a front end says after a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Quit,
+}
+
+/// A protocol dialect over the session core.
+pub trait FrontEnd {
+    type Command;
+    /// What a search that must answer is for (a move, an analysis, a
+    /// swap decision...).
+    type Job: Clone;
+
+    /// How `command` is handled while a search that must answer runs.
+    fn urgency(&self, command: &Self::Command) -> Urgency;
+
+    /// Whether `command` leaves a ponder running (a setting does).
+    fn keeps_ponder(&self, command: &Self::Command) -> bool;
+
+    /// Carries out one command.
+    fn execute(&mut self, session: &mut Session<Self::Job>, command: Self::Command) -> Flow;
+
+    /// Answers with a finished search.
+    fn finished(&mut self, session: &mut Session<Self::Job>, job: Self::Job, finished: Finished);
+
+    /// Live output during a search for `job` (called every 250 ms at most).
+    fn report(&mut self, _session: &mut Session<Self::Job>, _job: &Self::Job) {}
+}
+
+/// Runs a front end over a session.
+pub struct Driver<F: FrontEnd> {
+    pub front: F,
+    pub session: Session<F::Job>,
+    /// Commands that arrived during a search, run after it.
+    deferred: VecDeque<F::Command>,
+    quitting: bool,
+}
+
+impl<F: FrontEnd> Driver<F> {
+    pub fn new(front: F, session: Session<F::Job>) -> Driver<F> {
+        Driver {
+            front,
+            session,
+            deferred: VecDeque::new(),
+            quitting: false,
+        }
+    }
+
+    /// Handles one command; false means quit now.
+    pub fn handle(&mut self, command: F::Command) -> bool {
+        let busy = self.session.busy();
+        match self.front.urgency(&command) {
+            Urgency::Quit => return false,
+            Urgency::Stop => {
+                self.stop_search();
+                return true;
+            }
+            Urgency::Now if busy => return self.execute(command),
+            Urgency::NowThenStop if busy => {
+                let go_on = self.execute(command);
+                self.stop_search();
+                return go_on;
+            }
+            _ => {}
+        }
+        if busy || !self.deferred.is_empty() {
+            self.deferred.push_back(command);
+            return true;
+        }
+        self.dispatch(command)
+    }
+
+    fn execute(&mut self, command: F::Command) -> bool {
+        self.front.execute(&mut self.session, command) == Flow::Continue
+    }
+
+    /// Runs a command in its turn; anything but a setting ends a ponder
+    /// first.
+    fn dispatch(&mut self, command: F::Command) -> bool {
+        if !self.front.keeps_ponder(&command) {
+            self.session.end_ponder();
+        }
+        self.execute(command)
+    }
+
+    /// Stops the search: a stopped job answers now, a ponder says nothing.
+    pub fn stop_search(&mut self) {
+        match self.session.engine.stop() {
+            Some(finished) => self.finish(finished),
+            None => {
+                self.session.activity = None;
+            }
+        }
+    }
+
+    fn finish(&mut self, finished: Finished) {
+        if let Some((job, finished)) = self.session.take_finished(finished) {
+            self.front.finished(&mut self.session, job, finished);
+        }
+    }
+
+    /// Called often: finishes searches, writes live output, and runs the
+    /// commands held back during a search.
+    pub fn tick(&mut self) {
+        if let Some(finished) = self.session.engine.poll() {
+            self.finish(finished);
+        } else if self.session.report_due() {
+            if let Some(job) = self.session.job().cloned() {
+                self.front.report(&mut self.session, &job);
+            }
+        }
+        while !self.session.busy() && !self.quitting {
+            let Some(command) = self.deferred.pop_front() else {
+                break;
+            };
+            if !self.dispatch(command) {
+                // A command that quits, held back behind a search.
+                self.quitting = true;
+            }
+        }
+    }
+
+    /// Runs until every command received so far is answered: the search
+    /// that must answer finishes (within its time limit), the commands held
+    /// behind it run. A ponder is not waited for.
+    pub fn drain(&mut self) {
+        loop {
+            self.tick();
+            if self.wants_exit() || (!self.session.busy() && self.deferred.is_empty()) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Whether a quit held back behind a search is due now.
+    pub fn wants_exit(&self) -> bool {
+        self.quitting && !self.session.engine.is_searching()
+    }
+
+    /// Stops everything before exiting.
+    pub fn shutdown(&mut self) {
+        self.session.shutdown();
+    }
+}
