@@ -16,7 +16,7 @@ pub mod protocol;
 pub mod search;
 pub mod train;
 
-pub use wuzi_core::{game, gomocup, rng, tactics};
+pub use wuzi_core::{game, gomocup, gtp, rng, tactics};
 
 pub mod analyse;
 pub mod arena;

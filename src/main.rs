@@ -53,6 +53,9 @@ enum Command {
     /// Plays the engine against itself and writes the games as training
     /// records (the configured network of the rule, or --network).
     Selfplay(wuzi::selfplay::SelfplayArgs),
+    /// Speaks GTP version 2 on stdin/stdout (gomoku conventions of
+    /// KataGomo; lz-analyze and kata-analyze for Lizzie and LizzieYzy).
+    Gtp,
 }
 
 #[derive(Args)]
@@ -316,6 +319,18 @@ fn main() -> ExitCode {
         Some(Command::Train(args)) => wuzi::train::run(args).map(|_| ()).map_err(io::Error::other),
         Some(Command::Match(args)) => wuzi::arena::run(args).map(|_| ()).map_err(io::Error::other),
         Some(Command::Selfplay(args)) => selfplay(&cli, args),
+        Some(Command::Gtp) => {
+            let config = match configure(&cli) {
+                Ok(config) => config,
+                Err(e) => {
+                    // A GTP controller reads responses only: say it on stderr.
+                    eprintln!("pbrain-wuzi: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            wuzi::protocol::run_gtp(config, io::BufReader::new(io::stdin()), io::stdout());
+            Ok(())
+        }
         None => {
             let config = match configure(&cli) {
                 Ok(config) => config,

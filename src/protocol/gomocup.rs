@@ -597,7 +597,7 @@ impl FrontEnd for Gomocup {
         }
     }
 
-    fn keeps_ponder(&self, command: &Command) -> bool {
+    fn keeps_background(&self, command: &Command) -> bool {
         matches!(command, Command::Info { .. })
     }
 

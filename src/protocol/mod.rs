@@ -8,6 +8,7 @@
 //! and the front end writes every answer as one flushed line.
 
 pub mod gomocup;
+pub mod gtp;
 pub mod log;
 mod reader;
 mod report;
@@ -20,25 +21,49 @@ use crossbeam_channel::RecvTimeoutError;
 
 use crate::config::Config;
 use crate::gomocup::CommandParser;
+use crate::gtp::GtpCommand;
 pub use gomocup::{Dialect, Gomocup};
+pub use gtp::Gtp;
+use session::{Driver, FrontEnd};
 
-/// Runs the protocol until END or the end of input.
+/// Runs the Gomocup brain until END or the end of input.
 pub fn run(
     config: Config,
     input: impl BufRead + Send + 'static,
     output: impl Write + Send + 'static,
 ) {
-    let lines = reader::spawn(input);
-    let mut brain = Gomocup::brain(config, Box::new(output));
+    let brain = Gomocup::brain(config, Box::new(output));
     let mut parser = CommandParser::new();
+    drive(brain, input, move |line| parser.feed(line));
+}
+
+/// Runs the GTP engine until `quit` or the end of input.
+pub fn run_gtp(
+    config: Config,
+    input: impl BufRead + Send + 'static,
+    output: impl Write + Send + 'static,
+) {
+    let engine = Gtp::engine(config, Box::new(output));
+    drive(engine, input, |line| GtpCommand::parse(line).into_iter().collect());
+}
+
+/// The loop every front end shares: input lines become commands (`parse`
+/// may hold lines back, as a Gomocup block does), the driver handles them
+/// and ticks between lines.
+fn drive<F: FrontEnd>(
+    mut driver: Driver<F>,
+    input: impl BufRead + Send + 'static,
+    mut parse: impl FnMut(&str) -> Vec<F::Command>,
+) {
+    let lines = reader::spawn(input);
     loop {
         match lines.recv_timeout(Duration::from_millis(5)) {
             Ok((line, received)) => {
                 tracing::info!("< {}", line.trim_end());
-                brain.session.set_received(received);
-                for command in parser.feed(&line) {
-                    if !brain.handle(command) {
-                        brain.shutdown();
+                driver.session.set_received(received);
+                for command in parse(&line) {
+                    if !driver.handle(command) {
+                        driver.shutdown();
                         return;
                     }
                 }
@@ -48,14 +73,14 @@ pub fn run(
                 // End of input: what was asked is still answered (each
                 // search within its own time), as `printf ... | pbrain-wuzi`
                 // expects; END would have stopped at once.
-                brain.drain();
-                brain.shutdown();
+                driver.drain();
+                driver.shutdown();
                 return;
             }
         }
-        brain.tick();
-        if brain.wants_exit() {
-            brain.shutdown();
+        driver.tick();
+        if driver.wants_exit() {
+            driver.shutdown();
             return;
         }
     }

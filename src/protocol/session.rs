@@ -1,7 +1,7 @@
 //! The session core: what every interactive protocol shares, written once.
 //!
 //! A [`Session`] holds the engine, the search under way and what it is
-//! for (its job), pondering, and the output. A [`Driver`] runs a
+//! for (its job), pondering and analysis, and the output. A [`Driver`] runs a
 //! [`FrontEnd`] (a protocol dialect) over a session: commands run in the
 //! order they arrive; while a search that must answer runs, the commands
 //! after it wait their turn, except those the front end marks urgent (stop,
@@ -15,14 +15,19 @@ use std::time::{Duration, Instant};
 
 use crate::engine::{Engine, Finished, SearchKind};
 
-/// How often a front end may write analysis output during a search.
+/// How often a front end writes live output during a search, unless it
+/// says otherwise.
 const REPORT_EVERY: Duration = Duration::from_millis(250);
 
 /// What the session is searching for.
 #[derive(Clone, Debug, PartialEq)]
 enum Activity<J> {
-    /// A search whose result the front end answers with.
-    Job(J),
+    /// A search whose result the front end answers with; the commands
+    /// after it wait.
+    Answer(J),
+    /// Analysis until the next command, which ends it; the front end
+    /// reports on it and closes it.
+    Analysis(J),
     /// Thinking on the opponent's time: nothing comes of it.
     Ponder,
 }
@@ -38,6 +43,8 @@ pub struct Session<J> {
     received: Instant,
     /// When the current search's last live report was.
     last_report: Instant,
+    /// How often live reports are due.
+    pub report_every: Duration,
 }
 
 impl<J: Clone> Session<J> {
@@ -49,6 +56,7 @@ impl<J: Clone> Session<J> {
             auto_ponder: false,
             received: Instant::now(),
             last_report: Instant::now(),
+            report_every: REPORT_EVERY,
         }
     }
 
@@ -70,7 +78,16 @@ impl<J: Clone> Session<J> {
     /// (settings, a network switch) took part of it.
     pub fn think(&mut self, job: J) {
         self.engine.start_since(SearchKind::Think, self.received);
-        self.activity = Some(Activity::Job(job));
+        self.activity = Some(Activity::Answer(job));
+        self.last_report = Instant::now();
+    }
+
+    /// Analyses the game's position for `job` until the next command (or a
+    /// stop), with live reports every `report_every`.
+    pub fn analyse(&mut self, job: J, report_every: Duration) {
+        self.engine.start(SearchKind::Analyse);
+        self.activity = Some(Activity::Analysis(job));
+        self.report_every = report_every;
         self.last_report = Instant::now();
     }
 
@@ -87,36 +104,32 @@ impl<J: Clone> Session<J> {
         }
     }
 
-    /// The job of the running search (`None`: none, or a ponder).
+    /// The job of the running search, if it has one (not a ponder).
     pub fn job(&self) -> Option<&J> {
         match &self.activity {
-            Some(Activity::Job(job)) => Some(job),
+            Some(Activity::Answer(job) | Activity::Analysis(job)) => Some(job),
             _ => None,
         }
     }
 
-    pub fn is_pondering(&self) -> bool {
-        matches!(self.activity, Some(Activity::Ponder))
-    }
-
     /// Whether a search that must answer is running.
     pub fn busy(&self) -> bool {
-        self.job().is_some() && self.engine.is_searching()
+        matches!(self.activity, Some(Activity::Answer(_))) && self.engine.is_searching()
     }
 
-    /// Ends a ponder, if one runs.
-    pub fn end_ponder(&mut self) {
-        if self.is_pondering() {
-            self.engine.stop();
-            self.activity = None;
-        }
+    /// Whether a ponder or an analysis runs (the next command ends it).
+    fn in_background(&self) -> bool {
+        matches!(
+            self.activity,
+            Some(Activity::Ponder | Activity::Analysis(_))
+        )
     }
 
     /// Whether a live report is due now (at most every 250 ms).
     fn report_due(&mut self) -> bool {
         if self.job().is_some()
             && self.engine.is_searching()
-            && self.last_report.elapsed() >= REPORT_EVERY
+            && self.last_report.elapsed() >= self.report_every
         {
             self.last_report = Instant::now();
             return true;
@@ -127,8 +140,9 @@ impl<J: Clone> Session<J> {
     /// The finished search with its job, taken off the session: a ponder
     /// gives `None`.
     fn take_finished(&mut self, finished: Finished) -> Option<(J, Finished)> {
+        self.report_every = REPORT_EVERY;
         match self.activity.take() {
-            Some(Activity::Job(job)) => Some((job, finished)),
+            Some(Activity::Answer(job) | Activity::Analysis(job)) => Some((job, finished)),
             _ => None,
         }
     }
@@ -177,13 +191,14 @@ pub trait FrontEnd {
     /// How `command` is handled while a search that must answer runs.
     fn urgency(&self, command: &Self::Command) -> Urgency;
 
-    /// Whether `command` leaves a ponder running (a setting does).
-    fn keeps_ponder(&self, command: &Self::Command) -> bool;
+    /// Whether `command` leaves a ponder or an analysis running (a
+    /// setting may).
+    fn keeps_background(&self, command: &Self::Command) -> bool;
 
     /// Carries out one command.
     fn execute(&mut self, session: &mut Session<Self::Job>, command: Self::Command) -> Flow;
 
-    /// Answers with a finished search.
+    /// Answers with a finished search (or closes a finished analysis).
     fn finished(&mut self, session: &mut Session<Self::Job>, job: Self::Job, finished: Finished);
 
     /// Live output during a search for `job` (called every 250 ms at most).
@@ -237,16 +252,17 @@ impl<F: FrontEnd> Driver<F> {
         self.front.execute(&mut self.session, command) == Flow::Continue
     }
 
-    /// Runs a command in its turn; anything but a setting ends a ponder
-    /// first.
+    /// Runs a command in its turn, ending a ponder or an analysis first
+    /// unless the front end keeps it for this command.
     fn dispatch(&mut self, command: F::Command) -> bool {
-        if !self.front.keeps_ponder(&command) {
-            self.session.end_ponder();
+        if self.session.in_background() && !self.front.keeps_background(&command) {
+            self.stop_search();
         }
         self.execute(command)
     }
 
-    /// Stops the search: a stopped job answers now, a ponder says nothing.
+    /// Stops the search: a stopped job answers now (an analysis closes), a
+    /// ponder says nothing.
     pub fn stop_search(&mut self) {
         match self.session.engine.stop() {
             Some(finished) => self.finish(finished),

@@ -10,11 +10,13 @@
 //! * [`export`]: encoded training positions written out for other trainers.
 //! * [`gomocup`]: the Gomocup protocol family's commands, replies and
 //!   coordinates, for brains, managers and test brains alike.
+//! * [`gtp`]: the Go Text Protocol's commands, responses and vertices.
 
 pub mod export;
 pub mod features;
 pub mod game;
 pub mod gomocup;
+pub mod gtp;
 pub mod records;
 pub mod rng;
 pub mod search_target;

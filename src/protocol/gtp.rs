@@ -1,0 +1,677 @@
+//! The GTP front end (`pbrain-wuzi gtp`): GTP version 2 with the gomoku
+//! conventions of KataGomo, as a thin adapter over the session core.
+//!
+//! Required commands, `undo`, `showboard`, the time commands, `reg_genmove`,
+//! stone set-up (`set_free_handicap`, `set_position`), the rule
+//! (`kata-set-rule basicrule RULE` or `wuzi-rule RULE`), and analysis in
+//! the formats Lizzie and LizzieYzy read (`lz-analyze`, `kata-analyze`).
+//! Every failure is `? text` with the state as it was.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use crate::config::Config;
+use crate::engine::{Engine, Finished, NodeReport};
+use crate::game::{Board, BoardSize, Color, MoveError, Point, Rule};
+use crate::gtp::{color_name, parse_color, GtpCommand, GtpMove, GtpResponse, Vertex};
+use crate::nn::provider::NetworkProvider;
+use crate::protocol::session::{Driver, Flow, FrontEnd, Session, Urgency};
+use crate::search::node::Proven;
+use crate::search::result::MoveStats;
+use crate::search::TimeControl;
+
+const NAME: &str = "Wuzi";
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Every command this front end knows, as `list_commands` gives them.
+const COMMANDS: &[&str] = &[
+    "protocol_version",
+    "name",
+    "version",
+    "known_command",
+    "list_commands",
+    "quit",
+    "boardsize",
+    "clear_board",
+    "komi",
+    "play",
+    "genmove",
+    "reg_genmove",
+    "undo",
+    "showboard",
+    "time_settings",
+    "time_left",
+    "set_free_handicap",
+    "set_position",
+    "kata-set-rule",
+    "wuzi-rule",
+    "lz-analyze",
+    "kata-analyze",
+];
+
+/// Time per move before any `time_settings`.
+const DEFAULT_MOVE_TIME: Duration = Duration::from_secs(5);
+
+/// Which analysis format a GUI asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnalysisFormat {
+    /// Leela Zero's `lz-analyze`: winrate and prior in 1/10000.
+    Leela,
+    /// KataGo's `kata-analyze`: values between 0 and 1.
+    KataGo,
+}
+
+/// What a search is for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Job {
+    /// `genmove` (plays the move) or `reg_genmove` (does not).
+    GenMove { id: Option<u64>, play: bool },
+    /// `lz-analyze` / `kata-analyze` until the next command.
+    Analyse {
+        format: AnalysisFormat,
+        max_moves: usize,
+    },
+}
+
+/// The clock as `time_settings` and `time_left` describe it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct GtpClock {
+    /// `None`: no `time_settings` yet.
+    settings: Option<TimeSettings>,
+    /// The last `time_left` per colour: time, and stones (0: main time).
+    left: [Option<(Duration, u32)>; 2],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TimeSettings {
+    main: Duration,
+    byo_yomi: Duration,
+    stones: u32,
+}
+
+impl GtpClock {
+    /// The engine's time control for `color`'s next move (section 4.2 of
+    /// the specification: Canadian byo-yomi, `byo_yomi_stones` 0 with a
+    /// byo-yomi time is no limit).
+    fn time_control(&self, color: Color, lag: Duration) -> TimeControl {
+        let limited = |turn, left, increment| TimeControl {
+            turn,
+            left,
+            increment,
+            lag,
+        };
+        let Some(settings) = self.settings else {
+            return limited(Some(DEFAULT_MOVE_TIME), None, Duration::ZERO);
+        };
+        if settings.stones == 0 && !settings.byo_yomi.is_zero() {
+            return limited(None, None, Duration::ZERO);
+        }
+        let per_stone = |time: Duration, stones: u32| time / stones.max(1);
+        let byo_per_move = per_stone(settings.byo_yomi, settings.stones);
+        let index = usize::from(color == Color::White);
+        match self.left[index] {
+            // In byo-yomi: the period's time over its stones.
+            Some((time, stones)) if stones > 0 => limited(Some(per_stone(time, stones)), None, Duration::ZERO),
+            // Main time left, then byo-yomi per move as a guaranteed share.
+            Some((time, _)) => limited(None, Some(time), byo_per_move),
+            None if settings.main.is_zero() => limited(Some(byo_per_move), None, Duration::ZERO),
+            None => limited(None, Some(settings.main), byo_per_move),
+        }
+    }
+}
+
+/// The GTP engine state besides the session.
+pub struct Gtp {
+    networks: NetworkProvider,
+    lag: Duration,
+    clock: GtpClock,
+    /// Stones set up (handicap, set_position) at the start of the history:
+    /// they cannot be undone.
+    setup_stones: usize,
+}
+
+type GtpSession = Session<Job>;
+
+fn respond(s: &mut GtpSession, response: GtpResponse) {
+    let text = response.to_string();
+    // The response ends with its empty line; `send` adds the last newline.
+    s.send(text.strip_suffix('\n').unwrap_or(&text));
+}
+
+fn success(s: &mut GtpSession, id: Option<u64>, text: impl Into<String>) {
+    respond(s, GtpResponse::success(id, text));
+}
+
+fn failure(s: &mut GtpSession, id: Option<u64>, text: impl Into<String>) {
+    respond(s, GtpResponse::failure(id, text));
+}
+
+impl Gtp {
+    /// The GTP engine: every rule's network loaded, freestyle 15x15 to
+    /// start, writing to `out`.
+    pub fn engine(config: Config, out: Box<dyn std::io::Write + Send>) -> Driver<Gtp> {
+        let mut networks = NetworkProvider::new(&config);
+        for rule in Rule::ALL {
+            if let (_, Some(note)) = networks.service_for(rule) {
+                tracing::warn!("{note}");
+            }
+        }
+        let (service, _) = networks.service_for(Rule::Freestyle);
+        let engine = Engine::new(
+            service,
+            config.search_config(),
+            BoardSize::FIFTEEN,
+            Rule::Freestyle,
+        );
+        let session = Session::new(engine, out);
+        let lag = Duration::from_millis(config.time.protocol_lag_ms);
+        Driver::new(
+            Gtp {
+                networks,
+                lag,
+                clock: GtpClock {
+                    settings: None,
+                    left: [None; 2],
+                },
+                setup_stones: 0,
+            },
+            session,
+        )
+    }
+
+    fn new_game(&mut self, s: &mut GtpSession, size: BoardSize) {
+        let rule = s.engine.rule();
+        s.engine.new_game(size, rule);
+        self.setup_stones = 0;
+    }
+
+    /// The position with `color` to move (GTP lets either colour move).
+    fn with_side_to_move(s: &mut GtpSession, color: Color) {
+        if s.engine.board().side_to_move() != color {
+            let mut board = s.engine.board().clone();
+            board.set_side_to_move(color);
+            s.engine.set_board(board);
+        }
+    }
+
+    fn set_rule(&mut self, s: &mut GtpSession, id: Option<u64>, name: Option<&String>) {
+        let Some(rule) = name.and_then(|n| n.parse::<Rule>().ok()) else {
+            return failure(s, id, "syntax error: expected freestyle, standard, renju or caro");
+        };
+        if rule != s.engine.rule() {
+            let (service, note) = self.networks.service_for(rule);
+            if let Some(note) = note {
+                tracing::warn!("{note}");
+            }
+            s.engine.set_rule(rule, service);
+        }
+        success(s, id, "");
+    }
+
+    fn boardsize(&mut self, s: &mut GtpSession, id: Option<u64>, args: &[String]) {
+        let sides: Option<Vec<u32>> = args.iter().map(|a| a.parse().ok()).collect();
+        let size = match sides.as_deref() {
+            Some([n]) => BoardSize::new(*n, *n),
+            Some([w, h]) => BoardSize::new(*w, *h),
+            _ => return failure(s, id, "syntax error: boardsize N or boardsize WIDTH HEIGHT"),
+        };
+        match size {
+            Ok(size) => {
+                self.new_game(s, size);
+                success(s, id, "");
+            }
+            Err(_) => failure(s, id, "unacceptable size"),
+        }
+    }
+
+    fn play(&mut self, s: &mut GtpSession, id: Option<u64>, args: &[String]) {
+        let [color, vertex] = args else {
+            return failure(s, id, "syntax error: play COLOR VERTEX");
+        };
+        let Some(color) = parse_color(color) else {
+            return failure(s, id, format!("syntax error: invalid color {color:?}"));
+        };
+        let mv = match vertex.parse::<GtpMove>() {
+            Ok(mv) => mv,
+            Err(e) => return failure(s, id, format!("syntax error: {e}")),
+        };
+        let size = s.engine.board().size();
+        let point = match mv {
+            GtpMove::At(v) => match v.point_on(size) {
+                Some(p) => p,
+                None => return failure(s, id, "illegal move: off the board"),
+            },
+            GtpMove::Pass | GtpMove::Resign => {
+                return failure(s, id, "illegal move: gomoku has no pass")
+            }
+        };
+        if s.engine.board().outcome().is_some() {
+            return failure(s, id, "illegal move: the game is over");
+        }
+        // The rules judge the move for its colour (a renju forbidden point
+        // is illegal for black); the position is unchanged on failure.
+        let mut board = s.engine.board().clone();
+        board.set_side_to_move(color);
+        let shown = Vertex::of(point, size);
+        let checked = board
+            .check_move(i64::from(point.x()), i64::from(point.y()), color)
+            .and_then(|p| board.play(p));
+        match checked {
+            Ok(()) => {
+                s.engine.set_board(board);
+                success(s, id, "");
+            }
+            Err(MoveError::Occupied(_)) => failure(s, id, format!("illegal move: {shown} is occupied")),
+            Err(MoveError::Forbidden(_)) => failure(
+                s,
+                id,
+                format!("illegal move: {shown} is forbidden for black under renju"),
+            ),
+            Err(e) => failure(s, id, format!("illegal move: {e}")),
+        }
+    }
+
+    fn genmove(&mut self, s: &mut GtpSession, id: Option<u64>, args: &[String], play: bool) {
+        let Some(color) = args.first().and_then(|c| parse_color(c)).filter(|_| args.len() == 1)
+        else {
+            return failure(s, id, "syntax error: genmove COLOR");
+        };
+        Self::with_side_to_move(s, color);
+        if s.engine.board().outcome().is_some() {
+            // Nothing to play on a finished board.
+            return success(s, id, GtpMove::Pass.to_string());
+        }
+        s.engine.time = self.clock.time_control(color, self.lag);
+        s.think(Job::GenMove { id, play });
+    }
+
+    fn undo(&mut self, s: &mut GtpSession, id: Option<u64>) {
+        let board = s.engine.board();
+        match board.last_move() {
+            Some(last) if board.stone_count() > self.setup_stones => {
+                match s.engine.take_back(last) {
+                    Ok(()) => success(s, id, ""),
+                    Err(e) => failure(s, id, format!("cannot undo: {e}")),
+                }
+            }
+            _ => failure(s, id, "cannot undo"),
+        }
+    }
+
+    /// Stones of one colour on an empty board (`set_free_handicap`), or of
+    /// both (`set_position COLOR VERTEX ...`, which clears the board first).
+    fn set_up(&mut self, s: &mut GtpSession, id: Option<u64>, args: &[String], handicap: bool) {
+        let size = s.engine.board().size();
+        let rule = s.engine.rule();
+        if handicap && s.engine.board().stone_count() > 0 {
+            return failure(s, id, "board not empty");
+        }
+        let mut stones: Vec<(Color, &String)> = Vec::new();
+        if handicap {
+            stones.extend(args.iter().map(|v| (Color::Black, v)));
+        } else {
+            if args.len() % 2 != 0 {
+                return failure(s, id, "syntax error: set_position COLOR VERTEX ...");
+            }
+            for pair in args.chunks(2) {
+                let Some(color) = parse_color(&pair[0]) else {
+                    return failure(s, id, format!("syntax error: invalid color {:?}", pair[0]));
+                };
+                stones.push((color, &pair[1]));
+            }
+        }
+        let mut board = Board::new(size, rule);
+        for (color, text) in &stones {
+            let point = match text.parse::<Vertex>().map(|v| v.point_on(size)) {
+                Ok(Some(p)) => p,
+                _ => return failure(s, id, format!("bad vertex list: {text}")),
+            };
+            if board.place(point, *color).is_err() {
+                return failure(s, id, format!("bad vertex list: {text} is repeated"));
+            }
+        }
+        // After a handicap white moves; after a set-up, the side with
+        // fewer stones (black when even).
+        let blacks = stones.iter().filter(|(c, _)| *c == Color::Black).count();
+        let to_move = if handicap || blacks > stones.len() - blacks {
+            Color::White
+        } else {
+            Color::Black
+        };
+        board.set_side_to_move(to_move);
+        self.setup_stones = board.stone_count();
+        s.engine.set_board(board);
+        success(s, id, "");
+    }
+
+    fn time_settings(&mut self, s: &mut GtpSession, id: Option<u64>, args: &[String]) {
+        let numbers: Option<Vec<u64>> = args.iter().map(|a| a.parse().ok()).collect();
+        let Some([main, byo_yomi, stones]) = numbers.as_deref() else {
+            return failure(s, id, "syntax error: time_settings MAIN BYO_YOMI STONES");
+        };
+        self.clock = GtpClock {
+            settings: Some(TimeSettings {
+                main: Duration::from_secs(*main),
+                byo_yomi: Duration::from_secs(*byo_yomi),
+                stones: u32::try_from(*stones).unwrap_or(u32::MAX),
+            }),
+            left: [None; 2],
+        };
+        success(s, id, "");
+    }
+
+    fn time_left(&mut self, s: &mut GtpSession, id: Option<u64>, args: &[String]) {
+        let parsed = match args {
+            [color, time, stones] => parse_color(color)
+                .zip(time.parse::<f64>().ok().filter(|t| *t >= 0.0))
+                .zip(stones.parse::<u32>().ok()),
+            _ => None,
+        };
+        let Some(((color, time), stones)) = parsed else {
+            return failure(s, id, "syntax error: time_left COLOR TIME STONES");
+        };
+        let index = usize::from(color == Color::White);
+        self.clock.left[index] = Some((Duration::from_secs_f64(time), stones));
+        success(s, id, "");
+    }
+
+    /// `lz-analyze [COLOR] [INTERVAL] [interval N] [maxmoves N] ...`: the
+    /// response opens at once, info lines follow every interval (in
+    /// centiseconds), and the next command closes it.
+    fn analyse(
+        &mut self,
+        s: &mut GtpSession,
+        id: Option<u64>,
+        args: &[String],
+        format: AnalysisFormat,
+    ) {
+        let mut args = args.iter().peekable();
+        let color = args.peek().and_then(|a| parse_color(a));
+        if color.is_some() {
+            args.next();
+        }
+        let mut interval_cs: u64 = 100;
+        let mut max_moves = usize::MAX;
+        if let Some(n) = args.peek().and_then(|a| a.parse::<u64>().ok()) {
+            interval_cs = n;
+            args.next();
+        }
+        while let Some(key) = args.next() {
+            let value = args.next().and_then(|v| v.parse::<u64>().ok());
+            match (key.as_str(), value) {
+                ("interval", Some(n)) => interval_cs = n,
+                ("maxmoves", Some(n)) => max_moves = n as usize,
+                // Go-only keys (ownership, minmoves, avoid, ...) are ignored.
+                _ => {}
+            }
+        }
+        if let Some(color) = color {
+            Self::with_side_to_move(s, color);
+        }
+        // The response starts now and stays open.
+        let head = GtpResponse::success(id, "").to_string();
+        s.send(head.trim_end());
+        if s.engine.board().outcome().is_some() {
+            s.send("");
+            return;
+        }
+        let every = Duration::from_millis(interval_cs.max(1) * 10);
+        s.analyse(Job::Analyse { format, max_moves }, every);
+    }
+
+    fn showboard(s: &GtpSession) -> String {
+        let board = s.engine.board();
+        let size = board.size();
+        let column = |x: u8| {
+            Vertex::of(Point::new(x, size.height() - 1).unwrap_or(size.center()), size)
+                .to_string()
+                .trim_end_matches(char::is_numeric)
+                .to_string()
+        };
+        let mut text = String::from("\n   ");
+        for x in 0..size.width() {
+            let _ = write!(text, "{:>2}", column(x));
+        }
+        for y in 0..size.height() {
+            let row = size.height() - y;
+            let _ = write!(text, "\n{row:>2} ");
+            for x in 0..size.width() {
+                let Some(p) = Point::new(x, y) else { continue };
+                let mark = match board.stone(p) {
+                    Some(Color::Black) => 'X',
+                    Some(Color::White) => 'O',
+                    None => '.',
+                };
+                let _ = write!(text, " {mark}");
+            }
+        }
+        let _ = write!(
+            text,
+            "\n{} to move, rule {}",
+            color_name(board.side_to_move()),
+            board.rule()
+        );
+        text
+    }
+
+    /// One line of analysis: the root's searched moves with their lines.
+    fn analysis_line(s: &GtpSession, format: AnalysisFormat, max_moves: usize) -> Option<String> {
+        let report: NodeReport = s.engine.report(&[], usize::MAX)?;
+        let size = s.engine.board().size();
+        let searched: Vec<&MoveStats> = report
+            .moves
+            .iter()
+            .filter(|m| m.visits > 0 || m.proven.is_known())
+            .take(max_moves)
+            .collect();
+        let mut line = String::new();
+        for (order, m) in searched.iter().enumerate() {
+            let winrate = match m.proven {
+                Proven::Win(_) => 1.0,
+                Proven::Loss(_) => 0.0,
+                _ => m.wdl[0] + 0.5 * m.wdl[1],
+            };
+            let mut pv = vec![m.mv];
+            if let Some(after) = s.engine.report(&[m.mv], 0) {
+                pv.extend(after.pv);
+            }
+            let pv: Vec<String> = pv.iter().map(|&p| Vertex::of(p, size).to_string()).collect();
+            let vertex = Vertex::of(m.mv, size);
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            let _ = match format {
+                AnalysisFormat::Leela => write!(
+                    line,
+                    "info move {vertex} visits {} winrate {} prior {} lcb {} order {order} pv {}",
+                    m.visits,
+                    (winrate * 10_000.0).round() as i64,
+                    (m.prior * 10_000.0).round() as i64,
+                    (winrate * 10_000.0).round() as i64,
+                    pv.join(" ")
+                ),
+                AnalysisFormat::KataGo => write!(
+                    line,
+                    "info move {vertex} visits {} utility {:.6} winrate {winrate:.6} scoreMean 0 \
+                     scoreStdev 0 scoreLead 0 scoreSelfplay 0 prior {:.6} lcb {winrate:.6} \
+                     utilityLcb {:.6} order {order} pv {}",
+                    m.visits,
+                    2.0 * winrate - 1.0,
+                    m.prior,
+                    2.0 * winrate - 1.0,
+                    pv.join(" ")
+                ),
+            };
+        }
+        (!line.is_empty()).then_some(line)
+    }
+}
+
+impl FrontEnd for Gtp {
+    type Command = GtpCommand;
+    type Job = Job;
+
+    /// GTP answers in order: `genmove` holds the commands after it. An
+    /// analysis ends at the next command (see `keeps_background`).
+    fn urgency(&self, _command: &GtpCommand) -> Urgency {
+        Urgency::InTurn
+    }
+
+    fn keeps_background(&self, _command: &GtpCommand) -> bool {
+        false
+    }
+
+    fn execute(&mut self, s: &mut GtpSession, command: GtpCommand) -> Flow {
+        let id = command.id;
+        let args = &command.args;
+        match command.name.as_str() {
+            "protocol_version" => success(s, id, "2"),
+            "name" => success(s, id, NAME),
+            "version" => success(s, id, VERSION),
+            "known_command" => {
+                let known = args.first().is_some_and(|a| COMMANDS.contains(&a.as_str()));
+                success(s, id, if known { "true" } else { "false" });
+            }
+            "list_commands" => success(s, id, COMMANDS.join("\n")),
+            "quit" => {
+                success(s, id, "");
+                return Flow::Quit;
+            }
+            "boardsize" => self.boardsize(s, id, args),
+            "clear_board" => {
+                let size = s.engine.board().size();
+                self.new_game(s, size);
+                success(s, id, "");
+            }
+            "komi" => match args.first().map(|k| k.parse::<f64>()) {
+                // Accepted and ignored: gomoku has no komi.
+                Some(Ok(_)) if args.len() == 1 => success(s, id, ""),
+                _ => failure(s, id, "syntax error: komi NUMBER"),
+            },
+            "play" => self.play(s, id, args),
+            "genmove" => self.genmove(s, id, args, true),
+            "reg_genmove" => self.genmove(s, id, args, false),
+            "undo" => self.undo(s, id),
+            "showboard" => {
+                let board = Self::showboard(s);
+                success(s, id, board);
+            }
+            "time_settings" => self.time_settings(s, id, args),
+            "time_left" => self.time_left(s, id, args),
+            "set_free_handicap" => self.set_up(s, id, args, true),
+            "set_position" => self.set_up(s, id, args, false),
+            "kata-set-rule" => match args.as_slice() {
+                [key, value] if key.eq_ignore_ascii_case("basicrule") => {
+                    self.set_rule(s, id, Some(value))
+                }
+                _ => failure(s, id, "syntax error: kata-set-rule basicrule RULE"),
+            },
+            "wuzi-rule" => {
+                if args.len() == 1 {
+                    self.set_rule(s, id, args.first())
+                } else {
+                    failure(s, id, "syntax error: wuzi-rule RULE")
+                }
+            }
+            "lz-analyze" => self.analyse(s, id, args, AnalysisFormat::Leela),
+            "kata-analyze" => self.analyse(s, id, args, AnalysisFormat::KataGo),
+            "" => failure(s, id, "syntax error: no command"),
+            _ => failure(s, id, "unknown command"),
+        }
+        Flow::Continue
+    }
+
+    fn finished(&mut self, s: &mut GtpSession, job: Job, finished: Finished) {
+        let result = finished.result;
+        tracing::info!("search: {}", result.summary());
+        match job {
+            Job::GenMove { id, play } => {
+                let size = s.engine.board().size();
+                let answer = if matches!(result.proven, Proven::Loss(_)) {
+                    GtpMove::Resign
+                } else {
+                    match s.engine.move_to_play(&result) {
+                        Some(mv) => {
+                            if play {
+                                let color = s.engine.board().side_to_move();
+                                if let Err(e) = s.engine.place(mv, color) {
+                                    return failure(s, id, format!("internal: our move {mv}: {e}"));
+                                }
+                            }
+                            GtpMove::At(Vertex::of(mv, size))
+                        }
+                        None => GtpMove::Pass,
+                    }
+                };
+                success(s, id, answer.to_string());
+            }
+            Job::Analyse { format, max_moves } => {
+                if let Some(line) = Self::analysis_line(s, format, max_moves) {
+                    s.send(&line);
+                }
+                // The empty line that closes the analysis response.
+                s.send("");
+            }
+        }
+    }
+
+    fn report(&mut self, s: &mut GtpSession, job: &Job) {
+        if let Job::Analyse { format, max_moves } = *job {
+            if let Some(line) = Self::analysis_line(s, format, max_moves) {
+                s.send(&line);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secs(n: u64) -> Duration {
+        Duration::from_secs(n)
+    }
+
+    #[test]
+    fn time_settings_become_time_controls() {
+        let lag = Duration::from_millis(100);
+        let mut clock = GtpClock {
+            settings: None,
+            left: [None; 2],
+        };
+        let tc = clock.time_control(Color::Black, lag);
+        assert_eq!((tc.turn, tc.left), (Some(DEFAULT_MOVE_TIME), None));
+        // Byo-yomi time without stones: no limit.
+        clock.settings = Some(TimeSettings {
+            main: secs(0),
+            byo_yomi: secs(1),
+            stones: 0,
+        });
+        let tc = clock.time_control(Color::Black, lag);
+        assert_eq!((tc.turn, tc.left), (None, None));
+        // 10 minutes, then 30 s per 5 stones.
+        clock.settings = Some(TimeSettings {
+            main: secs(600),
+            byo_yomi: secs(30),
+            stones: 5,
+        });
+        let tc = clock.time_control(Color::White, lag);
+        assert_eq!((tc.turn, tc.left, tc.increment), (None, Some(secs(600)), secs(6)));
+        // time_left per colour: main time, then a byo-yomi period.
+        clock.left[1] = Some((secs(42), 0));
+        assert_eq!(clock.time_control(Color::White, lag).left, Some(secs(42)));
+        clock.left[0] = Some((secs(20), 4));
+        let tc = clock.time_control(Color::Black, lag);
+        assert_eq!((tc.turn, tc.left), (Some(secs(5)), None));
+        assert_eq!(tc.lag, lag);
+        // Byo-yomi from the start (no main time).
+        clock.settings = Some(TimeSettings {
+            main: secs(0),
+            byo_yomi: secs(1),
+            stones: 5,
+        });
+        clock.left = [None; 2];
+        let tc = clock.time_control(Color::Black, lag);
+        assert_eq!(tc.turn, Some(Duration::from_millis(200)));
+    }
+}

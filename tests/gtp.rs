@@ -1,0 +1,351 @@
+//! `pbrain-wuzi gtp` driven as GTP controllers drive it: a scripted exchange
+//! with exact answers, bad input answered `? ...` with the position
+//! unchanged, analysis, and a whole game between two engines through a
+//! small referee. The referee's coordinates and five check are written here,
+//! independently of the engine's code.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::brain::Brain;
+
+/// A `pbrain-wuzi gtp` process with a GTP client's view of it.
+struct Engine {
+    process: Brain,
+}
+
+/// One response: success or failure, the id echoed, the text.
+#[derive(Debug, PartialEq)]
+struct Response {
+    success: bool,
+    id: Option<u64>,
+    text: String,
+}
+
+impl Engine {
+    fn start() -> Engine {
+        Engine {
+            process: Brain::start(&["gtp"]),
+        }
+    }
+
+    /// Sends one command and reads its whole response (up to the empty line).
+    fn ask(&mut self, command: &str) -> Response {
+        self.process.send(command);
+        self.read_response()
+    }
+
+    fn read_response(&mut self) -> Response {
+        let first = self.process.expect(|l| !l.trim().is_empty());
+        let mut lines = vec![first.clone()];
+        loop {
+            let line = self.process.expect(|_| true);
+            if line.trim().is_empty() {
+                break;
+            }
+            lines.push(line);
+        }
+        let (mark, rest) = first.split_at(1);
+        let success = match mark {
+            "=" => true,
+            "?" => false,
+            _ => panic!("not a GTP response: {first:?}"),
+        };
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let id = (!digits.is_empty()).then(|| digits.parse().expect("id"));
+        let mut text = rest[digits.len()..].trim().to_string();
+        for more in &lines[1..] {
+            text.push('\n');
+            text.push_str(more);
+        }
+        Response { success, id, text }
+    }
+
+    fn ok(&mut self, command: &str) -> String {
+        let r = self.ask(command);
+        assert!(r.success, "{command}: {r:?}");
+        r.text
+    }
+}
+
+fn success(id: Option<u64>, text: &str) -> Response {
+    Response {
+        success: true,
+        id,
+        text: text.to_string(),
+    }
+}
+
+fn failure(id: Option<u64>, text: &str) -> Response {
+    Response {
+        success: false,
+        id,
+        text: text.to_string(),
+    }
+}
+
+#[test]
+fn a_scripted_exchange_gets_exact_answers() {
+    let mut e = Engine::start();
+    assert_eq!(e.ask("protocol_version"), success(None, "2"));
+    assert_eq!(e.ask("1 name"), success(Some(1), "Wuzi"));
+    assert_eq!(
+        e.ask("2 version"),
+        success(Some(2), env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(e.ask("known_command genmove"), success(None, "true"));
+    assert_eq!(e.ask("known_command fly"), success(None, "false"));
+    let commands = e.ok("list_commands");
+    for required in [
+        "protocol_version",
+        "name",
+        "version",
+        "known_command",
+        "list_commands",
+        "quit",
+        "boardsize",
+        "clear_board",
+        "komi",
+        "play",
+        "genmove",
+        "undo",
+        "showboard",
+        "time_settings",
+        "time_left",
+        "reg_genmove",
+        "set_position",
+        "lz-analyze",
+        "kata-analyze",
+    ] {
+        assert!(commands.lines().any(|l| l == required), "{required}: {commands}");
+    }
+    // Comments and empty lines get no response; the next command does.
+    e.process.send("# a comment");
+    e.process.send("   ");
+    assert_eq!(e.ask("3 boardsize 15"), success(Some(3), ""));
+    assert_eq!(e.ask("clear_board"), success(None, ""));
+    assert_eq!(e.ask("komi 6.5"), success(None, ""));
+    assert_eq!(e.ask("kata-set-rule basicrule freestyle"), success(None, ""));
+    assert_eq!(e.ask("time_settings 300 5 1"), success(None, ""));
+    assert_eq!(e.ask("time_left b 280 0"), success(None, ""));
+    // A closed four of black on row 8: white's only move is M8.
+    assert_eq!(
+        e.ask("set_position b H8 w G8 b J8 w G9 b K8 w G10 b L8"),
+        success(None, "")
+    );
+    assert_eq!(e.ask("4 genmove w"), success(Some(4), "M8"));
+    // reg_genmove answers without playing: the board is unchanged. (A
+    // fifth of a second per move: Canadian byo-yomi, 1 s per 5 stones.)
+    assert_eq!(e.ask("time_settings 0 1 5"), success(None, ""));
+    let before = e.ok("showboard");
+    let reg = e.ask("reg_genmove b");
+    assert!(reg.success, "{reg:?}");
+    assert_eq!(e.ok("showboard"), before);
+    // The board shows the stones where the vertices say.
+    let row8 = before
+        .lines()
+        .find(|l| l.trim_start().starts_with("8 "))
+        .expect("row 8");
+    assert_eq!(
+        row8.split_whitespace().collect::<Vec<_>>(),
+        ["8", ".", ".", ".", ".", ".", ".", "O", "X", "X", "X", "X", "O", ".", ".", "."]
+    );
+    // Undo takes back the played move, never the set-up stones.
+    assert_eq!(e.ask("undo"), success(None, ""));
+    assert_eq!(e.ask("undo"), failure(None, "cannot undo"));
+    assert_eq!(e.ask("9 quit"), success(Some(9), ""));
+    assert!(e.process.wait_exit(Duration::from_secs(10)).is_some());
+}
+
+#[test]
+fn bad_input_is_refused_and_changes_nothing() {
+    let mut e = Engine::start();
+    e.ok("boardsize 15");
+    e.ok("play black H8");
+    e.ok("play white J9");
+    let board = e.ok("showboard");
+    for (command, expected) in [
+        ("7 fly away", failure(Some(7), "unknown command")),
+        ("boardsize 40", failure(None, "unacceptable size")),
+        ("boardsize 4", failure(None, "unacceptable size")),
+        ("play b H8", failure(None, "illegal move: H8 is occupied")),
+        ("play b I8", failure(None, "syntax error: invalid coordinate \"I8\"")),
+        ("play b Q1", failure(None, "illegal move: off the board")),
+        ("play b A16", failure(None, "illegal move: off the board")),
+        ("play b pass", failure(None, "illegal move: gomoku has no pass")),
+        ("play green H9", failure(None, "syntax error: invalid color \"green\"")),
+        ("play b", failure(None, "syntax error: play COLOR VERTEX")),
+        ("komi lots", failure(None, "syntax error: komi NUMBER")),
+        ("genmove", failure(None, "syntax error: genmove COLOR")),
+        ("time_settings 1 2", failure(None, "syntax error: time_settings MAIN BYO_YOMI STONES")),
+        ("wuzi-rule chess", failure(None, "syntax error: expected freestyle, standard, renju or caro")),
+        ("set_free_handicap D4 E5", failure(None, "board not empty")),
+        ("set_position b H8 w", failure(None, "syntax error: set_position COLOR VERTEX ...")),
+        ("set_position b H8 w H8", failure(None, "bad vertex list: H8 is repeated")),
+    ] {
+        assert_eq!(e.ask(command), expected, "{command}");
+        assert_eq!(e.ok("showboard"), board, "after {command}");
+    }
+    e.ok("quit");
+}
+
+#[test]
+fn renju_forbidden_points_are_illegal_for_black() {
+    let mut e = Engine::start();
+    e.ok("boardsize 15");
+    e.ok("wuzi-rule renju");
+    // Black's double three at H8: G8/F8 across, H9/H10 down, white far away.
+    e.ok("set_position b F8 w A1 b G8 w A3 b H9 w A5 b H10 w A7");
+    let board = e.ok("showboard");
+    assert_eq!(
+        e.ask("play b H8"),
+        failure(None, "illegal move: H8 is forbidden for black under renju")
+    );
+    assert_eq!(e.ok("showboard"), board);
+    // White may play there.
+    assert_eq!(e.ask("play w H8"), success(None, ""));
+    e.ok("quit");
+}
+
+#[test]
+fn analysis_streams_info_lines_until_the_next_command() {
+    let mut e = Engine::start();
+    e.ok("boardsize 15");
+    e.ok("play b H8");
+    e.process.send("5 lz-analyze w 10");
+    assert_eq!(e.process.expect(|l| !l.trim().is_empty()), "=5");
+    let mut infos = Vec::new();
+    let start = Instant::now();
+    while infos.len() < 3 && start.elapsed() < Duration::from_secs(20) {
+        let line = e.process.expect(|_| true);
+        assert!(!line.trim().is_empty(), "the response closed early");
+        infos.push(line);
+    }
+    for line in &infos {
+        let first: Vec<&str> = line.split_whitespace().take(12).collect();
+        assert_eq!(first[0], "info", "{line}");
+        assert_eq!(first[1], "move", "{line}");
+        assert_eq!(first[3], "visits", "{line}");
+        assert_eq!(first[5], "winrate", "{line}");
+        let winrate: i64 = first[6].parse().expect("winrate in 1/10000");
+        assert!((0..=10_000).contains(&winrate), "{line}");
+        assert!(line.contains(" pv "), "{line}");
+    }
+    // The next command closes the response (an empty line) and is answered.
+    e.process.send("name");
+    loop {
+        let line = e.process.expect(|_| true);
+        if line.trim().is_empty() {
+            break;
+        }
+        assert!(line.starts_with("info move"), "{line}");
+    }
+    assert_eq!(e.read_response(), success(None, "Wuzi"));
+    // kata-analyze: values between 0 and 1.
+    e.process.send("kata-analyze b interval 10 maxmoves 2");
+    assert_eq!(e.process.expect(|l| !l.trim().is_empty()), "=");
+    let line = e.process.expect(|_| true);
+    assert!(line.matches("info move").count() <= 2, "{line}");
+    let winrate: f64 = line
+        .split_whitespace()
+        .skip_while(|w| *w != "winrate")
+        .nth(1)
+        .expect("winrate")
+        .parse()
+        .expect("a number");
+    assert!((0.0..=1.0).contains(&winrate), "{line}");
+    e.process.send("quit");
+    loop {
+        let line = e.process.expect(|_| true);
+        if line.trim().is_empty() {
+            break;
+        }
+    }
+    assert_eq!(e.read_response(), success(None, ""));
+}
+
+// ---- a referee, independent of the engine's code -------------------------
+
+const LETTERS: &str = "ABCDEFGHJKLMNOPQRSTUVWXYZ";
+
+/// `H8` on a board of `height` rows: (column, row from the top).
+fn cell(vertex: &str, height: usize) -> Option<(usize, usize)> {
+    let upper = vertex.to_ascii_uppercase();
+    let mut chars = upper.chars();
+    let column = LETTERS.find(chars.next()?)?;
+    let row: usize = chars.as_str().parse().ok()?;
+    (1..=height).contains(&row).then(|| (column, height - row))
+}
+
+fn vertex(column: usize, row_from_top: usize, height: usize) -> String {
+    format!(
+        "{}{}",
+        LETTERS.as_bytes()[column] as char,
+        height - row_from_top
+    )
+}
+
+/// Whether the stone just placed at `at` makes five or more in a row.
+fn makes_five(stones: &[Vec<u8>], at: (usize, usize), who: u8) -> bool {
+    let (w, h) = (stones[0].len() as i64, stones.len() as i64);
+    [(1, 0), (0, 1), (1, 1), (1, -1)].iter().any(|&(dx, dy)| {
+        let count = |sign: i64| {
+            let (mut x, mut y, mut n) = (at.0 as i64, at.1 as i64, 0);
+            loop {
+                x += sign * dx;
+                y += sign * dy;
+                if x < 0 || y < 0 || x >= w || y >= h || stones[y as usize][x as usize] != who {
+                    return n;
+                }
+                n += 1;
+            }
+        };
+        1 + count(1) + count(-1) >= 5
+    })
+}
+
+#[test]
+fn two_engines_play_a_game_through_a_referee() {
+    const SIDE: usize = 10;
+    let mut players = [Engine::start(), Engine::start()];
+    for p in players.iter_mut() {
+        assert_eq!(p.ask(&format!("boardsize {SIDE}")).success, true);
+        p.ok("clear_board");
+        p.ok("wuzi-rule freestyle");
+        // A fifth of a second per move: Canadian byo-yomi, 1 s per 5 stones.
+        p.ok("time_settings 0 1 5");
+    }
+    let mut stones = vec![vec![0u8; SIDE]; SIDE];
+    let mut winner = None;
+    for ply in 0..SIDE * SIDE {
+        let (mover, color, name) = if ply % 2 == 0 {
+            (0, 1u8, "b")
+        } else {
+            (1, 2u8, "w")
+        };
+        let answer = players[mover].ok(&format!("genmove {name}"));
+        if answer.eq_ignore_ascii_case("resign") {
+            // Only a proven loss resigns.
+            winner = Some(3 - color);
+            break;
+        }
+        let (x, y) = cell(&answer, SIDE).unwrap_or_else(|| panic!("bad vertex {answer:?}"));
+        assert_eq!(stones[y][x], 0, "ply {ply}: {answer} is occupied");
+        stones[y][x] = color;
+        // The referee writes the vertex its own way.
+        let relayed = vertex(x, y, SIDE);
+        assert_eq!(relayed.to_ascii_uppercase(), answer.to_ascii_uppercase());
+        if makes_five(&stones, (x, y), color) {
+            winner = Some(color);
+            break;
+        }
+        players[1 - mover].ok(&format!("play {name} {relayed}"));
+    }
+    // Both boards agree with the referee's up to the last move relayed.
+    assert!(winner.is_some() || stones.iter().flatten().all(|&c| c != 0));
+    for p in players.iter_mut() {
+        assert_eq!(p.ask("quit"), success(None, ""));
+        assert!(p.process.wait_exit(Duration::from_secs(10)).is_some());
+    }
+}
