@@ -56,6 +56,16 @@ enum Command {
     /// Speaks GTP version 2 on stdin/stdout (gomoku conventions of
     /// KataGomo; lz-analyze and kata-analyze for Lizzie and LizzieYzy).
     Gtp,
+    /// Answers one move of the old file protocol: reads PLOCHA.DAT, TAH.DAT,
+    /// TIMEOUTS.DAT and INFO.DAT in DIR, writes the move into TAH.DAT and a
+    /// line into MSG.DAT, and exits (non-zero, with the reason in MSG.DAT,
+    /// when a file is missing or malformed). A copy or link of this program
+    /// named wuzi-files does this in the current folder without arguments,
+    /// as managers of that protocol start their brains.
+    Files {
+        /// The folder of the files (default: the current one).
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Args)]
@@ -285,8 +295,39 @@ fn configure(cli: &Cli) -> Result<Config, String> {
     Ok(config)
 }
 
+/// The name under which this program answers the old file protocol in the
+/// current folder (managers of that protocol give a brain no arguments).
+const FILES_NAME: &str = "wuzi-files";
+
+/// `pbrain-wuzi files DIR`: one move of the old file protocol.
+fn files_protocol(cli: &Cli, dir: &std::path::Path, started: std::time::Instant) -> ExitCode {
+    let outcome = configure(cli).and_then(|config| {
+        wuzi::protocol::files::run(config, dir, started).map_err(Into::into)
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // The manager reads MSG.DAT (written by run, or here when the
+            // configuration failed before it); a person reads stderr.
+            let _ = std::fs::write(dir.join("MSG.DAT"), format!("{e}\n"));
+            eprintln!("pbrain-wuzi files: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let started = std::time::Instant::now();
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let invoked_for_files = args.first().is_some_and(|name| {
+        std::path::Path::new(name)
+            .file_stem()
+            .is_some_and(|stem| stem.to_string_lossy() == FILES_NAME)
+    });
+    if invoked_for_files {
+        args.push("files".into());
+    }
+    let cli = Cli::parse_from(args);
     let result = match &cli.command {
         Some(Command::Bench(args)) => {
             let per_item = Duration::from_secs_f64(args.seconds.clamp(0.01, 600.0));
@@ -319,6 +360,10 @@ fn main() -> ExitCode {
         Some(Command::Train(args)) => wuzi::train::run(args).map(|_| ()).map_err(io::Error::other),
         Some(Command::Match(args)) => wuzi::arena::run(args).map(|_| ()).map_err(io::Error::other),
         Some(Command::Selfplay(args)) => selfplay(&cli, args),
+        Some(Command::Files { dir }) => {
+            let dir = dir.clone().unwrap_or_else(|| PathBuf::from("."));
+            return files_protocol(&cli, &dir, started);
+        }
         Some(Command::Gtp) => {
             let config = match configure(&cli) {
                 Ok(config) => config,

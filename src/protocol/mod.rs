@@ -7,6 +7,7 @@
 //! seen while a search runs; the session runs searches in the background
 //! and the front end writes every answer as one flushed line.
 
+pub mod files;
 pub mod gomocup;
 pub mod gtp;
 pub mod log;

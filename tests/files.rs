@@ -1,0 +1,184 @@
+//! The old file protocol, as a manager runs it: the files laid out in a
+//! folder, `pbrain-wuzi files DIR` started once, `TAH.DAT` and `MSG.DAT`
+//! read back after it exits.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A fresh folder under the target directory, removed when dropped.
+struct Folder(PathBuf);
+
+impl Folder {
+    fn new(name: &str) -> Folder {
+        let dir = std::env::temp_dir().join(format!("wuzi-files-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("create the folder");
+        Folder(dir)
+    }
+
+    fn write(&self, name: &str, text: &str) {
+        fs::write(self.0.join(name), text).expect("write a file");
+    }
+
+    fn read(&self, name: &str) -> Option<String> {
+        fs::read_to_string(self.0.join(name)).ok()
+    }
+}
+
+impl Drop for Folder {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A 15x15 board with `stones` ((x, y, 'x' or 'o')).
+fn plocha(stones: &[(usize, usize, char)]) -> String {
+    let mut rows = vec![vec!['-'; 15]; 15];
+    for &(x, y, c) in stones {
+        rows[y][x] = c;
+    }
+    rows.iter()
+        .map(|r| r.iter().collect::<String>() + "\r\n")
+        .collect()
+}
+
+/// Lays out a request as the manager does (MSG.DAT empty).
+fn request(dir: &Folder, board: &str, tah: &str, timeouts: &str) {
+    dir.write("PLOCHA.DAT", board);
+    dir.write("TAH.DAT", tah);
+    dir.write("TIMEOUTS.DAT", timeouts);
+    dir.write("MSG.DAT", "");
+}
+
+/// Runs the brain once; its exit status and how long it took.
+fn run(dir: &Path) -> (bool, Duration) {
+    let start = Instant::now();
+    let status = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+        .arg("files")
+        .arg(dir)
+        .status()
+        .expect("run pbrain-wuzi files");
+    (status.success(), start.elapsed())
+}
+
+/// `x,y` of TAH.DAT.
+fn the_move(dir: &Folder) -> (usize, usize) {
+    let text = dir.read("TAH.DAT").expect("TAH.DAT");
+    let (x, y) = text.trim().split_once(',').expect("x,y");
+    (x.parse().expect("x"), y.parse().expect("y"))
+}
+
+fn one_line(dir: &Folder) -> String {
+    let msg = dir.read("MSG.DAT").expect("MSG.DAT");
+    assert_eq!(msg.lines().count(), 1, "{msg:?}");
+    msg.trim().to_string()
+}
+
+#[test]
+fn the_first_move_is_written_to_tah_dat() {
+    let dir = Folder::new("first");
+    request(&dir, &plocha(&[]), "x\r\n", "2\r\n2147483647\r\n");
+    let (ok, _) = run(&dir.0);
+    assert!(ok, "{:?}", dir.read("MSG.DAT"));
+    let (x, y) = the_move(&dir);
+    assert!(x < 15 && y < 15);
+    assert!(one_line(&dir).starts_with("Wuzi"), "{:?}", dir.read("MSG.DAT"));
+}
+
+#[test]
+fn mid_game_the_side_to_move_blocks_the_four() {
+    let dir = Folder::new("mid");
+    // x has a closed four on row 7 (o at 3,7): o, to move, must take 8,7.
+    let stones = [
+        (4, 7, 'x'),
+        (5, 7, 'x'),
+        (6, 7, 'x'),
+        (7, 7, 'x'),
+        (3, 7, 'o'),
+        (3, 8, 'o'),
+        (3, 9, 'o'),
+    ];
+    request(&dir, &plocha(&stones), "o", "2\n120000\n");
+    let (ok, _) = run(&dir.0);
+    assert!(ok, "{:?}", dir.read("MSG.DAT"));
+    assert_eq!(the_move(&dir), (8, 7));
+    // INFO.DAT: exactly five (rule 1), and the brain's persistent folder.
+    let persistent = dir.0.join("persistent");
+    dir.write(
+        "INFO.DAT",
+        &format!(
+            "max_memory 83886080\ntimeout_match 180000\ntimeout_turn 1500\ngame_type 1\nrule 1\ntime_left 148150\nfolder {}\n",
+            persistent.display()
+        ),
+    );
+    dir.write("TAH.DAT", "o");
+    let (ok, _) = run(&dir.0);
+    assert!(ok, "{:?}", dir.read("MSG.DAT"));
+    assert_eq!(the_move(&dir), (8, 7));
+    let record = fs::read_to_string(persistent.join("Wuzi").join("moves.log")).expect("record");
+    assert!(record.contains("8,7"), "{record}");
+}
+
+#[test]
+fn time_zero_answers_at_once() {
+    let dir = Folder::new("zero");
+    request(&dir, &plocha(&[(7, 7, 'x')]), "o", "0\n2147483647\n");
+    let (ok, took) = run(&dir.0);
+    assert!(ok, "{:?}", dir.read("MSG.DAT"));
+    let (x, y) = the_move(&dir);
+    assert_ne!((x, y), (7, 7));
+    // The process starts, loads its network and plays: no search to speak of.
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    one_line(&dir);
+}
+
+#[test]
+fn malformed_files_are_reported_and_tah_dat_is_left_alone() {
+    let cases: [(&str, String, &str, &str, &str); 5] = [
+        (
+            "ragged",
+            plocha(&[]).replacen("---------------", "-------", 1),
+            "x",
+            "1\n1000\n",
+            "line 2 has 15 squares where the first has 7",
+        ),
+        (
+            "continuous",
+            plocha(&[(2, 2, '#')]),
+            "x",
+            "1\n1000\n",
+            "continuous",
+        ),
+        ("who", plocha(&[]), "z", "1\n1000\n", "expected x or o"),
+        ("timeouts", plocha(&[]), "x", "soon\n", "TIMEOUTS.DAT"),
+        (
+            "over",
+            plocha(&[(0, 0, 'x'), (1, 0, 'x'), (2, 0, 'x'), (3, 0, 'x'), (4, 0, 'x')]),
+            "o",
+            "1\n1000\n",
+            "already over",
+        ),
+    ];
+    for (name, board, tah, timeouts, why) in cases {
+        let dir = Folder::new(name);
+        request(&dir, &board, tah, timeouts);
+        let (ok, _) = run(&dir.0);
+        assert!(!ok, "{name}");
+        assert_eq!(dir.read("TAH.DAT").as_deref(), Some(tah), "{name}");
+        let msg = one_line(&dir);
+        assert!(msg.contains(why), "{name}: {msg}");
+    }
+}
+
+#[test]
+fn a_missing_tah_dat_is_reported() {
+    let dir = Folder::new("missing");
+    request(&dir, &plocha(&[]), "x", "1\n1000\n");
+    fs::remove_file(dir.0.join("TAH.DAT")).expect("remove TAH.DAT");
+    let (ok, _) = run(&dir.0);
+    assert!(!ok);
+    assert!(dir.read("TAH.DAT").is_none());
+    assert!(one_line(&dir).contains("TAH.DAT"));
+}
