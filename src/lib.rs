@@ -1,8 +1,9 @@
 //! Wuzi: a gomoku and renju engine.
 //!
-//! The rules, the threat solver and the network's input encoding live in
-//! `wuzi_core` (no libtorch) and are re-exported here as [`game`],
-//! [`tactics`] and [`nn::features`].
+//! The rules, the threat solver, the network's input encoding, the protocol
+//! vocabularies and the match runner live in `wuzi_core` (no libtorch) and
+//! are re-exported here as [`game`], [`tactics`], [`gomocup`], [`gtp`],
+//! [`arena`] and [`nn::features`].
 //!
 //! * [`game`]: board, rules, line patterns, renju forbidden points.
 //! * [`nn`]: network input features, model, devices and batched evaluation.
@@ -16,9 +17,8 @@ pub mod protocol;
 pub mod search;
 pub mod train;
 
-pub use wuzi_core::{game, gomocup, gtp, rng, tactics};
+pub use wuzi_core::{arena, game, gomocup, gtp, rng, tactics};
 
 pub mod analyse;
-pub mod arena;
 pub mod bench;
 pub mod selfplay;

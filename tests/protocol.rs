@@ -694,7 +694,7 @@ fn the_end_of_input_answers_what_was_asked() {
 }
 
 /// Set-up positions need not alternate (puzzles, renju problems, a GUI's
-/// edit mode): the renju diagrams of tests/fixtures/renju (quintet), sent as
+/// edit mode): the renju diagrams of crates/wuzi-core/tests/fixtures/renju (quintet), sent as
 /// they are, black to move. SHOWFORBID names exactly the diagram's forbidden
 /// points, and BOARD gets a move that is neither occupied nor forbidden.
 #[test]
@@ -703,7 +703,7 @@ fn unbalanced_renju_diagrams_get_their_forbidden_points_and_a_legal_move() {
     let mut b = ready(4);
     b.send("INFO timeout_turn 100");
     let mut unbalanced = 0;
-    for line in include_str!("fixtures/renju/quintet_forbidden_cases.jsonl").lines() {
+    for line in include_str!("../crates/wuzi-core/tests/fixtures/renju/quintet_forbidden_cases.jsonl").lines() {
         if line.trim().is_empty() {
             continue;
         }

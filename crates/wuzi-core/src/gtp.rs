@@ -263,7 +263,8 @@ mod tests {
         for bad in ["", "A", "1", "A0", "A+1", "ZZZ1", "A1x", "Ä1"] {
             assert!(bad.parse::<Vertex>().is_err(), "{bad}");
         }
-        assert_eq!("P1".parse::<Vertex>().unwrap().point_on(size), None);
+        assert_eq!("P1".parse::<Vertex>().unwrap().point_on(size), Point::new(14, 14));
+        assert_eq!("Q1".parse::<Vertex>().unwrap().point_on(size), None);
         assert_eq!("A16".parse::<Vertex>().unwrap().point_on(size), None);
         assert_eq!("PASS".parse::<GtpMove>(), Ok(GtpMove::Pass));
         assert_eq!("resign".parse::<GtpMove>(), Ok(GtpMove::Resign));

@@ -11,7 +11,10 @@
 //! * [`gomocup`]: the Gomocup protocol family's commands, replies and
 //!   coordinates, for brains, managers and test brains alike.
 //! * [`gtp`]: the Go Text Protocol's commands, responses and vertices.
+//! * [`arena`]: the match runner (`pbrain-wuzi match`) and, in `src/bin`,
+//!   the test brain it is tested with.
 
+pub mod arena;
 pub mod export;
 pub mod features;
 pub mod game;

@@ -4,8 +4,8 @@
 mod common;
 
 use common::{board15, four_three, games, p, FIXTURE_GAMES};
-use wuzi::game::{Board, Color, Outcome, Point, Rule};
-use wuzi::tactics::{
+use wuzi_core::game::{Board, Color, Outcome, Point, Rule};
+use wuzi_core::tactics::{
     five_blocks, is_legal_for, solve, unstoppable_four_defences, unstoppable_four_moves,
     winning_moves, SolveLimits, ThreatKind,
 };

@@ -20,16 +20,16 @@
 //!
 //! It speaks START, RECTSTART, RESTART, BEGIN, TURN, BOARD ... DONE, INFO,
 //! TAKEBACK, PLAY, END and ABOUT through the shared Gomocup vocabulary
-//! (`wuzi::gomocup`), and keeps its position on a `wuzi::game::Board`.
+//! (`wuzi_core::gomocup`), and keeps its position on a `wuzi_core::game::Board`.
 
 use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use wuzi::game::{Board, BoardSize, Color, Point, Rule};
-use wuzi::gomocup::{BlockKind, BrainLine, Clock, Command, CommandParser, Coord, Stone};
-use wuzi::rng::Rng;
+use wuzi_core::game::{Board, BoardSize, Color, Point, Rule};
+use wuzi_core::gomocup::{BlockKind, BrainLine, Clock, Command, CommandParser, Coord, Stone};
+use wuzi_core::rng::Rng;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Mode {
@@ -280,13 +280,11 @@ impl Brain {
     }
 }
 
-/// Exits at once: flushes stdout and skips the exit handlers (the libtorch
-/// libraries this binary links take over 100 ms to tear down).
+/// Exits at once, stdout flushed (the core crate links no libtorch, so
+/// nothing slow runs at exit).
 fn quit(code: i32) -> ! {
     let _ = io::stdout().flush();
-    // SAFETY: _exit only ends the process; stdout is flushed above and
-    // nothing else holds buffered data.
-    unsafe { libc::_exit(code) }
+    std::process::exit(code)
 }
 
 fn main() -> ExitCode {

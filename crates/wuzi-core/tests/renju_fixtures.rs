@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use serde_json::Value;
-use wuzi::game::{Board, BoardSize, Color, Outcome, Point, Rule};
+use wuzi_core::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 
 const GOMOCUP_TSV: &str = include_str!("fixtures/renju/gomocup_renju_forbidden_points.tsv");
 const QUINTET: &str = include_str!("fixtures/renju/quintet_forbidden_cases.jsonl");

@@ -3,7 +3,7 @@
 //! recomputation from the stones, and undo restores the position exactly.
 
 use proptest::prelude::*;
-use wuzi::game::{Board, BoardSize, CellKind, Color, Point, Rule};
+use wuzi_core::game::{Board, BoardSize, CellKind, Color, Point, Rule};
 
 /// A random game: rule, board size, and for each step a move choice (an
 /// index into the empty cells, biased to the neighbourhood of the stones so

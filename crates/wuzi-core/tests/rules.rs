@@ -3,7 +3,7 @@
 mod common;
 
 use common::p;
-use wuzi::game::{Board, BoardSize, Color, MoveError, Outcome, Point, Rule, Threat};
+use wuzi_core::game::{Board, BoardSize, Color, MoveError, Outcome, Point, Rule, Threat};
 
 fn board(rule: Rule, rows: &[&str]) -> Board {
     common::board(rule, rows, Color::Black)
