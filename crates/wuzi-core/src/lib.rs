@@ -11,6 +11,7 @@
 //! * [`gomocup`]: the Gomocup protocol family's commands, replies and
 //!   coordinates, for brains, managers and test brains alike.
 //! * [`gtp`]: the Go Text Protocol's commands, responses and vertices.
+//! * [`ws`]: the WebSocket game protocol: messages, referee, server.
 //! * [`arena`]: the match runner (`pbrain-wuzi match`) and, in `src/bin`,
 //!   the test brain it is tested with.
 
@@ -25,3 +26,4 @@ pub mod rng;
 pub mod search_target;
 pub mod symmetry;
 pub mod tactics;
+pub mod ws;

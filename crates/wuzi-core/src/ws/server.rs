@@ -1,0 +1,483 @@
+//! The game server: clients connect to `ws://HOST:PORT/`, name themselves,
+//! and are paired; the board referees; clocks run per player; after every
+//! move the game is its own checkpoint, so that a game interrupted by a
+//! disconnection resumes with a `START` carrying the move log when both
+//! players are back. A heartbeat (a WebSocket ping every interval) drops
+//! clients that stopped answering.
+//!
+//! One thread accepts connections, one per connection moves frames, and one
+//! (the referee loop) owns all state and decides.
+
+use std::collections::BTreeMap;
+use std::io::{self, ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
+use tungstenite::{Message, WebSocket};
+
+use crate::game::{BoardSize, Color, Rule};
+
+use super::game::{Ending, WsGame};
+use super::message::{ClientMessage, EndReason, PerPlayer, ProtocolVersion, ServerMessage};
+
+/// How the server plays its games.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    pub size: BoardSize,
+    pub rule: Rule,
+    /// Each player's time for a game.
+    pub time: Duration,
+    /// The heartbeat: a ping every interval; a client that has not answered
+    /// the previous one by then is disconnected.
+    pub ping_interval: Duration,
+}
+
+type ClientId = u64;
+
+/// What a connection thread is told to do.
+enum Outgoing {
+    Text(String),
+    Ping,
+    Close,
+}
+
+/// What the connection threads report to the referee loop.
+enum Event {
+    Connected(ClientId, Sender<Outgoing>),
+    Text(ClientId, String),
+    Pong(ClientId),
+    Disconnected(ClientId),
+}
+
+struct Client {
+    name: Option<String>,
+    protocol: ProtocolVersion,
+    out: Sender<Outgoing>,
+    alive: bool,
+}
+
+struct Running {
+    game: WsGame,
+    /// Black's and white's client.
+    players: [ClientId; 2],
+    turn_started: Instant,
+}
+
+/// A game waiting for its players (by name) to come back.
+struct Checkpoint {
+    game: WsGame,
+    names: [String; 2],
+}
+
+/// The server's state, owned by the referee loop.
+struct Referee {
+    config: ServerConfig,
+    clients: BTreeMap<ClientId, Client>,
+    running: Option<Running>,
+    checkpoint: Option<Checkpoint>,
+    last_ping: Instant,
+}
+
+fn seat(c: Color) -> usize {
+    match c {
+        Color::Black => 0,
+        Color::White => 1,
+    }
+}
+
+impl Referee {
+    fn send(&self, id: ClientId, message: &ServerMessage) {
+        if let Some(client) = self.clients.get(&id) {
+            let _ = client.out.send(Outgoing::Text(message.to_json()));
+        }
+    }
+
+    fn handle(&mut self, event: Event) {
+        match event {
+            Event::Connected(id, out) => {
+                let _ = out.send(Outgoing::Text(ServerMessage::Name.to_json()));
+                self.clients.insert(
+                    id,
+                    Client {
+                        name: None,
+                        protocol: ProtocolVersion::V1,
+                        out,
+                        alive: true,
+                    },
+                );
+            }
+            Event::Pong(id) => {
+                if let Some(c) = self.clients.get_mut(&id) {
+                    c.alive = true;
+                }
+            }
+            Event::Disconnected(id) => self.drop_client(id),
+            Event::Text(id, text) => match ClientMessage::parse(&text) {
+                Ok(ClientMessage::Name { name, protocol }) => {
+                    if let Some(c) = self.clients.get_mut(&id) {
+                        c.name = Some(name);
+                        c.protocol = protocol;
+                    }
+                }
+                Ok(ClientMessage::Move(mv)) => self.play(id, mv),
+                Err(why) => {
+                    let remaining = self
+                        .running
+                        .as_ref()
+                        .map(|r| r.game.remaining_time(r.turn_started.elapsed()))
+                        .unwrap_or(PerPlayer { black: 0, white: 0 });
+                    self.send(
+                        id,
+                        &ServerMessage::Invalid {
+                            message: why,
+                            remaining_time: remaining,
+                        },
+                    );
+                }
+            },
+        }
+    }
+
+    fn play(&mut self, id: ClientId, mv: super::message::WsMove) {
+        let Some(running) = self.running.as_mut() else {
+            let message = ServerMessage::Invalid {
+                message: "no game is running".into(),
+                remaining_time: PerPlayer { black: 0, white: 0 },
+            };
+            return self.send(id, &message);
+        };
+        let Some(color) = running
+            .players
+            .iter()
+            .position(|&p| p == id)
+            .map(|i| if i == 0 { Color::Black } else { Color::White })
+        else {
+            let message = ServerMessage::Invalid {
+                message: "you are not playing".into(),
+                remaining_time: running.game.remaining_time(running.turn_started.elapsed()),
+            };
+            return self.send(id, &message);
+        };
+        let thinking = running.turn_started.elapsed();
+        match running.game.play(color, mv, thinking) {
+            Err(why) => {
+                let message = ServerMessage::Invalid {
+                    message: why,
+                    remaining_time: running.game.remaining_time(thinking),
+                };
+                self.send(id, &message);
+            }
+            Ok(ending) => {
+                let timed_out = matches!(ending, Some(e) if e.reason == EndReason::Timeout);
+                let remaining = running.game.remaining_time(Duration::ZERO);
+                running.turn_started = Instant::now();
+                let other = running.players[seat(color.opponent())];
+                if !timed_out {
+                    self.send(id, &ServerMessage::Valid { remaining_time: remaining });
+                    self.send(other, &ServerMessage::Move { mv, remaining_time: remaining });
+                }
+                if let Some(ending) = ending {
+                    self.end(ending);
+                }
+            }
+        }
+    }
+
+    /// Ends the running game: END to both players.
+    fn end(&mut self, ending: Ending) {
+        if let Some(running) = self.running.take() {
+            let message = running.game.end_message(ending);
+            for id in running.players {
+                self.send(id, &message);
+            }
+        }
+    }
+
+    fn drop_client(&mut self, id: ClientId) {
+        let Some(client) = self.clients.remove(&id) else {
+            return;
+        };
+        let _ = client.out.send(Outgoing::Close);
+        let Some(running) = self.running.as_ref() else {
+            return;
+        };
+        if !running.players.contains(&id) {
+            return;
+        }
+        // A player is gone: the game becomes a checkpoint, with the time
+        // the side to move had spent, and the other player gets END error.
+        let Some(mut running) = self.running.take() else {
+            return;
+        };
+        running.game.pause(running.turn_started.elapsed());
+        let name = |cid: ClientId| {
+            if cid == id {
+                client.name.clone()
+            } else {
+                self.clients.get(&cid).and_then(|c| c.name.clone())
+            }
+        };
+        let names = [name(running.players[0]), name(running.players[1])];
+        let ending = Ending {
+            reason: EndReason::Error,
+            winner: None,
+            timed_out: None,
+        };
+        let message = running.game.end_message(ending);
+        for cid in running.players {
+            self.send(cid, &message);
+        }
+        if let [Some(black), Some(white)] = names {
+            self.checkpoint = Some(Checkpoint {
+                game: running.game,
+                names: [black, white],
+            });
+        }
+    }
+
+    /// Starts a game when two named clients wait: the checkpoint's players
+    /// if it has them both, otherwise (no checkpoint) the first two.
+    fn pair(&mut self) {
+        if self.running.is_some() {
+            return;
+        }
+        let waiting: Vec<(ClientId, String)> = self
+            .clients
+            .iter()
+            .filter_map(|(&id, c)| c.name.clone().map(|n| (id, n)))
+            .collect();
+        let (game, players) = match &self.checkpoint {
+            Some(checkpoint) => {
+                let find = |name: &str| waiting.iter().find(|(_, n)| n == name).map(|(id, _)| *id);
+                let (Some(black), Some(white)) = (find(&checkpoint.names[0]), find(&checkpoint.names[1]))
+                else {
+                    return;
+                };
+                if black == white {
+                    return;
+                }
+                (checkpoint.game.clone(), [black, white])
+            }
+            None => {
+                if waiting.len() < 2 {
+                    return;
+                }
+                let game = WsGame::new(self.config.size, self.config.rule, self.config.time);
+                (game, [waiting[0].0, waiting[1].0])
+            }
+        };
+        self.checkpoint = None;
+        for (i, &id) in players.iter().enumerate() {
+            let v2 = self.clients.get(&id).is_some_and(|c| c.protocol == ProtocolVersion::V2);
+            let color = if i == 0 { Color::Black } else { Color::White };
+            let message = ServerMessage::Start {
+                configuration: game.configuration(v2),
+                color: color.into(),
+            };
+            self.send(id, &message);
+        }
+        self.running = Some(Running {
+            game,
+            players,
+            turn_started: Instant::now(),
+        });
+    }
+
+    /// Time and heartbeat, checked between events.
+    fn tick(&mut self) {
+        if let Some(running) = self.running.as_mut() {
+            if running.game.time_left(running.turn_started.elapsed()).is_zero() {
+                let ending = running.game.time_out();
+                self.end(ending);
+            }
+        }
+        if self.last_ping.elapsed() >= self.config.ping_interval {
+            self.last_ping = Instant::now();
+            let silent: Vec<ClientId> = self
+                .clients
+                .iter()
+                .filter(|(_, c)| !c.alive)
+                .map(|(&id, _)| id)
+                .collect();
+            for id in silent {
+                self.drop_client(id);
+            }
+            for client in self.clients.values_mut() {
+                client.alive = false;
+                let _ = client.out.send(Outgoing::Ping);
+            }
+        }
+        self.pair();
+    }
+}
+
+/// A running server.
+pub struct Server {
+    pub address: SocketAddr,
+    stop: Arc<AtomicBool>,
+}
+
+impl Server {
+    /// Serves on `listener` in background threads.
+    pub fn spawn(listener: TcpListener, config: ServerConfig, page: &'static str) -> io::Result<Server> {
+        let address = listener.local_addr()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let (events, inbox) = unbounded();
+        let referee_stop = Arc::clone(&stop);
+        thread::Builder::new()
+            .name("ws-referee".into())
+            .spawn(move || referee_loop(config, inbox, &referee_stop))?;
+        let accept_stop = Arc::clone(&stop);
+        thread::Builder::new().name("ws-accept".into()).spawn(move || {
+            let mut next_id: ClientId = 0;
+            for stream in listener.incoming() {
+                if accept_stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                next_id += 1;
+                let (id, events) = (next_id, events.clone());
+                let _ = thread::Builder::new()
+                    .name(format!("ws-client-{id}"))
+                    .spawn(move || connection(id, stream, events, page));
+            }
+        })?;
+        Ok(Server { address, stop })
+    }
+
+    /// Stops accepting and refereeing (connections close as they notice).
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the acceptor with a connection of our own.
+        let _ = TcpStream::connect(self.address);
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn referee_loop(config: ServerConfig, inbox: Receiver<Event>, stop: &AtomicBool) {
+    let mut referee = Referee {
+        config,
+        clients: BTreeMap::new(),
+        running: None,
+        checkpoint: None,
+        last_ping: Instant::now(),
+    };
+    while !stop.load(Ordering::SeqCst) {
+        match inbox.recv_timeout(Duration::from_millis(10)) {
+            Ok(event) => referee.handle(event),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        referee.tick();
+    }
+    for client in referee.clients.values() {
+        let _ = client.out.send(Outgoing::Close);
+    }
+}
+
+/// Whether the request waiting on `stream` asks for a WebSocket upgrade
+/// (read without consuming it, for the handshake to read again).
+fn is_upgrade(stream: &TcpStream) -> io::Result<bool> {
+    let mut buf = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let n = stream.peek(&mut buf)?;
+        let head = String::from_utf8_lossy(&buf[..n]).to_ascii_lowercase();
+        if head.contains("\r\n\r\n") || n == buf.len() {
+            return Ok(head.lines().any(|l| {
+                l.starts_with("upgrade:") && l.contains("websocket")
+            }));
+        }
+        if n == 0 || Instant::now() > deadline {
+            return Ok(false);
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Serves one connection: the page for a plain request, the game protocol
+/// for a WebSocket upgrade.
+fn connection(id: ClientId, stream: TcpStream, events: Sender<Event>, page: &'static str) {
+    match is_upgrade(&stream) {
+        Ok(true) => {}
+        Ok(false) => return serve_page(stream, page),
+        Err(_) => return,
+    }
+    let Ok(mut socket) = tungstenite::accept(stream) else {
+        return;
+    };
+    // Short reads, so that this thread also writes what the referee sends.
+    let _ = socket
+        .get_ref()
+        .set_read_timeout(Some(Duration::from_millis(20)));
+    let (out, outgoing) = unbounded();
+    if events.send(Event::Connected(id, out)).is_err() {
+        return;
+    }
+    let reason = pump(&mut socket, id, &outgoing, &events);
+    let _ = socket.close(None);
+    let _ = socket.flush();
+    if reason.is_err() {
+        let _ = events.send(Event::Disconnected(id));
+    }
+}
+
+/// Moves frames both ways until the connection ends (`Err`) or the referee
+/// closes it (`Ok`).
+fn pump(
+    socket: &mut WebSocket<TcpStream>,
+    id: ClientId,
+    outgoing: &Receiver<Outgoing>,
+    events: &Sender<Event>,
+) -> Result<(), ()> {
+    loop {
+        while let Ok(message) = outgoing.try_recv() {
+            let frame = match message {
+                Outgoing::Text(text) => Message::text(text),
+                Outgoing::Ping => Message::Ping(Vec::new().into()),
+                Outgoing::Close => return Ok(()),
+            };
+            socket.send(frame).map_err(|_| ())?;
+        }
+        match socket.read() {
+            Ok(Message::Text(text)) => {
+                let _ = events.send(Event::Text(id, text.to_string()));
+            }
+            Ok(Message::Pong(_)) => {
+                let _ = events.send(Event::Pong(id));
+            }
+            Ok(Message::Close(_)) => return Err(()),
+            Ok(_) => {}
+            Err(tungstenite::Error::Io(e))
+                if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(_) => return Err(()),
+        }
+    }
+}
+
+fn serve_page(mut stream: TcpStream, page: &'static str) {
+    let mut request = [0u8; 4096];
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let n = stream.read(&mut request).unwrap_or(0);
+    let first = String::from_utf8_lossy(&request[..n]);
+    let found = first.starts_with("GET / ") || first.starts_with("GET /index.html ");
+    let (status, body) = if found {
+        ("200 OK", page)
+    } else {
+        ("404 Not Found", "not found\n")
+    };
+    let _ = write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+}

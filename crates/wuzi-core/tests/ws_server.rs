@@ -1,0 +1,181 @@
+//! The WebSocket game server with real connections: naming, pairing, the
+//! referee's answers, the end of a game, a disconnection and the resumed
+//! game, the heartbeat, and the page on the same port.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tungstenite::{Message, WebSocket};
+use wuzi_core::game::{BoardSize, Rule};
+use wuzi_core::ws::{Server, ServerConfig};
+
+type Socket = WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
+
+fn server(ping: Duration) -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let config = ServerConfig {
+        size: BoardSize::FIFTEEN,
+        rule: Rule::Freestyle,
+        time: Duration::from_secs(60),
+        ping_interval: ping,
+    };
+    Server::spawn(listener, config, "<html>board</html>").expect("spawn")
+}
+
+/// A client: connects and reads the server's NAME.
+fn connect(server: &Server) -> Socket {
+    let url = format!("ws://{}/", server.address);
+    let (mut socket, _) = tungstenite::connect(url).expect("connect");
+    if let tungstenite::stream::MaybeTlsStream::Plain(s) = socket.get_ref() {
+        s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    }
+    assert_eq!(next(&mut socket)["type"], "NAME");
+    socket
+}
+
+/// The next JSON message (pings are answered by the library).
+fn next(socket: &mut Socket) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        match socket.read().expect("read") {
+            Message::Text(text) => return serde_json::from_str(&text).expect("JSON"),
+            _ => continue,
+        }
+    }
+    panic!("no message");
+}
+
+fn send(socket: &mut Socket, value: Value) {
+    socket.send(Message::text(value.to_string())).expect("send");
+}
+
+fn name(socket: &mut Socket, name: &str, protocol: &str) {
+    send(socket, json!({"type": "NAME", "name": name, "protocol": protocol}));
+}
+
+fn place(row: u32, column: u32) -> Value {
+    json!({"type": "MOVE", "move": {"type": "place", "point": {"row": row, "column": column}}})
+}
+
+/// Names two clients and returns them as (black, white) from their START.
+fn pair(server: &Server, a: &str, b: &str) -> (Socket, Socket, Value) {
+    let mut first = connect(server);
+    name(&mut first, a, "v2");
+    let mut second = connect(server);
+    name(&mut second, b, "v1");
+    let start1 = next(&mut first);
+    let start2 = next(&mut second);
+    assert_eq!(start1["type"], "START");
+    assert_eq!(start2["type"], "START");
+    assert_ne!(start1["color"], start2["color"]);
+    // v2 gets finalStates, v1 does not.
+    assert!(start1["configuration"]["finalStates"].is_array());
+    assert!(start2["configuration"].get("finalStates").is_none());
+    if start1["color"] == "B" {
+        (first, second, start1)
+    } else {
+        (second, first, start2)
+    }
+}
+
+#[test]
+fn a_game_is_refereed_to_its_five() {
+    let server = server(Duration::from_secs(30));
+    let (mut black, mut white, start) = pair(&server, "alpha", "beta");
+    let config = &start["configuration"];
+    assert_eq!(config["initialState"]["turn"], "B");
+    assert_eq!(config["initialState"]["board"].as_array().map(Vec::len), Some(15));
+    assert_eq!(config["rule"], "freestyle");
+    assert_eq!(config["moveLog"].as_array().map(Vec::len), Some(0));
+    // Out of turn, then a bad point, then a good move.
+    send(&mut white, place(0, 0));
+    let invalid = next(&mut white);
+    assert_eq!(invalid["type"], "INVALID");
+    assert_eq!(invalid["message"], "it is not your turn");
+    send(&mut black, place(20, 0));
+    assert_eq!(next(&mut black)["type"], "INVALID");
+    for i in 0..5u32 {
+        send(&mut black, place(7, 3 + i));
+        let valid = next(&mut black);
+        assert_eq!(valid["type"], "VALID", "{valid}");
+        assert!(valid["remainingTime"]["B"].as_u64().unwrap() <= 60_000);
+        let moved = next(&mut white);
+        assert_eq!(moved["type"], "MOVE");
+        assert_eq!(moved["move"]["point"]["column"], 3 + i);
+        if i == 4 {
+            break;
+        }
+        // The specification's slip: a move sent as "START" is a move too.
+        let mut slipped = place(0, 2 * i);
+        slipped["type"] = json!("START");
+        send(&mut white, slipped);
+        assert_eq!(next(&mut white)["type"], "VALID");
+        let echoed = next(&mut black);
+        assert_eq!(echoed["type"], "MOVE");
+    }
+    for socket in [&mut black, &mut white] {
+        let end = next(socket);
+        assert_eq!(end["type"], "END", "{end}");
+        assert_eq!(end["reason"], "five");
+        assert_eq!(end["winner"], "B");
+        assert_eq!(end["players"]["B"]["score"], 1.0);
+    }
+}
+
+#[test]
+fn a_dropped_player_ends_the_game_and_both_back_resume_it() {
+    let server = server(Duration::from_secs(30));
+    let (mut black, mut white, _) = pair(&server, "black-player", "white-player");
+    send(&mut black, place(7, 7));
+    assert_eq!(next(&mut black)["type"], "VALID");
+    assert_eq!(next(&mut white)["type"], "MOVE");
+    // White is gone: black gets END error.
+    drop(white);
+    let end = next(&mut black);
+    assert_eq!((end["type"].as_str(), end["reason"].as_str()), (Some("END"), Some("error")));
+    // White comes back under its name: the game resumes from the log.
+    let mut white = connect(&server);
+    name(&mut white, "white-player", "v2");
+    let start_white = next(&mut white);
+    let start_black = next(&mut black);
+    assert_eq!(start_white["color"], "W");
+    assert_eq!(start_black["color"], "B");
+    let log = start_white["configuration"]["moveLog"].as_array().unwrap().clone();
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0]["move"]["point"], json!({"row": 7, "column": 7}));
+    let states = start_white["configuration"]["finalStates"].as_array().unwrap();
+    assert_eq!(states.len(), 2);
+    assert_eq!(states[1]["board"][7][7], "B");
+    assert_eq!(states[1]["turn"], "W");
+    // White's move is accepted after the resume.
+    send(&mut white, place(7, 8));
+    assert_eq!(next(&mut white)["type"], "VALID");
+    assert_eq!(next(&mut black)["type"], "MOVE");
+}
+
+#[test]
+fn a_client_that_stops_answering_pings_is_dropped() {
+    let server = server(Duration::from_millis(200));
+    let (mut black, white, _) = pair(&server, "reader", "sleeper");
+    // White never reads, so it never answers a ping: within two intervals
+    // it is disconnected and black gets END error. Black keeps reading
+    // (and so answers its pings).
+    let end = next(&mut black);
+    assert_eq!((end["type"].as_str(), end["reason"].as_str()), (Some("END"), Some("error")));
+    drop(white);
+}
+
+#[test]
+fn the_page_is_served_on_the_same_port() {
+    let server = server(Duration::from_secs(30));
+    let mut stream = TcpStream::connect(server.address).expect("connect");
+    stream
+        .write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .expect("request");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("response");
+    assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
+    assert!(response.ends_with("<html>board</html>"), "{response}");
+}
