@@ -17,7 +17,7 @@ pub mod protocol;
 pub mod search;
 pub mod train;
 
-pub use wuzi_core::{arena, game, gomocup, gtp, rng, tactics};
+pub use wuzi_core::{arena, game, gomocup, gtp, rng, tactics, ws};
 
 pub mod analyse;
 pub mod bench;

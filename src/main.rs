@@ -66,6 +66,70 @@ enum Command {
         /// The folder of the files (default: the current one).
         dir: Option<PathBuf>,
     },
+    /// Runs a game server of the WebSocket game protocol: clients connect
+    /// to ws://HOST:PORT/ and the first two named ones are paired; the
+    /// board referees; a plain GET / on the same port is a page.
+    Serve(ServeArgs),
+    /// Plays on a WebSocket game server as NAME, the engine choosing the
+    /// moves; reconnects when the connection drops.
+    Connect {
+        /// ws://HOST:PORT/
+        url: String,
+        #[arg(long, default_value = "wuzi")]
+        name: String,
+    },
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Address to listen on (0.0.0.0: every interface).
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// Rule (freestyle, standard, renju, caro).
+    #[arg(long, default_value = "freestyle")]
+    rule: wuzi::game::Rule,
+    /// Board side.
+    #[arg(long, default_value_t = 15)]
+    board: u32,
+    /// Each player's time for a game, in seconds.
+    #[arg(long, default_value_t = 300.0)]
+    time: f64,
+    /// Heartbeat: a ping every this many milliseconds; a client that has
+    /// not answered the previous ping is disconnected.
+    #[arg(long, default_value_t = 10_000)]
+    ping_interval_ms: u64,
+}
+
+/// `pbrain-wuzi serve`: runs until the process is stopped.
+fn serve(args: &ServeArgs) -> io::Result<()> {
+    use wuzi::ws::{Server, ServerConfig};
+    let size = wuzi::game::BoardSize::square(args.board)
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    if !(args.time > 0.0 && args.time < 1e7) {
+        return Err(io::Error::other("--time must be a positive number of seconds"));
+    }
+    let listener = std::net::TcpListener::bind((args.host.as_str(), args.port))?;
+    let config = ServerConfig {
+        size,
+        rule: args.rule,
+        time: Duration::from_secs_f64(args.time),
+        ping_interval: Duration::from_millis(args.ping_interval_ms.max(10)),
+    };
+    // The referee's events (clients, games, results) on stderr.
+    let _ = tracing_subscriber::fmt()
+        .with_writer(io::stderr)
+        .with_target(false)
+        .try_init();
+    let server = Server::spawn(listener, config, wuzi::ws::PAGE)?;
+    eprintln!(
+        "serving {} {size} games on ws://{}/ (the page: http://{}/)",
+        args.rule, server.address, server.address
+    );
+    loop {
+        std::thread::park();
+    }
 }
 
 #[derive(Args)]
@@ -364,6 +428,11 @@ fn main() -> ExitCode {
             let dir = dir.clone().unwrap_or_else(|| PathBuf::from("."));
             return files_protocol(&cli, &dir, started);
         }
+        Some(Command::Serve(args)) => serve(args),
+        Some(Command::Connect { url, name }) => match configure(&cli) {
+            Ok(config) => wuzi::protocol::ws_client::run(config, url, name).map_err(io::Error::other),
+            Err(e) => Err(io::Error::other(e)),
+        },
         Some(Command::Gtp) => {
             let config = match configure(&cli) {
                 Ok(config) => config,

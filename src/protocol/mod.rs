@@ -14,6 +14,7 @@ pub mod log;
 mod reader;
 mod report;
 pub mod session;
+pub mod ws_client;
 
 use std::io::{BufRead, Write};
 use std::time::Duration;

@@ -118,6 +118,7 @@ impl Referee {
             Event::Disconnected(id) => self.drop_client(id),
             Event::Text(id, text) => match ClientMessage::parse(&text) {
                 Ok(ClientMessage::Name { name, protocol }) => {
+                    tracing::info!("client {id} is {name:?} ({protocol:?})");
                     if let Some(c) = self.clients.get_mut(&id) {
                         c.name = Some(name);
                         c.protocol = protocol;
@@ -190,6 +191,12 @@ impl Referee {
     /// Ends the running game: END to both players.
     fn end(&mut self, ending: Ending) {
         if let Some(running) = self.running.take() {
+            tracing::info!(
+                "game over after {} moves: {:?}, winner {:?}",
+                running.game.moves(),
+                ending.reason,
+                ending.winner
+            );
             let message = running.game.end_message(ending);
             for id in running.players {
                 self.send(id, &message);
@@ -201,6 +208,7 @@ impl Referee {
         let Some(client) = self.clients.remove(&id) else {
             return;
         };
+        tracing::info!("client {id} disconnected");
         let _ = client.out.send(Outgoing::Close);
         let Some(running) = self.running.as_ref() else {
             return;
@@ -271,6 +279,12 @@ impl Referee {
             }
         };
         self.checkpoint = None;
+        tracing::info!(
+            "game starts ({} moves logged): black client {}, white client {}",
+            game.moves(),
+            players[0],
+            players[1]
+        );
         for (i, &id) in players.iter().enumerate() {
             let v2 = self.clients.get(&id).is_some_and(|c| c.protocol == ProtocolVersion::V2);
             let color = if i == 0 { Color::Black } else { Color::White };

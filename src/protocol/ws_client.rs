@@ -1,0 +1,298 @@
+//! The engine as a client of the WebSocket game protocol
+//! (`pbrain-wuzi connect ws://HOST:PORT --name NAME`): the specification's
+//! client state machine, the engine choosing each move within its remaining
+//! time. It answers pings while it thinks (the search runs in the
+//! background and the socket is read between polls), reconnects after a
+//! dropped connection, and resumes from the `START` the server sends.
+
+use std::net::TcpStream;
+use std::time::Duration;
+
+use tungstenite::stream::MaybeTlsStream;
+use tungstenite::{Message, WebSocket};
+
+use crate::config::Config;
+use crate::engine::{Engine, SearchKind};
+use crate::game::{Board, BoardSize, Color, Point, Rule};
+use crate::nn::provider::NetworkProvider;
+use crate::search::TimeControl;
+use crate::ws::message::{GameConfiguration, WsColor};
+use crate::ws::{ClientMessage, ProtocolVersion, ServerMessage, WsMove, WsPoint};
+
+type Socket = WebSocket<MaybeTlsStream<TcpStream>>;
+
+/// How long to wait before connecting again after a failure.
+const RECONNECT_DELAY: Duration = Duration::from_secs(1);
+
+/// The client's state (the specification's READY, THINKING, AWAITING and
+/// IDLE; INIT is the connection itself).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Ready,
+    Thinking,
+    AwaitingResponse,
+    Idle,
+}
+
+struct Player {
+    engine: Engine,
+    networks: NetworkProvider,
+    lag: Duration,
+    color: Color,
+    state: State,
+    /// Our remaining time, as the server last said.
+    remaining: Duration,
+    /// Our move sent, waiting for VALID to go on our board.
+    pending_move: Option<WsMove>,
+}
+
+fn point_of(p: Point) -> WsPoint {
+    WsPoint {
+        row: u32::from(p.y()),
+        column: u32::from(p.x()),
+    }
+}
+
+/// The position a `START` describes: the initial board, then the log.
+fn position(config: &GameConfiguration) -> Result<Board, String> {
+    let rows = &config.initial_state.board;
+    let height = rows.len() as u32;
+    let width = rows.first().map_or(0, |r| r.len()) as u32;
+    let size = BoardSize::new(width, height).map_err(|e| e.to_string())?;
+    let rule = match &config.rule {
+        Some(name) => name.parse::<Rule>().map_err(|e| e.to_string())?,
+        None => Rule::Freestyle,
+    };
+    let mut board = Board::new(size, rule);
+    for (y, row) in rows.iter().enumerate() {
+        for (x, cell) in row.iter().enumerate() {
+            let color = match cell.as_str() {
+                "B" => Color::Black,
+                "W" => Color::White,
+                _ => continue,
+            };
+            let p = Point::new(x as u8, y as u8).ok_or("cell off the board")?;
+            board.place(p, color).map_err(|e| e.to_string())?;
+        }
+    }
+    board.set_side_to_move(config.initial_state.turn.into());
+    for entry in &config.move_log {
+        apply(&mut board, entry.mv)?;
+    }
+    Ok(board)
+}
+
+fn apply(board: &mut Board, mv: WsMove) -> Result<(), String> {
+    match mv {
+        WsMove::Place { point } => {
+            let p = board
+                .point(i64::from(point.column), i64::from(point.row))
+                .map_err(|e| e.to_string())?;
+            board.play(p).map_err(|e| e.to_string())
+        }
+        WsMove::Pass => {
+            board.set_side_to_move(board.side_to_move().opponent());
+            Ok(())
+        }
+        WsMove::Resign => Ok(()),
+    }
+}
+
+impl Player {
+    fn new(config: &Config) -> Player {
+        let mut networks = NetworkProvider::new(config);
+        let (service, _) = networks.service_for(Rule::Freestyle);
+        let engine = Engine::new(
+            service,
+            config.search_config(),
+            BoardSize::FIFTEEN,
+            Rule::Freestyle,
+        );
+        Player {
+            engine,
+            networks,
+            lag: Duration::from_millis(config.time.protocol_lag_ms),
+            color: Color::Black,
+            state: State::Ready,
+            remaining: Duration::from_secs(60),
+            pending_move: None,
+        }
+    }
+
+    fn start(&mut self, config: &GameConfiguration, color: WsColor) -> Result<(), String> {
+        let board = position(config)?;
+        if board.rule() != self.engine.rule() {
+            let (service, note) = self.networks.service_for(board.rule());
+            if let Some(note) = note {
+                tracing::warn!("{note}");
+            }
+            self.engine.set_rule(board.rule(), service);
+        }
+        self.color = color.into();
+        let mut remaining = Duration::from_millis(
+            config.initial_state.players.of(self.color).remaining_time,
+        );
+        // Our time: the initial time less our logged moves, less the idle
+        // time when it is our turn.
+        let mut mover = config.initial_state.turn.into();
+        for entry in &config.move_log {
+            if mover == self.color {
+                remaining = remaining.saturating_sub(Duration::from_millis(entry.delta_time));
+            }
+            mover = Color::opponent(mover);
+        }
+        if board.side_to_move() == self.color {
+            remaining = remaining.saturating_sub(Duration::from_millis(config.idle_delta_time));
+        }
+        self.remaining = remaining;
+        self.engine.set_board(board);
+        if self.engine.board().side_to_move() == self.color {
+            self.think();
+        } else {
+            self.state = State::Idle;
+        }
+        Ok(())
+    }
+
+    fn think(&mut self) {
+        self.engine.time = TimeControl {
+            turn: None,
+            left: Some(self.remaining),
+            increment: Duration::ZERO,
+            lag: self.lag,
+        };
+        self.engine.start(SearchKind::Think);
+        self.state = State::Thinking;
+    }
+
+    /// The move of a finished search, if one has finished.
+    fn poll_move(&mut self) -> Option<WsMove> {
+        if self.state != State::Thinking {
+            return None;
+        }
+        let finished = self.engine.poll()?;
+        let mv = match self.engine.move_to_play(&finished.result) {
+            Some(p) => WsMove::Place { point: point_of(p) },
+            // No legal move left (a full board or only forbidden cells).
+            None => WsMove::Pass,
+        };
+        self.state = State::AwaitingResponse;
+        Some(mv)
+    }
+
+    fn handle(&mut self, message: ServerMessage, socket: &mut Socket, name: &str) -> Result<(), String> {
+        match message {
+            ServerMessage::Name => {
+                let reply = ClientMessage::Name {
+                    name: name.to_string(),
+                    protocol: ProtocolVersion::V2,
+                };
+                send(socket, &reply)?;
+                self.state = State::Ready;
+            }
+            ServerMessage::Start {
+                configuration,
+                color,
+            } => self.start(&configuration, color)?,
+            ServerMessage::Valid { remaining_time } => {
+                // Our move stands: it goes on our board.
+                self.remaining = Duration::from_millis(remaining_time.of(self.color));
+                if let Some(last) = self.pending_move.take() {
+                    apply_to_engine(&mut self.engine, last)?;
+                }
+                self.state = State::Idle;
+            }
+            ServerMessage::Invalid {
+                message,
+                remaining_time,
+            } => {
+                tracing::warn!("the server refused our move: {message}");
+                self.pending_move = None;
+                self.remaining = Duration::from_millis(remaining_time.of(self.color));
+                if self.state == State::AwaitingResponse {
+                    self.think();
+                }
+            }
+            ServerMessage::Move { mv, remaining_time } => {
+                self.remaining = Duration::from_millis(remaining_time.of(self.color));
+                apply_to_engine(&mut self.engine, mv)?;
+                if self.engine.board().outcome().is_none() {
+                    self.think();
+                }
+            }
+            ServerMessage::End { reason, winner, .. } => {
+                tracing::info!("game over: {reason:?}, winner {winner}");
+                self.engine.stop();
+                self.pending_move = None;
+                self.state = State::Ready;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn apply_to_engine(engine: &mut Engine, mv: WsMove) -> Result<(), String> {
+    let mut board = engine.board().clone();
+    apply(&mut board, mv)?;
+    engine.set_board(board);
+    Ok(())
+}
+
+fn send(socket: &mut Socket, message: &ClientMessage) -> Result<(), String> {
+    socket
+        .send(Message::text(message.to_json()))
+        .map_err(|e| format!("send: {e}"))
+}
+
+/// Plays on the server at `url` as `name` until the process is stopped;
+/// reconnects after every dropped connection.
+pub fn run(config: Config, url: &str, name: &str) -> Result<(), String> {
+    let mut player = Player::new(&config);
+    loop {
+        match tungstenite::connect(url) {
+            Ok((mut socket, _)) => {
+                if let MaybeTlsStream::Plain(stream) = socket.get_ref() {
+                    // Short reads: the loop polls the search between them.
+                    let _ = stream.set_read_timeout(Some(Duration::from_millis(2)));
+                }
+                eprintln!("connected to {url} as {name}");
+                let why = play(&mut player, &mut socket, name);
+                eprintln!("connection lost ({why}); reconnecting");
+            }
+            Err(e) => eprintln!("cannot connect to {url}: {e}; retrying"),
+        }
+        player.engine.stop();
+        player.state = State::Ready;
+        std::thread::sleep(RECONNECT_DELAY);
+    }
+}
+
+/// One connection's life; returns why it ended.
+fn play(player: &mut Player, socket: &mut Socket, name: &str) -> String {
+    loop {
+        if let Some(mv) = player.poll_move() {
+            player.pending_move = Some(mv);
+            if let Err(e) = send(socket, &ClientMessage::Move(mv)) {
+                return e;
+            }
+        }
+        match socket.read() {
+            Ok(Message::Text(text)) => match serde_json::from_str::<ServerMessage>(&text) {
+                Ok(message) => {
+                    if let Err(e) = player.handle(message, socket, name) {
+                        tracing::warn!("{e}");
+                    }
+                }
+                Err(e) => tracing::warn!("unreadable server message {text}: {e}"),
+            },
+            Ok(Message::Close(_)) => return "closed by the server".into(),
+            Ok(_) => {}
+            Err(tungstenite::Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => return e.to_string(),
+        }
+    }
+}
