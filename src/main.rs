@@ -100,6 +100,10 @@ struct ServeArgs {
     /// not answered the previous ping is disconnected.
     #[arg(long, default_value_t = 10_000)]
     ping_interval_ms: u64,
+    /// Start a game as soon as two named clients wait (without it, the web
+    /// board's Start button starts games).
+    #[arg(long)]
+    pair: bool,
 }
 
 /// `pbrain-wuzi serve`: runs until the process is stopped.
@@ -116,6 +120,7 @@ fn serve(args: &ServeArgs) -> io::Result<()> {
         rule: args.rule,
         time: Duration::from_secs_f64(args.time),
         ping_interval: Duration::from_millis(args.ping_interval_ms.max(10)),
+        auto_pair: args.pair,
     };
     // The referee's events (clients, games, results) on stderr.
     let _ = tracing_subscriber::fmt()

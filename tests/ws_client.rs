@@ -57,6 +57,7 @@ fn the_engine_plays_and_resumes_a_game() {
         rule: Rule::Freestyle,
         time: Duration::from_secs(60),
         ping_interval: Duration::from_millis(300),
+        auto_pair: true,
     };
     let server = Server::spawn(listener, config, "page").expect("server");
     // The engine connects first, so it is black; pings every 300 ms test

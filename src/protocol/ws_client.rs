@@ -6,7 +6,7 @@
 //! dropped connection, and resumes from the `START` the server sends.
 
 use std::net::TcpStream;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
@@ -15,14 +15,18 @@ use crate::config::Config;
 use crate::engine::{Engine, SearchKind};
 use crate::game::{Board, BoardSize, Color, Point, Rule};
 use crate::nn::provider::NetworkProvider;
+use crate::search::node::Proven;
 use crate::search::TimeControl;
-use crate::ws::message::{GameConfiguration, WsColor};
+use crate::ws::message::{GameConfiguration, PlayerInfo, WsColor};
 use crate::ws::{ClientMessage, ProtocolVersion, ServerMessage, WsMove, WsPoint};
 
 type Socket = WebSocket<MaybeTlsStream<TcpStream>>;
 
 /// How long to wait before connecting again after a failure.
 const RECONNECT_DELAY: Duration = Duration::from_secs(1);
+/// How often the engine tells the server (and so the web board) what it
+/// thinks of the game while it searches.
+const INFO_EVERY: Duration = Duration::from_millis(500);
 
 /// The client's state (the specification's READY, THINKING, AWAITING and
 /// IDLE; INIT is the connection itself).
@@ -165,6 +169,21 @@ impl Player {
         self.state = State::Thinking;
     }
 
+    /// What the search thinks now (extension INFO): our expected score and
+    /// the principal variation.
+    fn info(&self) -> Option<ClientMessage> {
+        let report = self.engine.report(&[], 1)?;
+        let winrate = match report.proven {
+            Proven::Win(_) => 1.0,
+            Proven::Loss(_) => 0.0,
+            _ => report.wdl[0] + 0.5 * report.wdl[1],
+        };
+        Some(ClientMessage::Info(PlayerInfo {
+            winrate: f64::from(winrate),
+            pv: report.pv.iter().map(|&p| point_of(p)).collect(),
+        }))
+    }
+
     /// The move of a finished search, if one has finished.
     fn poll_move(&mut self) -> Option<WsMove> {
         if self.state != State::Thinking {
@@ -269,7 +288,16 @@ pub fn run(config: Config, url: &str, name: &str) -> Result<(), String> {
 
 /// One connection's life; returns why it ended.
 fn play(player: &mut Player, socket: &mut Socket, name: &str) -> String {
+    let mut last_info = Instant::now();
     loop {
+        if player.state == State::Thinking && last_info.elapsed() >= INFO_EVERY {
+            last_info = Instant::now();
+            if let Some(info) = player.info() {
+                if let Err(e) = send(socket, &info) {
+                    return e;
+                }
+            }
+        }
         if let Some(mv) = player.poll_move() {
             player.pending_move = Some(mv);
             if let Err(e) = send(socket, &ClientMessage::Move(mv)) {

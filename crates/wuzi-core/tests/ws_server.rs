@@ -14,12 +14,17 @@ use wuzi_core::ws::{Server, ServerConfig};
 type Socket = WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
 
 fn server(ping: Duration) -> Server {
+    server_with(ping, true)
+}
+
+fn server_with(ping: Duration, auto_pair: bool) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let config = ServerConfig {
         size: BoardSize::FIFTEEN,
         rule: Rule::Freestyle,
         time: Duration::from_secs(60),
         ping_interval: ping,
+        auto_pair,
     };
     Server::spawn(listener, config, "<html>board</html>").expect("spawn")
 }
@@ -178,4 +183,66 @@ fn the_page_is_served_on_the_same_port() {
     stream.read_to_string(&mut response).expect("response");
     assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
     assert!(response.ends_with("<html>board</html>"), "{response}");
+}
+
+/// The web board's channel (`/watch`): the state after every change, a
+/// game started by its button, a player's INFO shown, the result kept.
+#[test]
+fn the_web_board_watches_and_starts_games() {
+    let server = server_with(Duration::from_secs(30), false);
+    let (mut viewer, _) =
+        tungstenite::connect(format!("ws://{}/watch", server.address)).expect("watch");
+    if let tungstenite::stream::MaybeTlsStream::Plain(s) = viewer.get_ref() {
+        s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    }
+    let mut a = connect(&server);
+    name(&mut a, "anna", "v1");
+    let mut b = connect(&server);
+    name(&mut b, "bert", "v1");
+    // Without automatic pairing, no game starts: the viewer sees two
+    // named clients and no game.
+    let mut state = next(&mut viewer);
+    while state["clients"].as_array().map_or(0, |c| c.iter().filter(|c| c["name"].is_string()).count()) < 2 {
+        state = next(&mut viewer);
+    }
+    assert_eq!(state["type"], "STATE");
+    assert!(state["game"].is_null());
+    assert_eq!(state["size"], json!([15, 15]));
+    let id = |who: &str| {
+        state["clients"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == who)
+            .unwrap()["id"]
+            .clone()
+    };
+    let start = json!({"type": "START_GAME", "black": id("bert"), "white": id("anna")});
+    send(&mut viewer, start);
+    assert_eq!(next(&mut b)["color"], "B");
+    assert_eq!(next(&mut a)["color"], "W");
+    // Bert tells what he thinks, then plays.
+    send(&mut b, json!({"type": "INFO", "winrate": 0.6, "pv": [{"row": 7, "column": 7}]}));
+    send(&mut b, place(7, 7));
+    assert_eq!(next(&mut b)["type"], "VALID");
+    let mut state = next(&mut viewer);
+    while state["game"].is_null() || state["game"]["moves"] != 1 {
+        state = next(&mut viewer);
+    }
+    let game = &state["game"];
+    assert_eq!(game["players"], json!({"B": "bert", "W": "anna"}));
+    assert_eq!(game["board"][7][7], "B");
+    assert_eq!(game["last"], json!({"row": 7, "column": 7}));
+    assert_eq!(game["turn"], "W");
+    assert_eq!(game["analysis"]["B"]["winrate"], 0.6);
+    // Anna resigns: the viewer gets the result with the final board.
+    send(&mut a, json!({"type": "MOVE", "move": {"type": "resign"}}));
+    let mut state = next(&mut viewer);
+    while state["result"].is_null() {
+        state = next(&mut viewer);
+    }
+    assert_eq!(state["result"]["reason"], "resign");
+    assert_eq!(state["result"]["winner"], "B");
+    assert_eq!(state["result"]["final"]["board"][7][7], "B");
+    assert!(state["game"].is_null());
 }

@@ -212,6 +212,17 @@ pub enum ProtocolVersion {
     V2,
 }
 
+/// A player's own view of the game (extension `INFO`, sent by engines
+/// while they think and shown by the web board): its winning chance and
+/// its principal variation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlayerInfo {
+    /// Expected score for the player, 0..1.
+    pub winrate: f64,
+    #[serde(default)]
+    pub pv: Vec<WsPoint>,
+}
+
 /// What a client sends.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ClientMessage {
@@ -220,6 +231,8 @@ pub enum ClientMessage {
         protocol: ProtocolVersion,
     },
     Move(WsMove),
+    /// Extension: `{"type": "INFO", "winrate": 0.55, "pv": [Point...]}`.
+    Info(PlayerInfo),
 }
 
 impl ClientMessage {
@@ -252,6 +265,9 @@ impl ClientMessage {
                     .map(ClientMessage::Move)
                     .map_err(|e| format!("bad move: {e}"))
             }
+            "INFO" => serde_json::from_value(value.clone())
+                .map(ClientMessage::Info)
+                .map_err(|e| format!("bad INFO: {e}")),
             other => Err(format!("unknown message type {other:?}")),
         }
     }
@@ -264,6 +280,11 @@ impl ClientMessage {
                 "protocol": match protocol { ProtocolVersion::V1 => "v1", ProtocolVersion::V2 => "v2" },
             }),
             ClientMessage::Move(mv) => serde_json::json!({ "type": "MOVE", "move": mv }),
+            ClientMessage::Info(info) => serde_json::json!({
+                "type": "INFO",
+                "winrate": info.winrate,
+                "pv": info.pv,
+            }),
         };
         value.to_string()
     }
@@ -316,6 +337,13 @@ mod tests {
         );
         let back = ClientMessage::parse(mv).unwrap().to_json();
         assert_eq!(ClientMessage::parse(&back), ClientMessage::parse(mv));
+        let info = r#"{"type":"INFO","winrate":0.25,"pv":[{"row":1,"column":2}]}"#;
+        let parsed = ClientMessage::parse(info).unwrap();
+        assert_eq!(
+            parsed,
+            ClientMessage::Info(PlayerInfo { winrate: 0.25, pv: vec![WsPoint { row: 1, column: 2 }] })
+        );
+        assert_eq!(ClientMessage::parse(&parsed.to_json()), Ok(parsed));
         for bad in [
             "{",
             r#"{"name":"x"}"#,

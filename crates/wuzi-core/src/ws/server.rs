@@ -22,7 +22,11 @@ use tungstenite::{Message, WebSocket};
 use crate::game::{BoardSize, Color, Rule};
 
 use super::game::{Ending, WsGame};
-use super::message::{ClientMessage, EndReason, PerPlayer, ProtocolVersion, ServerMessage};
+use serde_json::Value;
+
+use super::message::{
+    ClientMessage, EndReason, PerPlayer, PlayerInfo, ProtocolVersion, ServerMessage, WsColor,
+};
 
 /// How the server plays its games.
 #[derive(Clone, Debug)]
@@ -34,6 +38,9 @@ pub struct ServerConfig {
     /// The heartbeat: a ping every interval; a client that has not answered
     /// the previous one by then is disconnected.
     pub ping_interval: Duration,
+    /// Start a game as soon as two named clients wait (otherwise the web
+    /// board's button starts one). An interrupted game resumes either way.
+    pub auto_pair: bool,
 }
 
 type ClientId = u64;
@@ -45,9 +52,19 @@ enum Outgoing {
     Close,
 }
 
+/// Who is on the other end of a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// A game client (`ws://HOST:PORT/`).
+    Player,
+    /// A web board watching (`ws://HOST:PORT/watch`, an extension): it gets
+    /// the server's state after every change and may start games.
+    Viewer,
+}
+
 /// What the connection threads report to the referee loop.
 enum Event {
-    Connected(ClientId, Sender<Outgoing>),
+    Connected(ClientId, Sender<Outgoing>, Role),
     Text(ClientId, String),
     Pong(ClientId),
     Disconnected(ClientId),
@@ -77,6 +94,13 @@ struct Checkpoint {
 struct Referee {
     config: ServerConfig,
     clients: BTreeMap<ClientId, Client>,
+    viewers: BTreeMap<ClientId, Sender<Outgoing>>,
+    /// What the players said of the game (extension INFO), black's, white's.
+    analysis: [Option<PlayerInfo>; 2],
+    /// The last game's ending and board, for the viewers.
+    last_result: Option<Value>,
+    /// The viewers' picture is out of date.
+    changed: bool,
     running: Option<Running>,
     checkpoint: Option<Checkpoint>,
     last_ping: Instant,
@@ -97,8 +121,17 @@ impl Referee {
     }
 
     fn handle(&mut self, event: Event) {
+        self.changed = true;
         match event {
-            Event::Connected(id, out) => {
+            Event::Connected(id, out, Role::Viewer) => {
+                self.viewers.insert(id, out);
+            }
+            Event::Text(id, text) if self.viewers.contains_key(&id) => self.viewer_command(&text),
+            Event::Disconnected(id) if self.viewers.contains_key(&id) => {
+                self.viewers.remove(&id);
+            }
+            Event::Pong(id) if self.viewers.contains_key(&id) => {}
+            Event::Connected(id, out, Role::Player) => {
                 let _ = out.send(Outgoing::Text(ServerMessage::Name.to_json()));
                 self.clients.insert(
                     id,
@@ -125,6 +158,13 @@ impl Referee {
                     }
                 }
                 Ok(ClientMessage::Move(mv)) => self.play(id, mv),
+                Ok(ClientMessage::Info(info)) => {
+                    if let Some(running) = &self.running {
+                        if let Some(i) = running.players.iter().position(|&p| p == id) {
+                            self.analysis[i] = Some(info);
+                        }
+                    }
+                }
                 Err(why) => {
                     let remaining = self
                         .running
@@ -191,6 +231,12 @@ impl Referee {
     /// Ends the running game: END to both players.
     fn end(&mut self, ending: Ending) {
         if let Some(running) = self.running.take() {
+            self.last_result = Some(serde_json::json!({
+                "reason": ending.reason,
+                "winner": ending.winner.map(WsColor::from),
+                "timedOut": ending.timed_out.map(WsColor::from),
+                "final": self.game_view(&running),
+            }));
             tracing::info!(
                 "game over after {} moves: {:?}, winner {:?}",
                 running.game.moves(),
@@ -247,8 +293,39 @@ impl Referee {
         }
     }
 
+    /// Starts a game between two named clients (the web board's button).
+    fn start_game(&mut self, black: ClientId, white: ClientId) -> Result<(), String> {
+        if self.running.is_some() {
+            return Err("a game is running".into());
+        }
+        let named = |id: ClientId| self.clients.get(&id).is_some_and(|c| c.name.is_some());
+        if black == white || !named(black) || !named(white) {
+            return Err("pick two different named clients".into());
+        }
+        // A new game replaces an interrupted one.
+        self.checkpoint = None;
+        let game = WsGame::new(self.config.size, self.config.rule, self.config.time);
+        self.launch(game, [black, white]);
+        Ok(())
+    }
+
+    fn viewer_command(&mut self, text: &str) {
+        let Ok(value) = serde_json::from_str::<Value>(text) else {
+            return;
+        };
+        if value.get("type").and_then(Value::as_str) == Some("START_GAME") {
+            let id = |key: &str| value.get(key).and_then(Value::as_u64);
+            if let (Some(black), Some(white)) = (id("black"), id("white")) {
+                if let Err(why) = self.start_game(black, white) {
+                    tracing::info!("web board: cannot start: {why}");
+                }
+            }
+        }
+    }
+
     /// Starts a game when two named clients wait: the checkpoint's players
-    /// if it has them both, otherwise (no checkpoint) the first two.
+    /// if it has them both, otherwise (no checkpoint, automatic pairing)
+    /// the first two.
     fn pair(&mut self) {
         if self.running.is_some() {
             return;
@@ -271,7 +348,7 @@ impl Referee {
                 (checkpoint.game.clone(), [black, white])
             }
             None => {
-                if waiting.len() < 2 {
+                if waiting.len() < 2 || !self.config.auto_pair {
                     return;
                 }
                 let game = WsGame::new(self.config.size, self.config.rule, self.config.time);
@@ -279,6 +356,14 @@ impl Referee {
             }
         };
         self.checkpoint = None;
+        self.launch(game, players);
+    }
+
+    /// Sends START to both players and runs the game.
+    fn launch(&mut self, game: WsGame, players: [ClientId; 2]) {
+        self.changed = true;
+        self.analysis = [None, None];
+        self.last_result = None;
         tracing::info!(
             "game starts ({} moves logged): black client {}, white client {}",
             game.moves(),
@@ -299,6 +384,57 @@ impl Referee {
             players,
             turn_started: Instant::now(),
         });
+    }
+
+    /// The running game as the web board shows it.
+    fn game_view(&self, running: &Running) -> Value {
+        let config = running.game.configuration(true);
+        let current = config
+            .final_states
+            .as_ref()
+            .and_then(|states| states.last().cloned())
+            .unwrap_or(config.initial_state.clone());
+        let last = config.move_log.last().and_then(|entry| match entry.mv {
+            super::message::WsMove::Place { point } => Some(point),
+            _ => None,
+        });
+        let name = |id: ClientId| self.clients.get(&id).and_then(|c| c.name.clone());
+        serde_json::json!({
+            "board": current.board,
+            "turn": current.turn,
+            "remainingTime": running.game.remaining_time(running.turn_started.elapsed()),
+            "players": {"B": name(running.players[0]), "W": name(running.players[1])},
+            "last": last,
+            "moves": config.move_log.len(),
+            "analysis": {"B": self.analysis[0], "W": self.analysis[1]},
+        })
+    }
+
+    /// What the web board shows: clients, the game, the last result.
+    fn state(&self) -> Value {
+        let playing = |id: ClientId| {
+            self.running.as_ref().and_then(|r| {
+                r.players
+                    .iter()
+                    .position(|&p| p == id)
+                    .map(|i| if i == 0 { "B" } else { "W" })
+            })
+        };
+        let clients: Vec<Value> = self
+            .clients
+            .iter()
+            .map(|(&id, c)| serde_json::json!({"id": id, "name": c.name, "playing": playing(id)}))
+            .collect();
+        serde_json::json!({
+            "type": "STATE",
+            "rule": self.config.rule.to_string(),
+            "size": [self.config.size.width(), self.config.size.height()],
+            "time": self.config.time.as_millis() as u64,
+            "clients": clients,
+            "game": self.running.as_ref().map(|r| self.game_view(r)),
+            "result": self.last_result,
+            "paused": self.checkpoint.is_some(),
+        })
     }
 
     /// Time and heartbeat, checked between events.
@@ -326,6 +462,13 @@ impl Referee {
             }
         }
         self.pair();
+        if self.changed && !self.viewers.is_empty() {
+            let state = self.state().to_string();
+            for out in self.viewers.values() {
+                let _ = out.send(Outgoing::Text(state.clone()));
+            }
+        }
+        self.changed = false;
     }
 }
 
@@ -381,6 +524,10 @@ fn referee_loop(config: ServerConfig, inbox: Receiver<Event>, stop: &AtomicBool)
     let mut referee = Referee {
         config,
         clients: BTreeMap::new(),
+        viewers: BTreeMap::new(),
+        analysis: [None, None],
+        last_result: None,
+        changed: false,
         running: None,
         checkpoint: None,
         last_ping: Instant::now(),
@@ -398,21 +545,24 @@ fn referee_loop(config: ServerConfig, inbox: Receiver<Event>, stop: &AtomicBool)
     }
 }
 
-/// Whether the request waiting on `stream` asks for a WebSocket upgrade
-/// (read without consuming it, for the handshake to read again).
-fn is_upgrade(stream: &TcpStream) -> io::Result<bool> {
+/// The path of the WebSocket upgrade the request waiting on `stream` asks
+/// for, `None` for a plain request (read without consuming it, for the
+/// handshake to read again).
+fn upgrade_path(stream: &TcpStream) -> io::Result<Option<String>> {
     let mut buf = [0u8; 4096];
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let n = stream.peek(&mut buf)?;
         let head = String::from_utf8_lossy(&buf[..n]).to_ascii_lowercase();
         if head.contains("\r\n\r\n") || n == buf.len() {
-            return Ok(head.lines().any(|l| {
-                l.starts_with("upgrade:") && l.contains("websocket")
-            }));
+            let upgrade = head
+                .lines()
+                .any(|l| l.starts_with("upgrade:") && l.contains("websocket"));
+            let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+            return Ok(upgrade.then_some(path));
         }
         if n == 0 || Instant::now() > deadline {
-            return Ok(false);
+            return Ok(None);
         }
         thread::sleep(Duration::from_millis(5));
     }
@@ -421,11 +571,12 @@ fn is_upgrade(stream: &TcpStream) -> io::Result<bool> {
 /// Serves one connection: the page for a plain request, the game protocol
 /// for a WebSocket upgrade.
 fn connection(id: ClientId, stream: TcpStream, events: Sender<Event>, page: &'static str) {
-    match is_upgrade(&stream) {
-        Ok(true) => {}
-        Ok(false) => return serve_page(stream, page),
+    let role = match upgrade_path(&stream) {
+        Ok(Some(path)) if path == "/watch" => Role::Viewer,
+        Ok(Some(_)) => Role::Player,
+        Ok(None) => return serve_page(stream, page),
         Err(_) => return,
-    }
+    };
     let Ok(mut socket) = tungstenite::accept(stream) else {
         return;
     };
@@ -434,7 +585,7 @@ fn connection(id: ClientId, stream: TcpStream, events: Sender<Event>, page: &'st
         .get_ref()
         .set_read_timeout(Some(Duration::from_millis(20)));
     let (out, outgoing) = unbounded();
-    if events.send(Event::Connected(id, out)).is_err() {
+    if events.send(Event::Connected(id, out, role)).is_err() {
         return;
     }
     let reason = pump(&mut socket, id, &outgoing, &events);
