@@ -114,7 +114,8 @@ fn serve(args: &ServeArgs) -> io::Result<()> {
     if !(args.time > 0.0 && args.time < 1e7) {
         return Err(io::Error::other("--time must be a positive number of seconds"));
     }
-    let listener = std::net::TcpListener::bind((args.host.as_str(), args.port))?;
+    let listener = std::net::TcpListener::bind((args.host.as_str(), args.port))
+        .map_err(|e| io::Error::other(format!("cannot listen on {}:{}: {e}", args.host, args.port)))?;
     let config = ServerConfig {
         size,
         rule: args.rule,

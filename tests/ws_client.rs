@@ -72,7 +72,18 @@ fn the_engine_plays_and_resumes_a_game() {
             .spawn()
             .expect("start the engine"),
     );
-    std::thread::sleep(Duration::from_millis(1500));
+    // The engine names itself first (the web board's channel says when).
+    let (mut viewer, _) = tungstenite::connect(format!("ws://{}/watch", server.address)).expect("watch");
+    if let MaybeTlsStream::Plain(s) = viewer.get_ref() {
+        s.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+    }
+    loop {
+        let state = next(&mut viewer);
+        let named = state["clients"].as_array().is_some_and(|c| c.iter().any(|c| c["name"] == "wuzi"));
+        if named {
+            break;
+        }
+    }
     let mut me = connect(&server, "scripted");
     let start = next(&mut me);
     assert_eq!(start["type"], "START", "{start}");
@@ -111,4 +122,81 @@ fn the_engine_plays_and_resumes_a_game() {
     let point = &moved["move"]["point"];
     let (r, c) = (point["row"].as_u64().unwrap() as usize, point["column"].as_u64().unwrap() as usize);
     assert!(!taken[r][c], "the engine's board after the resume: {moved}");
+}
+
+/// A free port on the loopback (bound, then released for the server).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn wuzi(args: &[&str]) -> Engine {
+    Engine(
+        Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start pbrain-wuzi"),
+    )
+}
+
+/// `serve --pair` and two `connect` processes: a whole game, watched
+/// through the web board's channel, ends with a result.
+#[test]
+fn two_connected_engines_play_a_game_through_serve() {
+    let port = free_port();
+    let address = format!("127.0.0.1:{port}");
+    let _server = wuzi(&["serve", "--port", &port.to_string(), "--board", "9", "--time", "20", "--pair"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let (mut viewer, _) = loop {
+        match tungstenite::connect(format!("ws://{address}/watch")) {
+            Ok(connected) => break connected,
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => panic!("the server did not come up: {e}"),
+        }
+    };
+    if let MaybeTlsStream::Plain(s) = viewer.get_ref() {
+        s.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
+    }
+    let url = format!("ws://{address}/");
+    let _a = wuzi(&["--threads", "1", "connect", &url, "--name", "first"]);
+    let _b = wuzi(&["--threads", "1", "connect", &url, "--name", "second"]);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut seen_game = false;
+    loop {
+        assert!(Instant::now() < deadline, "no result in time");
+        let state = next(&mut viewer);
+        seen_game |= state["game"].is_object();
+        if seen_game && state["result"].is_object() {
+            let reason = state["result"]["reason"].as_str().unwrap_or("").to_string();
+            // Any ending of play (not a dropped connection); at 20 s per
+            // player on a busy machine, a timeout is one too.
+            assert!(["five", "draw", "resign", "timeout"].contains(&reason.as_str()), "{state}");
+            let moves = state["result"]["final"]["moves"].as_u64().unwrap();
+            assert!(moves >= 9, "{state}");
+            break;
+        }
+    }
+}
+
+#[test]
+fn bad_command_lines_fail_with_one_line() {
+    let port = free_port();
+    let _holder = TcpListener::bind(("127.0.0.1", port)).expect("hold the port");
+    for args in [
+        vec!["serve".to_string(), "--port".into(), port.to_string()],
+        vec!["connect".to_string(), format!("ws://127.0.0.1:{}/", free_port())],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+            .args(&args)
+            .output()
+            .expect("run");
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("cannot"), "{args:?}: {err}");
+    }
 }

@@ -264,11 +264,17 @@ fn send(socket: &mut Socket, message: &ClientMessage) -> Result<(), String> {
 }
 
 /// Plays on the server at `url` as `name` until the process is stopped;
-/// reconnects after every dropped connection.
+/// reconnects after every dropped connection. A server that cannot be
+/// reached at the start is an error.
 pub fn run(config: Config, url: &str, name: &str) -> Result<(), String> {
+    let mut first = Some(tungstenite::connect(url).map_err(|e| format!("cannot connect to {url}: {e}"))?);
     let mut player = Player::new(&config);
     loop {
-        match tungstenite::connect(url) {
+        let connection = match first.take() {
+            Some(connected) => Ok(connected),
+            None => tungstenite::connect(url),
+        };
+        match connection {
             Ok((mut socket, _)) => {
                 if let MaybeTlsStream::Plain(stream) = socket.get_ref() {
                     // Short reads: the loop polls the search between them.

@@ -246,3 +246,41 @@ fn the_web_board_watches_and_starts_games() {
     assert_eq!(state["result"]["final"]["board"][7][7], "B");
     assert!(state["game"].is_null());
 }
+
+/// Bad input from a player is answered, never crashes the server, and
+/// leaves the game as it was; an oversized frame closes that connection.
+#[test]
+fn bad_messages_are_answered_and_change_nothing() {
+    let server = server(Duration::from_secs(30));
+    let (mut black, mut white, _) = pair(&server, "good", "bad");
+    send(&mut black, place(7, 7));
+    assert_eq!(next(&mut black)["type"], "VALID");
+    assert_eq!(next(&mut white)["type"], "MOVE");
+    for bad in [
+        "{not json".to_string(),
+        json!({"type": "MOVE", "move": {"type": "place", "point": {"row": "seven", "column": 7}}}).to_string(),
+        json!({"type": "MOVE", "move": {"type": "teleport"}}).to_string(),
+        json!({"type": "HELLO"}).to_string(),
+        json!({"kind": "MOVE"}).to_string(),
+    ] {
+        white.send(Message::text(bad.clone())).expect("send");
+        let answer = next(&mut white);
+        assert_eq!(answer["type"], "INVALID", "{bad}: {answer}");
+        assert!(answer["message"].as_str().is_some_and(|m| !m.is_empty()), "{answer}");
+        assert!(answer["remainingTime"]["W"].is_u64(), "{answer}");
+    }
+    // Still white's turn, the board unchanged: the occupied cell is refused,
+    // a free one accepted.
+    send(&mut white, place(7, 7));
+    assert!(next(&mut white)["message"].as_str().unwrap().contains("occupied"));
+    send(&mut white, place(7, 8));
+    assert_eq!(next(&mut white)["type"], "VALID");
+    assert_eq!(next(&mut black)["type"], "MOVE");
+    // A 1 MB frame: that connection is closed (the other player gets END
+    // error), and the server goes on serving.
+    let _ = black.send(Message::text("x".repeat(1 << 20)));
+    let end = next(&mut white);
+    assert_eq!((end["type"].as_str(), end["reason"].as_str()), (Some("END"), Some("error")));
+    let mut again = connect(&server);
+    name(&mut again, "newcomer", "v1");
+}

@@ -45,6 +45,10 @@ pub struct ServerConfig {
 
 type ClientId = u64;
 
+/// The largest message a client may send (a 32x32 board's state is about
+/// 5 KB).
+const MAX_MESSAGE: usize = 64 << 10;
+
 /// What a connection thread is told to do.
 enum Outgoing {
     Text(String),
@@ -461,7 +465,15 @@ impl Referee {
                 let _ = client.out.send(Outgoing::Ping);
             }
         }
+        // The viewers see a game's end before the next game (automatic
+        // pairing starts it in the same tick).
+        self.broadcast();
         self.pair();
+        self.broadcast();
+    }
+
+    /// Sends the state to the viewers if it changed.
+    fn broadcast(&mut self) {
         if self.changed && !self.viewers.is_empty() {
             let state = self.state().to_string();
             for out in self.viewers.values() {
@@ -577,7 +589,12 @@ fn connection(id: ClientId, stream: TcpStream, events: Sender<Event>, page: &'st
         Ok(None) => return serve_page(stream, page),
         Err(_) => return,
     };
-    let Ok(mut socket) = tungstenite::accept(stream) else {
+    // Messages of this protocol are a few kilobytes: a larger one is an
+    // error that closes the connection, not memory to give away.
+    let limits = tungstenite::protocol::WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE))
+        .max_frame_size(Some(MAX_MESSAGE));
+    let Ok(mut socket) = tungstenite::accept_with_config(stream, Some(limits)) else {
         return;
     };
     // Short reads, so that this thread also writes what the referee sends.
