@@ -284,3 +284,109 @@ fn bad_messages_are_answered_and_change_nothing() {
     let mut again = connect(&server);
     name(&mut again, "newcomer", "v1");
 }
+
+/// A scripted player for the load test: plays random free cells of its own
+/// copy of the board, drops its connection at random if told to, and
+/// returns the END it saw (`None` if it dropped).
+fn random_player(
+    server_address: std::net::SocketAddr,
+    who: &str,
+    seed: u64,
+    drop_at: Option<usize>,
+) -> Option<Value> {
+    use wuzi_core::game::{Board, Color};
+    let (mut socket, _) = tungstenite::connect(format!("ws://{server_address}/")).expect("connect");
+    if let tungstenite::stream::MaybeTlsStream::Plain(s) = socket.get_ref() {
+        s.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
+    }
+    let mut rng = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut random = move |n: usize| {
+        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((rng >> 33) as usize) % n
+    };
+    let mut board = Board::new(BoardSize::new(9, 9).unwrap(), Rule::Freestyle);
+    let mut color = Color::Black;
+    let mut moves = 0;
+    loop {
+        let msg = next(&mut socket);
+        let kind = msg["type"].as_str().unwrap_or("").to_string();
+        let mut my_turn = false;
+        match kind.as_str() {
+            "NAME" => name(&mut socket, who, "v1"),
+            "START" => {
+                color = if msg["color"] == "B" { Color::Black } else { Color::White };
+                my_turn = color == Color::Black;
+            }
+            "MOVE" => {
+                let p = &msg["move"]["point"];
+                let point = board
+                    .point(p["column"].as_i64().unwrap(), p["row"].as_i64().unwrap())
+                    .expect("on the board");
+                board.play(point).expect("a legal move from the server");
+                my_turn = true;
+            }
+            "VALID" => {}
+            "END" => return Some(msg),
+            other => panic!("{who}: unexpected {other}: {msg}"),
+        }
+        if my_turn {
+            moves += 1;
+            if drop_at == Some(moves) {
+                return None;
+            }
+            let free: Vec<_> = board.empty_cells().collect();
+            let p = free[random(free.len())];
+            board.play(p).expect("free");
+            assert_eq!(board.side_to_move(), color.opponent());
+            send(&mut socket, place(u32::from(p.y()), u32::from(p.x())));
+        }
+    }
+}
+
+/// 100 clients, paired into games at once on a 9x9 board, some dropping
+/// mid-game: every player still connected gets an END, the server keeps
+/// answering, and nothing panics (a panic would fail the scoped threads).
+#[test]
+fn a_hundred_clients_play_at_once() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let config = ServerConfig {
+        size: BoardSize::new(9, 9).unwrap(),
+        rule: Rule::Freestyle,
+        time: Duration::from_secs(30),
+        ping_interval: Duration::from_secs(30),
+        auto_pair: true,
+    };
+    let server = Server::spawn(listener, config, "page").expect("server");
+    let address = server.address;
+    let started = Instant::now();
+    let endings: Vec<Option<Value>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..100u64)
+            .map(|i| {
+                // Every tenth client drops its connection at its 5th move.
+                let drop_at = (i % 10 == 3).then_some(5);
+                scope.spawn(move || random_player(address, &format!("p{i}"), i, drop_at))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a player thread")).collect()
+    });
+    // Every player that did not drop saw its game end; a dropping player
+    // may have seen its game end first (its opponent dropped too).
+    let mut dropped = 0;
+    for (i, ending) in endings.iter().enumerate() {
+        match ending {
+            None => {
+                assert_eq!(i % 10, 3, "player {i} lost its game");
+                dropped += 1;
+            }
+            Some(end) => {
+                let reason = end["reason"].as_str().unwrap();
+                assert!(["five", "draw", "error"].contains(&reason), "{end}");
+            }
+        }
+    }
+    assert!(dropped >= 5, "{dropped}");
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
+    // The server still serves.
+    let mut late = connect(&server);
+    name(&mut late, "late", "v1");
+}

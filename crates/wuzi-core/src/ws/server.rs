@@ -86,6 +86,8 @@ struct Running {
     /// Black's and white's client.
     players: [ClientId; 2],
     turn_started: Instant,
+    /// What the players said of the game (extension INFO), black's, white's.
+    analysis: [Option<PlayerInfo>; 2],
 }
 
 /// A game waiting for its players (by name) to come back.
@@ -94,34 +96,47 @@ struct Checkpoint {
     names: [String; 2],
 }
 
-/// The server's state, owned by the referee loop.
+/// The server's state, owned by the referee loop. Any number of games run
+/// at once, each between two clients.
 struct Referee {
     config: ServerConfig,
     clients: BTreeMap<ClientId, Client>,
     viewers: BTreeMap<ClientId, Sender<Outgoing>>,
-    /// What the players said of the game (extension INFO), black's, white's.
-    analysis: [Option<PlayerInfo>; 2],
-    /// The last game's ending and board, for the viewers.
+    /// The last game's ending and final position, for the viewers.
     last_result: Option<Value>,
     /// The viewers' picture is out of date.
     changed: bool,
-    running: Option<Running>,
-    checkpoint: Option<Checkpoint>,
+    games: Vec<Running>,
+    checkpoints: Vec<Checkpoint>,
     last_ping: Instant,
 }
 
-fn seat(c: Color) -> usize {
-    match c {
-        Color::Black => 0,
-        Color::White => 1,
+fn color_of_seat(i: usize) -> Color {
+    if i == 0 {
+        Color::Black
+    } else {
+        Color::White
     }
 }
+
+const NO_TIME: PerPlayer<u64> = PerPlayer { black: 0, white: 0 };
 
 impl Referee {
     fn send(&self, id: ClientId, message: &ServerMessage) {
         if let Some(client) = self.clients.get(&id) {
             let _ = client.out.send(Outgoing::Text(message.to_json()));
         }
+    }
+
+    /// The game `id` plays in, and its seat there.
+    fn game_of(&self, id: ClientId) -> Option<(usize, usize)> {
+        self.games.iter().enumerate().find_map(|(g, running)| {
+            running.players.iter().position(|&p| p == id).map(|seat| (g, seat))
+        })
+    }
+
+    fn is_playing(&self, id: ClientId) -> bool {
+        self.game_of(id).is_some()
     }
 
     fn handle(&mut self, event: Event) {
@@ -163,50 +178,35 @@ impl Referee {
                 }
                 Ok(ClientMessage::Move(mv)) => self.play(id, mv),
                 Ok(ClientMessage::Info(info)) => {
-                    if let Some(running) = &self.running {
-                        if let Some(i) = running.players.iter().position(|&p| p == id) {
-                            self.analysis[i] = Some(info);
-                        }
+                    if let Some((g, seat)) = self.game_of(id) {
+                        self.games[g].analysis[seat] = Some(info);
                     }
                 }
                 Err(why) => {
-                    let remaining = self
-                        .running
-                        .as_ref()
-                        .map(|r| r.game.remaining_time(r.turn_started.elapsed()))
-                        .unwrap_or(PerPlayer { black: 0, white: 0 });
-                    self.send(
-                        id,
-                        &ServerMessage::Invalid {
-                            message: why,
-                            remaining_time: remaining,
-                        },
-                    );
+                    let remaining = self.game_of(id).map_or(NO_TIME, |(g, _)| {
+                        let r = &self.games[g];
+                        r.game.remaining_time(r.turn_started.elapsed())
+                    });
+                    let message = ServerMessage::Invalid {
+                        message: why,
+                        remaining_time: remaining,
+                    };
+                    self.send(id, &message);
                 }
             },
         }
     }
 
     fn play(&mut self, id: ClientId, mv: super::message::WsMove) {
-        let Some(running) = self.running.as_mut() else {
+        let Some((g, seat)) = self.game_of(id) else {
             let message = ServerMessage::Invalid {
-                message: "no game is running".into(),
-                remaining_time: PerPlayer { black: 0, white: 0 },
+                message: "you are not playing a game".into(),
+                remaining_time: NO_TIME,
             };
             return self.send(id, &message);
         };
-        let Some(color) = running
-            .players
-            .iter()
-            .position(|&p| p == id)
-            .map(|i| if i == 0 { Color::Black } else { Color::White })
-        else {
-            let message = ServerMessage::Invalid {
-                message: "you are not playing".into(),
-                remaining_time: running.game.remaining_time(running.turn_started.elapsed()),
-            };
-            return self.send(id, &message);
-        };
+        let color = color_of_seat(seat);
+        let running = &mut self.games[g];
         let thinking = running.turn_started.elapsed();
         match running.game.play(color, mv, thinking) {
             Err(why) => {
@@ -220,37 +220,38 @@ impl Referee {
                 let timed_out = matches!(ending, Some(e) if e.reason == EndReason::Timeout);
                 let remaining = running.game.remaining_time(Duration::ZERO);
                 running.turn_started = Instant::now();
-                let other = running.players[seat(color.opponent())];
+                let other = running.players[1 - seat];
                 if !timed_out {
                     self.send(id, &ServerMessage::Valid { remaining_time: remaining });
                     self.send(other, &ServerMessage::Move { mv, remaining_time: remaining });
                 }
                 if let Some(ending) = ending {
-                    self.end(ending);
+                    self.end(g, ending);
                 }
             }
         }
     }
 
-    /// Ends the running game: END to both players.
-    fn end(&mut self, ending: Ending) {
-        if let Some(running) = self.running.take() {
-            self.last_result = Some(serde_json::json!({
-                "reason": ending.reason,
-                "winner": ending.winner.map(WsColor::from),
-                "timedOut": ending.timed_out.map(WsColor::from),
-                "final": self.game_view(&running),
-            }));
-            tracing::info!(
-                "game over after {} moves: {:?}, winner {:?}",
-                running.game.moves(),
-                ending.reason,
-                ending.winner
-            );
-            let message = running.game.end_message(ending);
-            for id in running.players {
-                self.send(id, &message);
-            }
+    /// Ends game `g`: END to both players.
+    fn end(&mut self, g: usize, ending: Ending) {
+        let running = self.games.remove(g);
+        self.last_result = Some(serde_json::json!({
+            "reason": ending.reason,
+            "winner": ending.winner.map(WsColor::from),
+            "timedOut": ending.timed_out.map(WsColor::from),
+            "final": self.game_view(&running),
+        }));
+        tracing::info!(
+            "game of clients {} and {} over after {} moves: {:?}, winner {:?}",
+            running.players[0],
+            running.players[1],
+            running.game.moves(),
+            ending.reason,
+            ending.winner
+        );
+        let message = running.game.end_message(ending);
+        for id in running.players {
+            self.send(id, &message);
         }
     }
 
@@ -260,17 +261,16 @@ impl Referee {
         };
         tracing::info!("client {id} disconnected");
         let _ = client.out.send(Outgoing::Close);
-        let Some(running) = self.running.as_ref() else {
+        let Some(g) = self
+            .games
+            .iter()
+            .position(|r| r.players.contains(&id))
+        else {
             return;
         };
-        if !running.players.contains(&id) {
-            return;
-        }
         // A player is gone: the game becomes a checkpoint, with the time
         // the side to move had spent, and the other player gets END error.
-        let Some(mut running) = self.running.take() else {
-            return;
-        };
+        let mut running = self.games.remove(g);
         running.game.pause(running.turn_started.elapsed());
         let name = |cid: ClientId| {
             if cid == id {
@@ -290,7 +290,9 @@ impl Referee {
             self.send(cid, &message);
         }
         if let [Some(black), Some(white)] = names {
-            self.checkpoint = Some(Checkpoint {
+            // One interrupted game per pair of names: the latest.
+            self.checkpoints.retain(|c| c.names != [black.clone(), white.clone()]);
+            self.checkpoints.push(Checkpoint {
                 game: running.game,
                 names: [black, white],
             });
@@ -299,15 +301,13 @@ impl Referee {
 
     /// Starts a game between two named clients (the web board's button).
     fn start_game(&mut self, black: ClientId, white: ClientId) -> Result<(), String> {
-        if self.running.is_some() {
-            return Err("a game is running".into());
-        }
         let named = |id: ClientId| self.clients.get(&id).is_some_and(|c| c.name.is_some());
         if black == white || !named(black) || !named(white) {
             return Err("pick two different named clients".into());
         }
-        // A new game replaces an interrupted one.
-        self.checkpoint = None;
+        if self.is_playing(black) || self.is_playing(white) {
+            return Err("one of them is playing".into());
+        }
         let game = WsGame::new(self.config.size, self.config.rule, self.config.time);
         self.launch(game, [black, white]);
         Ok(())
@@ -327,47 +327,55 @@ impl Referee {
         }
     }
 
-    /// Starts a game when two named clients wait: the checkpoint's players
-    /// if it has them both, otherwise (no checkpoint, automatic pairing)
-    /// the first two.
+    /// Resumes every interrupted game whose two players (by name) wait,
+    /// then, with automatic pairing, pairs the other waiting clients in the
+    /// order they came.
     fn pair(&mut self) {
-        if self.running.is_some() {
-            return;
-        }
         let waiting: Vec<(ClientId, String)> = self
             .clients
             .iter()
+            .filter(|(&id, _)| !self.is_playing(id))
             .filter_map(|(&id, c)| c.name.clone().map(|n| (id, n)))
             .collect();
-        let (game, players) = match &self.checkpoint {
-            Some(checkpoint) => {
-                let find = |name: &str| waiting.iter().find(|(_, n)| n == name).map(|(id, _)| *id);
-                let (Some(black), Some(white)) = (find(&checkpoint.names[0]), find(&checkpoint.names[1]))
-                else {
-                    return;
-                };
-                if black == white {
-                    return;
+        let mut taken: Vec<ClientId> = Vec::new();
+        let mut resumed = Vec::new();
+        for (i, checkpoint) in self.checkpoints.iter().enumerate() {
+            let find = |name: &str| {
+                waiting
+                    .iter()
+                    .find(|(id, n)| n == name && !taken.contains(id))
+                    .map(|(id, _)| *id)
+            };
+            if let (Some(black), Some(white)) = (find(&checkpoint.names[0]), find(&checkpoint.names[1])) {
+                if black != white {
+                    taken.extend([black, white]);
+                    resumed.push((i, [black, white]));
                 }
-                (checkpoint.game.clone(), [black, white])
             }
-            None => {
-                if waiting.len() < 2 || !self.config.auto_pair {
-                    return;
-                }
-                let game = WsGame::new(self.config.size, self.config.rule, self.config.time);
-                (game, [waiting[0].0, waiting[1].0])
-            }
-        };
-        self.checkpoint = None;
-        self.launch(game, players);
+        }
+        for (i, players) in resumed.into_iter().rev() {
+            let checkpoint = self.checkpoints.remove(i);
+            self.launch(checkpoint.game, players);
+        }
+        if !self.config.auto_pair {
+            return;
+        }
+        // Names that an interrupted game waits for are kept for it.
+        let reserved = |name: &str| self.checkpoints.iter().any(|c| c.names.iter().any(|n| n == name));
+        let free: Vec<ClientId> = waiting
+            .iter()
+            .filter(|(id, name)| !taken.contains(id) && !reserved(name))
+            .map(|(id, _)| *id)
+            .collect();
+        for pair in free.chunks_exact(2) {
+            let game = WsGame::new(self.config.size, self.config.rule, self.config.time);
+            self.launch(game, [pair[0], pair[1]]);
+        }
     }
 
     /// Sends START to both players and runs the game.
     fn launch(&mut self, game: WsGame, players: [ClientId; 2]) {
         self.changed = true;
-        self.analysis = [None, None];
-        self.last_result = None;
         tracing::info!(
             "game starts ({} moves logged): black client {}, white client {}",
             game.moves(),
@@ -376,21 +384,21 @@ impl Referee {
         );
         for (i, &id) in players.iter().enumerate() {
             let v2 = self.clients.get(&id).is_some_and(|c| c.protocol == ProtocolVersion::V2);
-            let color = if i == 0 { Color::Black } else { Color::White };
             let message = ServerMessage::Start {
                 configuration: game.configuration(v2),
-                color: color.into(),
+                color: color_of_seat(i).into(),
             };
             self.send(id, &message);
         }
-        self.running = Some(Running {
+        self.games.push(Running {
             game,
             players,
             turn_started: Instant::now(),
+            analysis: [None, None],
         });
     }
 
-    /// The running game as the web board shows it.
+    /// A game as the web board shows it.
     fn game_view(&self, running: &Running) -> Value {
         let config = running.game.configuration(true);
         let current = config
@@ -410,19 +418,16 @@ impl Referee {
             "players": {"B": name(running.players[0]), "W": name(running.players[1])},
             "last": last,
             "moves": config.move_log.len(),
-            "analysis": {"B": self.analysis[0], "W": self.analysis[1]},
+            "analysis": {"B": running.analysis[0], "W": running.analysis[1]},
         })
     }
 
-    /// What the web board shows: clients, the game, the last result.
+    /// What the web board shows: clients, the first running game (and how
+    /// many run), the last result.
     fn state(&self) -> Value {
         let playing = |id: ClientId| {
-            self.running.as_ref().and_then(|r| {
-                r.players
-                    .iter()
-                    .position(|&p| p == id)
-                    .map(|i| if i == 0 { "B" } else { "W" })
-            })
+            self.game_of(id)
+                .map(|(_, seat)| if seat == 0 { "B" } else { "W" })
         };
         let clients: Vec<Value> = self
             .clients
@@ -435,19 +440,23 @@ impl Referee {
             "size": [self.config.size.width(), self.config.size.height()],
             "time": self.config.time.as_millis() as u64,
             "clients": clients,
-            "game": self.running.as_ref().map(|r| self.game_view(r)),
+            "game": self.games.first().map(|r| self.game_view(r)),
+            "games": self.games.len(),
             "result": self.last_result,
-            "paused": self.checkpoint.is_some(),
+            "paused": !self.checkpoints.is_empty(),
         })
     }
 
     /// Time and heartbeat, checked between events.
     fn tick(&mut self) {
-        if let Some(running) = self.running.as_mut() {
-            if running.game.time_left(running.turn_started.elapsed()).is_zero() {
-                let ending = running.game.time_out();
-                self.end(ending);
-            }
+        while let Some(g) = self
+            .games
+            .iter()
+            .position(|r| r.game.time_left(r.turn_started.elapsed()).is_zero())
+        {
+            let ending = self.games[g].game.time_out();
+            self.end(g, ending);
+            self.changed = true;
         }
         if self.last_ping.elapsed() >= self.config.ping_interval {
             self.last_ping = Instant::now();
@@ -458,6 +467,7 @@ impl Referee {
                 .map(|(&id, _)| id)
                 .collect();
             for id in silent {
+                self.changed = true;
                 self.drop_client(id);
             }
             for client in self.clients.values_mut() {
@@ -537,11 +547,10 @@ fn referee_loop(config: ServerConfig, inbox: Receiver<Event>, stop: &AtomicBool)
         config,
         clients: BTreeMap::new(),
         viewers: BTreeMap::new(),
-        analysis: [None, None],
         last_result: None,
         changed: false,
-        running: None,
-        checkpoint: None,
+        games: Vec::new(),
+        checkpoints: Vec::new(),
         last_ping: Instant::now(),
     };
     while !stop.load(Ordering::SeqCst) {
