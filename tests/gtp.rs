@@ -129,7 +129,14 @@ fn a_scripted_exchange_gets_exact_answers() {
     assert_eq!(e.ask("kata-set-rule basicrule freestyle"), success(None, ""));
     assert_eq!(e.ask("time_settings 300 5 1"), success(None, ""));
     assert_eq!(e.ask("time_left b 280 0"), success(None, ""));
-    // A closed four of black on row 8: white's only move is M8.
+    // Handicap stones: black stones on an empty board, white to move.
+    assert_eq!(e.ask("set_free_handicap A1 B2"), success(None, ""));
+    let handicap = e.ok("showboard");
+    assert!(handicap.contains("white to move"), "{handicap}");
+    assert!(handicap.lines().any(|l| l.trim_start().starts_with("1  X")), "{handicap}");
+    assert_eq!(e.ask("undo"), failure(None, "cannot undo"));
+    // A closed four of black on row 8 (set_position clears the board first):
+    // white's only move is M8.
     assert_eq!(
         e.ask("set_position b H8 w G8 b J8 w G9 b K8 w G10 b L8"),
         success(None, "")
@@ -310,7 +317,7 @@ fn two_engines_play_a_game_through_a_referee() {
     const SIDE: usize = 10;
     let mut players = [Engine::start(), Engine::start()];
     for p in players.iter_mut() {
-        assert_eq!(p.ask(&format!("boardsize {SIDE}")).success, true);
+        assert!(p.ask(&format!("boardsize {SIDE}")).success);
         p.ok("clear_board");
         p.ok("wuzi-rule freestyle");
         // A fifth of a second per move: Canadian byo-yomi, 1 s per 5 stones.
