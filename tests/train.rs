@@ -9,7 +9,7 @@ use tch::{Device, Kind, Tensor};
 use wuzi::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 use wuzi::nn::symmetry::{Symmetry, TensorSymmetry};
 use wuzi::nn::{encode, NetConfig, Network, Precision, PrecisionSetting, INPUT_PLANES};
-use wuzi::train::data::{check_game, make_batch, Dataset, LoadStats, Sample};
+use wuzi::train::data::{check_game, make_batch, make_batch_with, Dataset, LoadStats, Sample};
 use wuzi::train::{run, TrainArgs};
 
 const HEADER: &str =
@@ -631,4 +631,57 @@ fn load_the_games_under_wuzi_games() {
             println!("  {w}");
         }
     }
+}
+
+/// A self-play record's positions get soft targets: the search's visit
+/// shares as the policy (through the symmetry), the result mixed with the
+/// search's value; a position without a search target is no sample.
+#[test]
+fn self_play_positions_get_soft_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("selfplay-freestyle.tsv");
+    // Black makes five on row 7; the searches at plies 2 and 3 are targets.
+    let record = "#game_id\tyear\tleague\trule\tboard\tblack\twhite\twinner\tend\tn_opening\tn_moves\tmoves\tsearch\n\
+selfplay/1/0\t-\tselfplay\tfreestyle\t15\tnet\tnet\tB\tfive\t2\t9\t\
+7,7 0,0 8,7 0,2 9,7 0,4 10,7 0,6 11,7\t\
+600:100:300/8,7=30;6,7=10 400:200:400/1,1=15;0,2=5 - - - - -\n";
+    fs::write(&path, record).unwrap();
+    let data = Dataset::load(&[path], Rule::Freestyle, &[BoardSize::square(15).unwrap()]).unwrap();
+    let samples = data.samples(&[0]);
+    assert_eq!(samples.iter().map(|s| s.ply).collect::<Vec<_>>(), [2, 3]);
+    let (h, w) = (15usize, 15usize);
+    for k in [0u8, 3, 5] {
+        let sym = Symmetry::new(k);
+        let items: Vec<(Sample, Symmetry)> = samples.iter().map(|&s| (s, sym)).collect();
+        let batch = make_batch_with(&data, &items, 0.5).unwrap();
+        let at = |row: i64, x: usize, y: usize| {
+            let (mx, my) = sym.map_cell(x, y, h, w);
+            batch.policy_dist.double_value(&[row, (my * w + mx) as i64])
+        };
+        for row in 0..2 {
+            let total = batch.policy_dist.get(row).sum(Kind::Float).double_value(&[]);
+            assert!((total - 1.0).abs() < 1e-5, "{total}");
+        }
+        assert!((at(0, 8, 7) - 0.75).abs() < 1e-6 && (at(0, 6, 7) - 0.25).abs() < 1e-6);
+        assert!((at(1, 1, 1) - 0.75).abs() < 1e-6 && (at(1, 0, 2) - 0.25).abs() < 1e-6);
+        // The hard target is the most visited move.
+        let (mx, my) = sym.map_cell(1, 1, h, w);
+        assert_eq!(batch.policy.int64_value(&[1]), (my * w + mx) as i64);
+        let wdl = |row: i64| -> Vec<f64> { (0..3).map(|c| batch.wdl_dist.double_value(&[row, c])).collect() };
+        // Black (to move at ply 2) won: [1,0,0] mixed half with [.6,.1,.3].
+        for (got, want) in wdl(0).iter().zip([0.8, 0.05, 0.15]) {
+            assert!((got - want).abs() < 1e-6, "{:?}", wdl(0));
+        }
+        // White (to move at ply 3) lost: [0,0,1] mixed with [.4,.2,.4].
+        for (got, want) in wdl(1).iter().zip([0.2, 0.1, 0.7]) {
+            assert!((got - want).abs() < 1e-6, "{:?}", wdl(1));
+        }
+    }
+    // With weight 0 the value target is the result alone; make_batch uses
+    // the default half.
+    let items: Vec<(Sample, Symmetry)> = samples.iter().map(|&s| (s, Symmetry::IDENTITY)).collect();
+    let only_result = make_batch_with(&data, &items, 0.0).unwrap();
+    assert_eq!(only_result.wdl_dist.double_value(&[0, 0]), 1.0);
+    let default = make_batch(&data, &items).unwrap();
+    assert!((default.wdl_dist.double_value(&[0, 0]) - 0.8).abs() < 1e-6);
 }

@@ -8,14 +8,25 @@ use crate::nn::symmetry::{Symmetry, TensorSymmetry};
 use crate::nn::{encode, INPUT_PLANES};
 pub use wuzi_core::records::*;
 
+/// Weight of a self-play position's search value in its value target when
+/// none is given (the rest is the game's result), as `gpu_train.py`.
+pub const DEFAULT_SEARCH_VALUE_WEIGHT: f32 = 0.5;
+
 /// Encoded positions of one board size, with their targets.
 pub struct Batch {
     /// [N, INPUT_PLANES, H, W] float, on the CPU.
     pub input: Tensor,
-    /// [N] int64: the move played, `y * W + x` after the symmetry.
+    /// [N] int64: the move played (a self-play position: the most visited
+    /// one), `y * W + x` after the symmetry; for the accuracy.
     pub policy: Tensor,
+    /// [N, H * W] float: the policy target, the move played (one-hot) or,
+    /// for a self-play position, the search's visit shares.
+    pub policy_dist: Tensor,
     /// [N] int64: 0 win, 1 draw, 2 loss for the side to move.
     pub wdl: Tensor,
+    /// [N, 3] float: the value target, the result (one-hot) or, for a
+    /// self-play position, the result mixed with the search's value.
+    pub wdl_dist: Tensor,
     pub len: usize,
     pub size: BoardSize,
 }
@@ -24,8 +35,19 @@ pub struct Batch {
 /// encoded from its replayed board, then its symmetry is applied to the
 /// input with [`Symmetry::apply_to_input`] and to the target with
 /// [`Symmetry::map_cell`]. The rows follow `items` sorted (stably) by
-/// symmetry.
+/// symmetry. Self-play positions get soft targets, the search's value
+/// weighing [`DEFAULT_SEARCH_VALUE_WEIGHT`].
 pub fn make_batch(data: &Dataset, items: &[(Sample, Symmetry)]) -> Result<Batch, String> {
+    make_batch_with(data, items, DEFAULT_SEARCH_VALUE_WEIGHT)
+}
+
+/// As [`make_batch`], with the search value's weight in the value target
+/// of self-play positions.
+pub fn make_batch_with(
+    data: &Dataset,
+    items: &[(Sample, Symmetry)],
+    search_value_weight: f32,
+) -> Result<Batch, String> {
     let first = items.first().ok_or("empty batch")?;
     let size = data
         .games
@@ -39,6 +61,9 @@ pub fn make_batch(data: &Dataset, items: &[(Sample, Symmetry)]) -> Result<Batch,
     let mut input = vec![0.0f32; items.len() * plane_len];
     let mut policy = Vec::with_capacity(items.len());
     let mut wdl = Vec::with_capacity(items.len());
+    let cells = h * w;
+    let mut policy_dist = vec![0.0f32; items.len() * cells];
+    let mut wdl_dist = vec![0.0f32; items.len() * 3];
     for (row, &i) in order.iter().enumerate() {
         let (sample, sym) = items[i];
         let game = data
@@ -65,7 +90,27 @@ pub fn make_batch(data: &Dataset, items: &[(Sample, Symmetry)]) -> Result<Batch,
         // Shape-keeping symmetries only (all_for), so the width is unchanged
         // except for quarter turns of square boards, where h == w.
         policy.push((ty * w + tx) as i64);
-        wdl.push(game.wdl_class(sample.ply as usize));
+        let result = game.wdl_class(sample.ply as usize);
+        wdl.push(result);
+        let (row_policy, row_wdl) = (
+            &mut policy_dist[row * cells..(row + 1) * cells],
+            &mut wdl_dist[row * 3..(row + 1) * 3],
+        );
+        row_wdl[result as usize] = 1.0;
+        match game.search_at(sample.ply) {
+            Some(search) => {
+                let total: u32 = search.visits.iter().map(|&(_, n)| n).sum();
+                for &(p, n) in &search.visits {
+                    let (x, y) = sym.map_cell(p.x() as usize, p.y() as usize, h, w);
+                    row_policy[y * w + x] += n as f32 / total.max(1) as f32;
+                }
+                let k = search_value_weight.clamp(0.0, 1.0);
+                for (target, &per_mille) in row_wdl.iter_mut().zip(&search.wdl) {
+                    *target = (1.0 - k) * *target + k * f32::from(per_mille) / 1000.0;
+                }
+            }
+            None => row_policy[ty * w + tx] = 1.0,
+        }
     }
     let n = items.len() as i64;
     let raw = Tensor::from_slice(&input).view([n, INPUT_PLANES as i64, h as i64, w as i64]);
@@ -91,10 +136,13 @@ pub fn make_batch(data: &Dataset, items: &[(Sample, Symmetry)]) -> Result<Batch,
     } else {
         Tensor::cat(&parts, 0)
     };
+    let dist = |values: &[f32], columns: usize| Tensor::from_slice(values).view([n, columns as i64]);
     Ok(Batch {
         input,
         policy: Tensor::from_slice(&policy).to_kind(Kind::Int64),
+        policy_dist: dist(&policy_dist, cells),
         wdl: Tensor::from_slice(&wdl).to_kind(Kind::Int64),
+        wdl_dist: dist(&wdl_dist, 3),
         len: items.len(),
         size,
     })

@@ -87,6 +87,11 @@ pub struct TrainArgs {
     /// Weight of the WDL cross-entropy in the loss.
     #[arg(long, default_value_t = 1.0)]
     pub value_weight: f64,
+    /// Self-play records: the share of the search's value in a position's
+    /// value target (the rest is the game's result). Their policy target
+    /// is the search's visit shares.
+    #[arg(long, default_value_t = crate::train::data::DEFAULT_SEARCH_VALUE_WEIGHT)]
+    pub search_value_weight: f32,
     /// Fraction of the games held out for validation.
     #[arg(long, default_value_t = 0.05)]
     pub val_fraction: f64,
@@ -287,6 +292,12 @@ fn check_args(args: &TrainArgs) -> Result<(), String> {
     if !(args.weight_decay.is_finite() && args.weight_decay >= 0.0) {
         return Err(format!("--weight-decay {} must be >= 0", args.weight_decay));
     }
+    if !(0.0..=1.0).contains(&args.search_value_weight) {
+        return Err(format!(
+            "--search-value-weight {} must be between 0 and 1",
+            args.search_value_weight
+        ));
+    }
     if !(args.value_weight.is_finite() && args.value_weight >= 0.0) {
         return Err(format!("--value-weight {} must be >= 0", args.value_weight));
     }
@@ -403,6 +414,7 @@ pub fn run(args: &TrainArgs) -> Result<TrainSummary, String> {
         warmup_steps: args.warmup_steps,
         weight_decay: args.weight_decay,
         value_weight: args.value_weight,
+        search_value_weight: args.search_value_weight,
         augment: !args.no_augment,
         checkpoint_every: args.checkpoint_every,
         log_every: args.log_every,

@@ -17,7 +17,7 @@ use tch::{nn, Device, Kind, Tensor};
 
 use crate::nn::symmetry::Symmetry;
 use crate::nn::Network;
-use crate::train::data::{make_batch, rng, Batch, Dataset, Sample};
+use crate::train::data::{make_batch_with, rng, Batch, Dataset, Sample};
 use crate::train::plot::{self, CsvLog, Record};
 
 /// How the learning rate changes over the run (after the warm-up).
@@ -64,6 +64,8 @@ pub struct LoopConfig {
     pub warmup_steps: u64,
     pub weight_decay: f64,
     pub value_weight: f64,
+    /// Weight of a self-play position's search value in its value target.
+    pub search_value_weight: f32,
     pub augment: bool,
     pub checkpoint_every: u64,
     pub log_every: u64,
@@ -126,7 +128,12 @@ struct Producer {
 }
 
 impl Producer {
-    fn start(data: Arc<Dataset>, plan: Vec<Vec<(Sample, Symmetry)>>, threads: usize) -> Producer {
+    fn start(
+        data: Arc<Dataset>,
+        plan: Vec<Vec<(Sample, Symmetry)>>,
+        threads: usize,
+        search_value_weight: f32,
+    ) -> Producer {
         let threads = threads.clamp(1, 16);
         let len = plan.len();
         let plan = Arc::new(plan);
@@ -139,7 +146,7 @@ impl Producer {
                 std::thread::spawn(move || loop {
                     let i = counter.fetch_add(1, Ordering::Relaxed);
                     let Some(items) = plan.get(i) else { return };
-                    let batch = make_batch(&data, items);
+                    let batch = make_batch_with(&data, items, search_value_weight);
                     if tx.send((i, batch)).is_err() {
                         return;
                     }
@@ -198,6 +205,7 @@ pub fn validate(
     samples: &[Sample],
     batch_size: usize,
     threads: usize,
+    search_value_weight: f32,
 ) -> Result<Option<ValMetrics>, String> {
     if samples.is_empty() {
         return Ok(None);
@@ -215,7 +223,7 @@ pub fn validate(
         }
     }
     let device = net.device();
-    let mut producer = Producer::start(data.clone(), plan, threads);
+    let mut producer = Producer::start(data.clone(), plan, threads, search_value_weight);
     let (mut n, mut pl, mut vl, mut correct, mut value_correct) = (0usize, 0.0, 0.0, 0.0, 0.0);
     tch::no_grad(|| -> Result<(), String> {
         while let Some(batch) = producer.next_batch() {
@@ -225,8 +233,8 @@ pub fn validate(
             let wdl = batch.wdl.to_device(device);
             let (p, v) = net.forward(&input, false);
             let k = batch.len as f64;
-            pl += scalar(&p.cross_entropy_for_logits(&policy))? * k;
-            vl += scalar(&v.cross_entropy_for_logits(&wdl))? * k;
+            pl += scalar(&soft_cross_entropy(&p, &batch.policy_dist.to_device(device)))? * k;
+            vl += scalar(&soft_cross_entropy(&v, &batch.wdl_dist.to_device(device)))? * k;
             correct += scalar(&p.argmax(-1, false).eq_tensor(&policy).sum(Kind::Float))?;
             value_correct += scalar(&v.argmax(-1, false).eq_tensor(&wdl).sum(Kind::Float))?;
             n += batch.len;
@@ -406,7 +414,12 @@ pub fn train(
         let plan = data.epoch_plan(&groups, config.batch_size, config.augment, &mut rng);
         let batches = plan.len();
         log.start_epoch(epoch, config.epochs, batches);
-        let mut producer = Producer::start(data.clone(), plan, config.loader_threads);
+        let mut producer = Producer::start(
+            data.clone(),
+            plan,
+            config.loader_threads,
+            config.search_value_weight,
+        );
         let mut done_in_epoch = 0usize;
         loop {
             if config.max_steps.is_some_and(|m| step >= m) {
@@ -426,10 +439,9 @@ pub fn train(
             opt.set_lr(lr);
             let input = batch.input.to_device(device);
             let policy = batch.policy.to_device(device);
-            let wdl = batch.wdl.to_device(device);
             let (p, v) = net.forward_in(&input, true, config.compute);
-            let policy_loss = p.cross_entropy_for_logits(&policy);
-            let value_loss = v.cross_entropy_for_logits(&wdl);
+            let policy_loss = soft_cross_entropy(&p, &batch.policy_dist.to_device(device));
+            let value_loss = soft_cross_entropy(&v, &batch.wdl_dist.to_device(device));
             let loss = &policy_loss + &value_loss * config.value_weight;
             opt.backward_step(&loss);
             let accuracy = tch::no_grad(|| {
@@ -519,6 +531,7 @@ pub fn train(
                 &val_subset,
                 config.batch_size,
                 config.loader_threads,
+                config.search_value_weight,
             )?;
             val_current = true;
             final_val = val;
@@ -604,6 +617,16 @@ mod tests {
         // No warm-up, one step.
         assert!((learning_rate(2.0, Schedule::Cosine, 0, 0, 1) - 2.0).abs() < 1e-9);
     }
+}
+
+/// Cross-entropy of `logits` [N, C] against target distributions `dist`
+/// [N, C], averaged over rows (with one-hot targets, the usual
+/// cross-entropy), computed in fp32 whatever the logits' precision.
+fn soft_cross_entropy(logits: &Tensor, dist: &Tensor) -> Tensor {
+    let log_p = logits.log_softmax(-1, Kind::Float);
+    -(log_p * dist)
+        .sum_dim_intlist(Some(&[-1i64][..]), false, Kind::Float)
+        .mean(Kind::Float)
 }
 
 /// Training samples per second of `net` computing in `compute`: a few
