@@ -1,0 +1,232 @@
+//! The web board in a real headless browser (Debian's Chromium, driven
+//! through the DevTools protocol): a person joins, the board's Start button
+//! starts a game against the engine, a click on the board sends a move, the
+//! engine answers, and the board shows both stones. A screenshot is saved
+//! to target/web-board.png.
+//!
+//! Needs Chromium (`/usr/bin/chromium`, or the path in WUZI_CHROMIUM);
+//! `scripts/test.sh` installs it where it can. WUZI_SKIP_BROWSER=1 skips
+//! this test on a machine without one.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+use tungstenite::stream::MaybeTlsStream;
+use tungstenite::{Message, WebSocket};
+use wuzi::game::{BoardSize, Rule};
+use wuzi::ws::{Server, ServerConfig, PAGE};
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// A plain HTTP GET on the loopback: the body, read up to its
+/// Content-Length (Chromium keeps the connection open).
+fn http_get(port: u16, path: &str) -> Option<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n").ok()?;
+    let mut response = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let text = String::from_utf8_lossy(&response).to_string();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head.lines().find_map(|l| {
+                let (key, value) = l.split_once(':')?;
+                key.eq_ignore_ascii_case("content-length").then(|| value.trim().parse::<usize>().ok())?
+            });
+            if length.is_some_and(|n| body.len() >= n) {
+                return Some(body.to_string());
+            }
+        }
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => {
+                let text = String::from_utf8_lossy(&response).to_string();
+                return text.split_once("\r\n\r\n").map(|(_, body)| body.to_string());
+            }
+            Ok(n) => response.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// A DevTools session with one page.
+struct Page {
+    socket: WebSocket<MaybeTlsStream<TcpStream>>,
+    next_id: u64,
+}
+
+impl Page {
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let request = json!({"id": id, "method": method, "params": params});
+        self.socket.send(Message::text(request.to_string())).expect("send to Chromium");
+        loop {
+            let Message::Text(text) = self.socket.read().expect("read from Chromium") else {
+                continue;
+            };
+            let reply: Value = serde_json::from_str(&text).expect("JSON from Chromium");
+            if reply["id"] == id {
+                assert!(reply.get("error").is_none(), "{method}: {reply}");
+                return reply["result"].clone();
+            }
+        }
+    }
+
+    /// Evaluates JavaScript in the page and returns its value.
+    fn eval(&mut self, expression: &str) -> Value {
+        let result = self.call(
+            "Runtime.evaluate",
+            json!({"expression": expression, "returnByValue": true}),
+        );
+        assert!(result.get("exceptionDetails").is_none(), "{expression}: {result}");
+        result["result"]["value"].clone()
+    }
+
+    /// Waits until `expression` is true in the page (an exception, as
+    /// while the page is still loading, counts as false).
+    fn wait_for(&mut self, expression: &str, what: &str) {
+        let guarded = format!("(() => {{ try {{ return !!({expression}); }} catch (e) {{ return false; }} }})()");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if self.eval(&guarded) == json!(true) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("{what}: not seen in 60 s");
+    }
+}
+
+#[test]
+fn a_person_plays_the_engine_in_the_browser() {
+    if std::env::var_os("WUZI_SKIP_BROWSER").is_some() {
+        eprintln!("skipped: WUZI_SKIP_BROWSER is set");
+        return;
+    }
+    let chromium = std::env::var("WUZI_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    assert!(
+        std::path::Path::new(&chromium).exists(),
+        "{chromium} is missing: install Debian's chromium (scripts/test.sh does as root), \
+         point WUZI_CHROMIUM at a Chromium, or set WUZI_SKIP_BROWSER=1"
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let config = ServerConfig {
+        size: BoardSize::FIFTEEN,
+        rule: Rule::Freestyle,
+        time: Duration::from_secs(120),
+        ping_interval: Duration::from_secs(5),
+        auto_pair: false,
+    };
+    let server = Server::spawn(listener, config, PAGE).expect("server");
+    let _engine = Killed(
+        Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+            .args(["--threads", "1", "connect"])
+            .arg(format!("ws://{}/", server.address))
+            .args(["--name", "wuzi"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the engine"),
+    );
+    let profile = tempfile::tempdir().expect("a profile folder");
+    let port = free_port();
+    let _browser = Killed(
+        Command::new(&chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--window-size=1100,700",
+            ])
+            .arg(format!("--remote-debugging-port={port}"))
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(format!("http://{}/", server.address))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start Chromium"),
+    );
+    // The page's DevTools address.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let url = loop {
+        let pages: Option<Value> = http_get(port, "/json/list").and_then(|b| serde_json::from_str(&b).ok());
+        let found = pages.as_ref().and_then(|p| p.as_array()).and_then(|list| {
+            list.iter()
+                .find(|t| t["type"] == "page" && t["url"].as_str().is_some_and(|u| u.contains(&server.address.to_string())))
+                .and_then(|t| t["webSocketDebuggerUrl"].as_str().map(str::to_string))
+        });
+        if let Some(url) = found {
+            break url;
+        }
+        assert!(Instant::now() < deadline, "Chromium did not open the page");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let (socket, _) = tungstenite::connect(url).expect("DevTools");
+    if let MaybeTlsStream::Plain(s) = socket.get_ref() {
+        s.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
+    }
+    let mut page = Page { socket, next_id: 0 };
+
+    page.wait_for(
+        "state !== null && state.clients.some(c => c.name === 'wuzi')",
+        "the engine in the client list",
+    );
+    page.eval("$('myname').value = 'human'; $('join').click(); true");
+    page.wait_for("state.clients.some(c => c.name === 'human')", "the person in the client list");
+    // The board's pickers and Start button: the person black, the engine white.
+    page.eval(
+        "(() => { const id = n => state.clients.find(c => c.name === n).id; \
+           $('pickB').value = id('human'); $('pickW').value = id('wuzi'); $('start').click(); return true; })()",
+    );
+    page.wait_for("me !== null && me.color === 'B' && me.turn === 'B'", "our turn as black");
+    // A click on the centre point (row 7, column 7).
+    page.eval(
+        "(() => { const g = geometry(15, 15); const r = canvas.getBoundingClientRect(); \
+           canvas.dispatchEvent(new MouseEvent('click', {bubbles: true, \
+             clientX: r.left + g.x0 + 7 * g.cell, clientY: r.top + g.y0 + 7 * g.cell})); return true; })()",
+    );
+    page.wait_for(
+        "state.game !== null && state.game.moves >= 2 && state.game.board[7][7] === 'B'",
+        "our stone and the engine's answer on the board",
+    );
+    let game = page.eval("state.game");
+    let whites = game["board"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|row| row.as_array().unwrap().iter())
+        .filter(|c| *c == "W")
+        .count();
+    assert_eq!(whites, 1, "{game}");
+    assert_eq!(game["players"], json!({"B": "human", "W": "wuzi"}));
+    page.wait_for("me.turn === 'B'", "our turn again");
+    let shot = page.call("Page.captureScreenshot", json!({"format": "png"}));
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(shot["data"].as_str().expect("screenshot data"))
+        .expect("base64");
+    assert!(png.starts_with(b"\x89PNG"), "not a PNG");
+    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/web-board.png");
+    std::fs::write(&out, png).expect("write the screenshot");
+}
