@@ -109,13 +109,16 @@ struct ServeArgs {
 /// `pbrain-wuzi serve`: runs until the process is stopped.
 fn serve(args: &ServeArgs) -> io::Result<()> {
     use wuzi::ws::{Server, ServerConfig};
-    let size = wuzi::game::BoardSize::square(args.board)
-        .map_err(|e| io::Error::other(e.to_string()))?;
+    let size =
+        wuzi::game::BoardSize::square(args.board).map_err(|e| io::Error::other(e.to_string()))?;
     if !(args.time > 0.0 && args.time < 1e7) {
-        return Err(io::Error::other("--time must be a positive number of seconds"));
+        return Err(io::Error::other(
+            "--time must be a positive number of seconds",
+        ));
     }
-    let listener = std::net::TcpListener::bind((args.host.as_str(), args.port))
-        .map_err(|e| io::Error::other(format!("cannot listen on {}:{}: {e}", args.host, args.port)))?;
+    let listener = std::net::TcpListener::bind((args.host.as_str(), args.port)).map_err(|e| {
+        io::Error::other(format!("cannot listen on {}:{}: {e}", args.host, args.port))
+    })?;
     let config = ServerConfig {
         size,
         rule: args.rule,
@@ -371,9 +374,8 @@ const FILES_NAME: &str = "wuzi-files";
 
 /// `pbrain-wuzi files DIR`: one move of the old file protocol.
 fn files_protocol(cli: &Cli, dir: &std::path::Path, started: std::time::Instant) -> ExitCode {
-    let outcome = configure(cli).and_then(|config| {
-        wuzi::protocol::files::run(config, dir, started).map_err(Into::into)
-    });
+    let outcome = configure(cli)
+        .and_then(|config| wuzi::protocol::files::run(config, dir, started).map_err(Into::into));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -436,7 +438,9 @@ fn main() -> ExitCode {
         }
         Some(Command::Serve(args)) => serve(args),
         Some(Command::Connect { url, name }) => match configure(&cli) {
-            Ok(config) => wuzi::protocol::ws_client::run(config, url, name).map_err(io::Error::other),
+            Ok(config) => {
+                wuzi::protocol::ws_client::run(config, url, name).map_err(io::Error::other)
+            }
             Err(e) => Err(io::Error::other(e)),
         },
         Some(Command::Gtp) => {

@@ -84,7 +84,11 @@ fn the_first_move_is_written_to_tah_dat() {
     assert!(ok, "{:?}", dir.read("MSG.DAT"));
     let (x, y) = the_move(&dir);
     assert!(x < 15 && y < 15);
-    assert!(one_line(&dir).starts_with("Wuzi"), "{:?}", dir.read("MSG.DAT"));
+    assert!(
+        one_line(&dir).starts_with("Wuzi"),
+        "{:?}",
+        dir.read("MSG.DAT")
+    );
 }
 
 #[test]
@@ -155,7 +159,13 @@ fn malformed_files_are_reported_and_tah_dat_is_left_alone() {
         ("timeouts", plocha(&[]), "x", "soon\n", "TIMEOUTS.DAT"),
         (
             "over",
-            plocha(&[(0, 0, 'x'), (1, 0, 'x'), (2, 0, 'x'), (3, 0, 'x'), (4, 0, 'x')]),
+            plocha(&[
+                (0, 0, 'x'),
+                (1, 0, 'x'),
+                (2, 0, 'x'),
+                (3, 0, 'x'),
+                (4, 0, 'x'),
+            ]),
             "o",
             "1\n1000\n",
             "already over",

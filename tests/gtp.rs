@@ -118,7 +118,10 @@ fn a_scripted_exchange_gets_exact_answers() {
         "lz-analyze",
         "kata-analyze",
     ] {
-        assert!(commands.lines().any(|l| l == required), "{required}: {commands}");
+        assert!(
+            commands.lines().any(|l| l == required),
+            "{required}: {commands}"
+        );
     }
     // Comments and empty lines get no response; the next command does.
     e.process.send("# a comment");
@@ -126,14 +129,20 @@ fn a_scripted_exchange_gets_exact_answers() {
     assert_eq!(e.ask("3 boardsize 15"), success(Some(3), ""));
     assert_eq!(e.ask("clear_board"), success(None, ""));
     assert_eq!(e.ask("komi 6.5"), success(None, ""));
-    assert_eq!(e.ask("kata-set-rule basicrule freestyle"), success(None, ""));
+    assert_eq!(
+        e.ask("kata-set-rule basicrule freestyle"),
+        success(None, "")
+    );
     assert_eq!(e.ask("time_settings 300 5 1"), success(None, ""));
     assert_eq!(e.ask("time_left b 280 0"), success(None, ""));
     // Handicap stones: black stones on an empty board, white to move.
     assert_eq!(e.ask("set_free_handicap A1 B2"), success(None, ""));
     let handicap = e.ok("showboard");
     assert!(handicap.contains("white to move"), "{handicap}");
-    assert!(handicap.lines().any(|l| l.trim_start().starts_with("1  X")), "{handicap}");
+    assert!(
+        handicap.lines().any(|l| l.trim_start().starts_with("1  X")),
+        "{handicap}"
+    );
     assert_eq!(e.ask("undo"), failure(None, "cannot undo"));
     // A closed four of black on row 8 (set_position clears the board first):
     // white's only move is M8.
@@ -177,19 +186,43 @@ fn bad_input_is_refused_and_changes_nothing() {
         ("boardsize 40", failure(None, "unacceptable size")),
         ("boardsize 4", failure(None, "unacceptable size")),
         ("play b H8", failure(None, "illegal move: H8 is occupied")),
-        ("play b I8", failure(None, "syntax error: invalid coordinate \"I8\"")),
+        (
+            "play b I8",
+            failure(None, "syntax error: invalid coordinate \"I8\""),
+        ),
         ("play b Q1", failure(None, "illegal move: off the board")),
         ("play b A16", failure(None, "illegal move: off the board")),
-        ("play b pass", failure(None, "illegal move: gomoku has no pass")),
-        ("play green H9", failure(None, "syntax error: invalid color \"green\"")),
+        (
+            "play b pass",
+            failure(None, "illegal move: gomoku has no pass"),
+        ),
+        (
+            "play green H9",
+            failure(None, "syntax error: invalid color \"green\""),
+        ),
         ("play b", failure(None, "syntax error: play COLOR VERTEX")),
         ("komi lots", failure(None, "syntax error: komi NUMBER")),
         ("genmove", failure(None, "syntax error: genmove COLOR")),
-        ("time_settings 1 2", failure(None, "syntax error: time_settings MAIN BYO_YOMI STONES")),
-        ("wuzi-rule chess", failure(None, "syntax error: expected freestyle, standard, renju or caro")),
+        (
+            "time_settings 1 2",
+            failure(None, "syntax error: time_settings MAIN BYO_YOMI STONES"),
+        ),
+        (
+            "wuzi-rule chess",
+            failure(
+                None,
+                "syntax error: expected freestyle, standard, renju or caro",
+            ),
+        ),
         ("set_free_handicap D4 E5", failure(None, "board not empty")),
-        ("set_position b H8 w", failure(None, "syntax error: set_position COLOR VERTEX ...")),
-        ("set_position b H8 w H8", failure(None, "bad vertex list: H8 is repeated")),
+        (
+            "set_position b H8 w",
+            failure(None, "syntax error: set_position COLOR VERTEX ..."),
+        ),
+        (
+            "set_position b H8 w H8",
+            failure(None, "bad vertex list: H8 is repeated"),
+        ),
     ] {
         assert_eq!(e.ask(command), expected, "{command}");
         assert_eq!(e.ok("showboard"), board, "after {command}");

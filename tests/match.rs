@@ -38,7 +38,11 @@ fn pbrain_wuzi_beats_the_random_brain() {
         let s = run(&args).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.games.len(), 2);
         for g in &s.games {
-            assert!(matches!(g.reason, EndReason::Five), "{rule}: {:?}", g.reason);
+            assert!(
+                matches!(g.reason, EndReason::Five),
+                "{rule}: {:?}",
+                g.reason
+            );
             let mut board = Board::new(BoardSize::FIFTEEN, rule);
             for m in &g.moves {
                 board

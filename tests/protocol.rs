@@ -703,7 +703,10 @@ fn unbalanced_renju_diagrams_get_their_forbidden_points_and_a_legal_move() {
     let mut b = ready(4);
     b.send("INFO timeout_turn 100");
     let mut unbalanced = 0;
-    for line in include_str!("../crates/wuzi-core/tests/fixtures/renju/quintet_forbidden_cases.jsonl").lines() {
+    for line in
+        include_str!("../crates/wuzi-core/tests/fixtures/renju/quintet_forbidden_cases.jsonl")
+            .lines()
+    {
         if line.trim().is_empty() {
             continue;
         }

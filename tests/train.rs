@@ -659,7 +659,11 @@ selfplay/1/0\t-\tselfplay\tfreestyle\t15\tnet\tnet\tB\tfive\t2\t9\t\
             batch.policy_dist.double_value(&[row, (my * w + mx) as i64])
         };
         for row in 0..2 {
-            let total = batch.policy_dist.get(row).sum(Kind::Float).double_value(&[]);
+            let total = batch
+                .policy_dist
+                .get(row)
+                .sum(Kind::Float)
+                .double_value(&[]);
             assert!((total - 1.0).abs() < 1e-5, "{total}");
         }
         assert!((at(0, 8, 7) - 0.75).abs() < 1e-6 && (at(0, 6, 7) - 0.25).abs() < 1e-6);
@@ -667,7 +671,11 @@ selfplay/1/0\t-\tselfplay\tfreestyle\t15\tnet\tnet\tB\tfive\t2\t9\t\
         // The hard target is the most visited move.
         let (mx, my) = sym.map_cell(1, 1, h, w);
         assert_eq!(batch.policy.int64_value(&[1]), (my * w + mx) as i64);
-        let wdl = |row: i64| -> Vec<f64> { (0..3).map(|c| batch.wdl_dist.double_value(&[row, c])).collect() };
+        let wdl = |row: i64| -> Vec<f64> {
+            (0..3)
+                .map(|c| batch.wdl_dist.double_value(&[row, c]))
+                .collect()
+        };
         // Black (to move at ply 2) won: [1,0,0] mixed half with [.6,.1,.3].
         for (got, want) in wdl(0).iter().zip([0.8, 0.05, 0.15]) {
             assert!((got - want).abs() < 1e-6, "{:?}", wdl(0));

@@ -8,40 +8,31 @@
 //! `scripts/test.sh` installs it where it can. WUZI_SKIP_BROWSER=1 skips
 //! this test on a machine without one.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
+use common::{free_port, pbrain_wuzi, Killed};
 use serde_json::{json, Value};
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
 use wuzi::game::{BoardSize, Rule};
 use wuzi::ws::{Server, ServerConfig, PAGE};
 
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
 /// A plain HTTP GET on the loopback: the body, read up to its
 /// Content-Length (Chromium keeps the connection open).
 fn http_get(port: u16, path: &str) -> Option<String> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n").ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
     let mut response = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
@@ -49,7 +40,8 @@ fn http_get(port: u16, path: &str) -> Option<String> {
         if let Some((head, body)) = text.split_once("\r\n\r\n") {
             let length = head.lines().find_map(|l| {
                 let (key, value) = l.split_once(':')?;
-                key.eq_ignore_ascii_case("content-length").then(|| value.trim().parse::<usize>().ok())?
+                key.eq_ignore_ascii_case("content-length")
+                    .then(|| value.trim().parse::<usize>().ok())?
             });
             if length.is_some_and(|n| body.len() >= n) {
                 return Some(body.to_string());
@@ -58,7 +50,9 @@ fn http_get(port: u16, path: &str) -> Option<String> {
         match stream.read(&mut buf) {
             Ok(0) | Err(_) => {
                 let text = String::from_utf8_lossy(&response).to_string();
-                return text.split_once("\r\n\r\n").map(|(_, body)| body.to_string());
+                return text
+                    .split_once("\r\n\r\n")
+                    .map(|(_, body)| body.to_string());
             }
             Ok(n) => response.extend_from_slice(&buf[..n]),
         }
@@ -76,7 +70,9 @@ impl Page {
         self.next_id += 1;
         let id = self.next_id;
         let request = json!({"id": id, "method": method, "params": params});
-        self.socket.send(Message::text(request.to_string())).expect("send to Chromium");
+        self.socket
+            .send(Message::text(request.to_string()))
+            .expect("send to Chromium");
         loop {
             let Message::Text(text) = self.socket.read().expect("read from Chromium") else {
                 continue;
@@ -95,14 +91,19 @@ impl Page {
             "Runtime.evaluate",
             json!({"expression": expression, "returnByValue": true}),
         );
-        assert!(result.get("exceptionDetails").is_none(), "{expression}: {result}");
+        assert!(
+            result.get("exceptionDetails").is_none(),
+            "{expression}: {result}"
+        );
         result["result"]["value"].clone()
     }
 
     /// Waits until `expression` is true in the page (an exception, as
     /// while the page is still loading, counts as false).
     fn wait_for(&mut self, expression: &str, what: &str) {
-        let guarded = format!("(() => {{ try {{ return !!({expression}); }} catch (e) {{ return false; }} }})()");
+        let guarded = format!(
+            "(() => {{ try {{ return !!({expression}); }} catch (e) {{ return false; }} }})()"
+        );
         let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
             if self.eval(&guarded) == json!(true) {
@@ -135,16 +136,8 @@ fn a_person_plays_the_engine_in_the_browser() {
         auto_pair: false,
     };
     let server = Server::spawn(listener, config, PAGE).expect("server");
-    let _engine = Killed(
-        Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
-            .args(["--threads", "1", "connect"])
-            .arg(format!("ws://{}/", server.address))
-            .args(["--name", "wuzi"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the engine"),
-    );
+    let url = format!("ws://{}/", server.address);
+    let _engine = pbrain_wuzi(&["--threads", "1", "connect", &url, "--name", "wuzi"]);
     let profile = tempfile::tempdir().expect("a profile folder");
     let port = free_port();
     let _browser = Killed(
@@ -171,10 +164,16 @@ fn a_person_plays_the_engine_in_the_browser() {
     // The page's DevTools address.
     let deadline = Instant::now() + Duration::from_secs(30);
     let url = loop {
-        let pages: Option<Value> = http_get(port, "/json/list").and_then(|b| serde_json::from_str(&b).ok());
+        let pages: Option<Value> =
+            http_get(port, "/json/list").and_then(|b| serde_json::from_str(&b).ok());
         let found = pages.as_ref().and_then(|p| p.as_array()).and_then(|list| {
             list.iter()
-                .find(|t| t["type"] == "page" && t["url"].as_str().is_some_and(|u| u.contains(&server.address.to_string())))
+                .find(|t| {
+                    t["type"] == "page"
+                        && t["url"]
+                            .as_str()
+                            .is_some_and(|u| u.contains(&server.address.to_string()))
+                })
                 .and_then(|t| t["webSocketDebuggerUrl"].as_str().map(str::to_string))
         });
         if let Some(url) = found {
@@ -185,7 +184,8 @@ fn a_person_plays_the_engine_in_the_browser() {
     };
     let (socket, _) = tungstenite::connect(url).expect("DevTools");
     if let MaybeTlsStream::Plain(s) = socket.get_ref() {
-        s.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
+        s.set_read_timeout(Some(Duration::from_secs(60)))
+            .expect("timeout");
     }
     let mut page = Page { socket, next_id: 0 };
 
@@ -194,13 +194,19 @@ fn a_person_plays_the_engine_in_the_browser() {
         "the engine in the client list",
     );
     page.eval("$('myname').value = 'human'; $('join').click(); true");
-    page.wait_for("state.clients.some(c => c.name === 'human')", "the person in the client list");
+    page.wait_for(
+        "state.clients.some(c => c.name === 'human')",
+        "the person in the client list",
+    );
     // The board's pickers and Start button: the person black, the engine white.
     page.eval(
         "(() => { const id = n => state.clients.find(c => c.name === n).id; \
            $('pickB').value = id('human'); $('pickW').value = id('wuzi'); $('start').click(); return true; })()",
     );
-    page.wait_for("me !== null && me.color === 'B' && me.turn === 'B'", "our turn as black");
+    page.wait_for(
+        "me !== null && me.color === 'B' && me.turn === 'B'",
+        "our turn as black",
+    );
     // A click on the centre point (row 7, column 7).
     page.eval(
         "(() => { const g = geometry(15, 15); const r = canvas.getBoundingClientRect(); \

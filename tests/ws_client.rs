@@ -2,10 +2,13 @@
 //! server, against a scripted opponent: it names itself, plays legal moves
 //! within its time, and resumes after the opponent drops and comes back.
 
+mod common;
+
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::{free_port, pbrain_wuzi};
 use serde_json::{json, Value};
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
@@ -13,15 +16,6 @@ use wuzi::game::{BoardSize, Rule};
 use wuzi::ws::{Server, ServerConfig};
 
 type Socket = WebSocket<MaybeTlsStream<TcpStream>>;
-
-struct Engine(Child);
-
-impl Drop for Engine {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn next(socket: &mut Socket) -> Value {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -34,9 +28,11 @@ fn next(socket: &mut Socket) -> Value {
 }
 
 fn connect(server: &Server, name: &str) -> Socket {
-    let (mut socket, _) = tungstenite::connect(format!("ws://{}/", server.address)).expect("connect");
+    let (mut socket, _) =
+        tungstenite::connect(format!("ws://{}/", server.address)).expect("connect");
     if let MaybeTlsStream::Plain(s) = socket.get_ref() {
-        s.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+        s.set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
     }
     assert_eq!(next(&mut socket)["type"], "NAME");
     let hello = json!({"type": "NAME", "name": name});
@@ -62,24 +58,20 @@ fn the_engine_plays_and_resumes_a_game() {
     let server = Server::spawn(listener, config, "page").expect("server");
     // The engine connects first, so it is black; pings every 300 ms test
     // that it answers them while it thinks.
-    let _engine = Engine(
-        Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
-            .args(["--threads", "1", "connect"])
-            .arg(format!("ws://{}/", server.address))
-            .args(["--name", "wuzi"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the engine"),
-    );
+    let url = format!("ws://{}/", server.address);
+    let _engine = pbrain_wuzi(&["--threads", "1", "connect", &url, "--name", "wuzi"]);
     // The engine names itself first (the web board's channel says when).
-    let (mut viewer, _) = tungstenite::connect(format!("ws://{}/watch", server.address)).expect("watch");
+    let (mut viewer, _) =
+        tungstenite::connect(format!("ws://{}/watch", server.address)).expect("watch");
     if let MaybeTlsStream::Plain(s) = viewer.get_ref() {
-        s.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+        s.set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
     }
     loop {
         let state = next(&mut viewer);
-        let named = state["clients"].as_array().is_some_and(|c| c.iter().any(|c| c["name"] == "wuzi"));
+        let named = state["clients"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["name"] == "wuzi"));
         if named {
             break;
         }
@@ -96,7 +88,10 @@ fn the_engine_plays_and_resumes_a_game() {
         let moved = next(&mut me);
         assert_eq!(moved["type"], "MOVE", "{moved}");
         let point = &moved["move"]["point"];
-        let (r, c) = (point["row"].as_u64().unwrap() as usize, point["column"].as_u64().unwrap() as usize);
+        let (r, c) = (
+            point["row"].as_u64().unwrap() as usize,
+            point["column"].as_u64().unwrap() as usize,
+        );
         assert!(!taken[r][c], "{moved}");
         taken[r][c] = true;
         logged += 1;
@@ -104,7 +99,8 @@ fn the_engine_plays_and_resumes_a_game() {
         if taken[row][column] {
             break;
         }
-        me.send(Message::text(place(row as u32, column as u32))).expect("send");
+        me.send(Message::text(place(row as u32, column as u32)))
+            .expect("send");
         assert_eq!(next(&mut me)["type"], "VALID");
         taken[row][column] = true;
         logged += 1;
@@ -116,31 +112,18 @@ fn the_engine_plays_and_resumes_a_game() {
     let mut me = connect(&server, "scripted");
     let start = next(&mut me);
     assert_eq!(start["type"], "START", "{start}");
-    assert_eq!(start["configuration"]["moveLog"].as_array().map(Vec::len), Some(logged));
+    assert_eq!(
+        start["configuration"]["moveLog"].as_array().map(Vec::len),
+        Some(logged)
+    );
     let moved = next(&mut me);
     assert_eq!(moved["type"], "MOVE", "{moved}");
     let point = &moved["move"]["point"];
-    let (r, c) = (point["row"].as_u64().unwrap() as usize, point["column"].as_u64().unwrap() as usize);
+    let (r, c) = (
+        point["row"].as_u64().unwrap() as usize,
+        point["column"].as_u64().unwrap() as usize,
+    );
     assert!(!taken[r][c], "the engine's board after the resume: {moved}");
-}
-
-/// A free port on the loopback (bound, then released for the server).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-fn wuzi(args: &[&str]) -> Engine {
-    Engine(
-        Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start pbrain-wuzi"),
-    )
 }
 
 /// `serve --pair` and two `connect` processes: a whole game, watched
@@ -149,7 +132,16 @@ fn wuzi(args: &[&str]) -> Engine {
 fn two_connected_engines_play_a_game_through_serve() {
     let port = free_port();
     let address = format!("127.0.0.1:{port}");
-    let _server = wuzi(&["serve", "--port", &port.to_string(), "--board", "9", "--time", "20", "--pair"]);
+    let _server = pbrain_wuzi(&[
+        "serve",
+        "--port",
+        &port.to_string(),
+        "--board",
+        "9",
+        "--time",
+        "20",
+        "--pair",
+    ]);
     let deadline = Instant::now() + Duration::from_secs(10);
     let (mut viewer, _) = loop {
         match tungstenite::connect(format!("ws://{address}/watch")) {
@@ -159,11 +151,12 @@ fn two_connected_engines_play_a_game_through_serve() {
         }
     };
     if let MaybeTlsStream::Plain(s) = viewer.get_ref() {
-        s.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
+        s.set_read_timeout(Some(Duration::from_secs(60)))
+            .expect("timeout");
     }
     let url = format!("ws://{address}/");
-    let _a = wuzi(&["--threads", "1", "connect", &url, "--name", "first"]);
-    let _b = wuzi(&["--threads", "1", "connect", &url, "--name", "second"]);
+    let _a = pbrain_wuzi(&["--threads", "1", "connect", &url, "--name", "first"]);
+    let _b = pbrain_wuzi(&["--threads", "1", "connect", &url, "--name", "second"]);
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut seen_game = false;
     loop {
@@ -174,7 +167,10 @@ fn two_connected_engines_play_a_game_through_serve() {
             let reason = state["result"]["reason"].as_str().unwrap_or("").to_string();
             // Any ending of play (not a dropped connection); at 20 s per
             // player on a busy machine, a timeout is one too.
-            assert!(["five", "draw", "resign", "timeout"].contains(&reason.as_str()), "{state}");
+            assert!(
+                ["five", "draw", "resign", "timeout"].contains(&reason.as_str()),
+                "{state}"
+            );
             let moves = state["result"]["final"]["moves"].as_u64().unwrap();
             assert!(moves >= 9, "{state}");
             break;
@@ -188,7 +184,10 @@ fn bad_command_lines_fail_with_one_line() {
     let _holder = TcpListener::bind(("127.0.0.1", port)).expect("hold the port");
     for args in [
         vec!["serve".to_string(), "--port".into(), port.to_string()],
-        vec!["connect".to_string(), format!("ws://127.0.0.1:{}/", free_port())],
+        vec![
+            "connect".to_string(),
+            format!("ws://127.0.0.1:{}/", free_port()),
+        ],
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
             .args(&args)

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use crate::engine::Engine;
 use crate::game::{Board, Color, Point};
-use crate::search::SearchResult;
 use crate::search::expand::candidate_moves;
 use crate::search::node::Proven;
+use crate::search::SearchResult;
 use crate::tactics::{solve, SolveLimits, ThreatKind};
 
 /// Moves tried at each step at most (the nearest to the stones' centre).

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
-use crate::engine::{Engine, SearchKind};
+use crate::engine::SearchKind;
 use crate::game::{Board, BoardSize, Color, Point, Rule};
 use crate::gomocup::Clock;
 use crate::nn::provider::NetworkProvider;
@@ -149,9 +149,9 @@ impl FileRequest {
                             })?
                     }
                     "max_memory" => {
-                        let bytes: i64 = value
-                            .parse()
-                            .map_err(|_| format!("INFO.DAT: max_memory {value:?} is not a number"))?;
+                        let bytes: i64 = value.parse().map_err(|_| {
+                            format!("INFO.DAT: max_memory {value:?} is not a number")
+                        })?;
                         max_memory = (bytes > 0).then_some(bytes as usize);
                     }
                     "folder" if !value.is_empty() => folder = Some(PathBuf::from(value)),
@@ -205,8 +205,7 @@ fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, String
     let request = FileRequest::read(dir)?;
     let rule = request.board.rule();
     let mut networks = NetworkProvider::new(&config);
-    let (service, note) = networks.service_for(rule);
-    let mut engine = Engine::new(service, config.search_config(), request.board.size(), rule);
+    let (mut engine, note) = super::engine_for(&config, &mut networks, request.board.size(), rule);
     if let Some(bytes) = request.max_memory {
         engine.configure(|c| c.max_memory = bytes);
     }
@@ -229,7 +228,11 @@ fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, String
         .ok_or("no legal move: every empty cell is forbidden or the board is full")?;
     fs::write(dir.join("TAH.DAT"), format!("{mv}\n"))
         .map_err(|e| format!("cannot write TAH.DAT: {e}"))?;
-    let mut line = format!("{BRAIN_NAME} {}: {}", env!("CARGO_PKG_VERSION"), result.summary());
+    let mut line = format!(
+        "{BRAIN_NAME} {}: {}",
+        env!("CARGO_PKG_VERSION"),
+        result.summary()
+    );
     if let Some(note) = note {
         let _ = write!(line, " ({note})");
     }
@@ -274,8 +277,11 @@ mod tests {
         assert_eq!(board.stone(Point::new(2, 1).unwrap()), Some(Color::Black));
         assert_eq!(board.stone(Point::new(2, 2).unwrap()), Some(Color::White));
         // Rectangular, CR LF, blank lines around.
-        let wide = parse_board("\r\n------\r\n------\r\n------\r\n------\r\n------\r\n\r\n", Rule::Freestyle)
-            .unwrap();
+        let wide = parse_board(
+            "\r\n------\r\n------\r\n------\r\n------\r\n------\r\n\r\n",
+            Rule::Freestyle,
+        )
+        .unwrap();
         assert_eq!(wide.size(), BoardSize::new(6, 5).unwrap());
         for (text, why) in [
             ("-----\n----\n-----\n-----\n-----\n", "line 2 has 4"),
@@ -290,7 +296,11 @@ mod tests {
         let mut clock = Clock::default();
         parse_timeouts("5\n120000\n", &mut clock).unwrap();
         assert_eq!((clock.timeout_turn, clock.time_left), (5000, 120_000));
-        assert!(parse_timeouts("5\n", &mut clock).unwrap_err().contains("time left"));
-        assert!(parse_timeouts("five\n1\n", &mut clock).unwrap_err().contains("not an integer"));
+        assert!(parse_timeouts("5\n", &mut clock)
+            .unwrap_err()
+            .contains("time left"));
+        assert!(parse_timeouts("five\n1\n", &mut clock)
+            .unwrap_err()
+            .contains("not an integer"));
     }
 }

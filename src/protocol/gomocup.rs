@@ -151,9 +151,8 @@ impl Gomocup {
             .filter_map(|&r| networks.service_for(r).1)
             .collect();
         notes.dedup();
-        let rule = Rule::Freestyle;
-        let (service, _) = networks.service_for(rule);
-        let engine = Engine::new(service, config.search_config(), BoardSize::FIFTEEN, rule);
+        let (engine, _) =
+            super::engine_for(&config, &mut networks, BoardSize::FIFTEEN, Rule::Freestyle);
         let mut session = Session::new(engine, out);
         session.auto_ponder = config.time.auto_pondering;
         let log = LogFile::default();
@@ -217,7 +216,10 @@ impl Gomocup {
                     self.logging = false;
                     message(
                         s,
-                        &format!("cannot write logs to {}: {e}", self.config.log.dir.display()),
+                        &format!(
+                            "cannot write logs to {}: {e}",
+                            self.config.log.dir.display()
+                        ),
                     );
                 }
             }
@@ -259,7 +261,10 @@ impl Gomocup {
                     let found = s.engine.balancing_moves(&board, n as usize);
                     s.engine.set_board(board);
                     if found.len() < n as usize {
-                        error(s, &format!("only {} balancing move(s) exist here", found.len()));
+                        error(
+                            s,
+                            &format!("only {} balancing move(s) exist here", found.len()),
+                        );
                     } else {
                         s.send(&move_list(&found));
                     }
@@ -373,11 +378,7 @@ impl Gomocup {
     }
 
     fn set_rule(&mut self, s: &mut GomocupSession, rule: Rule) {
-        if rule == s.engine.rule() {
-            return;
-        }
-        let (service, note) = self.networks.service_for(rule);
-        s.engine.set_rule(rule, service);
+        let note = super::switch_rule(&mut s.engine, &mut self.networks, rule);
         self.pending_notes(s, note);
     }
 
@@ -396,7 +397,10 @@ impl Gomocup {
     /// Our move: played on our board and answered, or suggested.
     fn answer_move(&mut self, s: &mut GomocupSession, result: &SearchResult) {
         let Some(mv) = s.engine.move_to_play(result) else {
-            error(s, "no legal move: every empty cell is forbidden or the board is full");
+            error(
+                s,
+                "no legal move: every empty cell is forbidden or the board is full",
+            );
             return;
         };
         if self.analysis_mode {
@@ -418,7 +422,13 @@ impl Gomocup {
         let name = if swap2 { "SWAP2BOARD" } else { "SWAPBOARD" };
         let valid_counts: &[usize] = if swap2 { &[0, 3, 5] } else { &[0, 3] };
         if !valid_counts.contains(&stones.len()) {
-            error(s, &format!("{name} expects {valid_counts:?} stones, got {}", stones.len()));
+            error(
+                s,
+                &format!(
+                    "{name} expects {valid_counts:?} stones, got {}",
+                    stones.len()
+                ),
+            );
             return;
         }
         // Swap blocks list stones in playing order, usually without fields.
@@ -695,7 +705,11 @@ impl FrontEnd for Gomocup {
         let notation = self.dialect.notation(s.engine.board().size());
         match job {
             Job::Move | Job::NBest(_) => {
-                let shown = if let Job::NBest(n) = job { n as usize } else { 1 };
+                let shown = if let Job::NBest(n) = job {
+                    n as usize
+                } else {
+                    1
+                };
                 self.final_reports(s, &result, shown);
                 message(s, &result.summary_in(notation));
                 self.answer_move(s, &result);

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::config::Config;
-use crate::engine::{Engine, Finished, NodeReport};
+use crate::engine::{Finished, NodeReport};
 use crate::game::{Board, BoardSize, Color, MoveError, Point, Rule};
 use crate::gtp::{color_name, parse_color, GtpCommand, GtpMove, GtpResponse, Vertex};
 use crate::nn::provider::NetworkProvider;
@@ -111,7 +111,9 @@ impl GtpClock {
         let index = usize::from(color == Color::White);
         match self.left[index] {
             // In byo-yomi: the period's time over its stones.
-            Some((time, stones)) if stones > 0 => limited(Some(per_stone(time, stones)), None, Duration::ZERO),
+            Some((time, stones)) if stones > 0 => {
+                limited(Some(per_stone(time, stones)), None, Duration::ZERO)
+            }
             // Main time left, then byo-yomi per move as a guaranteed share.
             Some((time, _)) => limited(None, Some(time), byo_per_move),
             None if settings.main.is_zero() => limited(Some(byo_per_move), None, Duration::ZERO),
@@ -156,13 +158,8 @@ impl Gtp {
                 tracing::warn!("{note}");
             }
         }
-        let (service, _) = networks.service_for(Rule::Freestyle);
-        let engine = Engine::new(
-            service,
-            config.search_config(),
-            BoardSize::FIFTEEN,
-            Rule::Freestyle,
-        );
+        let (engine, _) =
+            super::engine_for(&config, &mut networks, BoardSize::FIFTEEN, Rule::Freestyle);
         let session = Session::new(engine, out);
         let lag = Duration::from_millis(config.time.protocol_lag_ms);
         Driver::new(
@@ -196,14 +193,14 @@ impl Gtp {
 
     fn set_rule(&mut self, s: &mut GtpSession, id: Option<u64>, name: Option<&String>) {
         let Some(rule) = name.and_then(|n| n.parse::<Rule>().ok()) else {
-            return failure(s, id, "syntax error: expected freestyle, standard, renju or caro");
+            return failure(
+                s,
+                id,
+                "syntax error: expected freestyle, standard, renju or caro",
+            );
         };
-        if rule != s.engine.rule() {
-            let (service, note) = self.networks.service_for(rule);
-            if let Some(note) = note {
-                tracing::warn!("{note}");
-            }
-            s.engine.set_rule(rule, service);
+        if let Some(note) = super::switch_rule(&mut s.engine, &mut self.networks, rule) {
+            tracing::warn!("{note}");
         }
         success(s, id, "");
     }
@@ -261,7 +258,9 @@ impl Gtp {
                 s.engine.set_board(board);
                 success(s, id, "");
             }
-            Err(MoveError::Occupied(_)) => failure(s, id, format!("illegal move: {shown} is occupied")),
+            Err(MoveError::Occupied(_)) => {
+                failure(s, id, format!("illegal move: {shown} is occupied"))
+            }
             Err(MoveError::Forbidden(_)) => failure(
                 s,
                 id,
@@ -272,7 +271,10 @@ impl Gtp {
     }
 
     fn genmove(&mut self, s: &mut GtpSession, id: Option<u64>, args: &[String], play: bool) {
-        let Some(color) = args.first().and_then(|c| parse_color(c)).filter(|_| args.len() == 1)
+        let Some(color) = args
+            .first()
+            .and_then(|c| parse_color(c))
+            .filter(|_| args.len() == 1)
         else {
             return failure(s, id, "syntax error: genmove COLOR");
         };
@@ -423,10 +425,13 @@ impl Gtp {
         let board = s.engine.board();
         let size = board.size();
         let column = |x: u8| {
-            Vertex::of(Point::new(x, size.height() - 1).unwrap_or(size.center()), size)
-                .to_string()
-                .trim_end_matches(char::is_numeric)
-                .to_string()
+            Vertex::of(
+                Point::new(x, size.height() - 1).unwrap_or(size.center()),
+                size,
+            )
+            .to_string()
+            .trim_end_matches(char::is_numeric)
+            .to_string()
         };
         let mut text = String::from("\n   ");
         for x in 0..size.width() {
@@ -475,7 +480,10 @@ impl Gtp {
             if let Some(after) = s.engine.report(&[m.mv], 0) {
                 pv.extend(after.pv);
             }
-            let pv: Vec<String> = pv.iter().map(|&p| Vertex::of(p, size).to_string()).collect();
+            let pv: Vec<String> = pv
+                .iter()
+                .map(|&p| Vertex::of(p, size).to_string())
+                .collect();
             let vertex = Vertex::of(m.mv, size);
             if !line.is_empty() {
                 line.push(' ');
@@ -656,7 +664,10 @@ mod tests {
             stones: 5,
         });
         let tc = clock.time_control(Color::White, lag);
-        assert_eq!((tc.turn, tc.left, tc.increment), (None, Some(secs(600)), secs(6)));
+        assert_eq!(
+            (tc.turn, tc.left, tc.increment),
+            (None, Some(secs(600)), secs(6))
+        );
         // time_left per colour: main time, then a byo-yomi period.
         clock.left[1] = Some((secs(42), 0));
         assert_eq!(clock.time_control(Color::White, lag).left, Some(secs(42)));

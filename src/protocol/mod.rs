@@ -22,11 +22,41 @@ use std::time::Duration;
 use crossbeam_channel::RecvTimeoutError;
 
 use crate::config::Config;
+use crate::engine::Engine;
+use crate::game::{BoardSize, Rule};
 use crate::gomocup::CommandParser;
 use crate::gtp::GtpCommand;
+use crate::nn::provider::NetworkProvider;
 pub use gomocup::{Dialect, Gomocup};
 pub use gtp::Gtp;
 use session::{Driver, FrontEnd};
+
+/// An engine on an empty `size` board under `rule`, evaluating with that
+/// rule's network from `networks`; the note says when the network fell back.
+fn engine_for(
+    config: &Config,
+    networks: &mut NetworkProvider,
+    size: BoardSize,
+    rule: Rule,
+) -> (Engine, Option<String>) {
+    let (service, note) = networks.service_for(rule);
+    (
+        Engine::new(service, config.search_config(), size, rule),
+        note,
+    )
+}
+
+/// Switches `engine` to `rule` and that rule's network (the same stones);
+/// nothing when it is the rule already. The note says when the network
+/// fell back.
+fn switch_rule(engine: &mut Engine, networks: &mut NetworkProvider, rule: Rule) -> Option<String> {
+    if rule == engine.rule() {
+        return None;
+    }
+    let (service, note) = networks.service_for(rule);
+    engine.set_rule(rule, service);
+    note
+}
 
 /// Runs the Gomocup brain until END or the end of input.
 pub fn run(
@@ -46,7 +76,9 @@ pub fn run_gtp(
     output: impl Write + Send + 'static,
 ) {
     let engine = Gtp::engine(config, Box::new(output));
-    drive(engine, input, |line| GtpCommand::parse(line).into_iter().collect());
+    drive(engine, input, |line| {
+        GtpCommand::parse(line).into_iter().collect()
+    });
 }
 
 /// The loop every front end shares: input lines become commands (`parse`

@@ -56,14 +56,17 @@ impl Gomocup {
                 }
                 s.send(&line);
             }
-            None => message(s, &format!(
-                "evaluate {}: not searched",
-                if value.trim().is_empty() {
-                    "root"
-                } else {
-                    value.trim()
-                }
-            )),
+            None => message(
+                s,
+                &format!(
+                    "evaluate {}: not searched",
+                    if value.trim().is_empty() {
+                        "root"
+                    } else {
+                        value.trim()
+                    }
+                ),
+            ),
         }
     }
 
@@ -132,7 +135,12 @@ impl Gomocup {
         line
     }
 
-    pub(super) fn final_reports(&mut self, s: &mut GomocupSession, result: &SearchResult, n: usize) {
+    pub(super) fn final_reports(
+        &mut self,
+        s: &mut GomocupSession,
+        result: &SearchResult,
+        n: usize,
+    ) {
         if self.dialect != Dialect::YixinBoard || self.show_detail & 2 == 0 {
             return;
         }

@@ -105,13 +105,8 @@ fn apply(board: &mut Board, mv: WsMove) -> Result<(), String> {
 impl Player {
     fn new(config: &Config) -> Player {
         let mut networks = NetworkProvider::new(config);
-        let (service, _) = networks.service_for(Rule::Freestyle);
-        let engine = Engine::new(
-            service,
-            config.search_config(),
-            BoardSize::FIFTEEN,
-            Rule::Freestyle,
-        );
+        let (engine, _) =
+            super::engine_for(config, &mut networks, BoardSize::FIFTEEN, Rule::Freestyle);
         Player {
             engine,
             networks,
@@ -125,17 +120,12 @@ impl Player {
 
     fn start(&mut self, config: &GameConfiguration, color: WsColor) -> Result<(), String> {
         let board = position(config)?;
-        if board.rule() != self.engine.rule() {
-            let (service, note) = self.networks.service_for(board.rule());
-            if let Some(note) = note {
-                tracing::warn!("{note}");
-            }
-            self.engine.set_rule(board.rule(), service);
+        if let Some(note) = super::switch_rule(&mut self.engine, &mut self.networks, board.rule()) {
+            tracing::warn!("{note}");
         }
         self.color = color.into();
-        let mut remaining = Duration::from_millis(
-            config.initial_state.players.of(self.color).remaining_time,
-        );
+        let mut remaining =
+            Duration::from_millis(config.initial_state.players.of(self.color).remaining_time);
         // Our time: the initial time less our logged moves, less the idle
         // time when it is our turn.
         let mut mover = config.initial_state.turn.into();
@@ -199,7 +189,12 @@ impl Player {
         Some(mv)
     }
 
-    fn handle(&mut self, message: ServerMessage, socket: &mut Socket, name: &str) -> Result<(), String> {
+    fn handle(
+        &mut self,
+        message: ServerMessage,
+        socket: &mut Socket,
+        name: &str,
+    ) -> Result<(), String> {
         match message {
             ServerMessage::Name => {
                 let reply = ClientMessage::Name {
@@ -267,7 +262,8 @@ fn send(socket: &mut Socket, message: &ClientMessage) -> Result<(), String> {
 /// reconnects after every dropped connection. A server that cannot be
 /// reached at the start is an error.
 pub fn run(config: Config, url: &str, name: &str) -> Result<(), String> {
-    let mut first = Some(tungstenite::connect(url).map_err(|e| format!("cannot connect to {url}: {e}"))?);
+    let mut first =
+        Some(tungstenite::connect(url).map_err(|e| format!("cannot connect to {url}: {e}"))?);
     let mut player = Player::new(&config);
     loop {
         let connection = match first.take() {

@@ -448,8 +448,7 @@ impl Searcher {
         let depth = self.config.pipeline.max(1);
         let mut in_flight: VecDeque<Vec<(Pending, Receiver<Evaluation>)>> = VecDeque::new();
         while !progress.halt.load(Ordering::Relaxed) {
-            let (pending, mut boards, worked) =
-                self.gather(board, root, limits, clock, progress);
+            let (pending, mut boards, worked) = self.gather(board, root, limits, clock, progress);
             let answers = self.service.submit_boards(&mut boards);
             let submitted = !pending.is_empty();
             if submitted {

@@ -136,7 +136,8 @@ pub fn make_batch_with(
     } else {
         Tensor::cat(&parts, 0)
     };
-    let dist = |values: &[f32], columns: usize| Tensor::from_slice(values).view([n, columns as i64]);
+    let dist =
+        |values: &[f32], columns: usize| Tensor::from_slice(values).view([n, columns as i64]);
     Ok(Batch {
         input,
         policy: Tensor::from_slice(&policy).to_kind(Kind::Int64),

@@ -233,7 +233,10 @@ pub fn validate(
             let wdl = batch.wdl.to_device(device);
             let (p, v) = net.forward(&input, false);
             let k = batch.len as f64;
-            pl += scalar(&soft_cross_entropy(&p, &batch.policy_dist.to_device(device)))? * k;
+            pl += scalar(&soft_cross_entropy(
+                &p,
+                &batch.policy_dist.to_device(device),
+            ))? * k;
             vl += scalar(&soft_cross_entropy(&v, &batch.wdl_dist.to_device(device)))? * k;
             correct += scalar(&p.argmax(-1, false).eq_tensor(&policy).sum(Kind::Float))?;
             value_correct += scalar(&v.argmax(-1, false).eq_tensor(&wdl).sum(Kind::Float))?;

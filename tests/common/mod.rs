@@ -10,3 +10,33 @@ mod boards;
 // Not every test binary uses the board helpers.
 #[allow(unused_imports)]
 pub use boards::*;
+
+/// A child process, killed and reaped when dropped.
+pub struct Killed(pub std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// pbrain-wuzi with `args`, its output discarded, killed when dropped.
+pub fn pbrain_wuzi<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Killed {
+    Killed(
+        std::process::Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start pbrain-wuzi"),
+    )
+}
+
+/// A free port on the loopback (bound, then released for a server).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}

@@ -48,7 +48,12 @@ impl fmt::Display for Vertex {
         if c >= COLUMNS.len() {
             write!(f, "{}", COLUMNS[c / COLUMNS.len() - 1] as char)?;
         }
-        write!(f, "{}{}", COLUMNS[c % COLUMNS.len()] as char, self.row as u32 + 1)
+        write!(
+            f,
+            "{}{}",
+            COLUMNS[c % COLUMNS.len()] as char,
+            self.row as u32 + 1
+        )
     }
 }
 
@@ -71,15 +76,14 @@ impl FromStr for Vertex {
     fn from_str(s: &str) -> Result<Vertex, VertexError> {
         let bad = || VertexError(s.to_string());
         let upper = s.to_ascii_uppercase();
-        let split = upper
-            .find(|c: char| c.is_ascii_digit())
-            .ok_or_else(bad)?;
+        let split = upper.find(|c: char| c.is_ascii_digit()).ok_or_else(bad)?;
         let (letters, digits) = upper.split_at(split);
         let index = |b: u8| COLUMNS.iter().position(|&c| c == b);
         let column = match letters.as_bytes() {
             [one] => index(*one).ok_or_else(bad)?,
             [first, second] => {
-                (index(*first).ok_or_else(bad)? + 1) * COLUMNS.len() + index(*second).ok_or_else(bad)?
+                (index(*first).ok_or_else(bad)? + 1) * COLUMNS.len()
+                    + index(*second).ok_or_else(bad)?
             }
             _ => return Err(bad()),
         };
@@ -246,15 +250,24 @@ mod tests {
         let h8: Vertex = "h8".parse().unwrap();
         assert_eq!(h8.point_on(size), Point::new(7, 7));
         // No I: J is the ninth column.
-        assert_eq!("J15".parse::<Vertex>().unwrap().point_on(size), Point::new(8, 0));
-        assert_eq!(Vertex::of(Point::new(8, 0).unwrap(), size).to_string(), "J15");
+        assert_eq!(
+            "J15".parse::<Vertex>().unwrap().point_on(size),
+            Point::new(8, 0)
+        );
+        assert_eq!(
+            Vertex::of(Point::new(8, 0).unwrap(), size).to_string(),
+            "J15"
+        );
         assert!("I5".parse::<Vertex>().is_err());
         // Past Z: two letters.
         let wide = BoardSize::new(32, 5).unwrap();
         let v = Vertex::of(Point::new(25, 4).unwrap(), wide);
         assert_eq!(v.to_string(), "AA1");
         assert_eq!("aa1".parse::<Vertex>(), Ok(v));
-        assert_eq!(Vertex::of(Point::new(31, 0).unwrap(), wide).to_string(), "AG5");
+        assert_eq!(
+            Vertex::of(Point::new(31, 0).unwrap(), wide).to_string(),
+            "AG5"
+        );
         for p in wide.points() {
             let v = Vertex::of(p, wide);
             assert_eq!(v.to_string().parse::<Vertex>(), Ok(v));
@@ -263,7 +276,10 @@ mod tests {
         for bad in ["", "A", "1", "A0", "A+1", "ZZZ1", "A1x", "Ä1"] {
             assert!(bad.parse::<Vertex>().is_err(), "{bad}");
         }
-        assert_eq!("P1".parse::<Vertex>().unwrap().point_on(size), Point::new(14, 14));
+        assert_eq!(
+            "P1".parse::<Vertex>().unwrap().point_on(size),
+            Point::new(14, 14)
+        );
         assert_eq!("Q1".parse::<Vertex>().unwrap().point_on(size), None);
         assert_eq!("A16".parse::<Vertex>().unwrap().point_on(size), None);
         assert_eq!("PASS".parse::<GtpMove>(), Ok(GtpMove::Pass));

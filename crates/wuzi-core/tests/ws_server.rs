@@ -34,7 +34,8 @@ fn connect(server: &Server) -> Socket {
     let url = format!("ws://{}/", server.address);
     let (mut socket, _) = tungstenite::connect(url).expect("connect");
     if let tungstenite::stream::MaybeTlsStream::Plain(s) = socket.get_ref() {
-        s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
     }
     assert_eq!(next(&mut socket)["type"], "NAME");
     socket
@@ -57,7 +58,10 @@ fn send(socket: &mut Socket, value: Value) {
 }
 
 fn name(socket: &mut Socket, name: &str, protocol: &str) {
-    send(socket, json!({"type": "NAME", "name": name, "protocol": protocol}));
+    send(
+        socket,
+        json!({"type": "NAME", "name": name, "protocol": protocol}),
+    );
 }
 
 fn place(row: u32, column: u32) -> Value {
@@ -91,7 +95,10 @@ fn a_game_is_refereed_to_its_five() {
     let (mut black, mut white, start) = pair(&server, "alpha", "beta");
     let config = &start["configuration"];
     assert_eq!(config["initialState"]["turn"], "B");
-    assert_eq!(config["initialState"]["board"].as_array().map(Vec::len), Some(15));
+    assert_eq!(
+        config["initialState"]["board"].as_array().map(Vec::len),
+        Some(15)
+    );
     assert_eq!(config["rule"], "freestyle");
     assert_eq!(config["moveLog"].as_array().map(Vec::len), Some(0));
     // Out of turn, then a bad point, then a good move.
@@ -139,7 +146,10 @@ fn a_dropped_player_ends_the_game_and_both_back_resume_it() {
     // White is gone: black gets END error.
     drop(white);
     let end = next(&mut black);
-    assert_eq!((end["type"].as_str(), end["reason"].as_str()), (Some("END"), Some("error")));
+    assert_eq!(
+        (end["type"].as_str(), end["reason"].as_str()),
+        (Some("END"), Some("error"))
+    );
     // White comes back under its name: the game resumes from the log.
     let mut white = connect(&server);
     name(&mut white, "white-player", "v2");
@@ -147,10 +157,15 @@ fn a_dropped_player_ends_the_game_and_both_back_resume_it() {
     let start_black = next(&mut black);
     assert_eq!(start_white["color"], "W");
     assert_eq!(start_black["color"], "B");
-    let log = start_white["configuration"]["moveLog"].as_array().unwrap().clone();
+    let log = start_white["configuration"]["moveLog"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert_eq!(log.len(), 1);
     assert_eq!(log[0]["move"]["point"], json!({"row": 7, "column": 7}));
-    let states = start_white["configuration"]["finalStates"].as_array().unwrap();
+    let states = start_white["configuration"]["finalStates"]
+        .as_array()
+        .unwrap();
     assert_eq!(states.len(), 2);
     assert_eq!(states[1]["board"][7][7], "B");
     assert_eq!(states[1]["turn"], "W");
@@ -168,7 +183,10 @@ fn a_client_that_stops_answering_pings_is_dropped() {
     // it is disconnected and black gets END error. Black keeps reading
     // (and so answers its pings).
     let end = next(&mut black);
-    assert_eq!((end["type"].as_str(), end["reason"].as_str()), (Some("END"), Some("error")));
+    assert_eq!(
+        (end["type"].as_str(), end["reason"].as_str()),
+        (Some("END"), Some("error"))
+    );
     drop(white);
 }
 
@@ -193,7 +211,8 @@ fn the_web_board_watches_and_starts_games() {
     let (mut viewer, _) =
         tungstenite::connect(format!("ws://{}/watch", server.address)).expect("watch");
     if let tungstenite::stream::MaybeTlsStream::Plain(s) = viewer.get_ref() {
-        s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
     }
     let mut a = connect(&server);
     name(&mut a, "anna", "v1");
@@ -202,7 +221,11 @@ fn the_web_board_watches_and_starts_games() {
     // Without automatic pairing, no game starts: the viewer sees two
     // named clients and no game.
     let mut state = next(&mut viewer);
-    while state["clients"].as_array().map_or(0, |c| c.iter().filter(|c| c["name"].is_string()).count()) < 2 {
+    while state["clients"]
+        .as_array()
+        .map_or(0, |c| c.iter().filter(|c| c["name"].is_string()).count())
+        < 2
+    {
         state = next(&mut viewer);
     }
     assert_eq!(state["type"], "STATE");
@@ -222,7 +245,10 @@ fn the_web_board_watches_and_starts_games() {
     assert_eq!(next(&mut b)["color"], "B");
     assert_eq!(next(&mut a)["color"], "W");
     // Bert tells what he thinks, then plays.
-    send(&mut b, json!({"type": "INFO", "winrate": 0.6, "pv": [{"row": 7, "column": 7}]}));
+    send(
+        &mut b,
+        json!({"type": "INFO", "winrate": 0.6, "pv": [{"row": 7, "column": 7}]}),
+    );
     send(&mut b, place(7, 7));
     assert_eq!(next(&mut b)["type"], "VALID");
     let mut state = next(&mut viewer);
@@ -258,7 +284,8 @@ fn bad_messages_are_answered_and_change_nothing() {
     assert_eq!(next(&mut white)["type"], "MOVE");
     for bad in [
         "{not json".to_string(),
-        json!({"type": "MOVE", "move": {"type": "place", "point": {"row": "seven", "column": 7}}}).to_string(),
+        json!({"type": "MOVE", "move": {"type": "place", "point": {"row": "seven", "column": 7}}})
+            .to_string(),
         json!({"type": "MOVE", "move": {"type": "teleport"}}).to_string(),
         json!({"type": "HELLO"}).to_string(),
         json!({"kind": "MOVE"}).to_string(),
@@ -266,13 +293,19 @@ fn bad_messages_are_answered_and_change_nothing() {
         white.send(Message::text(bad.clone())).expect("send");
         let answer = next(&mut white);
         assert_eq!(answer["type"], "INVALID", "{bad}: {answer}");
-        assert!(answer["message"].as_str().is_some_and(|m| !m.is_empty()), "{answer}");
+        assert!(
+            answer["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{answer}"
+        );
         assert!(answer["remainingTime"]["W"].is_u64(), "{answer}");
     }
     // Still white's turn, the board unchanged: the occupied cell is refused,
     // a free one accepted.
     send(&mut white, place(7, 7));
-    assert!(next(&mut white)["message"].as_str().unwrap().contains("occupied"));
+    assert!(next(&mut white)["message"]
+        .as_str()
+        .unwrap()
+        .contains("occupied"));
     send(&mut white, place(7, 8));
     assert_eq!(next(&mut white)["type"], "VALID");
     assert_eq!(next(&mut black)["type"], "MOVE");
@@ -280,7 +313,10 @@ fn bad_messages_are_answered_and_change_nothing() {
     // error), and the server goes on serving.
     let _ = black.send(Message::text("x".repeat(1 << 20)));
     let end = next(&mut white);
-    assert_eq!((end["type"].as_str(), end["reason"].as_str()), (Some("END"), Some("error")));
+    assert_eq!(
+        (end["type"].as_str(), end["reason"].as_str()),
+        (Some("END"), Some("error"))
+    );
     let mut again = connect(&server);
     name(&mut again, "newcomer", "v1");
 }
@@ -297,11 +333,16 @@ fn random_player(
     use wuzi_core::game::{Board, Color};
     let (mut socket, _) = tungstenite::connect(format!("ws://{server_address}/")).expect("connect");
     if let tungstenite::stream::MaybeTlsStream::Plain(s) = socket.get_ref() {
-        s.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
+        s.set_read_timeout(Some(Duration::from_secs(60)))
+            .expect("timeout");
     }
-    let mut rng = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut rng = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     let mut random = move |n: usize| {
-        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((rng >> 33) as usize) % n
     };
     let mut board = Board::new(BoardSize::new(9, 9).unwrap(), Rule::Freestyle);
@@ -314,7 +355,11 @@ fn random_player(
         match kind.as_str() {
             "NAME" => name(&mut socket, who, "v1"),
             "START" => {
-                color = if msg["color"] == "B" { Color::Black } else { Color::White };
+                color = if msg["color"] == "B" {
+                    Color::Black
+                } else {
+                    Color::White
+                };
                 my_turn = color == Color::Black;
             }
             "MOVE" => {
@@ -367,7 +412,10 @@ fn a_hundred_clients_play_at_once() {
                 scope.spawn(move || random_player(address, &format!("p{i}"), i, drop_at))
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("a player thread")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a player thread"))
+            .collect()
     });
     // Every player that did not drop saw its game end; a dropping player
     // may have seen its game end first (its opponent dropped too).
@@ -385,7 +433,11 @@ fn a_hundred_clients_play_at_once() {
         }
     }
     assert!(dropped >= 5, "{dropped}");
-    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
     // The server still serves.
     let mut late = connect(&server);
     name(&mut late, "late", "v1");

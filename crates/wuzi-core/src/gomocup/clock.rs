@@ -115,7 +115,10 @@ mod tests {
         assert_eq!(clock.set("rule", "1"), None);
         assert_eq!(clock.set("timeout_turn", "2000"), Some(Ok(())));
         assert_eq!(clock.set("time_left", " 90000 "), Some(Ok(())));
-        assert_eq!(clock.set("timeout_match", "1.5"), Some(Err(ClockValueError)));
+        assert_eq!(
+            clock.set("timeout_match", "1.5"),
+            Some(Err(ClockValueError))
+        );
         assert_eq!(clock.timeout_match, i64::MAX);
         assert_eq!(clock.turn_limit(false), Some(Duration::from_millis(2000)));
         assert_eq!(clock.game_left(), Some(Duration::from_millis(90_000)));

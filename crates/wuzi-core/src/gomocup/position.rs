@@ -78,7 +78,11 @@ mod tests {
         let board = position(
             size,
             Rule::Freestyle,
-            &[stone(7, 7, Some(2)), stone(8, 8, Some(1)), stone(9, 9, Some(2))],
+            &[
+                stone(7, 7, Some(2)),
+                stone(8, 8, Some(1)),
+                stone(9, 9, Some(2)),
+            ],
         )
         .unwrap();
         assert_eq!(board.side_to_move(), Color::White);
@@ -90,7 +94,11 @@ mod tests {
         // Bad blocks say why.
         let err = position(size, Rule::Freestyle, &[stone(1, 1, Some(3))]).unwrap_err();
         assert!(err.contains("field 3"), "{err}");
-        let err = position(size, Rule::Freestyle, &[stone(1, 1, None), stone(1, 1, None)]);
+        let err = position(
+            size,
+            Rule::Freestyle,
+            &[stone(1, 1, None), stone(1, 1, None)],
+        );
         assert!(err.is_err());
         assert!(position(size, Rule::Freestyle, &[stone(15, 0, None)]).is_err());
     }

@@ -83,7 +83,10 @@ impl WsGame {
     }
 
     fn clocks(&self) -> [Duration; 2] {
-        self.remaining.last().copied().unwrap_or([self.time, self.time])
+        self.remaining
+            .last()
+            .copied()
+            .unwrap_or([self.time, self.time])
     }
 
     /// The side to move's time left after thinking for `thinking` (the
@@ -109,7 +112,12 @@ impl WsGame {
     /// Judges `mv` by `color` after `thinking` on it: `Err` with a reason
     /// (the position unchanged, the clock still running), or the move is
     /// played and `Ok` says whether it ended the game.
-    pub fn play(&mut self, color: Color, mv: WsMove, thinking: Duration) -> Result<Option<Ending>, String> {
+    pub fn play(
+        &mut self,
+        color: Color,
+        mv: WsMove,
+        thinking: Duration,
+    ) -> Result<Option<Ending>, String> {
         if self.ending.is_some() {
             return Err("the game is over".into());
         }
@@ -334,10 +342,19 @@ mod tests {
     #[test]
     fn moves_are_refereed_and_clocks_kept() {
         let mut g = WsGame::new(BoardSize::FIFTEEN, Rule::Freestyle, ms(10_000));
-        assert_eq!(g.play(Color::White, at(7, 7), ms(5)), Err("it is not your turn".into()));
+        assert_eq!(
+            g.play(Color::White, at(7, 7), ms(5)),
+            Err("it is not your turn".into())
+        );
         assert_eq!(g.play(Color::Black, at(7, 7), ms(300)), Ok(None));
-        assert!(g.play(Color::White, at(7, 7), ms(10)).unwrap_err().contains("occupied"));
-        assert!(g.play(Color::White, at(15, 0), ms(10)).unwrap_err().contains("off the"));
+        assert!(g
+            .play(Color::White, at(7, 7), ms(10))
+            .unwrap_err()
+            .contains("occupied"));
+        assert!(g
+            .play(Color::White, at(15, 0), ms(10))
+            .unwrap_err()
+            .contains("off the"));
         let r = g.remaining_time(ms(200));
         assert_eq!((r.black, r.white), (9_700, 9_800));
         // Black makes five on row 7 while white plays far away.
@@ -348,12 +365,21 @@ mod tests {
                 assert_eq!(result, Ok(None));
             } else {
                 let ending = result.unwrap().unwrap();
-                assert_eq!((ending.reason, ending.winner), (EndReason::Five, Some(Color::Black)));
+                assert_eq!(
+                    (ending.reason, ending.winner),
+                    (EndReason::Five, Some(Color::Black))
+                );
             }
         }
-        assert_eq!(g.play(Color::White, at(1, 1), ms(1)), Err("the game is over".into()));
+        assert_eq!(
+            g.play(Color::White, at(1, 1), ms(1)),
+            Err("the game is over".into())
+        );
         assert_eq!(g.moves(), 9);
-        let ServerMessage::End { winner, players, .. } = g.end_message(g.ending().unwrap()) else {
+        let ServerMessage::End {
+            winner, players, ..
+        } = g.end_message(g.ending().unwrap())
+        else {
             panic!("not END")
         };
         assert_eq!(winner, "B");
@@ -364,7 +390,12 @@ mod tests {
     fn renju_forbidden_points_are_invalid_and_time_runs_out() {
         let mut g = WsGame::new(BoardSize::FIFTEEN, Rule::Renju, ms(1_000));
         // Black's double three at row 7, column 7.
-        for (b, w) in [((7, 5), (0, 0)), ((7, 6), (0, 2)), ((8, 7), (0, 4)), ((9, 7), (0, 6))] {
+        for (b, w) in [
+            ((7, 5), (0, 0)),
+            ((7, 6), (0, 2)),
+            ((8, 7), (0, 4)),
+            ((9, 7), (0, 6)),
+        ] {
             g.play(Color::Black, at(b.0, b.1), ms(1)).unwrap();
             g.play(Color::White, at(w.0, w.1), ms(1)).unwrap();
         }
@@ -374,7 +405,10 @@ mod tests {
         let ending = g.play(Color::Black, at(7, 8), ms(2_000)).unwrap().unwrap();
         assert_eq!(ending.reason, EndReason::Timeout);
         assert_eq!(ending.timed_out, Some(Color::Black));
-        let ServerMessage::End { winner, timed_out, .. } = g.end_message(ending) else {
+        let ServerMessage::End {
+            winner, timed_out, ..
+        } = g.end_message(ending)
+        else {
             panic!("not END")
         };
         assert_eq!((winner.as_str(), timed_out), (".", Some(WsColor::B)));

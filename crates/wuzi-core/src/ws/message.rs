@@ -239,8 +239,7 @@ impl ClientMessage {
     /// Parses a client's text message. The specification prints `MOVE`
     /// with `"type": "START"` (a slip): a `START` with a `move` is a move.
     pub fn parse(text: &str) -> Result<ClientMessage, String> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
         let kind = value
             .get("type")
             .and_then(Value::as_str)
@@ -298,23 +297,46 @@ mod tests {
     fn messages_read_and_write_the_specification_format() {
         let place: WsMove =
             serde_json::from_str(r#"{"type": "place", "point": {"row": 3, "column": 4}}"#).unwrap();
-        assert_eq!(place, WsMove::Place { point: WsPoint { row: 3, column: 4 } });
-        assert_eq!(serde_json::to_string(&WsMove::Pass).unwrap(), r#"{"type":"pass"}"#);
+        assert_eq!(
+            place,
+            WsMove::Place {
+                point: WsPoint { row: 3, column: 4 }
+            }
+        );
+        assert_eq!(
+            serde_json::to_string(&WsMove::Pass).unwrap(),
+            r#"{"type":"pass"}"#
+        );
         let valid = ServerMessage::Valid {
-            remaining_time: PerPlayer { black: 1000, white: 2000 },
+            remaining_time: PerPlayer {
+                black: 1000,
+                white: 2000,
+            },
         };
-        assert_eq!(valid.to_json(), r#"{"type":"VALID","remainingTime":{"B":1000,"W":2000}}"#);
+        assert_eq!(
+            valid.to_json(),
+            r#"{"type":"VALID","remainingTime":{"B":1000,"W":2000}}"#
+        );
         let end = ServerMessage::End {
             reason: EndReason::Five,
             winner: "B".into(),
             players: PerPlayer {
-                black: ScoreAndTime { score: 1.0, remaining_time: 5 },
-                white: ScoreAndTime { score: 0.0, remaining_time: 6 },
+                black: ScoreAndTime {
+                    score: 1.0,
+                    remaining_time: 5,
+                },
+                white: ScoreAndTime {
+                    score: 0.0,
+                    remaining_time: 6,
+                },
             },
             timed_out: None,
         };
         let json = end.to_json();
-        assert!(json.starts_with(r#"{"type":"END","reason":"five","winner":"B""#), "{json}");
+        assert!(
+            json.starts_with(r#"{"type":"END","reason":"five","winner":"B""#),
+            "{json}"
+        );
         assert!(!json.contains("timedOut"));
         assert_eq!(serde_json::from_str::<ServerMessage>(&json).unwrap(), end);
         assert_eq!(ServerMessage::Name.to_json(), r#"{"type":"NAME"}"#);
@@ -324,16 +346,24 @@ mod tests {
     fn client_messages_and_the_start_slip() {
         assert_eq!(
             ClientMessage::parse(r#"{"type":"NAME","name":"wuzi","protocol":"v2"}"#),
-            Ok(ClientMessage::Name { name: "wuzi".into(), protocol: ProtocolVersion::V2 })
+            Ok(ClientMessage::Name {
+                name: "wuzi".into(),
+                protocol: ProtocolVersion::V2
+            })
         );
         assert_eq!(
             ClientMessage::parse(r#"{"type":"NAME","name":"x"}"#),
-            Ok(ClientMessage::Name { name: "x".into(), protocol: ProtocolVersion::V1 })
+            Ok(ClientMessage::Name {
+                name: "x".into(),
+                protocol: ProtocolVersion::V1
+            })
         );
         let mv = r#"{"type":"START","move":{"type":"place","point":{"row":7,"column":7}}}"#;
         assert_eq!(
             ClientMessage::parse(mv),
-            Ok(ClientMessage::Move(WsMove::Place { point: WsPoint { row: 7, column: 7 } }))
+            Ok(ClientMessage::Move(WsMove::Place {
+                point: WsPoint { row: 7, column: 7 }
+            }))
         );
         let back = ClientMessage::parse(mv).unwrap().to_json();
         assert_eq!(ClientMessage::parse(&back), ClientMessage::parse(mv));
@@ -341,7 +371,10 @@ mod tests {
         let parsed = ClientMessage::parse(info).unwrap();
         assert_eq!(
             parsed,
-            ClientMessage::Info(PlayerInfo { winrate: 0.25, pv: vec![WsPoint { row: 1, column: 2 }] })
+            ClientMessage::Info(PlayerInfo {
+                winrate: 0.25,
+                pv: vec![WsPoint { row: 1, column: 2 }]
+            })
         );
         assert_eq!(ClientMessage::parse(&parsed.to_json()), Ok(parsed));
         for bad in [

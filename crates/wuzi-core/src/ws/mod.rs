@@ -7,7 +7,9 @@ pub mod message;
 pub mod server;
 
 pub use game::{Ending, WsGame};
-pub use message::{ClientMessage, EndReason, ProtocolVersion, ServerMessage, WsColor, WsMove, WsPoint};
+pub use message::{
+    ClientMessage, EndReason, ProtocolVersion, ServerMessage, WsColor, WsMove, WsPoint,
+};
 pub use server::{Server, ServerConfig};
 
 /// The page served for a plain `GET /` on the server's port.

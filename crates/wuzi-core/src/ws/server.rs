@@ -131,7 +131,11 @@ impl Referee {
     /// The game `id` plays in, and its seat there.
     fn game_of(&self, id: ClientId) -> Option<(usize, usize)> {
         self.games.iter().enumerate().find_map(|(g, running)| {
-            running.players.iter().position(|&p| p == id).map(|seat| (g, seat))
+            running
+                .players
+                .iter()
+                .position(|&p| p == id)
+                .map(|seat| (g, seat))
         })
     }
 
@@ -222,8 +226,19 @@ impl Referee {
                 running.turn_started = Instant::now();
                 let other = running.players[1 - seat];
                 if !timed_out {
-                    self.send(id, &ServerMessage::Valid { remaining_time: remaining });
-                    self.send(other, &ServerMessage::Move { mv, remaining_time: remaining });
+                    self.send(
+                        id,
+                        &ServerMessage::Valid {
+                            remaining_time: remaining,
+                        },
+                    );
+                    self.send(
+                        other,
+                        &ServerMessage::Move {
+                            mv,
+                            remaining_time: remaining,
+                        },
+                    );
                 }
                 if let Some(ending) = ending {
                     self.end(g, ending);
@@ -261,11 +276,7 @@ impl Referee {
         };
         tracing::info!("client {id} disconnected");
         let _ = client.out.send(Outgoing::Close);
-        let Some(g) = self
-            .games
-            .iter()
-            .position(|r| r.players.contains(&id))
-        else {
+        let Some(g) = self.games.iter().position(|r| r.players.contains(&id)) else {
             return;
         };
         // A player is gone: the game becomes a checkpoint, with the time
@@ -291,7 +302,8 @@ impl Referee {
         }
         if let [Some(black), Some(white)] = names {
             // One interrupted game per pair of names: the latest.
-            self.checkpoints.retain(|c| c.names != [black.clone(), white.clone()]);
+            self.checkpoints
+                .retain(|c| c.names != [black.clone(), white.clone()]);
             self.checkpoints.push(Checkpoint {
                 game: running.game,
                 names: [black, white],
@@ -346,7 +358,9 @@ impl Referee {
                     .find(|(id, n)| n == name && !taken.contains(id))
                     .map(|(id, _)| *id)
             };
-            if let (Some(black), Some(white)) = (find(&checkpoint.names[0]), find(&checkpoint.names[1])) {
+            if let (Some(black), Some(white)) =
+                (find(&checkpoint.names[0]), find(&checkpoint.names[1]))
+            {
                 if black != white {
                     taken.extend([black, white]);
                     resumed.push((i, [black, white]));
@@ -361,7 +375,11 @@ impl Referee {
             return;
         }
         // Names that an interrupted game waits for are kept for it.
-        let reserved = |name: &str| self.checkpoints.iter().any(|c| c.names.iter().any(|n| n == name));
+        let reserved = |name: &str| {
+            self.checkpoints
+                .iter()
+                .any(|c| c.names.iter().any(|n| n == name))
+        };
         let free: Vec<ClientId> = waiting
             .iter()
             .filter(|(id, name)| !taken.contains(id) && !reserved(name))
@@ -383,7 +401,10 @@ impl Referee {
             players[1]
         );
         for (i, &id) in players.iter().enumerate() {
-            let v2 = self.clients.get(&id).is_some_and(|c| c.protocol == ProtocolVersion::V2);
+            let v2 = self
+                .clients
+                .get(&id)
+                .is_some_and(|c| c.protocol == ProtocolVersion::V2);
             let message = ServerMessage::Start {
                 configuration: game.configuration(v2),
                 color: color_of_seat(i).into(),
@@ -502,7 +523,11 @@ pub struct Server {
 
 impl Server {
     /// Serves on `listener` in background threads.
-    pub fn spawn(listener: TcpListener, config: ServerConfig, page: &'static str) -> io::Result<Server> {
+    pub fn spawn(
+        listener: TcpListener,
+        config: ServerConfig,
+        page: &'static str,
+    ) -> io::Result<Server> {
         let address = listener.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
         let (events, inbox) = unbounded();
@@ -511,20 +536,22 @@ impl Server {
             .name("ws-referee".into())
             .spawn(move || referee_loop(config, inbox, &referee_stop))?;
         let accept_stop = Arc::clone(&stop);
-        thread::Builder::new().name("ws-accept".into()).spawn(move || {
-            let mut next_id: ClientId = 0;
-            for stream in listener.incoming() {
-                if accept_stop.load(Ordering::SeqCst) {
-                    break;
+        thread::Builder::new()
+            .name("ws-accept".into())
+            .spawn(move || {
+                let mut next_id: ClientId = 0;
+                for stream in listener.incoming() {
+                    if accept_stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    next_id += 1;
+                    let (id, events) = (next_id, events.clone());
+                    let _ = thread::Builder::new()
+                        .name(format!("ws-client-{id}"))
+                        .spawn(move || connection(id, stream, events, page));
                 }
-                let Ok(stream) = stream else { continue };
-                next_id += 1;
-                let (id, events) = (next_id, events.clone());
-                let _ = thread::Builder::new()
-                    .name(format!("ws-client-{id}"))
-                    .spawn(move || connection(id, stream, events, page));
-            }
-        })?;
+            })?;
         Ok(Server { address, stop })
     }
 
