@@ -271,8 +271,10 @@ impl GamePlan {
                 result.best_move
             };
             let Some(mv) = choice else {
-                // No legal move left (renju: every empty cell forbidden).
-                break (Outcome::Draw, End::FullBoard);
+                // No legal move left on a board with empty cells: every one is
+                // forbidden to black, which loses as under Piskvork's referee
+                // (the search proved it so).
+                break (Outcome::Win(board.side_to_move().opponent()), End::Proven);
             };
             let color = board.side_to_move();
             board

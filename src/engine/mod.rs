@@ -132,6 +132,19 @@ impl Engine {
         }
     }
 
+    /// The answer of a protocol without a pass (Gomocup, the file
+    /// protocol) when no move is legal but cells are empty: every one is
+    /// forbidden to black. The search values such a position as lost, and
+    /// playing a forbidden cell lets the referee score that loss at once
+    /// instead of waiting out the clock for an answer that cannot come.
+    pub fn move_or_forbidden(&self, result: &SearchResult) -> Option<Point> {
+        self.move_to_play(result).or_else(|| {
+            let mv = self.board.empty_cells().next()?;
+            tracing::warn!("every empty cell is forbidden to black; playing {mv}");
+            Some(mv)
+        })
+    }
+
     /// Time for choosing balancing moves: the move's time budget, at most
     /// 2 s (Rapfi spends about that), at least 0.1 s.
     fn balance_time(&self) -> Duration {

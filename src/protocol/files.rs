@@ -224,8 +224,8 @@ fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, String
         .map(|f| f.result)
         .ok_or("the search did not finish")?;
     let mv = engine
-        .move_to_play(&result)
-        .ok_or("no legal move: every empty cell is forbidden or the board is full")?;
+        .move_or_forbidden(&result)
+        .ok_or("no move: the board is full")?;
     fs::write(dir.join("TAH.DAT"), format!("{mv}\n"))
         .map_err(|e| format!("cannot write TAH.DAT: {e}"))?;
     let mut line = format!(

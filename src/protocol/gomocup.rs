@@ -396,7 +396,7 @@ impl Gomocup {
 
     /// Our move: played on our board and answered, or suggested.
     fn answer_move(&mut self, s: &mut GomocupSession, result: &SearchResult) {
-        let Some(mv) = s.engine.move_to_play(result) else {
+        let Some(mv) = s.engine.move_or_forbidden(result) else {
             error(
                 s,
                 "no legal move: every empty cell is forbidden or the board is full",

@@ -110,10 +110,11 @@ pub fn analyse(board: &mut Board, settings: LeafSettings) -> LeafAnalysis {
     }
     let (moves, complete) = candidate_moves(board, settings.candidate_distance);
     if moves.is_empty() {
-        // Every empty cell is forbidden to black: it cannot move, and the
-        // game is drawn for want of moves (only possible on a nearly full board).
+        // Every empty cell is forbidden to black (a full board was a draw
+        // above). The Gomocup protocols have no pass and Piskvork's referee
+        // counts a forbidden move as a loss, so black loses with its move.
         return LeafAnalysis::Proven {
-            value: Proven::Draw,
+            value: Proven::Loss(1),
             line: Vec::new(),
         };
     }
@@ -216,7 +217,7 @@ pub fn candidate_moves(board: &mut Board, distance: u8) -> (Vec<Point>, bool) {
         }
     }
     let mut moves = Vec::new();
-    let mut legal_elsewhere = false;
+    let mut elsewhere = Vec::new();
     let empty: Vec<Point> = board.empty_cells().collect();
     for q in empty {
         if !is_legal_for(board, q, me) {
@@ -225,10 +226,15 @@ pub fn candidate_moves(board: &mut Board, distance: u8) -> (Vec<Point>, bool) {
         if near.contains(q) {
             moves.push(q);
         } else {
-            legal_elsewhere = true;
+            elsewhere.push(q);
         }
     }
-    (moves, !legal_elsewhere)
+    if moves.is_empty() {
+        // Every cell near the stones is forbidden to black: the far ones
+        // are all it has, and an empty list must mean no legal move at all.
+        return (elsewhere, true);
+    }
+    (moves, elsewhere.is_empty())
 }
 
 /// A move for a position the search has no edge for (lost by force, so
