@@ -104,6 +104,10 @@ struct ServeArgs {
     /// board's Start button starts games).
     #[arg(long)]
     pair: bool,
+    /// How long an interrupted game waits for both players to come back,
+    /// in seconds.
+    #[arg(long, default_value_t = 600)]
+    resume_window_s: u64,
 }
 
 /// `pbrain-wuzi serve`: runs until the process is stopped.
@@ -125,6 +129,7 @@ fn serve(args: &ServeArgs) -> io::Result<()> {
         time: Duration::from_secs_f64(args.time),
         ping_interval: Duration::from_millis(args.ping_interval_ms.max(10)),
         auto_pair: args.pair,
+        resume_window: Duration::from_secs(args.resume_window_s),
     };
     // The referee's events (clients, games, results) on stderr.
     let _ = tracing_subscriber::fmt()

@@ -134,6 +134,7 @@ fn a_person_plays_the_engine_in_the_browser() {
         time: Duration::from_secs(120),
         ping_interval: Duration::from_secs(5),
         auto_pair: false,
+        ..ServerConfig::default()
     };
     let server = Server::spawn(listener, config, PAGE).expect("server");
     let url = format!("ws://{}/", server.address);

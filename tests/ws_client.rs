@@ -54,6 +54,7 @@ fn the_engine_plays_and_resumes_a_game() {
         time: Duration::from_secs(60),
         ping_interval: Duration::from_millis(300),
         auto_pair: true,
+        ..ServerConfig::default()
     };
     let server = Server::spawn(listener, config, "page").expect("server");
     // The engine connects first, so it is black; pings every 300 ms test
@@ -198,4 +199,118 @@ fn bad_command_lines_fail_with_one_line() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains("cannot"), "{args:?}: {err}");
     }
+}
+
+/// The resident memory of process `pid` in KB (`VmRSS`).
+fn resident_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+/// 100 clients (new names each round) connect to `address`, name themselves and are paired; the
+/// black player of each game plays one move, then every second game's
+/// white player drops (an interrupted game) and the rest close.
+fn crowd(address: &str, round: usize) {
+    let mut sockets: Vec<Socket> = (0..100)
+        .map(|i| {
+            let (mut socket, _) =
+                tungstenite::connect(format!("ws://{address}/")).expect("connect");
+            if let MaybeTlsStream::Plain(s) = socket.get_ref() {
+                s.set_read_timeout(Some(Duration::from_secs(30)))
+                    .expect("timeout");
+            }
+            assert_eq!(next(&mut socket)["type"], "NAME");
+            let hello = json!({"type": "NAME", "name": format!("r{round}c{i}")});
+            socket.send(Message::text(hello.to_string())).expect("send");
+            socket
+        })
+        .collect();
+    for socket in &mut sockets {
+        let start = next(socket);
+        assert_eq!(start["type"], "START", "{start}");
+        if start["color"] == "B" {
+            socket.send(Message::text(place(4, 4))).expect("send");
+            let valid = next(socket);
+            assert_eq!(valid["type"], "VALID", "{valid}");
+        }
+    }
+    for (i, mut socket) in sockets.into_iter().enumerate() {
+        if i % 4 != 1 {
+            let _ = socket.close(None);
+            let _ = socket.flush();
+        }
+    }
+}
+
+/// Waits until the viewer's picture shows no client, no game and no
+/// interrupted game.
+fn wait_until_empty(viewer: &mut Socket) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        assert!(Instant::now() < deadline, "the server never emptied");
+        let state = next(viewer);
+        let empty = state["clients"].as_array().is_some_and(Vec::is_empty)
+            && state["games"] == 0
+            && state["paused"] == false;
+        if empty {
+            return;
+        }
+    }
+}
+
+/// `serve` as its own process under three rounds of 100 clients with
+/// dropped connections and interrupted games: once the clients are gone
+/// and the interrupted games forgotten (a 1 s resume window), its memory
+/// is back at the level the first round left, every time.
+#[test]
+fn the_server_process_returns_to_its_memory_level_after_crowds() {
+    let port = free_port();
+    let address = format!("127.0.0.1:{port}");
+    let server = pbrain_wuzi(&[
+        "serve",
+        "--port",
+        &port.to_string(),
+        "--board",
+        "9",
+        "--pair",
+        "--resume-window-s",
+        "1",
+    ]);
+    let pid = server.0.id();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let (mut viewer, _) = loop {
+        match tungstenite::connect(format!("ws://{address}/watch")) {
+            Ok(connected) => break connected,
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => panic!("the server did not come up: {e}"),
+        }
+    };
+    if let MaybeTlsStream::Plain(s) = viewer.get_ref() {
+        s.set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+    }
+    let idle = resident_kb(pid);
+    let mut levels = Vec::new();
+    for round in 0..3 {
+        crowd(&address, round);
+        // Past the resume window of the games interrupted last.
+        std::thread::sleep(Duration::from_millis(1500));
+        wait_until_empty(&mut viewer);
+        // The connection threads end a moment after the referee lets go.
+        std::thread::sleep(Duration::from_millis(300));
+        levels.push(resident_kb(pid));
+    }
+    eprintln!("server resident memory: idle {idle} KB, after each round {levels:?} KB");
+    // The first round grows the allocator's pools once; later rounds reuse
+    // them (4 MB of slack for the allocator's own bookkeeping).
+    assert!(
+        levels[2] <= levels[0] + 4 * 1024,
+        "the server grew from {} to {} KB",
+        levels[0],
+        levels[2]
+    );
 }

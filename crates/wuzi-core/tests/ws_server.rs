@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tungstenite::{Message, WebSocket};
 use wuzi_core::game::{BoardSize, Rule};
-use wuzi_core::ws::{Server, ServerConfig};
+use wuzi_core::ws::{Server, ServerConfig, ServerStats};
 
 type Socket = WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
 
@@ -25,6 +25,7 @@ fn server_with(ping: Duration, auto_pair: bool) -> Server {
         time: Duration::from_secs(60),
         ping_interval: ping,
         auto_pair,
+        ..ServerConfig::default()
     };
     Server::spawn(listener, config, "<html>board</html>").expect("spawn")
 }
@@ -388,28 +389,45 @@ fn random_player(
     }
 }
 
-/// 100 clients, paired into games at once on a 9x9 board, some dropping
-/// mid-game: every player still connected gets an END, the server keeps
-/// answering, and nothing panics (a panic would fail the scoped threads).
-#[test]
-fn a_hundred_clients_play_at_once() {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let config = ServerConfig {
-        size: BoardSize::new(9, 9).unwrap(),
-        rule: Rule::Freestyle,
-        time: Duration::from_secs(30),
-        ping_interval: Duration::from_secs(30),
-        auto_pair: true,
-    };
-    let server = Server::spawn(listener, config, "page").expect("server");
-    let address = server.address;
-    let started = Instant::now();
+/// Waits (at most 20 s) until the server holds nothing but `late`
+/// clients: no game, no connection beyond theirs, no interrupted game.
+fn drained(server: &Server, late: usize) -> ServerStats {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let stats = server.stats();
+        let empty = ServerStats {
+            clients: late,
+            connections: late,
+            ..ServerStats::default()
+        };
+        if stats == empty || Instant::now() > deadline {
+            return stats;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// This process's resident memory in KB (`VmRSS`).
+fn resident_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+/// One round of the load test: 100 clients paired into games at once on
+/// a 9x9 board, every tenth dropping its connection at its 5th move.
+/// Every player still connected gets an END, and nothing panics (a panic
+/// would fail the scoped threads). Returns how many dropped.
+fn load_round(address: std::net::SocketAddr, round: u64) -> usize {
     let endings: Vec<Option<Value>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..100u64)
             .map(|i| {
-                // Every tenth client drops its connection at its 5th move.
                 let drop_at = (i % 10 == 3).then_some(5);
-                scope.spawn(move || random_player(address, &format!("p{i}"), i, drop_at))
+                let who = format!("p{i}");
+                scope.spawn(move || random_player(address, &who, 100 * round + i, drop_at))
             })
             .collect();
         handles
@@ -417,8 +435,8 @@ fn a_hundred_clients_play_at_once() {
             .map(|h| h.join().expect("a player thread"))
             .collect()
     });
-    // Every player that did not drop saw its game end; a dropping player
-    // may have seen its game end first (its opponent dropped too).
+    // A dropping player may have seen its game end first (its opponent
+    // dropped too, or the game ended before its 5th move).
     let mut dropped = 0;
     for (i, ending) in endings.iter().enumerate() {
         match ending {
@@ -432,13 +450,81 @@ fn a_hundred_clients_play_at_once() {
             }
         }
     }
-    assert!(dropped >= 5, "{dropped}");
-    assert!(
-        started.elapsed() < Duration::from_secs(60),
-        "{:?}",
-        started.elapsed()
+    dropped
+}
+
+/// The load test, twice over: after each round the server holds nothing
+/// (clients, games and connection threads gone, the interrupted games
+/// forgotten after their resume window), and the second round leaves the
+/// process no larger than the first did (what a round leaks would show
+/// there), then the server still serves.
+#[test]
+fn a_hundred_clients_play_at_once() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let config = ServerConfig {
+        size: BoardSize::new(9, 9).unwrap(),
+        rule: Rule::Freestyle,
+        time: Duration::from_secs(30),
+        ping_interval: Duration::from_secs(30),
+        auto_pair: true,
+        resume_window: Duration::from_millis(500),
+    };
+    let server = Server::spawn(listener, config, "page").expect("server");
+    let address = server.address;
+    let before = resident_kb();
+    let mut after = Vec::new();
+    for round in 0..2 {
+        let started = Instant::now();
+        let dropped = load_round(address, round);
+        assert!(dropped >= 5, "round {round}: {dropped} dropped");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "round {round}: {:?}",
+            started.elapsed()
+        );
+        assert_eq!(drained(&server, 0), ServerStats::default(), "round {round}");
+        after.push(resident_kb());
+    }
+    eprintln!(
+        "resident memory: {before} KB before, {} KB after round 1, {} KB after round 2",
+        after[0], after[1]
     );
-    // The server still serves.
+    // The first round grows the allocator's pools and thread stacks' cache
+    // (the 100 client threads are this process's too); a second identical
+    // round must reuse them.
+    assert!(
+        after[1] <= after[0] + 8 * 1024,
+        "memory grew by {} KB in the second round",
+        after[1].saturating_sub(after[0])
+    );
     let mut late = connect(&server);
     name(&mut late, "late", "v1");
+    assert_eq!(drained(&server, 1).clients, 1);
+}
+
+#[test]
+fn an_interrupted_game_is_forgotten_after_the_resume_window() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let config = ServerConfig {
+        ping_interval: Duration::from_secs(30),
+        auto_pair: true,
+        resume_window: Duration::from_millis(300),
+        ..ServerConfig::default()
+    };
+    let server = Server::spawn(listener, config, "page").expect("server");
+    let (mut black, white, _) = pair(&server, "north", "south");
+    send(&mut black, place(7, 7));
+    assert_eq!(next(&mut black)["type"], "VALID");
+    drop(white);
+    assert_eq!(next(&mut black)["reason"], "error");
+    assert_eq!(server.stats().checkpoints, 1);
+    drop(black);
+    assert_eq!(drained(&server, 0), ServerStats::default());
+    // Both back under the same names: a new game, not the old one.
+    let (_, _, start) = pair(&server, "north", "south");
+    assert_eq!(
+        start["configuration"]["moveLog"].as_array().map(Vec::len),
+        Some(0),
+        "{start}"
+    );
 }

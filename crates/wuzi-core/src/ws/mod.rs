@@ -10,7 +10,7 @@ pub use game::{Ending, WsGame};
 pub use message::{
     ClientMessage, EndReason, ProtocolVersion, ServerMessage, WsColor, WsMove, WsPoint,
 };
-pub use server::{Server, ServerConfig};
+pub use server::{Server, ServerConfig, ServerStats};
 
 /// The page served for a plain `GET /` on the server's port.
 pub const PAGE: &str = include_str!("page.html");

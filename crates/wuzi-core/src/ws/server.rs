@@ -11,12 +11,12 @@
 use std::collections::BTreeMap;
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use tungstenite::{Message, WebSocket};
 
 use crate::game::{BoardSize, Color, Rule};
@@ -41,6 +41,81 @@ pub struct ServerConfig {
     /// Start a game as soon as two named clients wait (otherwise the web
     /// board's button starts one). An interrupted game resumes either way.
     pub auto_pair: bool,
+    /// How long an interrupted game waits for its players to come back
+    /// before it is forgotten (a server that runs for days must not keep
+    /// every abandoned game).
+    pub resume_window: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            size: BoardSize::FIFTEEN,
+            rule: Rule::Freestyle,
+            time: Duration::from_secs(300),
+            ping_interval: Duration::from_secs(10),
+            auto_pair: false,
+            resume_window: Duration::from_secs(600),
+        }
+    }
+}
+
+/// At most this many interrupted games wait at once; beyond it the oldest
+/// is forgotten first.
+const MAX_CHECKPOINTS: usize = 1000;
+
+/// What the server holds, counted by the referee loop after every event
+/// and by the connection threads as they start and end: a long-running
+/// server's memory is these, and all return to zero when the clients go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServerStats {
+    /// Connected game clients.
+    pub clients: usize,
+    /// Connected web boards.
+    pub viewers: usize,
+    /// Games being played.
+    pub games: usize,
+    /// Interrupted games waiting for their players.
+    pub checkpoints: usize,
+    /// Connection threads alive (game clients, viewers and page requests).
+    pub connections: usize,
+}
+
+#[derive(Default)]
+struct SharedStats {
+    clients: AtomicUsize,
+    viewers: AtomicUsize,
+    games: AtomicUsize,
+    checkpoints: AtomicUsize,
+    connections: AtomicUsize,
+}
+
+impl SharedStats {
+    fn snapshot(&self) -> ServerStats {
+        ServerStats {
+            clients: self.clients.load(Ordering::SeqCst),
+            viewers: self.viewers.load(Ordering::SeqCst),
+            games: self.games.load(Ordering::SeqCst),
+            checkpoints: self.checkpoints.load(Ordering::SeqCst),
+            connections: self.connections.load(Ordering::SeqCst),
+        }
+    }
+}
+
+/// Counts a connection thread for as long as it lives.
+struct ConnectionGuard(Arc<SharedStats>);
+
+impl ConnectionGuard {
+    fn new(stats: &Arc<SharedStats>) -> ConnectionGuard {
+        stats.connections.fetch_add(1, Ordering::SeqCst);
+        ConnectionGuard(Arc::clone(stats))
+    }
+}
+
+impl Drop for ConnectionGuard {
+    fn drop(&mut self) {
+        self.0.connections.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 type ClientId = u64;
@@ -94,6 +169,7 @@ struct Running {
 struct Checkpoint {
     game: WsGame,
     names: [String; 2],
+    since: Instant,
 }
 
 /// The server's state, owned by the referee loop. Any number of games run
@@ -109,6 +185,7 @@ struct Referee {
     games: Vec<Running>,
     checkpoints: Vec<Checkpoint>,
     last_ping: Instant,
+    stats: Arc<SharedStats>,
 }
 
 fn color_of_seat(i: usize) -> Color {
@@ -304,9 +381,13 @@ impl Referee {
             // One interrupted game per pair of names: the latest.
             self.checkpoints
                 .retain(|c| c.names != [black.clone(), white.clone()]);
+            if self.checkpoints.len() >= MAX_CHECKPOINTS {
+                self.checkpoints.remove(0);
+            }
             self.checkpoints.push(Checkpoint {
                 game: running.game,
                 names: [black, white],
+                since: Instant::now(),
             });
         }
     }
@@ -468,8 +549,18 @@ impl Referee {
         })
     }
 
-    /// Time and heartbeat, checked between events.
+    /// Time, heartbeat and forgetting, checked between events.
     fn tick(&mut self) {
+        let window = self.config.resume_window;
+        let before = self.checkpoints.len();
+        self.checkpoints.retain(|c| c.since.elapsed() < window);
+        if self.checkpoints.len() != before {
+            tracing::info!(
+                "{} interrupted game(s) forgotten after {window:?}",
+                before - self.checkpoints.len()
+            );
+            self.changed = true;
+        }
         while let Some(g) = self
             .games
             .iter()
@@ -501,6 +592,17 @@ impl Referee {
         self.broadcast();
         self.pair();
         self.broadcast();
+        self.count();
+    }
+
+    fn count(&self) {
+        let stats = &self.stats;
+        stats.clients.store(self.clients.len(), Ordering::SeqCst);
+        stats.viewers.store(self.viewers.len(), Ordering::SeqCst);
+        stats.games.store(self.games.len(), Ordering::SeqCst);
+        stats
+            .checkpoints
+            .store(self.checkpoints.len(), Ordering::SeqCst);
     }
 
     /// Sends the state to the viewers if it changed.
@@ -519,6 +621,7 @@ impl Referee {
 pub struct Server {
     pub address: SocketAddr,
     stop: Arc<AtomicBool>,
+    stats: Arc<SharedStats>,
 }
 
 impl Server {
@@ -530,11 +633,14 @@ impl Server {
     ) -> io::Result<Server> {
         let address = listener.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
+        let stats = Arc::new(SharedStats::default());
         let (events, inbox) = unbounded();
         let referee_stop = Arc::clone(&stop);
+        let referee_stats = Arc::clone(&stats);
         thread::Builder::new()
             .name("ws-referee".into())
-            .spawn(move || referee_loop(config, inbox, &referee_stop))?;
+            .spawn(move || referee_loop(config, inbox, &referee_stop, referee_stats))?;
+        let accept_stats = Arc::clone(&stats);
         let accept_stop = Arc::clone(&stop);
         thread::Builder::new()
             .name("ws-accept".into())
@@ -547,12 +653,25 @@ impl Server {
                     let Ok(stream) = stream else { continue };
                     next_id += 1;
                     let (id, events) = (next_id, events.clone());
+                    let guard = ConnectionGuard::new(&accept_stats);
                     let _ = thread::Builder::new()
                         .name(format!("ws-client-{id}"))
-                        .spawn(move || connection(id, stream, events, page));
+                        .spawn(move || {
+                            let _guard = guard;
+                            connection(id, stream, events, page)
+                        });
                 }
             })?;
-        Ok(Server { address, stop })
+        Ok(Server {
+            address,
+            stop,
+            stats,
+        })
+    }
+
+    /// What the server holds now (see [`ServerStats`]).
+    pub fn stats(&self) -> ServerStats {
+        self.stats.snapshot()
     }
 
     /// Stops accepting and refereeing (connections close as they notice).
@@ -569,7 +688,12 @@ impl Drop for Server {
     }
 }
 
-fn referee_loop(config: ServerConfig, inbox: Receiver<Event>, stop: &AtomicBool) {
+fn referee_loop(
+    config: ServerConfig,
+    inbox: Receiver<Event>,
+    stop: &AtomicBool,
+    stats: Arc<SharedStats>,
+) {
     let mut referee = Referee {
         config,
         clients: BTreeMap::new(),
@@ -579,6 +703,7 @@ fn referee_loop(config: ServerConfig, inbox: Receiver<Event>, stop: &AtomicBool)
         games: Vec::new(),
         checkpoints: Vec::new(),
         last_ping: Instant::now(),
+        stats,
     };
     while !stop.load(Ordering::SeqCst) {
         match inbox.recv_timeout(Duration::from_millis(10)) {
@@ -658,11 +783,13 @@ fn pump(
     events: &Sender<Event>,
 ) -> Result<(), ()> {
     loop {
-        while let Ok(message) = outgoing.try_recv() {
-            let frame = match message {
-                Outgoing::Text(text) => Message::text(text),
-                Outgoing::Ping => Message::Ping(Vec::new().into()),
-                Outgoing::Close => return Ok(()),
+        loop {
+            let frame = match outgoing.try_recv() {
+                Ok(Outgoing::Text(text)) => Message::text(text),
+                Ok(Outgoing::Ping) => Message::Ping(Vec::new().into()),
+                // Closed by the referee, or the referee has stopped.
+                Ok(Outgoing::Close) | Err(TryRecvError::Disconnected) => return Ok(()),
+                Err(TryRecvError::Empty) => break,
             };
             socket.send(frame).map_err(|_| ())?;
         }
