@@ -999,6 +999,22 @@ fn yixin_board_gets_live_analysis_during_a_search() {
         .max()
         .unwrap();
     assert!(longest >= 3, "best lines of one move only: {during:?}");
+    // The GUI's search marks: a move is marked being searched (POS) before
+    // it is marked searched (DONE), and a REFRESH clears the marks.
+    let mut marked: HashSet<&str> = HashSet::new();
+    let mut positions = 0;
+    for line in during {
+        if line == "MESSAGE REALTIME REFRESH" {
+            marked.clear();
+        } else if let Some(mv) = line.strip_prefix("MESSAGE REALTIME POS ") {
+            assert!(parse_move(mv).is_some(), "{line}");
+            assert!(marked.insert(mv), "marked twice: {line} in {during:?}");
+            positions += 1;
+        } else if let Some(mv) = line.strip_prefix("MESSAGE REALTIME DONE ") {
+            assert!(marked.remove(mv), "{line} before its POS: {during:?}");
+        }
+    }
+    assert!(positions >= 2, "{during:?}");
 }
 
 #[test]

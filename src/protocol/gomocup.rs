@@ -80,6 +80,11 @@ pub(super) struct LiveReport {
     pub(super) last_summary: Instant,
     pub(super) best: Option<Point>,
     pub(super) depth: u32,
+    /// Each root move's visits at the last report, to tell which moves the
+    /// search is working on now.
+    pub(super) visits: std::collections::HashMap<Point, u32>,
+    /// Moves marked `REALTIME POS` (being searched) and not yet `DONE`.
+    pub(super) searching: Vec<Point>,
 }
 
 impl LiveReport {
@@ -89,6 +94,8 @@ impl LiveReport {
             last_summary: Instant::now(),
             best: None,
             depth: 1,
+            visits: std::collections::HashMap::new(),
+            searching: Vec::new(),
         }
     }
 }

@@ -82,7 +82,7 @@ impl Gomocup {
             Job::NBest(n) => *n as usize,
             _ => 1,
         };
-        let Some(report) = s.engine.report(&[], n.max(1)) else {
+        let Some(report) = s.engine.report(&[], usize::MAX) else {
             return;
         };
         let elapsed = self.live.started.elapsed();
@@ -92,9 +92,11 @@ impl Gomocup {
                     // A new best: the GUI's searched marks start over.
                     message(s, "REALTIME REFRESH");
                     self.live.best = Some(best.mv);
+                    self.live.searching.clear();
                 }
                 message(s, &format!("REALTIME BEST {}", best.mv));
             }
+            self.searching_marks(s, &report.moves);
             for m in report
                 .moves
                 .iter()
@@ -108,6 +110,7 @@ impl Gomocup {
                 .moves
                 .iter()
                 .filter(|m| m.visits > 0 || m.proven != Proven::Unknown)
+                .take(n.max(1))
                 .cloned()
                 .collect();
             self.pv_blocks(s, &searched, report.visits, elapsed.as_millis() as u64);
@@ -115,6 +118,42 @@ impl Gomocup {
         if self.live.last_summary.elapsed() >= SUMMARY_EVERY {
             self.live.last_summary = Instant::now();
             let line = self.live_summary(s, &report, elapsed);
+            message(s, &line);
+        }
+    }
+
+    /// The GUI's "being searched" and "searched" marks, as an alpha-beta
+    /// engine sends them per root move of an iteration: among the most
+    /// visited moves, one that gained visits since the last report is being
+    /// searched (`POS`), and a marked one that gained none is done for now
+    /// (`DONE`). Unproven moves only: a proof is final.
+    fn searching_marks(&mut self, s: &mut GomocupSession, moves: &[MoveStats]) {
+        let live = &mut self.live;
+        let growing: Vec<Point> = moves
+            .iter()
+            .take(LINES_SHOWN)
+            .filter(|m| {
+                let before = live.visits.get(&m.mv).copied().unwrap_or(0);
+                m.visits > before && m.proven == Proven::Unknown
+            })
+            .map(|m| m.mv)
+            .collect();
+        let mut lines = Vec::new();
+        live.searching.retain(|mv| {
+            let done = !growing.contains(mv);
+            if done {
+                lines.push(format!("REALTIME DONE {mv}"));
+            }
+            !done
+        });
+        for &mv in &growing {
+            if !live.searching.contains(&mv) {
+                live.searching.push(mv);
+                lines.push(format!("REALTIME POS {mv}"));
+            }
+        }
+        live.visits = moves.iter().map(|m| (m.mv, m.visits)).collect();
+        for line in lines {
             message(s, &line);
         }
     }
