@@ -87,14 +87,21 @@ impl Gomocup {
         };
         let elapsed = self.live.started.elapsed();
         if self.show_detail & 1 != 0 {
-            if let Some(best) = report.moves.first() {
-                if self.live.best != Some(best.mv) {
+            // The move the search would play now (the head of its line, as
+            // chosen for the answer), not merely the most visited one.
+            let best = report
+                .pv
+                .first()
+                .copied()
+                .or_else(|| report.moves.first().map(|m| m.mv));
+            if let Some(best) = best {
+                if self.live.best != Some(best) {
                     // A new best: the GUI's searched marks start over.
                     message(s, "REALTIME REFRESH");
-                    self.live.best = Some(best.mv);
+                    self.live.best = Some(best);
                     self.live.searching.clear();
                 }
-                message(s, &format!("REALTIME BEST {}", best.mv));
+                message(s, &format!("REALTIME BEST {best}"));
             }
             self.searching_marks(s, &report.moves);
             for m in report
