@@ -4,8 +4,8 @@
 //! forbidden marks it asks for after a balancing move prove it), every
 //! coordinate in text is the GUI's label of the cell, long searches stream
 //! summary lines and INFO blocks with a rising depth and consistent node
-//! counts, `yxstop` answers at once, and the swap2 steps answer in the
-//! GUI's shapes.
+//! counts, `yxstop` answers at once, the swap2 steps answer in the GUI's
+//! shapes, and the process stays within the memory the GUI gives it.
 
 mod common;
 
@@ -191,6 +191,10 @@ fn replay(file: &str, rule: Rule) -> Vec<(String, String)> {
     let mut model = Model::new(rule);
     let mut block: Option<(bool, Vec<(u8, u8, u8)>)> = None;
     let mut answers = Vec::new();
+    let hash_size_kib: Option<usize> = commands
+        .iter()
+        .find_map(|c| c.strip_prefix("INFO hash_size ")?.trim().parse().ok());
+    let mut peak_uss = 0;
     let mut i = 0;
     while i < commands.len() {
         let command = commands[i];
@@ -322,7 +326,25 @@ fn replay(file: &str, rule: Rule) -> Vec<(String, String)> {
             }
             _ => {}
         }
+        // The memory the GUI gives (`INFO hash_size`, KiB) is the whole
+        // process's, measured as GomocupJudge does (USS), after every
+        // command it waited for.
+        if let Some(limit) = hash_size_kib {
+            let uss = wuzi::search::memory::private_bytes_of(b.pid()).expect("smaps_rollup");
+            peak_uss = peak_uss.max(uss);
+            assert!(
+                uss <= limit * 1024,
+                "after {command}: USS {} MB above hash_size {} MB",
+                uss >> 20,
+                limit >> 10
+            );
+        }
     }
+    eprintln!(
+        "peak USS {} MB (hash_size {:?} KiB)",
+        peak_uss >> 20,
+        hash_size_kib
+    );
     answers
 }
 
