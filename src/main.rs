@@ -35,7 +35,8 @@ struct Cli {
     /// Write a log file per START into this folder.
     #[arg(long)]
     log_dir: Option<PathBuf>,
-    /// Network file for every rule (instead of the configured ones).
+    /// Network file for every rule and precision (instead of the configured
+    /// ones).
     #[arg(long)]
     network: Option<PathBuf>,
 }
@@ -369,6 +370,16 @@ fn configure(cli: &Cli) -> Result<Config, String> {
         config.network.standard = network.clone();
         config.network.renju = network.clone();
         config.network.caro = network.clone();
+        // The one network in every precision: a CPU without bf16 would
+        // otherwise play the configured smaller fp32 networks instead.
+        for fp32 in [
+            &mut config.network.freestyle_fp32,
+            &mut config.network.standard_fp32,
+            &mut config.network.renju_fp32,
+            &mut config.network.caro_fp32,
+        ] {
+            *fp32 = PathBuf::new();
+        }
     }
     Ok(config)
 }
