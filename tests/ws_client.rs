@@ -181,8 +181,9 @@ fn two_connected_engines_play_a_game_through_serve() {
 
 #[test]
 fn bad_command_lines_fail_with_one_line() {
-    let port = free_port();
-    let _holder = TcpListener::bind(("127.0.0.1", port)).expect("hold the port");
+    // The port held here, bound at once (no window for another socket).
+    let holder = TcpListener::bind("127.0.0.1:0").expect("hold a port");
+    let port = holder.local_addr().expect("its address").port();
     for args in [
         vec!["serve".to_string(), "--port".into(), port.to_string()],
         vec![

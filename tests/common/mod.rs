@@ -33,10 +33,18 @@ pub fn pbrain_wuzi<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Killed {
     )
 }
 
-/// A free port on the loopback (bound, then released for a server).
+/// A free port on the loopback (bound, then released for a server), below
+/// Linux's ephemeral range (32768 and up), so that the client sockets of
+/// tests running beside this one cannot take it before the server binds it.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    // Test binaries run at once: each starts at its own place.
+    let start = std::process::id() % 1_000 * 12;
+    loop {
+        let port = (20_000 + (start + NEXT.fetch_add(1, Ordering::SeqCst)) % 12_000) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
