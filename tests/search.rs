@@ -16,6 +16,12 @@ use wuzi::search::{memory, SearchConfig, SearchLimits, Searcher, StopReason, Tim
 use wuzi::tactics::{solve, SolveLimits, ThreatKind};
 
 fn service() -> Arc<EvalService> {
+    // libtorch's generator is one for the process: without the lock a test
+    // on another thread can draw from it between the seed and the weights,
+    // and two "same" networks differ (one_thread_searches_are_deterministic
+    // failed so in CI).
+    static SEEDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _seeding = SEEDING.lock().unwrap_or_else(|e| e.into_inner());
     tch::manual_seed(11);
     let net = Network::new(
         NetConfig {
