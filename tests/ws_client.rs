@@ -28,8 +28,12 @@ fn next(socket: &mut Socket) -> Value {
 }
 
 fn connect(server: &Server, name: &str) -> Socket {
-    let (mut socket, _) =
-        tungstenite::connect(format!("ws://{}/", server.address)).expect("connect");
+    connect_to(&server.address.to_string(), name)
+}
+
+/// A named client of the server at `address` (its NAME request answered).
+fn connect_to(address: &str, name: &str) -> Socket {
+    let (mut socket, _) = tungstenite::connect(format!("ws://{address}/")).expect("connect");
     if let MaybeTlsStream::Plain(s) = socket.get_ref() {
         s.set_read_timeout(Some(Duration::from_secs(30)))
             .expect("timeout");
@@ -127,6 +131,23 @@ fn the_engine_plays_and_resumes_a_game() {
     assert!(!taken[r][c], "the engine's board after the resume: {moved}");
 }
 
+/// The web board's channel of a `serve` process at `address`, waiting
+/// (at most 10 s) for the server to come up; reads time out after `read`.
+fn watch(address: &str, read: Duration) -> Socket {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let (viewer, _) = loop {
+        match tungstenite::connect(format!("ws://{address}/watch")) {
+            Ok(connected) => break connected,
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => panic!("the server did not come up: {e}"),
+        }
+    };
+    if let MaybeTlsStream::Plain(s) = viewer.get_ref() {
+        s.set_read_timeout(Some(read)).expect("timeout");
+    }
+    viewer
+}
+
 /// `serve --pair` and two `connect` processes: a whole game, watched
 /// through the web board's channel, ends with a result.
 #[test]
@@ -143,18 +164,7 @@ fn two_connected_engines_play_a_game_through_serve() {
         "20",
         "--pair",
     ]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let (mut viewer, _) = loop {
-        match tungstenite::connect(format!("ws://{address}/watch")) {
-            Ok(connected) => break connected,
-            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
-            Err(e) => panic!("the server did not come up: {e}"),
-        }
-    };
-    if let MaybeTlsStream::Plain(s) = viewer.get_ref() {
-        s.set_read_timeout(Some(Duration::from_secs(60)))
-            .expect("timeout");
-    }
+    let mut viewer = watch(&address, Duration::from_secs(60));
     let url = format!("ws://{address}/");
     let _a = pbrain_wuzi(&["--threads", "1", "connect", &url, "--name", "first"]);
     let _b = pbrain_wuzi(&["--threads", "1", "connect", &url, "--name", "second"]);
@@ -217,18 +227,7 @@ fn resident_kb(pid: u32) -> u64 {
 /// white player drops (an interrupted game) and the rest close.
 fn crowd(address: &str, round: usize) {
     let mut sockets: Vec<Socket> = (0..100)
-        .map(|i| {
-            let (mut socket, _) =
-                tungstenite::connect(format!("ws://{address}/")).expect("connect");
-            if let MaybeTlsStream::Plain(s) = socket.get_ref() {
-                s.set_read_timeout(Some(Duration::from_secs(30)))
-                    .expect("timeout");
-            }
-            assert_eq!(next(&mut socket)["type"], "NAME");
-            let hello = json!({"type": "NAME", "name": format!("r{round}c{i}")});
-            socket.send(Message::text(hello.to_string())).expect("send");
-            socket
-        })
+        .map(|i| connect_to(address, &format!("r{round}c{i}")))
         .collect();
     for socket in &mut sockets {
         let start = next(socket);
@@ -282,18 +281,7 @@ fn the_server_process_returns_to_its_memory_level_after_crowds() {
         "1",
     ]);
     let pid = server.0.id();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let (mut viewer, _) = loop {
-        match tungstenite::connect(format!("ws://{address}/watch")) {
-            Ok(connected) => break connected,
-            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
-            Err(e) => panic!("the server did not come up: {e}"),
-        }
-    };
-    if let MaybeTlsStream::Plain(s) = viewer.get_ref() {
-        s.set_read_timeout(Some(Duration::from_secs(5)))
-            .expect("timeout");
-    }
+    let mut viewer = watch(&address, Duration::from_secs(5));
     let idle = resident_kb(pid);
     let mut levels = Vec::new();
     for round in 0..3 {
