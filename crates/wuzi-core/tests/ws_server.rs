@@ -369,7 +369,8 @@ fn random_player(
                     .point(p["column"].as_i64().unwrap(), p["row"].as_i64().unwrap())
                     .expect("on the board");
                 board.play(point).expect("a legal move from the server");
-                my_turn = true;
+                // After a five or the last empty cell, END follows this MOVE.
+                my_turn = board.outcome().is_none();
             }
             "VALID" => {}
             "END" => return Some(msg),
