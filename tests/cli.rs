@@ -171,3 +171,33 @@ fn bench_matching_prints_the_share_with_its_interval() {
         "{text}"
     );
 }
+
+/// A worker thread the match runner cannot start (here every thread's stack
+/// is made too big to map; a huge `--concurrency` can run out of threads)
+/// stops the match with an error line, not a panic.
+#[test]
+fn match_without_worker_threads_fails_with_a_message() {
+    let out = wuzi()
+        .args([
+            "match",
+            "--engine1",
+            "cmd=no-such-engine-1",
+            "--engine2",
+            "cmd=no-such-engine-2",
+            "--games",
+            "2",
+            "--concurrency",
+            "2",
+            "--quiet",
+        ])
+        .env("RUST_MIN_STACK", (1u64 << 50).to_string())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot start worker thread 1 of 2 (--concurrency)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

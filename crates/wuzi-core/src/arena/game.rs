@@ -406,7 +406,10 @@ pub(crate) fn handshake(
     let info = info_block(slot.spec, settings.rule);
     let launch = match launch {
         Launch::Restart => {
-            let mut proc = slot.proc.take().expect("launched process");
+            let mut proc = slot
+                .proc
+                .take()
+                .expect("launch() leaves the process in the slot for a restart");
             proc.drain(log);
             let answer = match proc.send("RESTART\n", log) {
                 Ok(_) => expect_ok(
@@ -445,7 +448,10 @@ pub(crate) fn handshake(
     let Launch::Fresh { deadline, about } = launch else {
         unreachable!("a restart became a fresh launch above")
     };
-    let mut proc = slot.proc.take().expect("launched process");
+    let mut proc = slot
+        .proc
+        .take()
+        .expect("launch() and spawn_fresh() leave the process in the slot");
     if about {
         // A late answer is skipped by the lenient START read below.
         let about_deadline = deadline.min(Instant::now() + Duration::from_secs(2));
@@ -755,7 +761,10 @@ pub(crate) fn play_game(
             };
             let _ = writeln!(request, "{command}");
             informed[e] = true;
-            let proc = slots[e].proc.as_mut().expect("prepared engine");
+            let proc = slots[e]
+                .proc
+                .as_mut()
+                .expect("a successful handshake leaves the process in the slot");
             proc.drain(log);
             let Ok((sent, written)) = proc.send_timed(&request, log) else {
                 let detail = proc
@@ -833,7 +842,9 @@ pub(crate) fn play_game(
             let ms = used.as_millis() as u64;
             match board.check_move(x, y, color) {
                 Ok(p) => {
-                    board.place(p, color).expect("checked move");
+                    board
+                        .place(p, color)
+                        .expect("check_move found the cell on the board and empty");
                     moves.push(MoveRecord {
                         point: p,
                         color,
@@ -857,7 +868,9 @@ pub(crate) fn play_game(
                     }
                 }
                 Err(MoveError::Forbidden(p)) => {
-                    board.place(p, color).expect("empty cell");
+                    board
+                        .place(p, color)
+                        .expect("check_move reports Forbidden only for an empty cell");
                     moves.push(MoveRecord {
                         point: p,
                         color,
@@ -910,8 +923,11 @@ pub(crate) fn play_game(
     match to_retire.len() {
         2 => retire_slots(slots, settings.end_grace, log),
         1 => {
-            let e = to_retire.pop().expect("one");
-            let p = slots[e].proc.take().expect("process");
+            let e = to_retire.pop().expect("to_retire has one entry");
+            let p = slots[e]
+                .proc
+                .take()
+                .expect("to_retire holds only slots with a process");
             slots[e].end_kills += retire(&mut [p], settings.end_grace, log)[0] as u32;
         }
         _ => {}

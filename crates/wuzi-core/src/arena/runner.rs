@@ -470,10 +470,19 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
         for w in 0..plan.concurrency {
             let tx = tx.clone();
             let (next, stop) = (&next, &stop);
-            std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name(format!("arena-worker-{w}"))
-                .spawn_scoped(scope, move || worker(plan, next, stop, tx))
-                .expect("spawn a worker thread");
+                .spawn_scoped(scope, move || worker(plan, next, stop, tx));
+            if let Err(e) = spawned {
+                // The workers already started finish their games and stop.
+                failure = Some(ArenaError::Config(format!(
+                    "cannot start worker thread {} of {} (--concurrency): {e}",
+                    w + 1,
+                    plan.concurrency
+                )));
+                stop.store(true, Ordering::Relaxed);
+                break;
+            }
         }
         drop(tx);
         for msg in rx.iter() {

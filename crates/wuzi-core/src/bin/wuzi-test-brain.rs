@@ -295,7 +295,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let size = BoardSize::square(15).expect("15x15");
+    let size = BoardSize::square(15).expect("15x15 is a supported board size");
     let mut brain = Brain {
         rng: Rng::new(options.seed),
         silent: options.mode == Mode::Silent && options.at == 0,
