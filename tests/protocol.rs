@@ -1019,24 +1019,23 @@ fn yixin_board_gets_live_analysis_during_a_search() {
 
 #[test]
 fn black_with_only_forbidden_cells_answers_a_move_not_an_error() {
-    // 6x6 renju, black (field 1) to move: both empty cells, (3,0) and
-    // (2,1), make an overline. Gomocup has no pass; a forbidden move lets
-    // the manager score black's loss at once instead of waiting for a move.
-    let rows = ["XXX.XX", "XX.XXX", "XOOOOX", "OOOOXO", "XOXXOO", "OOOXOO"];
+    // Both empty cells, (3,0) and (2,1), make an overline. Gomocup has no
+    // pass; a forbidden move lets the manager score black's loss at once
+    // instead of waiting for a move.
+    let position = common::black_has_only_forbidden_cells();
     let mut b = Brain::start(&["--threads", "1"]);
     b.send("START 6");
     assert_eq!(b.answer(), "OK");
     b.send("INFO timeout_turn 300");
     b.send("INFO rule 4");
     b.send("BOARD");
-    for (y, row) in rows.iter().enumerate() {
-        for (x, c) in row.chars().enumerate() {
-            match c {
-                'X' => b.send(&format!("{x},{y},1")),
-                'O' => b.send(&format!("{x},{y},2")),
-                _ => {}
-            }
-        }
+    for (p, color) in position.history() {
+        let field = if *color == wuzi::game::Color::Black {
+            1
+        } else {
+            2
+        };
+        b.send(&format!("{},{},{field}", p.x(), p.y()));
     }
     b.send("DONE");
     let mv = b.expect_move();

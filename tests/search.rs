@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{board15, p};
+use common::{black_has_only_forbidden_cells, board15, p};
 use tch::Device;
 use wuzi::game::{Board, BoardSize, Color, Point, Rule};
 use wuzi::nn::{EvalService, NetConfig, Network, ServiceConfig};
@@ -387,26 +387,6 @@ fn the_opponents_vct_after_a_root_move_proves_that_move_lost() {
     for m in lost {
         assert!(black_wins_after(&b, m.mv, 20_000), "{} is no loss", m.mv);
     }
-}
-
-/// A 6x6 renju position, black to move, whose two empty cells both make an
-/// overline for black and neither wins for white: every move black has is
-/// forbidden, and nothing else decides the game.
-fn black_has_only_forbidden_cells() -> Board {
-    let rows = ["XXX.XX", "XX.XXX", "XOOOOX", "OOOOXO", "XOXXOO", "OOOXOO"];
-    let mut b = Board::new(BoardSize::square(6).unwrap(), Rule::Renju);
-    for (y, row) in rows.iter().enumerate() {
-        for (x, c) in row.chars().enumerate() {
-            let color = match c {
-                'X' => Color::Black,
-                'O' => Color::White,
-                _ => continue,
-            };
-            b.place(p(x as u8, y as u8), color).unwrap();
-        }
-    }
-    b.set_side_to_move(Color::Black);
-    b
 }
 
 #[test]

@@ -27,6 +27,14 @@ pub fn board(rule: Rule, rows: &[&str], to_move: Color) -> Board {
     board
 }
 
+/// A 6x6 renju position, black to move, whose two empty cells, (3,0) and
+/// (2,1), both make an overline for black, and neither wins for white:
+/// every move black has is forbidden, and nothing else decides the game.
+pub fn black_has_only_forbidden_cells() -> Board {
+    let rows = ["XXX.XX", "XX.XXX", "XOOOOX", "OOOOXO", "XOXXOO", "OOOXOO"];
+    board(Rule::Renju, &rows, Color::Black)
+}
+
 /// A 15x15 board whose listed rows (index, text) replace empty ones.
 pub fn board15(rule: Rule, rows: &[(usize, &str)], to_move: Color) -> Board {
     let mut all = ["..............."; 15];
