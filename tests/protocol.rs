@@ -1029,8 +1029,9 @@ fn black_with_only_forbidden_cells_answers_a_move_not_an_error() {
     b.send("INFO timeout_turn 300");
     b.send("INFO rule 4");
     b.send("BOARD");
+    // Field 1 is the side to move's stone (black here), 2 the opponent's.
     for (p, color) in position.history() {
-        let field = if *color == wuzi::game::Color::Black {
+        let field = if *color == position.side_to_move() {
             1
         } else {
             2
