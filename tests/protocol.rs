@@ -522,6 +522,8 @@ fn readable_line(line: &str) -> bool {
             .iter()
             .any(|p| with_text(p))
         || line.strip_prefix("SUGGEST ").is_some_and(is_move)
+        // A bare FORBID when there is none (extended Gomocup, SHOWFORBID).
+        || line == "FORBID"
         || line.starts_with("FORBID ")
         || line.starts_with("name=")
 }
