@@ -71,6 +71,8 @@ pub struct SearchSection {
     pub pipeline: usize,
     pub c_puct: f32,
     pub fpu_reduction: f32,
+    /// Softmax temperature of the policy (above 1: flatter priors).
+    pub policy_temperature: f32,
     /// 0 defensive .. 2 classic .. 4 offensive (INFO style overrides).
     pub style: u8,
     /// VCF solver budget per new leaf (nodes).
@@ -159,6 +161,7 @@ impl Default for SearchSection {
             pipeline: search.pipeline,
             c_puct: search.c_puct,
             fpu_reduction: search.fpu_reduction,
+            policy_temperature: search.policy_temperature,
             style: search.style,
             leaf_vcf_nodes: search.leaf_vcf_nodes,
             root_vct_nodes: search.root_vct_nodes,
@@ -238,6 +241,11 @@ impl Config {
             "must be positive",
         )?;
         check(
+            self.search.policy_temperature.is_finite() && self.search.policy_temperature > 0.0,
+            "search.policy_temperature",
+            "must be positive",
+        )?;
+        check(
             self.network
                 .symmetry
                 .parse::<crate::nn::SymmetryMode>()
@@ -272,6 +280,7 @@ impl Config {
             pipeline: self.search.pipeline,
             c_puct: self.search.c_puct,
             fpu_reduction: self.search.fpu_reduction,
+            policy_temperature: self.search.policy_temperature,
             style: self.search.style,
             leaf_vcf_nodes: self.search.leaf_vcf_nodes,
             root_vct_nodes: self.search.root_vct_nodes,
@@ -413,6 +422,10 @@ mod tests {
         assert!(e.contains("stlye"), "{e}");
         let e = Config::parse("[search]\nstyle = 9\n").unwrap_err();
         assert!(e.contains("search.style"), "{e}");
+        let e = Config::parse("[search]\npolicy_temperature = 0.0\n").unwrap_err();
+        assert!(e.contains("search.policy_temperature"), "{e}");
+        let e = Config::parse("[search]\npolicy_temperature = nan\n").unwrap_err();
+        assert!(e.contains("search.policy_temperature"), "{e}");
         let e = Config::parse("[network]\ndevice = \"tpu\"\n").unwrap_err();
         assert!(e.contains("network.device"), "{e}");
         let e = Config::parse("[nonsense]\n").unwrap_err();

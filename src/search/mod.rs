@@ -27,7 +27,7 @@ use crate::nn::{EvalService, Evaluation};
 use crate::search::cache::NodeCache;
 use crate::search::expand::{analyse, LeafAnalysis, LeafSettings};
 use crate::search::node::{Edge, Node, NodeState, Proven};
-use crate::search::select::{choose_edge, select_edge, PuctParams};
+use crate::search::select::{choose_edge, select_edge, tempered_prior, PuctParams};
 use crate::tactics::forced_win;
 
 pub use result::{MoveStats, SearchResult, StopReason};
@@ -46,6 +46,11 @@ pub struct SearchConfig {
     pub pipeline: usize,
     pub c_puct: f32,
     pub fpu_reduction: f32,
+    /// Softmax temperature of the network's policy over the legal moves:
+    /// priors are `p^(1/T)`, renormalised. Above 1 it flattens a policy
+    /// that is too sure of itself, so that the search also tries the
+    /// network's second thoughts.
+    pub policy_temperature: f32,
     /// 0 (defensive, P(win)+P(draw)) .. 2 (classic) .. 4 (offensive, P(win)).
     pub style: u8,
     /// Solver budget per new leaf (VCF of the side to move).
@@ -80,6 +85,7 @@ impl Default for SearchConfig {
             pipeline: 2,
             c_puct: 1.5,
             fpu_reduction: 0.2,
+            policy_temperature: 1.0,
             style: 2,
             leaf_vcf_nodes: 200,
             root_vct_nodes: 20_000,
@@ -584,14 +590,13 @@ impl Searcher {
                 progress.in_flight.fetch_sub(1, Ordering::SeqCst);
                 continue;
             };
+            let sharpen = 1.0 / self.config.policy_temperature;
             let mut edges: Vec<Edge> = p
                 .moves
                 .iter()
                 .map(|&m| {
-                    Edge::new(
-                        m,
-                        evaluation.policy[m.y() as usize * p.width + m.x() as usize],
-                    )
+                    let policy = evaluation.policy[m.y() as usize * p.width + m.x() as usize];
+                    Edge::new(m, tempered_prior(policy, sharpen))
                 })
                 .collect();
             let total: f32 = edges.iter().map(|e| e.prior).sum();

@@ -21,6 +21,17 @@ pub fn utility(wdl: [f32; 3], draw_weight: f32) -> f32 {
     wdl[0] + draw_weight * wdl[1]
 }
 
+/// A network prior raised to `sharpen` (the inverse of the policy
+/// temperature); the caller renormalises over the legal moves.
+#[inline]
+pub fn tempered_prior(policy: f32, sharpen: f32) -> f32 {
+    if sharpen == 1.0 {
+        policy
+    } else {
+        policy.max(0.0).powf(sharpen)
+    }
+}
+
 /// The edge a descent should follow (PUCT with virtual visits counted as
 /// losses), or `None` when the node has no edges (or all are `excluded`).
 pub fn select_edge(
@@ -163,6 +174,30 @@ mod tests {
         d.edges[1].proven = Proven::Unknown;
         d.edges[1].visits = 0;
         assert_eq!(choose_edge(&d, 0.5, None), Some(1), "not a known loss");
+    }
+
+    #[test]
+    fn a_policy_temperature_above_one_flattens_the_priors_and_keeps_their_order() {
+        let policy = [0.7f32, 0.2, 0.1];
+        let normalised = |sharpen: f32| {
+            let raw: Vec<f32> = policy.iter().map(|&p| tempered_prior(p, sharpen)).collect();
+            let total: f32 = raw.iter().sum();
+            raw.into_iter().map(|p| p / total).collect::<Vec<f32>>()
+        };
+        assert_eq!(
+            normalised(1.0),
+            policy.to_vec(),
+            "temperature 1 is the policy"
+        );
+        let flat = normalised(1.0 / 2.0);
+        // 0.7^0.5 : 0.2^0.5 : 0.1^0.5 = 0.8367 : 0.4472 : 0.3162.
+        let expected = [0.5229f32, 0.2795, 0.1976];
+        for (got, want) in flat.iter().zip(expected) {
+            assert!((got - want).abs() < 1e-3, "{flat:?}");
+        }
+        let sharp = normalised(2.0);
+        assert!(sharp[0] > 0.9 && sharp[2] < 0.02, "{sharp:?}");
+        assert_eq!(tempered_prior(-0.0, 0.5), 0.0);
     }
 
     #[test]
