@@ -83,7 +83,7 @@ impl Default for SearchConfig {
             threads: 2,
             batch_size: 8,
             pipeline: 2,
-            c_puct: 1.0,
+            c_puct: 0.7,
             fpu_reduction: 0.2,
             policy_temperature: 1.0,
             style: 2,
