@@ -178,6 +178,39 @@ fn check_stream(lines: &[String], model: &Model, long: bool, what: &str) {
     }
 }
 
+/// The cell the person clicks: the recorded one, unless the engine's
+/// answer before it took that cell. The person clicked in reply to the
+/// engine's move of the captured session, and a 3 s search may answer
+/// otherwise today (after black's 7,7 the engine plays 8,6 or its mirror
+/// image 6,8, which are worth the same). Then the click goes to the nearest
+/// free cell that is legal for the side to move; the GUI's next board block
+/// sets the whole position again.
+fn the_click(model: &Model, recorded: Point) -> Point {
+    // A copy: the forbidden-point check needs the board mutably.
+    let mut board = model.board.clone();
+    let mut legal = |q: Point| {
+        board.is_empty(q)
+            && !(board.rule() == Rule::Renju
+                && board.side_to_move() == Color::Black
+                && board.is_forbidden(q))
+    };
+    if legal(recorded) {
+        return recorded;
+    }
+    let distance = |q: Point| {
+        let dx = q.x().abs_diff(recorded.x()) as u32;
+        let dy = q.y().abs_diff(recorded.y()) as u32;
+        dx * dx + dy * dy
+    };
+    let click = (0..15u8)
+        .flat_map(|x| (0..15u8).map(move |y| p(x, y)))
+        .filter(|&q| legal(q))
+        .min_by_key(|&q| (distance(q), q.x(), q.y()))
+        .expect("a free legal cell on the GUI's board");
+    eprintln!("the GUI's turn {recorded} is taken on today's board; the click goes to {click}");
+    click
+}
+
 /// Replays a captured session. Returns the answers to the searches, by
 /// command.
 fn replay(file: &str, rule: Rule) -> Vec<(String, String)> {
@@ -228,17 +261,20 @@ fn replay(file: &str, rule: Rule) -> Vec<(String, String)> {
         }
         let lower = command.to_ascii_lowercase();
         let word = lower.split_whitespace().next().unwrap_or("");
+        if word == "turn" {
+            let recorded = moves_of(&lower["turn ".len()..]).expect("turn r,c")[0];
+            let theirs = the_click(&model, recorded);
+            model.play(theirs, "the GUI's turn");
+            b.send(&format!("turn {},{}", theirs.x(), theirs.y()));
+            let mv = b.expect_move();
+            model.play(p(mv.0 as u8, mv.1 as u8), "the engine's move");
+            continue;
+        }
         b.send(command);
         match word {
             "start" => assert_eq!(b.answer(), "OK", "{command}"),
             "board" => block = Some((true, Vec::new())),
             "yxboard" => block = Some((false, Vec::new())),
-            "turn" => {
-                let theirs = moves_of(&lower["turn ".len()..]).expect("turn r,c")[0];
-                model.play(theirs, "the GUI's turn");
-                let mv = b.expect_move();
-                model.play(p(mv.0 as u8, mv.1 as u8), "the engine's move");
-            }
             "yxshowforbid" => {
                 let answer = b.expect(|l| l.starts_with("FORBID"));
                 assert_eq!(
@@ -313,7 +349,11 @@ fn replay(file: &str, rule: Rule) -> Vec<(String, String)> {
                     "SWAP2"
                 };
                 let line = b.answer_or_swap2();
-                if line == format!("MESSAGE SWAP2 {step} YES") {
+                // YES: the engine takes black; NO: it stays white and the
+                // GUI asks for the next move with a normal search.
+                if line == format!("MESSAGE SWAP2 {step} YES")
+                    || line == format!("MESSAGE SWAP2 {step} NO")
+                {
                 } else if line.starts_with("MESSAGE SWAP2 MOVE4") {
                     assert_eq!(word, "yxswap2step2", "{line}");
                     let fifth = b.expect(|l| l.starts_with("MESSAGE SWAP2"));
