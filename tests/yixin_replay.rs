@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::brain::Brain;
 use wuzi::game::{Board, BoardSize, Color, Point, Rule};
+use wuzi::tactics::is_legal_for;
 
 /// The GUI's model of the game: the stones it sent or placed, and the side
 /// the engine plays.
@@ -188,13 +189,8 @@ fn check_stream(lines: &[String], model: &Model, long: bool, what: &str) {
 fn the_click(model: &Model, recorded: Point) -> Point {
     // A copy: the forbidden-point check needs the board mutably.
     let mut board = model.board.clone();
-    let mut legal = |q: Point| {
-        board.is_empty(q)
-            && !(board.rule() == Rule::Renju
-                && board.side_to_move() == Color::Black
-                && board.is_forbidden(q))
-    };
-    if legal(recorded) {
+    let side = board.side_to_move();
+    if is_legal_for(&mut board, recorded, side) {
         return recorded;
     }
     let distance = |q: Point| {
@@ -202,9 +198,10 @@ fn the_click(model: &Model, recorded: Point) -> Point {
         let dy = q.y().abs_diff(recorded.y()) as u32;
         dx * dx + dy * dy
     };
-    let click = (0..15u8)
-        .flat_map(|x| (0..15u8).map(move |y| p(x, y)))
-        .filter(|&q| legal(q))
+    let empty: Vec<Point> = board.empty_cells().collect();
+    let click = empty
+        .into_iter()
+        .filter(|&q| is_legal_for(&mut board, q, side))
         .min_by_key(|&q| (distance(q), q.x(), q.y()))
         .expect("a free legal cell on the GUI's board");
     eprintln!("the GUI's turn {recorded} is taken on today's board; the click goes to {click}");
@@ -351,9 +348,10 @@ fn replay(file: &str, rule: Rule) -> Vec<(String, String)> {
                 let line = b.answer_or_swap2();
                 // YES: the engine takes black; NO: it stays white and the
                 // GUI asks for the next move with a normal search.
-                if line == format!("MESSAGE SWAP2 {step} YES")
-                    || line == format!("MESSAGE SWAP2 {step} NO")
-                {
+                let chose_colour = line == format!("MESSAGE SWAP2 {step} YES")
+                    || line == format!("MESSAGE SWAP2 {step} NO");
+                if chose_colour {
+                    // Nothing more to read.
                 } else if line.starts_with("MESSAGE SWAP2 MOVE4") {
                     assert_eq!(word, "yxswap2step2", "{line}");
                     let fifth = b.expect(|l| l.starts_with("MESSAGE SWAP2"));
@@ -426,6 +424,22 @@ impl Swap2Answer for Brain {
     fn answer_or_swap2(&mut self) -> String {
         self.expect(|l| l.starts_with("MESSAGE SWAP2") || moves_of(l).is_some())
     }
+}
+
+#[test]
+fn a_click_on_a_cell_the_engine_took_goes_to_the_nearest_legal_one() {
+    // Black 7,7; the engine (white) answered 6,8 where the captured session
+    // had 8,6, and the recorded click is 6,8.
+    let mut model = Model::new(Rule::Renju);
+    model.play(p(7, 7), "black");
+    model.play(p(6, 8), "white");
+    assert_eq!(the_click(&model, p(8, 6)), p(8, 6), "a free cell is kept");
+    let click = the_click(&model, p(6, 8));
+    assert!(model.board.is_empty(click), "{click}");
+    let distance = click.x().abs_diff(6) + click.y().abs_diff(8);
+    assert_eq!(distance, 1, "a neighbour of 6,8: {click}");
+    let mut board = model.board.clone();
+    assert!(is_legal_for(&mut board, click, Color::Black));
 }
 
 #[test]
