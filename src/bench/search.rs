@@ -1,5 +1,8 @@
 //! `bench search`: search speed against the evaluation service's own rate
-//! for the same batch size, at 1 and 2 threads. Playouts include leaves the
+//! for the same batch size and evaluator threads, at 1 and 2 search
+//! threads. The evaluators are `--evaluators` (1 by default, as the
+//! engine's `network.evaluator_threads`), so each line measures a
+//! configuration the engine runs. Playouts include leaves the
 //! rules or the solver decide without the network; the overhead of the
 //! search is the gap between its network evaluations per second and the
 //! service's rate.
@@ -72,16 +75,17 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
     let fail = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
     let (network, device) = bench_network(options, out)?;
     let batch = options.batch_sizes.first().copied().unwrap_or(8).max(1);
+    let evaluators = options.evaluators.max(1);
     writeln!(
         out,
-        "bench search: net {} ({}), device {:?}, precision {}, batch {batch}, {:.1} s per figure",
+        "bench search: net {} ({}), device {:?}, precision {}, batch {batch}, {evaluators} evaluator thread(s), {:.1} s per figure",
         network.config(),
         options
             .weights
             .as_ref()
             .map_or("random weights".to_string(), |p| p.display().to_string()),
         device,
-        service(&network, 1, batch, options.precision)?.precision(),
+        service(&network, evaluators, batch, options.precision)?.precision(),
         options.per_item.as_secs_f64()
     )?;
     writeln!(
@@ -100,13 +104,13 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
         for (record, plies) in positions {
             let board = record.board_after(plies).map_err(fail)?;
             let mut boards = vec![board.clone()];
-            let reference = service(&network, threads, batch, options.precision)?;
+            let reference = service(&network, evaluators, batch, options.precision)?;
             let service_per_sec =
-                service_rate(&reference, &mut boards, batch, threads, options.per_item);
+                service_rate(&reference, &mut boards, batch, evaluators, options.per_item);
             drop(reference);
 
             let searcher = Searcher::new(
-                Arc::new(service(&network, threads, batch, options.precision)?),
+                Arc::new(service(&network, evaluators, batch, options.precision)?),
                 SearchConfig {
                     threads,
                     batch_size: batch,
