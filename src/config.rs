@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::game::Rule;
+use crate::nn::service::EvaluatorThreads;
 use crate::search::SearchConfig;
 
 /// All settings, with defaults for anything the file leaves out.
@@ -37,8 +38,10 @@ pub struct EngineSection {
 pub struct NetworkSection {
     /// `cpu`, `auto`, `cuda` or `cuda:N` (falls back to the CPU).
     pub device: String,
-    /// Evaluator threads, each running whole batches.
-    pub evaluator_threads: usize,
+    /// Evaluator threads, each running whole batches: `"auto"` (as many
+    /// as the search threads on a CPU, one on a GPU) or a number.
+    #[serde(deserialize_with = "evaluator_threads")]
+    pub evaluator_threads: EvaluatorThreads,
     /// libtorch CPU threads per evaluator.
     pub torch_threads: usize,
     /// Largest batch an evaluator runs.
@@ -135,7 +138,7 @@ impl Default for NetworkSection {
     fn default() -> NetworkSection {
         NetworkSection {
             device: "auto".to_string(),
-            evaluator_threads: 1,
+            evaluator_threads: EvaluatorThreads::PerSearchThread,
             torch_threads: 1,
             batch_size: 16,
             symmetry: "random".to_string(),
@@ -212,11 +215,6 @@ impl Config {
         check(
             self.engine.threads >= 1,
             "engine.threads",
-            "must be at least 1",
-        )?;
-        check(
-            self.network.evaluator_threads >= 1,
-            "network.evaluator_threads",
             "must be at least 1",
         )?;
         check(
@@ -403,6 +401,23 @@ fn candidate_files() -> Vec<PathBuf> {
     files
 }
 
+/// `network.evaluator_threads`: `"auto"` or a number of at least 1.
+fn evaluator_threads<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<EvaluatorThreads, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Number(i64),
+        Word(String),
+    }
+    let text = match Written::deserialize(deserializer)? {
+        Written::Number(n) => n.to_string(),
+        Written::Word(word) => word,
+    };
+    text.parse().map_err(serde::de::Error::custom)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,6 +427,27 @@ mod tests {
         let config = Config::parse("[engine]\nthreads = 4\n").unwrap();
         assert_eq!(config.engine.threads, 4);
         assert_eq!(config.search, SearchSection::default());
+    }
+
+    #[test]
+    fn evaluator_threads_are_auto_or_a_number() {
+        assert_eq!(
+            Config::default().network.evaluator_threads,
+            EvaluatorThreads::PerSearchThread
+        );
+        let parse = |v: &str| Config::parse(&format!("[network]\nevaluator_threads = {v}\n"));
+        assert_eq!(
+            parse("\"auto\"").unwrap().network.evaluator_threads,
+            EvaluatorThreads::PerSearchThread
+        );
+        assert_eq!(
+            parse("3").unwrap().network.evaluator_threads,
+            EvaluatorThreads::Fixed(3)
+        );
+        for bad in ["0", "-1", "\"many\"", "1.5"] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.contains("evaluator"), "{bad}: {e}");
+        }
     }
 
     #[test]

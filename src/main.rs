@@ -167,9 +167,10 @@ struct BenchArgs {
     /// nn: libtorch CPU threads (per evaluator).
     #[arg(long, default_value_t = 1)]
     threads: usize,
-    /// nn: evaluator threads of the service.
-    #[arg(long, default_value_t = 1)]
-    evaluators: usize,
+    /// nn, search: evaluator threads of the service (default: 1 for nn; for
+    /// search, as many as the search threads, as the engine's `auto`).
+    #[arg(long)]
+    evaluators: Option<usize>,
     /// nn: board side.
     #[arg(long, default_value_t = 15)]
     board: u32,

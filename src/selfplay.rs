@@ -501,6 +501,12 @@ pub fn run(
     let (tx, rx) = crossbeam_channel::unbounded::<Result<PlayedGame, String>>();
     let mut config = config;
     config.threads = 1;
+    // The games' searches share the service: with `auto` evaluators, one
+    // per game in parallel (at most the cores).
+    if let Err(e) = service.fit_to_search(threads) {
+        writeln!(log, "note: could not start every evaluator thread: {e}")
+            .map_err(|e| e.to_string())?;
+    }
     // Each game's tree is cleared at its start; the process limit would be
     // shared by all the games' trees, so it is not applied.
     config.max_memory = usize::MAX;

@@ -7,8 +7,8 @@ use tch::{Device, Kind, Tensor};
 use wuzi::game::{Board, BoardSize, Color, Point, Rule};
 use wuzi::nn::symmetry::{Symmetry, TensorSymmetry};
 use wuzi::nn::{
-    encode, EvalService, NetConfig, Network, Precision, PrecisionSetting, ServiceConfig,
-    SymmetryMode, INPUT_PLANES,
+    encode, EvalService, EvaluatorThreads, NetConfig, Network, Precision, PrecisionSetting,
+    ServiceConfig, SymmetryMode, INPUT_PLANES,
 };
 
 fn small() -> NetConfig {
@@ -163,7 +163,7 @@ fn service_answers_like_the_network_for_every_board_size() {
     let reference = net.duplicate();
     let config = ServiceConfig {
         batch_size: 4,
-        evaluator_threads: 2,
+        evaluator_threads: EvaluatorThreads::Fixed(2),
         ..ServiceConfig::default()
     };
     let service = EvalService::start(net, config).unwrap();
@@ -185,6 +185,73 @@ fn service_answers_like_the_network_for_every_board_size() {
         }
     }
     drop(service);
+}
+
+/// Answers of `service` for the test positions, against `reference`.
+fn assert_answers_like(service: &EvalService, reference: &Network) {
+    let mut boards: Vec<Board> = [(15, 15), (9, 6), (15, 15), (15, 15), (9, 6)]
+        .iter()
+        .map(|&(w, h)| position(w, h, Rule::Freestyle))
+        .collect();
+    let pending: Vec<_> = boards.iter_mut().map(|b| service.submit(b)).collect();
+    for (board, answer) in boards.iter_mut().zip(pending) {
+        let evaluation = answer.recv().expect("an answer");
+        let (_, wdl) = reference.evaluate(&input_of(board));
+        for k in 0..3 {
+            assert!((evaluation.wdl[k] as f64 - wdl.double_value(&[0, k as i64])).abs() < 1e-5);
+        }
+    }
+}
+
+/// `auto` evaluators follow the search threads on a CPU (at most the
+/// machine's cores), grow and shrink, and keep answering; a fixed number
+/// does not move.
+#[test]
+fn auto_evaluators_follow_the_search_threads() {
+    tch::manual_seed(4);
+    let net = Network::new(small(), Device::Cpu);
+    let reference = net.duplicate();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let auto = ServiceConfig {
+        batch_size: 2,
+        evaluator_threads: EvaluatorThreads::PerSearchThread,
+        ..ServiceConfig::default()
+    };
+    let service = EvalService::start(net.duplicate(), auto.clone()).unwrap();
+    assert_eq!(service.evaluators(), 1);
+    for (threads, expected) in [
+        (2, 2.min(cores)),
+        (4, 4.min(cores)),
+        (1, 1),
+        (3, 3.min(cores)),
+    ] {
+        service.fit_to_search(threads).unwrap();
+        assert_eq!(service.evaluators(), expected, "{threads} search threads");
+        assert_answers_like(&service, &reference);
+    }
+    drop(service);
+
+    let fixed = ServiceConfig {
+        evaluator_threads: EvaluatorThreads::Fixed(2),
+        ..auto.clone()
+    };
+    let service = EvalService::start(net.duplicate(), fixed).unwrap();
+    assert_eq!(service.evaluators(), 2);
+    service.fit_to_search(1).unwrap();
+    assert_eq!(service.evaluators(), 2);
+    assert_answers_like(&service, &reference);
+
+    let uniform = EvalService::start_uniform(auto).unwrap();
+    uniform.fit_to_search(2).unwrap();
+    assert_eq!(uniform.evaluators(), 2.min(cores));
+    let mut board = position(15, 15, Rule::Freestyle);
+    let evaluation = uniform.evaluate(&mut board).unwrap();
+    assert_eq!(evaluation.wdl, [0.35, 0.3, 0.35]);
+    assert_eq!(
+        EvaluatorThreads::PerSearchThread.for_search(8, Device::Cuda(0)),
+        1,
+        "a GPU keeps one evaluator"
+    );
 }
 
 /// With all symmetries averaged, the evaluation of a transformed position is

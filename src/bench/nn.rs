@@ -13,8 +13,8 @@ use crate::game::{Board, BoardSize, Point, Rule};
 use crate::nn::device::{select_device, tune_cpu};
 use crate::nn::precision::forward_rate;
 use crate::nn::{
-    encode, EvalService, NetConfig, Network, Precision, PrecisionSetting, ServiceConfig,
-    SymmetryMode, INPUT_PLANES,
+    encode, EvalService, EvaluatorThreads, NetConfig, Network, Precision, PrecisionSetting,
+    ServiceConfig, SymmetryMode, INPUT_PLANES,
 };
 
 /// What to measure.
@@ -25,8 +25,10 @@ pub struct NnBenchOptions {
     pub net: NetConfig,
     pub device: String,
     pub threads: usize,
-    /// Evaluator threads of the service (each with `threads` torch threads).
-    pub evaluators: usize,
+    /// Evaluator threads of the service (each with `threads` torch
+    /// threads); `None`: 1 for `bench nn`, as many as the search threads
+    /// for `bench search` (the engine's `auto`).
+    pub evaluators: Option<usize>,
     pub board_side: u32,
     pub batch_sizes: Vec<usize>,
     pub per_item: Duration,
@@ -121,7 +123,7 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
         options.weights.as_ref().map_or("random weights".to_string(), |p| p.display().to_string()),
         device,
         options.threads,
-        options.evaluators.max(1),
+        options.evaluators.unwrap_or(1).max(1),
         options.per_item.as_secs_f64()
     )?;
     writeln!(
@@ -149,10 +151,10 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
         // Service: encoding in this thread, batching and evaluation in the
         // evaluators; one batch more in flight than evaluators, so that
         // encoding overlaps evaluation.
-        let evaluators = options.evaluators.max(1);
+        let evaluators = options.evaluators.unwrap_or(1).max(1);
         let config = ServiceConfig {
             batch_size: batch,
-            evaluator_threads: evaluators,
+            evaluator_threads: EvaluatorThreads::Fixed(evaluators),
             symmetry: SymmetryMode::None,
             precision: options.precision,
             ..ServiceConfig::default()

@@ -1,8 +1,8 @@
 //! `bench search`: search speed against the evaluation service's own rate
 //! for the same batch size and evaluator threads, at 1 and 2 search
-//! threads. The evaluators are `--evaluators` (1 by default, as the
-//! engine's `network.evaluator_threads`), so each line measures a
-//! configuration the engine runs. Playouts include leaves the
+//! threads. The evaluators are `--evaluators`, by default as many as the
+//! search threads (the engine's `network.evaluator_threads = "auto"`), so
+//! each line measures a configuration the engine runs. Playouts include leaves the
 //! rules or the solver decide without the network; the overhead of the
 //! search is the gap between its network evaluations per second and the
 //! service's rate.
@@ -17,7 +17,9 @@ use crate::bench::format_rate;
 use crate::bench::nn::{bench_network, encode_group, NnBenchOptions};
 use crate::bench::positions::{FREESTYLE20_GAME, RENJU_MIDGAME, STANDARD_GAME};
 use crate::game::Board;
-use crate::nn::{EvalService, Network, PrecisionSetting, ServiceConfig, SymmetryMode};
+use crate::nn::{
+    EvalService, EvaluatorThreads, Network, PrecisionSetting, ServiceConfig, SymmetryMode,
+};
 use crate::search::{SearchConfig, SearchLimits, Searcher};
 
 fn service(
@@ -30,7 +32,7 @@ fn service(
         network.duplicate(),
         ServiceConfig {
             batch_size: batch,
-            evaluator_threads: evaluators,
+            evaluator_threads: EvaluatorThreads::Fixed(evaluators),
             symmetry: SymmetryMode::None,
             precision,
             ..ServiceConfig::default()
@@ -75,23 +77,25 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
     let fail = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
     let (network, device) = bench_network(options, out)?;
     let batch = options.batch_sizes.first().copied().unwrap_or(8).max(1);
-    let evaluators = options.evaluators.max(1);
+    let setting = options
+        .evaluators
+        .map_or(EvaluatorThreads::PerSearchThread, EvaluatorThreads::Fixed);
     writeln!(
         out,
-        "bench search: net {} ({}), device {:?}, precision {}, batch {batch}, {evaluators} evaluator thread(s), {:.1} s per figure",
+        "bench search: net {} ({}), device {:?}, precision {}, batch {batch}, evaluator threads {setting}, {:.1} s per figure",
         network.config(),
         options
             .weights
             .as_ref()
             .map_or("random weights".to_string(), |p| p.display().to_string()),
         device,
-        service(&network, evaluators, batch, options.precision)?.precision(),
+        service(&network, 1, batch, options.precision)?.precision(),
         options.per_item.as_secs_f64()
     )?;
     writeln!(
         out,
-        "{:>8} {:>18} {:>12} {:>12} {:>14} {:>8}",
-        "threads", "position", "playouts/s", "nn evals/s", "service pos/s", "evals"
+        "{:>8} {:>10} {:>18} {:>12} {:>12} {:>14} {:>8}",
+        "threads", "evaluators", "position", "playouts/s", "nn evals/s", "service pos/s", "evals"
     )?;
     // Open middle-game positions (a forced reply ends a search at once and
     // measures nothing).
@@ -101,6 +105,7 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
         (&RENJU_MIDGAME, 24),
     ];
     for threads in [1usize, 2] {
+        let evaluators = setting.for_search(threads, device);
         for (record, plies) in positions {
             let board = record.board_after(plies).map_err(fail)?;
             let mut boards = vec![board.clone()];
@@ -129,7 +134,7 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
             let c = result.counters;
             writeln!(
                 out,
-                "{threads:>8} {:>18} {:>12} {:>12} {:>14} {:>7.0}%   ({:?} after {} ms; revisits {}, collisions {})",
+                "{threads:>8} {evaluators:>10} {:>18} {:>12} {:>12} {:>14} {:>7.0}%   ({:?} after {} ms; revisits {}, collisions {})",
                 record.name,
                 format_rate(playouts),
                 format_rate(evaluations),

@@ -82,12 +82,25 @@ impl Engine {
         size: BoardSize,
         rule: Rule,
     ) -> Engine {
-        Engine {
+        let engine = Engine {
             board: Board::new(size, rule),
             searcher: Arc::new(RwLock::new(Searcher::new(service, config))),
             time: TimeControl::default(),
             limits: SearchLimits::default(),
             running: None,
+        };
+        engine.fit_evaluators();
+        engine
+    }
+
+    /// Gives the search as many evaluators as it has threads, where the
+    /// configuration says `auto` (see [`EvaluatorThreads`]); one that
+    /// cannot start is reported, and those running go on.
+    ///
+    /// [`EvaluatorThreads`]: crate::nn::EvaluatorThreads
+    fn fit_evaluators(&self) {
+        if let Err(e) = self.searcher.read().fit_evaluators() {
+            tracing::warn!("could not start another evaluator thread: {e}");
         }
     }
 
@@ -112,6 +125,7 @@ impl Engine {
         board.set_side_to_move(old.side_to_move());
         self.board = board;
         self.searcher.write().set_service(service);
+        self.fit_evaluators();
     }
 
     /// The move to play after `result`: its best move when that is legal
@@ -217,6 +231,7 @@ impl Engine {
     pub fn configure(&mut self, change: impl FnOnce(&mut SearchConfig)) {
         self.stop();
         change(self.searcher.write().config_mut());
+        self.fit_evaluators();
     }
 
     /// The bytes the search tree holds now.
@@ -232,6 +247,7 @@ impl Engine {
     pub fn set_service(&mut self, service: Arc<EvalService>) {
         self.stop();
         self.searcher.write().set_service(service);
+        self.fit_evaluators();
     }
 
     /// The network's evaluation of `board` (no search).

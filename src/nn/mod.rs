@@ -12,4 +12,4 @@ pub mod symmetry;
 pub use features::{encode, INPUT_PLANES};
 pub use model::{Frozen, NetConfig, NetError, Network};
 pub use precision::{Calibration, Precision, PrecisionSetting};
-pub use service::{EvalService, Evaluation, ServiceConfig, SymmetryMode};
+pub use service::{EvalService, Evaluation, EvaluatorThreads, ServiceConfig, SymmetryMode};

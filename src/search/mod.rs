@@ -211,6 +211,14 @@ impl Searcher {
         &self.service
     }
 
+    /// Fits the service's evaluators to this search's threads, where the
+    /// service follows the search (`network.evaluator_threads = "auto"`).
+    /// An evaluator that cannot start leaves those running, which still
+    /// answer, so the error is only reported.
+    pub fn fit_evaluators(&self) -> std::io::Result<()> {
+        self.service.fit_to_search(self.config.threads.max(1))
+    }
+
     /// Evaluates with another service (another network) from now on; what
     /// the cache learned from the old one is dropped.
     pub fn set_service(&mut self, service: Arc<EvalService>) {
