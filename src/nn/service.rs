@@ -227,16 +227,13 @@ impl EvalService {
     /// a retired one finishes the batch it holds first.
     pub fn fit_to_search(&self, search_threads: usize) -> std::io::Result<()> {
         let mut pool = self.pool.lock();
-        if pool.config.evaluator_threads != EvaluatorThreads::PerSearchThread {
+        if pool.config.evaluator_threads != EvaluatorThreads::PerSearchThread || !pool.can_grow {
             return Ok(());
         }
         let wanted = pool
             .config
             .evaluator_threads
             .for_search(search_threads, pool.device);
-        if !pool.can_grow {
-            return Ok(());
-        }
         self.resize(&mut pool, wanted)
     }
 
@@ -249,6 +246,7 @@ impl EvalService {
                 break;
             }
             pool.active -= 1;
+            self.evaluators.store(pool.active, Ordering::Relaxed);
         }
         while pool.active < wanted {
             let frozen = pool.network.as_ref().map(|n| n.freeze(self.precision));
@@ -256,10 +254,10 @@ impl EvalService {
             pool.workers.push(worker);
             pool.started += 1;
             pool.active += 1;
+            self.evaluators.store(pool.active, Ordering::Relaxed);
         }
         // Evaluators that have retired are done: forget their handles.
         pool.workers.retain(|w| !w.is_finished());
-        self.evaluators.store(pool.active, Ordering::Relaxed);
         Ok(())
     }
 
