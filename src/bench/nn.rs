@@ -114,6 +114,7 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
     let (network, device) = bench_network(options, out)?;
     let side = options.board_side as usize;
     let mut boards = bench_boards(options.board_side).map_err(fail)?;
+    let evaluators = options.evaluators.unwrap_or(1).max(1);
     writeln!(
         out,
         "bench nn: net {} ({} parameters, {}), device {:?}, {} torch threads, service with {} evaluator(s), \
@@ -123,7 +124,7 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
         options.weights.as_ref().map_or("random weights".to_string(), |p| p.display().to_string()),
         device,
         options.threads,
-        options.evaluators.unwrap_or(1).max(1),
+        evaluators,
         options.per_item.as_secs_f64()
     )?;
     writeln!(
@@ -151,7 +152,6 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
         // Service: encoding in this thread, batching and evaluation in the
         // evaluators; one batch more in flight than evaluators, so that
         // encoding overlaps evaluation.
-        let evaluators = options.evaluators.unwrap_or(1).max(1);
         let config = ServiceConfig {
             batch_size: batch,
             evaluator_threads: EvaluatorThreads::Fixed(evaluators),

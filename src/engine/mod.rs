@@ -124,8 +124,7 @@ impl Engine {
         }
         board.set_side_to_move(old.side_to_move());
         self.board = board;
-        self.searcher.write().set_service(service);
-        self.fit_evaluators();
+        self.set_service(service);
     }
 
     /// The move to play after `result`: its best move when that is legal

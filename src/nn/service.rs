@@ -12,7 +12,6 @@
 //! engine with two evaluators beat one at 0.5 s per move (docs/tuning.md).
 
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -175,11 +174,8 @@ struct Pool {
     /// Evaluators started so far (names and symmetry seeds).
     started: usize,
     /// The network new evaluators freeze their copy from, kept only where
-    /// the pool may grow (on a CPU, following the search).
+    /// the pool follows the search on a CPU (on a GPU it stays at one).
     network: Option<Network>,
-    /// Whether new evaluators can be started: with the network kept, or
-    /// without a network (uniform evaluators).
-    can_grow: bool,
     device: Device,
     config: ServiceConfig,
     requests: Receiver<Job>,
@@ -190,8 +186,6 @@ struct Pool {
 pub struct EvalService {
     queue: Option<Sender<Job>>,
     pool: Mutex<Pool>,
-    /// Evaluators running, readable without the lock.
-    evaluators: AtomicUsize,
     /// The network's precision (fp32 without a network).
     precision: Precision,
     /// The measurement behind an `auto` choice.
@@ -217,7 +211,7 @@ impl EvalService {
 
     /// Evaluator threads running now.
     pub fn evaluators(&self) -> usize {
-        self.evaluators.load(Ordering::Relaxed)
+        self.pool.lock().active
     }
 
     /// Fits the evaluators to a search with `search_threads` threads, when
@@ -227,7 +221,7 @@ impl EvalService {
     /// a retired one finishes the batch it holds first.
     pub fn fit_to_search(&self, search_threads: usize) -> std::io::Result<()> {
         let mut pool = self.pool.lock();
-        if pool.config.evaluator_threads != EvaluatorThreads::PerSearchThread || !pool.can_grow {
+        if pool.config.evaluator_threads != EvaluatorThreads::PerSearchThread {
             return Ok(());
         }
         let wanted = pool
@@ -246,7 +240,11 @@ impl EvalService {
                 break;
             }
             pool.active -= 1;
-            self.evaluators.store(pool.active, Ordering::Relaxed);
+        }
+        // A service with a network starts evaluators only from the kept
+        // copy (never uniform ones in its place).
+        if pool.network.is_none() && self.network.is_some() {
+            return Ok(());
         }
         while pool.active < wanted {
             let frozen = pool.network.as_ref().map(|n| n.freeze(self.precision));
@@ -254,7 +252,6 @@ impl EvalService {
             pool.workers.push(worker);
             pool.started += 1;
             pool.active += 1;
-            self.evaluators.store(pool.active, Ordering::Relaxed);
         }
         // Evaluators that have retired are done: forget their handles.
         pool.workers.retain(|w| !w.is_finished());
@@ -294,12 +291,10 @@ impl EvalService {
                 active: 0,
                 started: 0,
                 network: None,
-                can_grow: false,
                 device: Device::Cpu,
                 config: ServiceConfig::default(),
                 requests,
             }),
-            evaluators: AtomicUsize::new(0),
             precision: Precision::Fp32,
             calibration: None,
             network: None,
@@ -325,25 +320,21 @@ impl EvalService {
         // network to freeze their copies from.
         let follows_search =
             config.evaluator_threads == EvaluatorThreads::PerSearchThread && device == Device::Cpu;
-        let can_grow = network.is_none() || follows_search;
-        let service = EvalService {
+        Ok(EvalService {
             queue: Some(queue),
             pool: Mutex::new(Pool {
                 workers,
                 active: threads,
                 started: threads,
                 network: network.filter(|_| follows_search),
-                can_grow,
                 device,
                 config,
                 requests,
             }),
-            evaluators: AtomicUsize::new(threads),
             precision,
             calibration: None,
             network: None,
-        };
-        Ok(service)
+        })
     }
 
     /// Encodes `board` here and queues it; the answer arrives on the receiver.

@@ -213,8 +213,8 @@ impl Searcher {
 
     /// Fits the service's evaluators to this search's threads, where the
     /// service follows the search (`network.evaluator_threads = "auto"`).
-    /// An evaluator that cannot start leaves those running, which still
-    /// answer, so the error is only reported.
+    /// An evaluator that cannot start is an error, but those already
+    /// running still answer.
     pub fn fit_evaluators(&self) -> std::io::Result<()> {
         self.service.fit_to_search(self.config.threads.max(1))
     }
