@@ -134,7 +134,7 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
             let c = result.counters;
             writeln!(
                 out,
-                "{threads:>8} {evaluators:>10} {:>18} {:>12} {:>12} {:>14} {:>7.0}%   ({:?} after {} ms; revisits {}, collisions {})",
+                "{threads:>8} {evaluators:>10} {:>18} {:>12} {:>12} {:>14} {:>7.0}%   ({:?} after {} ms; revisits {}, collisions {}, leaves per batch {:.1})",
                 record.name,
                 format_rate(playouts),
                 format_rate(evaluations),
@@ -143,7 +143,8 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
                 result.reason,
                 result.elapsed.as_millis(),
                 c.revisits,
-                c.collisions
+                c.collisions,
+                c.evaluations as f64 / c.batches.max(1) as f64
             )?;
         }
     }

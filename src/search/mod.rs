@@ -146,6 +146,8 @@ struct Progress {
     /// Playouts done or under way, so that a playout limit is exact.
     reserved: AtomicU64,
     evaluations: AtomicU64,
+    /// Batches of leaves sent to the network.
+    batches: AtomicU64,
     max_depth: AtomicU32,
     /// Set when the threads must stop.
     halt: AtomicBool,
@@ -239,6 +241,7 @@ impl Searcher {
             playouts: AtomicU64::new(0),
             reserved: AtomicU64::new(0),
             evaluations: AtomicU64::new(0),
+            batches: AtomicU64::new(0),
             max_depth: AtomicU32::new(0),
             halt: AtomicBool::new(false),
             idle_rounds: AtomicU32::new(0),
@@ -466,6 +469,7 @@ impl Searcher {
             let answers = self.service.submit_boards(&mut boards);
             let submitted = !pending.is_empty();
             if submitted {
+                progress.batches.fetch_add(1, Ordering::Relaxed);
                 in_flight.push_back(pending.into_iter().zip(answers).collect());
             }
             // Keep up to `depth` batches with the network, so that this
@@ -519,7 +523,9 @@ impl Searcher {
         let mut pending = Vec::new();
         let mut boards = Vec::new();
         let mut worked = false;
-        // Revisits of known nodes do not fill the batch, but bound the attempts.
+        let mut collided = Vec::new();
+        // Revisits of known nodes and collisions do not fill the batch, but
+        // bound the attempts.
         let batch_size = self.config.batch_size.max(1);
         for _ in 0..2 * batch_size {
             if pending.len() >= batch_size {
@@ -579,10 +585,19 @@ impl Searcher {
                 Descent::Collision { path } => {
                     progress.reserved.fetch_sub(1, Ordering::SeqCst);
                     progress.collisions.fetch_add(1, Ordering::Relaxed);
-                    self.revert(&path);
-                    break;
+                    if path.is_empty() {
+                        // The root itself is with the network.
+                        break;
+                    }
+                    // Its virtual visits stay until this batch is gathered,
+                    // so that the next descents turn elsewhere instead of
+                    // ending the batch (as lc0 does).
+                    collided.push(path);
                 }
             }
+        }
+        for path in &collided {
+            self.revert(path);
         }
         (pending, boards, worked)
     }
@@ -819,6 +834,7 @@ fn progress_snapshot(progress: &Progress) -> result::Counters {
     result::Counters {
         playouts: progress.playouts.load(Ordering::Relaxed),
         evaluations: progress.evaluations.load(Ordering::Relaxed),
+        batches: progress.batches.load(Ordering::Relaxed),
         max_depth: progress.max_depth.load(Ordering::Relaxed),
         revisits: progress.revisits.load(Ordering::Relaxed),
         collisions: progress.collisions.load(Ordering::Relaxed),

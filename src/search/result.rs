@@ -61,6 +61,9 @@ impl MoveStats {
 pub struct Counters {
     pub playouts: u64,
     pub evaluations: u64,
+    /// Batches the search threads sent to the network (`evaluations` over
+    /// this is how full they were).
+    pub batches: u64,
     pub max_depth: u32,
     /// Descents that ended on a proven node or at the depth limit.
     pub revisits: u64,
