@@ -243,7 +243,7 @@ fn collisions_do_not_end_a_batch() {
     let r = s.search(&b, &playouts(800), &AtomicBool::new(false));
     let c = r.counters;
     assert!(c.collisions > 0, "{c:?}");
-    let fill = c.evaluations as f64 / c.batches as f64;
+    let fill = c.leaves_per_batch();
     // Measured: 25.4 leaves per batch; 18.0 when a collision ended the batch.
     assert!(fill >= 22.0, "{fill:.2} leaves per batch: {c:?}");
 }

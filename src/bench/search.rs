@@ -144,7 +144,7 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
                 result.elapsed.as_millis(),
                 c.revisits,
                 c.collisions,
-                c.evaluations as f64 / c.batches.max(1) as f64
+                c.leaves_per_batch()
             )?;
         }
     }

@@ -61,14 +61,20 @@ impl MoveStats {
 pub struct Counters {
     pub playouts: u64,
     pub evaluations: u64,
-    /// Batches the search threads sent to the network (`evaluations` over
-    /// this is how full they were).
+    /// Batches the search threads sent to the network.
     pub batches: u64,
     pub max_depth: u32,
     /// Descents that ended on a proven node or at the depth limit.
     pub revisits: u64,
     /// Descents that met a node another descent was evaluating.
     pub collisions: u64,
+}
+
+impl Counters {
+    /// How full the batches sent to the network were, on average.
+    pub fn leaves_per_batch(&self) -> f64 {
+        self.evaluations as f64 / self.batches.max(1) as f64
+    }
 }
 
 /// The outcome of a search.
