@@ -516,6 +516,31 @@ fn a_tiny_training_run_learns_and_writes_its_files() {
     assert!(e.contains("differs"), "{e}");
 }
 
+/// `--split-seed` picks the validation games alone: a run with another
+/// `--seed` (another order and other symmetries) holds out the same games.
+#[test]
+fn the_split_seed_keeps_the_validation_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut args = tiny_run(dir.path(), &out, &["--checkpoint-every", "0"]);
+    args.max_steps = Some(1);
+    let held_out = |args: &TrainArgs, seed: u64, split_seed: Option<u64>| {
+        let mut args = args.clone();
+        args.seed = seed;
+        args.split_seed = split_seed;
+        let summary = run(&args).unwrap();
+        assert_eq!(summary.val_games, 1);
+        // The four games differ in length: the count names the game.
+        summary.val_positions
+    };
+    let first = held_out(&args, 1, None);
+    let other_seed = (2..40)
+        .find(|&seed| held_out(&args, seed, None) != first)
+        .expect("some seed holds out another game");
+    assert_eq!(held_out(&args, other_seed, Some(1)), first);
+    assert_ne!(held_out(&args, 1, Some(other_seed)), first);
+}
+
 /// Mixed precision (bf16 convolutions, fp32 weights and batch norms): the
 /// same outputs as fp32 within bf16's rounding, and a run that learns. Runs
 /// on every CPU: where bf16 has no hardware it is slow, not wrong.

@@ -102,6 +102,12 @@ pub struct TrainArgs {
     /// Seed of the split, the shuffles, the symmetries and the weights.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Seed of the validation split alone (default: --seed). A run that
+    /// continues from a network keeps the validation games of the run
+    /// before it this way, while --seed gives it a new order and new
+    /// symmetries rather than the same passes again.
+    #[arg(long)]
+    pub split_seed: Option<u64>,
     /// cpu, auto, cuda or cuda:N (falls back to the CPU with a note).
     #[arg(long, default_value = "auto")]
     pub device: String,
@@ -354,7 +360,8 @@ pub fn run(args: &TrainArgs) -> Result<TrainSummary, String> {
             dataset.stats
         ));
     }
-    let (train_games, val_games) = dataset.split(args.val_fraction, args.seed);
+    let (train_games, val_games) =
+        dataset.split(args.val_fraction, args.split_seed.unwrap_or(args.seed));
     let train_samples = dataset.samples(&train_games);
     let val_samples = dataset.samples(&val_games);
 
