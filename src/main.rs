@@ -195,7 +195,8 @@ struct BenchArgs {
     /// matching: positions measured (spread over the validation games).
     #[arg(long, default_value_t = 500)]
     positions: usize,
-    /// matching: the split of `pbrain-wuzi train` (its --seed; fraction 0.05).
+    /// matching: the split of `pbrain-wuzi train` (its --split-seed, or its
+    /// --seed without one; fraction 0.05).
     #[arg(long, default_value_t = 1)]
     seed: u64,
 }

@@ -99,7 +99,8 @@ pub struct TrainArgs {
     /// spread subset; 0: all).
     #[arg(long, default_value_t = 20000)]
     pub val_positions: usize,
-    /// Seed of the split, the shuffles, the symmetries and the weights.
+    /// Seed of the shuffles, the symmetries and the weights, and of the
+    /// validation split unless --split-seed is given.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Seed of the validation split alone (default: --seed). A run that
