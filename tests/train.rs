@@ -626,6 +626,17 @@ fn bad_options_are_refused() {
     .unwrap();
     let e = run(&args).unwrap_err();
     assert!(e.contains("no usable freestyle game"), "{e}");
+    args.teacher_weight = 1.5;
+    assert!(run(&args).unwrap_err().contains("--teacher-weight"));
+    args.teacher_weight = 0.8;
+    args.rule = Rule::Renju;
+    args.teacher = Some(fixture("no-such-network.safetensors"));
+    let e = run(&args).unwrap_err();
+    assert!(
+        e.contains("teacher") && e.contains("no-such-network"),
+        "{e}"
+    );
+    args.teacher = None;
     args.batch_size = 0;
     assert!(run(&args).unwrap_err().contains("--batch-size"));
     let e = TrainArgs::parse_from(["g.tsv", "--rule", "renju", "--precision", "half"]).unwrap_err();
@@ -717,4 +728,120 @@ selfplay/1/0\t-\tselfplay\tfreestyle\t15\tnet\tnet\tB\tfive\t2\t9\t\
     assert_eq!(only_result.wdl_dist.double_value(&[0, 0]), 1.0);
     let default = make_batch(&data, &items).unwrap();
     assert!((default.wdl_dist.double_value(&[0, 0]) - 0.8).abs() < 1e-6);
+}
+
+fn shipped_freestyle_4x32() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("networks/freestyle-4x32.safetensors")
+}
+
+/// `--teacher`: every training position's targets become the teacher's
+/// probabilities (mixed with the played move by the weight) and its
+/// win/draw/loss, checked cell by cell against the teacher's own output;
+/// games left out of the labelling keep the played move.
+#[test]
+fn a_teacher_labels_the_training_positions() {
+    let path = fixture("gomocup2024_freestyle15_2_sample.tsv");
+    let plain = Dataset::load(&[path], Rule::Freestyle, &[BoardSize::square(15).unwrap()]).unwrap();
+    assert!(plain.games.len() >= 4);
+    let mut data = plain.clone();
+    let labelled = wuzi::train::teacher::label(
+        &mut data,
+        &[0, 1, 2],
+        &shipped_freestyle_4x32(),
+        Device::Cpu,
+        0.8,
+        false,
+    )
+    .unwrap();
+    assert_eq!(labelled.positions, plain.samples(&[0, 1, 2]).len());
+    assert!(data.games[3].search.is_empty(), "game 3 was not labelled");
+    assert_eq!(data.samples(&[0, 1, 2]), plain.samples(&[0, 1, 2]));
+
+    let teacher = Network::load(&shipped_freestyle_4x32(), Device::Cpu)
+        .unwrap()
+        .freeze(labelled.precision);
+    let samples = plain.samples(&[0, 2]);
+    let items: Vec<(Sample, Symmetry)> = samples.iter().map(|&s| (s, Symmetry::IDENTITY)).collect();
+    let (policy, wdl) = teacher.evaluate(&make_batch(&plain, &items).unwrap().input);
+    // Targets as the trainer builds them, the teacher's value alone.
+    let targets = make_batch_with(&data, &items, 1.0).unwrap();
+    let mut worst = 0.0f64;
+    for (row, sample) in samples.iter().enumerate() {
+        let row = row as i64;
+        let played = plain.games[sample.game as usize].moves[sample.ply as usize];
+        let played_cell = played.y() as i64 * 15 + played.x() as i64;
+        for cell in 0..225i64 {
+            let teacher_p = policy.double_value(&[row, cell]);
+            let mut want = 0.8 * teacher_p;
+            if cell == played_cell {
+                want += 0.2;
+            }
+            // Shares under 0.1% are dropped and the rest renormalised.
+            let got = targets.policy_dist.double_value(&[row, cell]);
+            worst = worst.max((got - want).abs());
+        }
+        for c in 0..3 {
+            let (got, want) = (
+                targets.wdl_dist.double_value(&[row, c]),
+                wdl.double_value(&[row, c]),
+            );
+            assert!((got - want).abs() < 2e-3, "wdl {got} against {want}");
+        }
+    }
+    assert!(
+        worst < 0.02,
+        "a policy target is {worst} away from the teacher's mix"
+    );
+}
+
+/// Mean Kullback-Leibler divergence of `student`'s policy from
+/// `teacher`'s over the positions of `data`.
+fn policy_divergence(data: &Dataset, student: &Path, teacher: &Path) -> f64 {
+    let samples = data.samples(&(0..data.games.len()).collect::<Vec<_>>());
+    let items: Vec<(Sample, Symmetry)> = samples.iter().map(|&s| (s, Symmetry::IDENTITY)).collect();
+    let input = make_batch(data, &items).unwrap().input;
+    let load = |p: &Path| {
+        Network::load(p, Device::Cpu)
+            .unwrap()
+            .freeze(Precision::Fp32)
+    };
+    let (want, _) = load(teacher).evaluate(&input);
+    let (got, _) = load(student).evaluate(&input);
+    let kl = (&want * (want.clamp_min(1e-9).log() - got.clamp_min(1e-9).log())).sum(Kind::Double);
+    kl.double_value(&[]) / samples.len() as f64
+}
+
+/// A student trained with the teacher's targets ends nearer the teacher
+/// than the same run on the played moves alone.
+#[test]
+fn a_student_learns_the_teachers_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let teacher = shipped_freestyle_4x32();
+    let teacher_arg = teacher.to_str().unwrap().to_string();
+    let common = ["--board", "15", "--threads", "2", "--seed", "3"];
+    let longer = |mut args: TrainArgs| {
+        args.max_steps = Some(150);
+        args
+    };
+    let plain_out = dir.path().join("plain");
+    run(&longer(tiny_run(dir.path(), &plain_out, &common))).unwrap();
+    let taught_out = dir.path().join("taught");
+    let mut extra = common.to_vec();
+    extra.extend(["--teacher", &teacher_arg, "--teacher-weight", "1"]);
+    let summary = run(&longer(tiny_run(dir.path(), &taught_out, &extra))).unwrap();
+    let labelled = summary.teacher.expect("the summary names the teacher");
+    assert_eq!(labelled.positions, summary.train_positions);
+
+    let data = Dataset::load(
+        &[dir.path().join("few.tsv")],
+        Rule::Freestyle,
+        &[BoardSize::square(15).unwrap()],
+    )
+    .unwrap();
+    let plain = policy_divergence(&data, &plain_out.join("final.safetensors"), &teacher);
+    let taught = policy_divergence(&data, &taught_out.join("final.safetensors"), &teacher);
+    assert!(
+        taught < 0.8 * plain,
+        "divergence from the teacher: {taught:.3} with it, {plain:.3} without"
+    );
 }

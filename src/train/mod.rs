@@ -15,6 +15,7 @@
 
 pub mod data;
 pub mod plot;
+pub mod teacher;
 pub mod trainer;
 
 use std::fmt;
@@ -87,11 +88,21 @@ pub struct TrainArgs {
     /// Weight of the WDL cross-entropy in the loss.
     #[arg(long, default_value_t = 1.0)]
     pub value_weight: f64,
-    /// Self-play records: the share of the search's value in a position's
-    /// value target (the rest is the game's result). Their policy target
-    /// is the search's visit shares.
+    /// Self-play records (and --teacher): the share of the search's (the
+    /// teacher's) value in a position's value target, the rest being the
+    /// game's result. Their policy target is the search's visit shares.
     #[arg(long, default_value_t = crate::train::data::DEFAULT_SEARCH_VALUE_WEIGHT)]
     pub search_value_weight: f32,
+    /// A larger network whose move probabilities and win/draw/loss become
+    /// the training targets (distillation): each training position is
+    /// labelled once before training. Validation keeps the played moves.
+    #[arg(long, value_name = "PATH")]
+    pub teacher: Option<PathBuf>,
+    /// With --teacher: the teacher's share of the policy target, the rest
+    /// being the move played. Its share of the value target is
+    /// --search-value-weight.
+    #[arg(long, default_value_t = 0.8)]
+    pub teacher_weight: f32,
     /// Fraction of the games held out for validation.
     #[arg(long, default_value_t = 0.05)]
     pub val_fraction: f64,
@@ -208,6 +219,8 @@ pub struct TrainSummary {
     pub val_games: usize,
     pub train_positions: usize,
     pub val_positions: usize,
+    /// The distillation's labelling (--teacher).
+    pub teacher: Option<teacher::Labelled>,
     pub result: LoopResult,
     pub out: PathBuf,
 }
@@ -226,6 +239,9 @@ impl fmt::Display for TrainSummary {
             "  split by game: {} training games ({} positions), {} validation games ({} positions)",
             self.train_games, self.train_positions, self.val_games, self.val_positions
         )?;
+        if let Some(t) = &self.teacher {
+            writeln!(f, "  {t}")?;
+        }
         writeln!(
             f,
             "  {} steps, {} samples, {:.2} epochs in {:.1} s of training: {:.0} samples/s ({})",
@@ -305,6 +321,12 @@ fn check_args(args: &TrainArgs) -> Result<(), String> {
             args.search_value_weight
         ));
     }
+    if !(0.0..=1.0).contains(&args.teacher_weight) {
+        return Err(format!(
+            "--teacher-weight {} must be between 0 and 1",
+            args.teacher_weight
+        ));
+    }
     if !(args.value_weight.is_finite() && args.value_weight >= 0.0) {
         return Err(format!("--value-weight {} must be >= 0", args.value_weight));
     }
@@ -335,7 +357,7 @@ pub fn run(args: &TrainArgs) -> Result<TrainSummary, String> {
     }
     tch::manual_seed(args.seed as i64);
 
-    let dataset = Dataset::load(&args.data, args.rule, &args.boards)?;
+    let mut dataset = Dataset::load(&args.data, args.rule, &args.boards)?;
     if !args.quiet {
         eprintln!("train: {}", dataset.stats);
         for w in &dataset.stats.warnings {
@@ -363,6 +385,23 @@ pub fn run(args: &TrainArgs) -> Result<TrainSummary, String> {
     }
     let (train_games, val_games) =
         dataset.split(args.val_fraction, args.split_seed.unwrap_or(args.seed));
+    let teacher = match &args.teacher {
+        Some(path) => {
+            let labelled = teacher::label(
+                &mut dataset,
+                &train_games,
+                path,
+                device,
+                args.teacher_weight,
+                !args.quiet,
+            )?;
+            if !args.quiet {
+                eprintln!("train: {labelled}");
+            }
+            Some(labelled)
+        }
+        None => None,
+    };
     let train_samples = dataset.samples(&train_games);
     let val_samples = dataset.samples(&val_games);
 
@@ -451,6 +490,7 @@ pub fn run(args: &TrainArgs) -> Result<TrainSummary, String> {
         val_games: val_games.len(),
         train_positions: train_samples.len(),
         val_positions: val_samples.len(),
+        teacher,
         result,
         out: args.out.clone(),
     };
