@@ -82,6 +82,15 @@ pub fn policy_counts(
         .collect()
 }
 
+/// A teacher output's values, row after row, on the CPU.
+fn to_host(output: &tch::Tensor) -> Result<Vec<f32>, String> {
+    let flat = output
+        .to_device(Device::Cpu)
+        .to_kind(Kind::Float)
+        .flatten(0, -1);
+    Vec::<f32>::try_from(flat).map_err(|e| format!("teacher output: {e}"))
+}
+
 /// Gives every training position of `games` (those without search targets
 /// of their own, i.e. not self-play games) the targets of the teacher in
 /// `path`: policy as [`policy_counts`], value the teacher's win/draw/loss
@@ -126,19 +135,7 @@ pub fn label(
             let batch = make_batch(dataset, &items)?;
             let (policy, wdl) = frozen.evaluate(&batch.input.to_device(frozen.device()));
             let cells = policy.size()[1] as usize;
-            let policy = Vec::<f32>::try_from(
-                policy
-                    .to_device(Device::Cpu)
-                    .to_kind(Kind::Float)
-                    .flatten(0, -1),
-            )
-            .map_err(|e| format!("teacher output: {e}"))?;
-            let wdl = Vec::<f32>::try_from(
-                wdl.to_device(Device::Cpu)
-                    .to_kind(Kind::Float)
-                    .flatten(0, -1),
-            )
-            .map_err(|e| format!("teacher output: {e}"))?;
+            let (policy, wdl) = (to_host(&policy)?, to_host(&wdl)?);
             let width = batch.size.width() as usize;
             for (row, sample) in chunk.iter().enumerate() {
                 let game = &dataset.games[sample.game as usize];
