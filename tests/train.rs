@@ -576,8 +576,14 @@ fn bf16_training_matches_fp32_and_learns() {
                 .double_value(&[])
         };
         let (policy_gap, value_gap) = (gap(&p32, &p16), gap(&v32, &v16));
+        // The training forward rounds each convolution's output to bf16
+        // before its batch norm, where the frozen inference path folds the
+        // norm into the convolution and rounds once (tests/nn.rs holds that
+        // one to 0.03): measured 0.031 and 0.025 here on the shipped
+        // freestyle 4x32 (distilled, 2026-11-24). A wrong cast or a layer
+        // left out moves probabilities by tenths.
         assert!(
-            policy_gap < 0.03 && value_gap < 0.03,
+            policy_gap < 0.05 && value_gap < 0.05,
             "bf16 moves probabilities by {policy_gap:.4} (policy) and {value_gap:.4} (value)"
         );
     });
