@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use crate::game::Rule;
 use crate::nn::service::EvaluatorThreads;
-use crate::search::SearchConfig;
+use crate::search::{SafetyNetTime, SearchConfig};
 
 /// All settings, with defaults for anything the file leaves out.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -89,6 +89,11 @@ pub struct SearchSection {
     pub vct_plies: u8,
     /// Root safety net: the opponent's VCT budget after the chosen move.
     pub safety_vct_nodes: u64,
+    /// Share of each move's target time kept for the safety net (at most
+    /// 200 ms).
+    pub safety_share: f32,
+    /// Solver nodes per millisecond the safety net's budget assumes.
+    pub safety_nodes_per_ms: u64,
     /// Candidate moves within this many cells of a stone.
     pub candidate_distance: u8,
 }
@@ -172,6 +177,8 @@ impl Default for SearchSection {
             vct_nodes: search.vct_nodes,
             vct_plies: search.vct_plies,
             safety_vct_nodes: search.safety_vct_nodes,
+            safety_share: search.safety_time.share,
+            safety_nodes_per_ms: search.safety_time.nodes_per_ms,
             candidate_distance: search.candidate_distance,
         }
     }
@@ -244,6 +251,16 @@ impl Config {
             "must be positive",
         )?;
         check(
+            (0.0..=0.5).contains(&self.search.safety_share),
+            "search.safety_share",
+            "must be between 0 and 0.5",
+        )?;
+        check(
+            self.search.safety_nodes_per_ms >= 1,
+            "search.safety_nodes_per_ms",
+            "must be at least 1",
+        )?;
+        check(
             self.network
                 .symmetry
                 .parse::<crate::nn::SymmetryMode>()
@@ -286,6 +303,10 @@ impl Config {
             vct_nodes: self.search.vct_nodes,
             vct_plies: self.search.vct_plies,
             safety_vct_nodes: self.search.safety_vct_nodes,
+            safety_time: SafetyNetTime {
+                share: self.search.safety_share,
+                nodes_per_ms: self.search.safety_nodes_per_ms,
+            },
             candidate_distance: self.search.candidate_distance,
             max_memory: (self.engine.max_memory_mb as usize).saturating_mul(1 << 20),
         }
@@ -462,6 +483,15 @@ mod tests {
         assert!(e.contains("search.policy_temperature"), "{e}");
         let e = Config::parse("[search]\npolicy_temperature = nan\n").unwrap_err();
         assert!(e.contains("search.policy_temperature"), "{e}");
+        let e = Config::parse("[search]\nsafety_share = 0.8\n").unwrap_err();
+        assert!(e.contains("search.safety_share"), "{e}");
+        let e = Config::parse("[search]\nsafety_nodes_per_ms = 0\n").unwrap_err();
+        assert!(e.contains("search.safety_nodes_per_ms"), "{e}");
+        let tuned = Config::parse("[search]\nsafety_share = 0.2\nsafety_nodes_per_ms = 300\n")
+            .unwrap()
+            .search_config()
+            .safety_time;
+        assert_eq!((tuned.share, tuned.nodes_per_ms), (0.2, 300));
         let e = Config::parse("[network]\ndevice = \"tpu\"\n").unwrap_err();
         assert!(e.contains("network.device"), "{e}");
         let e = Config::parse("[nonsense]\n").unwrap_err();

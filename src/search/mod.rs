@@ -31,7 +31,7 @@ use crate::search::select::{choose_edge, select_edge, tempered_prior, PuctParams
 use crate::tactics::forced_win;
 
 pub use result::{MoveStats, SearchResult, StopReason};
-pub use time::{RootProgress, TimeBudget, TimeControl, TimeManager};
+pub use time::{RootProgress, SafetyNetTime, TimeBudget, TimeControl, TimeManager};
 
 /// How the search plays (from the configuration and `INFO`).
 #[derive(Clone, Debug)]
@@ -68,6 +68,9 @@ pub struct SearchConfig {
     /// Root safety net: budget for the opponent's VCT after the move about
     /// to be played (capped by the time left).
     pub safety_vct_nodes: u64,
+    /// The safety net's share of the clock and the solver speed its
+    /// budgets assume ([`SafetyNetTime`]).
+    pub safety_time: SafetyNetTime,
     /// Candidate moves: within this many steps of a stone (plus threats).
     pub candidate_distance: u8,
     /// The process's memory limit in bytes (`INFO max_memory`; usize::MAX:
@@ -93,6 +96,7 @@ impl Default for SearchConfig {
             vct_nodes: 2_000,
             vct_plies: 1,
             safety_vct_nodes: 20_000,
+            safety_time: SafetyNetTime::default(),
             candidate_distance: 2,
             max_memory: 350 << 20,
         }
@@ -249,7 +253,8 @@ impl Searcher {
             revisits: AtomicU64::new(0),
             collisions: AtomicU64::new(0),
         };
-        let clock = TimeManager::new(limits.time, limits.since.unwrap_or(start));
+        let clock = TimeManager::new(limits.time, limits.since.unwrap_or(start))
+            .with_safety_net(self.config.safety_time);
         if limits.excluded.is_empty() {
             self.solve_root(board, &root, &clock);
         }

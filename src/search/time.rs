@@ -67,10 +67,34 @@ mod solver_rate {
     /// The VCT at each new node just below the root, run many times per
     /// search: about 4 nodes per millisecond of the target.
     pub const SHALLOW_VCT: u64 = 4;
-    /// The safety net's VCT of the opponent, within what is left of the
-    /// deadline.
-    pub const SAFETY_VCT: u64 = 100;
 }
+
+/// How much of the clock the root safety net gets (`[search]`
+/// `safety_share` and `safety_nodes_per_ms`): its share of the target,
+/// kept back from the tree search, and the solver speed its node budgets
+/// assume within what is left of the deadline. The defaults (a tenth, 100
+/// nodes/ms) are conservative: the VCT runs at 360-1,100 nodes/ms on a
+/// 2-core EPYC, and on lost ladder games a third of the opponent's wins
+/// need 20,000 nodes (README.md, "Playing strength": the PentaZen losses).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SafetyNetTime {
+    /// Share of the target kept for the safety net, at most 200 ms.
+    pub share: f32,
+    /// Solver nodes per millisecond left that its budget assumes.
+    pub nodes_per_ms: u64,
+}
+
+impl Default for SafetyNetTime {
+    fn default() -> SafetyNetTime {
+        SafetyNetTime {
+            share: 0.1,
+            nodes_per_ms: 100,
+        }
+    }
+}
+
+/// The longest reserve kept for the safety net.
+const MAX_SAFETY_RESERVE: Duration = Duration::from_millis(200);
 
 /// The time manager of one search: the budget, counted from the moment
 /// the request arrived.
@@ -78,6 +102,7 @@ mod solver_rate {
 pub struct TimeManager {
     since: Instant,
     budget: Option<TimeBudget>,
+    safety: SafetyNetTime,
 }
 
 /// What the manager needs to know of the root to decide whether to extend.
@@ -95,7 +120,16 @@ impl TimeManager {
     /// at `since`: time gone before the search (settings read after the
     /// request, a network switch) comes off the budget.
     pub fn new(budget: Option<TimeBudget>, since: Instant) -> TimeManager {
-        TimeManager { since, budget }
+        TimeManager {
+            since,
+            budget,
+            safety: SafetyNetTime::default(),
+        }
+    }
+
+    /// The same manager with the safety net's share of the clock set.
+    pub fn with_safety_net(self, safety: SafetyNetTime) -> TimeManager {
+        TimeManager { safety, ..self }
     }
 
     pub fn budget(&self) -> Option<TimeBudget> {
@@ -106,10 +140,13 @@ impl TimeManager {
         self.since.elapsed()
     }
 
-    /// The share of the target kept for the root safety net: a tenth, at
-    /// most 200 ms.
-    fn safety_reserve(budget: TimeBudget) -> Duration {
-        (budget.target / 10).min(Duration::from_millis(200))
+    /// The share of the target kept for the root safety net (a tenth by
+    /// default), at most 200 ms.
+    fn safety_reserve(&self, budget: TimeBudget) -> Duration {
+        budget
+            .target
+            .mul_f32(self.safety.share.clamp(0.0, 0.5))
+            .min(MAX_SAFETY_RESERVE)
     }
 
     /// Whether the tree search must stop now. It stops at the deadline
@@ -121,7 +158,7 @@ impl TimeManager {
         let Some(budget) = self.budget else {
             return false;
         };
-        let reserve = Self::safety_reserve(budget);
+        let reserve = self.safety_reserve(budget);
         let (target, deadline) = (budget.target - reserve, budget.deadline - reserve);
         let elapsed = self.elapsed();
         if elapsed >= deadline {
@@ -152,7 +189,7 @@ impl TimeManager {
         match self.budget {
             Some(budget) => {
                 let left = budget.deadline.saturating_sub(self.elapsed());
-                configured.min(left.as_millis() as u64 * solver_rate::SAFETY_VCT)
+                configured.min((left.as_millis() as u64).saturating_mul(self.safety.nodes_per_ms))
             }
             None => configured,
         }
@@ -297,5 +334,42 @@ mod tests {
         // Past the deadline the safety net has nothing left.
         let late = TimeManager::new(Some(TimeBudget::fixed(ms(100))), now - ms(200));
         assert_eq!(late.safety_net_nodes(20_000), 0);
+    }
+
+    #[test]
+    fn the_safety_net_share_is_set_by_the_configuration() {
+        let budget = TimeBudget::fixed(ms(1000));
+        let now = Instant::now();
+        // 850 ms gone: the default tenth (100 ms) stops the tree at 900 ms,
+        // a fifth at 800 ms.
+        let at_850 = TimeManager::new(Some(budget), now - ms(850));
+        assert!(!at_850.tree_search_done(progress(10, 0, 10)));
+        let fifth = SafetyNetTime {
+            share: 0.2,
+            nodes_per_ms: 100,
+        };
+        assert!(at_850.with_safety_net(fifth).tree_search_done(progress(10, 0, 10)));
+        // The reserve never passes 200 ms, whatever the share.
+        let long = TimeBudget::fixed(ms(10_000));
+        let at_9700 = TimeManager::new(Some(long), now - ms(9_700));
+        let half = SafetyNetTime {
+            share: 0.5,
+            nodes_per_ms: 100,
+        };
+        assert!(!at_9700.with_safety_net(half).tree_search_done(progress(10, 0, 10)));
+        // The assumed speed scales the budget within the time left (the
+        // clock has moved on a little since `now`).
+        let fresh = TimeManager::new(Some(budget), now);
+        let nodes = |nodes_per_ms| {
+            fresh
+                .with_safety_net(SafetyNetTime {
+                    share: 0.1,
+                    nodes_per_ms,
+                })
+                .safety_net_nodes(u64::MAX)
+        };
+        let (slow, fast) = (nodes(100), nodes(300));
+        assert!((90_000..=100_000).contains(&slow), "{slow}");
+        assert!((270_000..=300_000).contains(&fast), "{fast}");
     }
 }
