@@ -348,7 +348,9 @@ mod tests {
             share: 0.2,
             nodes_per_ms: 100,
         };
-        assert!(at_850.with_safety_net(fifth).tree_search_done(progress(10, 0, 10)));
+        assert!(at_850
+            .with_safety_net(fifth)
+            .tree_search_done(progress(10, 0, 10)));
         // The reserve never passes 200 ms, whatever the share.
         let long = TimeBudget::fixed(ms(10_000));
         let at_9700 = TimeManager::new(Some(long), now - ms(9_700));
@@ -356,7 +358,9 @@ mod tests {
             share: 0.5,
             nodes_per_ms: 100,
         };
-        assert!(!at_9700.with_safety_net(half).tree_search_done(progress(10, 0, 10)));
+        assert!(!at_9700
+            .with_safety_net(half)
+            .tree_search_done(progress(10, 0, 10)));
         // The assumed speed scales the budget within the time left (the
         // clock has moved on a little since `now`).
         let fresh = TimeManager::new(Some(budget), now);
