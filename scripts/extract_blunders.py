@@ -2,18 +2,19 @@
 """Collects blunder positions from `pbrain-wuzi match` games against a peer.
 
 A blunder is a move of ours right after which the peer announced a forced
-win (Rapfi: `Eval +M<n>`), where the peer's previous announcement was not a
-forced win yet. Reads the runner's per-game logs (--log-dir) and PSQ records
+win (Rapfi: `Eval +M<n>` with its line; PentaZen: `ev +v<n>`, no line), where
+the peer's previous announcement was not a forced win yet. Reads the runner's per-game logs (--log-dir) and PSQ records
 (--psq) and prints one TSV line per blunder:
 
     id  rule  size  moves-before  blunder  peer  eval  peer-line
 
 Moves are `x,y` from 0; the peer's line is its principal variation right
-after our blunder, starting with its winning move. The test
+after our blunder, starting with its winning move (PentaZen prints none: its
+line is its move alone). The test
 (tests/blunders.rs) and `pbrain-wuzi bench blunders` keep the positions
 where our own solver confirms the blunder loses.
 
-Usage: scripts/extract_blunders.py --logs DIR --psq DIR --ours wuzi --peer rapfi --rule freestyle
+Usage: scripts/extract_blunders.py --logs DIR [--psq DIR | --size 15] --ours wuzi --peer rapfi --rule freestyle
 """
 import argparse
 import os
@@ -24,6 +25,9 @@ LINE = re.compile(r"^\[\s*[\d.]+\] (\S+) < (.*)$")
 MOVE = re.compile(r"^(\d+),(\d+)$")
 # Rapfi: "MESSAGE Depth 17-30 | Eval +M19 | Time 5ms | H6 I7 ..."
 MATE = re.compile(r"\bEval \+M(\d+)\b")
+# PentaZen: "MESSAGE dep 13 ev +v27 nd 11k tm 4 sp 2841" (plies to its five;
+# its depth is a raw byte, so the line may lose its "MESSAGE").
+VICTORY = re.compile(r"\bev \+v(\d+)\b")
 
 
 def psq_moves(path):
@@ -37,6 +41,27 @@ def psq_moves(path):
             break
         moves.append((int(parts[0]) - 1, int(parts[1]) - 1))
     return size, moves
+
+
+def log_moves(path):
+    """The game's moves from its log alone: the opening the runner sent in
+    its first BOARD command, then every answer."""
+    opening = []
+    in_board = None
+    with open(path, errors="replace") as f:
+        for raw in f:
+            m = re.match(r"^\[\s*[\d.]+\] (\S+) > (.*)$", raw.rstrip("\n"))
+            if not m:
+                continue
+            engine, text = m.group(1), m.group(2).strip()
+            if in_board is None and text == "BOARD":
+                in_board = engine
+            elif engine == in_board:
+                if text == "DONE":
+                    break
+                x, y, _ = text.split(",")
+                opening.append((int(x), int(y)))
+    return opening + [mv for _, mv, _ in answers(path)]
 
 
 def answers(path):
@@ -53,14 +78,18 @@ def answers(path):
             mv = MOVE.match(text)
             if mv:
                 out.append((engine, (int(mv.group(1)), int(mv.group(2))), pending.pop(engine, [])))
-            elif text.startswith("MESSAGE"):
+            elif text.startswith("MESSAGE") or VICTORY.search(text):
                 pending.setdefault(engine, []).append(text)
     return out
 
 
 def mate_of(messages):
-    """The last forced-win announcement of a move's messages, with its line."""
+    """The last forced-win announcement of a move's messages, with its line
+    (None for PentaZen, which prints none)."""
     for text in reversed(messages):
+        v = VICTORY.search(text)
+        if v:
+            return int(v.group(1)), None
         m = MATE.search(text)
         # The closing "Speed ... | Time" summary has no line: take the last
         # iteration's message, whose last field is the line.
@@ -84,19 +113,25 @@ def coord(token, size):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--logs", required=True)
-    ap.add_argument("--psq", required=True)
+    ap.add_argument("--psq", help="the runner's --psq folder; without it, the logs' BOARD commands give the opening")
+    ap.add_argument("--size", type=int, default=15, help="board size when there is no --psq")
     ap.add_argument("--ours", default="wuzi")
     ap.add_argument("--peer", required=True)
     ap.add_argument("--rule", default="freestyle")
+    ap.add_argument("--all", action="store_true",
+                    help="every blunder of a game, not only its first (a peer whose announcements come and go)")
     args = ap.parse_args()
     found = 0
     for name in sorted(os.listdir(args.logs)):
         if not name.endswith(".log"):
             continue
-        psq = os.path.join(args.psq, name[:-4] + ".psq")
-        if not os.path.exists(psq):
-            continue
-        size, moves = psq_moves(psq)
+        if args.psq:
+            psq = os.path.join(args.psq, name[:-4] + ".psq")
+            if not os.path.exists(psq):
+                continue
+            size, moves = psq_moves(psq)
+        else:
+            size, moves = args.size, log_moves(os.path.join(args.logs, name))
         played = answers(os.path.join(args.logs, name))
         opening = len(moves) - len(played)
         if opening < 0 or [mv for _, mv, _ in played] != moves[opening:]:
@@ -109,7 +144,7 @@ def main():
             mate = mate_of(messages)
             if mate and not peer_was_mating and i >= 1 and played[i - 1][0] == args.ours:
                 plies, pv = mate
-                line = [coord(t, size) for t in pv]
+                line = [mv] if pv is None else [coord(t, size) for t in pv]
                 if line and line[0] == mv and all(line):
                     before = moves[: opening + i - 1]
                     blunder = moves[opening + i - 1]
@@ -123,12 +158,14 @@ def main():
                                 fmt(before),
                                 f"{blunder[0]},{blunder[1]}",
                                 args.peer,
-                                f"+M{plies}",
+                                f"+M{plies}" if pv is not None else f"+v{plies}",
                                 fmt(line),
                             ]
                         )
                     )
                     found += 1
+                    if not args.all:
+                        break
             peer_was_mating = mate is not None
     print(f"{found} blunders", file=sys.stderr)
 

@@ -231,6 +231,8 @@ fn bench_blunders(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
     let text = std::fs::read_to_string(&args.fixture)
         .map_err(|e| io::Error::other(format!("{}: {e}", args.fixture.display())))?;
     let positions = blunders::parse(&text).map_err(io::Error::other)?;
+    let reach = blunders::solver_reach(&positions).map_err(io::Error::other)?;
+    blunders::print_reach(&reach, positions.len(), &mut io::stdout().lock())?;
     let mut provider = wuzi::nn::provider::NetworkProvider::new(&config);
     let search = blunders::suite_config(&config.search_config());
     let mut searchers = HashMap::new();

@@ -102,3 +102,35 @@ fn the_engine_now_avoids_most_blunders() {
 /// with the current freestyle network (9 of 12 with the one before it,
 /// whose first choices differ at 200 playouts).
 const MIN_SHARE: f64 = 0.5;
+
+const PENTAZEN: &str = include_str!("fixtures/blunders/pentazen15.tsv");
+
+#[test]
+fn the_pentazen_fixture_is_well_formed() {
+    let positions = blunders::parse(PENTAZEN).expect("fixture parses");
+    assert!(positions.len() >= 30, "{} positions", positions.len());
+    for b in &positions {
+        let board = b.board().expect("legal game");
+        let mut after = board.clone();
+        after.play(b.blunder).expect("legal blunder");
+        assert_eq!(b.peer_line.len(), 1, "{}: PentaZen prints no line", b.id);
+        assert!(after.is_empty(b.peer_line[0]), "{}", b.id);
+    }
+}
+
+#[test]
+fn the_proof_number_solver_finds_more_of_pentazens_wins() {
+    // PentaZen's threat wins after our blunders are deep (its announcements
+    // say 5 to 35 plies). Node-counted, so deterministic: measured at
+    // 2,000 / 20,000 / 200,000 nodes, depth-first 7 / 14 / 23 of 34,
+    // proof-number 16 / 20 / 25. The engine's checks get a few thousand
+    // nodes at 0.5 s per move, so the small budgets are the ones that count.
+    let positions = blunders::parse(PENTAZEN).expect("fixture parses");
+    let reach = blunders::solver_reach(&positions).expect("positions replay");
+    let [(_, df_small, pn_small), (_, df_mid, pn_mid), (_, df_big, pn_big)] = reach[..] else {
+        panic!("three budgets: {reach:?}");
+    };
+    assert!(pn_small >= 14 && pn_small > df_small, "{reach:?}");
+    assert!(pn_mid >= 18 && pn_mid > df_mid, "{reach:?}");
+    assert!(pn_big >= 23 && pn_big >= df_big, "{reach:?}");
+}

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::game::{Board, BoardSize, Point, Rule};
 use crate::gomocup::Coord;
 use crate::search::{SearchConfig, SearchLimits, Searcher};
-use crate::tactics::forced_win;
+use crate::tactics::{forced_win, solve_with, Algorithm, SolveLimits, ThreatKind};
 
 /// One position of the suite.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -202,4 +202,54 @@ pub fn print(summary: &Summary, playouts: u64, out: &mut impl Write) -> io::Resu
         summary.confirmed(),
         100.0 * summary.share_held()
     )
+}
+
+/// Node budgets of the solver figures: about what the engine's checks get
+/// at 0.5 s per move, ten times that, and the suite's own check.
+pub const REACH_BUDGETS: [u64; 3] = [2_000, 20_000, CHECK_NODES];
+
+/// How far each VCT algorithm reaches on the suite: for each budget of
+/// [`REACH_BUDGETS`], the positions after the blunder (the peer to move)
+/// where the depth-first and the proof-number solver find the peer's win.
+pub fn solver_reach(blunders: &[Blunder]) -> Result<Vec<(u64, usize, usize)>, String> {
+    let mut rows: Vec<(u64, usize, usize)> = REACH_BUDGETS.iter().map(|&b| (b, 0, 0)).collect();
+    for blunder in blunders {
+        let mut board = blunder.board()?;
+        board
+            .play(blunder.blunder)
+            .map_err(|e| format!("{}: {e}", blunder.id))?;
+        let peer = board.side_to_move();
+        for row in rows.iter_mut() {
+            let limits = SolveLimits::new(row.0, 20);
+            let found = |algorithm, board: &mut Board| {
+                solve_with(board, peer, ThreatKind::Vct, limits, algorithm)
+                    .win
+                    .is_some()
+            };
+            row.1 += usize::from(found(Algorithm::DepthFirst, &mut board));
+            row.2 += usize::from(found(Algorithm::ProofNumber, &mut board));
+        }
+    }
+    Ok(rows)
+}
+
+/// Prints [`solver_reach`]'s figures.
+pub fn print_reach(
+    rows: &[(u64, usize, usize)],
+    positions: usize,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "the peer's win after the blunder, found by our VCT (depth 20) in {positions} positions:"
+    )?;
+    writeln!(
+        out,
+        "  {:>9}  {:>11}  {:>12}",
+        "nodes", "depth-first", "proof-number"
+    )?;
+    for (nodes, depth_first, proof_number) in rows {
+        writeln!(out, "  {nodes:>9}  {depth_first:>11}  {proof_number:>12}")?;
+    }
+    Ok(())
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::bench::positions::{Record, GAMES, RENJU_MIDGAME};
 use crate::bench::{format_rate, rate};
 use crate::game::{Board, Point};
-use crate::tactics::{solve, SolveLimits, ThreatKind};
+use crate::tactics::{solve_with, Algorithm, SolveLimits, ThreatKind};
 
 /// Plays and takes back every empty cell of `board` once; returns the count.
 pub fn make_unmake_all(board: &mut Board, cells: &[Point]) -> u64 {
@@ -32,10 +32,20 @@ pub fn solver_positions() -> Result<Vec<Board>, String> {
 
 /// Runs one solve per position for both colours, returning the node count.
 pub fn solve_all(boards: &mut [Board], kind: ThreatKind, limits: SolveLimits) -> u64 {
+    solve_all_with(boards, kind, limits, Algorithm::default_for(kind))
+}
+
+/// [`solve_all`] with a chosen algorithm.
+pub fn solve_all_with(
+    boards: &mut [Board],
+    kind: ThreatKind,
+    limits: SolveLimits,
+    algorithm: Algorithm,
+) -> u64 {
     let mut nodes = 0;
     for board in boards.iter_mut() {
         for attacker in crate::game::Color::BOTH {
-            nodes += solve(board, attacker, kind, limits).nodes;
+            nodes += solve_with(board, attacker, kind, limits, algorithm).nodes;
         }
     }
     nodes
@@ -77,12 +87,30 @@ pub fn run(per_item: Duration, out: &mut impl Write) -> io::Result<()> {
     )?;
 
     let mut boards = solver_positions().map_err(fail)?;
-    for (name, kind, limits) in [
-        ("VCF", ThreatKind::Vcf, SolveLimits::new(100_000, 30)),
-        ("VCT", ThreatKind::Vct, SolveLimits::new(20_000, 12)),
+    for (name, kind, algorithm, limits) in [
+        (
+            "VCF",
+            ThreatKind::Vcf,
+            Algorithm::DepthFirst,
+            SolveLimits::new(100_000, 30),
+        ),
+        (
+            "VCT (depth-first)",
+            ThreatKind::Vct,
+            Algorithm::DepthFirst,
+            SolveLimits::new(20_000, 12),
+        ),
+        (
+            "VCT (proof-number, the engine's)",
+            ThreatKind::Vct,
+            Algorithm::ProofNumber,
+            SolveLimits::new(20_000, 12),
+        ),
     ] {
-        let per_sec = rate(per_item, || solve_all(&mut boards, kind, limits));
-        let depth = win_depths(&mut boards, kind, limits);
+        let per_sec = rate(per_item, || {
+            solve_all_with(&mut boards, kind, limits, algorithm)
+        });
+        let depth = win_depths(&mut boards, kind, limits, algorithm);
         writeln!(
             out,
             "{name} nodes per second ({} positions x 2 attackers): {}; {} wins found, \
@@ -106,7 +134,12 @@ struct WinDepths {
     most_nodes: u64,
 }
 
-fn win_depths(boards: &mut [Board], kind: ThreatKind, limits: SolveLimits) -> WinDepths {
+fn win_depths(
+    boards: &mut [Board],
+    kind: ThreatKind,
+    limits: SolveLimits,
+    algorithm: Algorithm,
+) -> WinDepths {
     let mut depths = WinDepths {
         wins: 0,
         longest: 0,
@@ -114,7 +147,7 @@ fn win_depths(boards: &mut [Board], kind: ThreatKind, limits: SolveLimits) -> Wi
     };
     for board in boards.iter_mut() {
         for attacker in crate::game::Color::BOTH {
-            let report = solve(board, attacker, kind, limits);
+            let report = solve_with(board, attacker, kind, limits, algorithm);
             if let Some(line) = report.win {
                 depths.wins += 1;
                 depths.longest = depths.longest.max(line.len().div_ceil(2));

@@ -6,8 +6,8 @@ mod common;
 use common::{board15, four_three, games, p, FIXTURE_GAMES};
 use wuzi_core::game::{Board, Color, Outcome, Point, Rule};
 use wuzi_core::tactics::{
-    five_blocks, is_legal_for, solve, unstoppable_four_defences, unstoppable_four_moves,
-    winning_moves, SolveLimits, ThreatKind,
+    five_blocks, is_legal_for, solve, solve_with, unstoppable_four_defences,
+    unstoppable_four_moves, winning_moves, Algorithm, SolveLimits, ThreatKind,
 };
 
 /// Replays a claimed win and checks it move by move: attacker moves are
@@ -363,6 +363,54 @@ fn vct_wins_in_real_games_survive_every_reply() {
         }
     }
     assert_eq!(checked, 16);
+}
+
+#[test]
+fn proof_number_and_depth_first_solvers_agree_in_real_games() {
+    // Both search the same moves, so where both run to their end within
+    // the same depth they must agree on whether there is a win, and every
+    // win either finds must replay. Positions a few moves before the end
+    // of real games have wins and non-wins of every length.
+    let (mut wins, mut no_wins) = (0, 0);
+    for tsv in FIXTURE_GAMES {
+        for game in games(tsv).iter().take(6) {
+            let n = game.moves.len();
+            for back in [3usize, 4, 6, 8, 10, 13] {
+                if back > n {
+                    continue;
+                }
+                let mut b =
+                    Board::from_moves(game.size, game.rule, &game.moves[..n - back]).unwrap();
+                for attacker in [Color::Black, Color::White] {
+                    let limits = SolveLimits::new(300_000, 5);
+                    let deep = [Algorithm::DepthFirst, Algorithm::ProofNumber].map(|algorithm| {
+                        solve_with(&mut b, attacker, ThreatKind::Vct, limits, algorithm)
+                    });
+                    for report in &deep {
+                        if let Some(line) = &report.win {
+                            verify_win(&b, attacker, ThreatKind::Vct, line);
+                        }
+                    }
+                    if deep.iter().all(|r| r.complete) {
+                        assert_eq!(
+                            deep[0].win.is_some(),
+                            deep[1].win.is_some(),
+                            "{} {back} moves from the end, {attacker:?}: {deep:?}\n{b:?}",
+                            game.id
+                        );
+                        match deep[0].win {
+                            Some(_) => wins += 1,
+                            None => no_wins += 1,
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        wins >= 100 && no_wins >= 100,
+        "{wins} wins, {no_wins} without"
+    );
 }
 
 #[test]

@@ -150,6 +150,14 @@ impl Board {
         }
     }
 
+    /// The hash after the side to move plays on empty `p`, without playing.
+    #[inline]
+    pub fn hash_after(&self, p: Point) -> u64 {
+        self.hash()
+            ^ zobrist::stone_key(self.side_to_move.index(), p.index())
+            ^ zobrist::WHITE_TO_MOVE
+    }
+
     /// The moves played so far, in order, with their colours.
     #[inline]
     pub fn history(&self) -> &[(Point, Color)] {

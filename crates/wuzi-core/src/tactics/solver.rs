@@ -10,14 +10,17 @@
 //! * (VCT) against a threat to make an unstoppable four: the exact defence
 //!   set from [`unstoppable_four_defences`] plus every counter-four.
 //!
-//! So a win found is a proof whatever the budget. The search is
-//! deterministic: moves are tried in a fixed order and the node budget is
-//! counted, not timed. A transposition table keyed by the Zobrist hash
-//! shares results between move orders.
+//! So a win found is a proof whatever the budget. Two searches walk these
+//! nodes (see [`Algorithm`]): a depth-first one here (VCF), and
+//! proof-number search in `dfpn.rs` (VCT). Both are deterministic: moves
+//! are tried in a fixed order and the node budget is counted, not timed. A
+//! transposition table keyed by the Zobrist hash shares results between
+//! move orders.
 
 use std::collections::HashMap;
 
 use crate::game::{Board, CellKind, Color, Point, Threat};
+use crate::tactics::dfpn::Dfpn;
 use crate::tactics::threats::{
     four_moves, is_legal_for, unstoppable_four_defences, unstoppable_four_moves,
 };
@@ -78,6 +81,28 @@ impl SolveReport {
     }
 }
 
+/// How a solve searches. Both prove the same kind of win with the same
+/// moves; they differ in which lines they look at first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// Depth-first, by iterative deepening for VCT: finds the shortest wins
+    /// first, cheap per node. The default for VCF, which is narrow.
+    DepthFirst,
+    /// Depth-first proof-number search: works on the line whose proof needs
+    /// the fewest leaves. The default for VCT, which is wide.
+    ProofNumber,
+}
+
+impl Algorithm {
+    /// The one [`solve`] uses for `kind`.
+    pub fn default_for(kind: ThreatKind) -> Algorithm {
+        match kind {
+            ThreatKind::Vcf => Algorithm::DepthFirst,
+            ThreatKind::Vct => Algorithm::ProofNumber,
+        }
+    }
+}
+
 /// Searches for a forced win of `attacker` (it need not be the side to
 /// move: the other side then passes first, which is how one asks "what does
 /// the opponent threaten?"). The board is restored before returning.
@@ -87,6 +112,24 @@ pub fn solve(
     kind: ThreatKind,
     limits: SolveLimits,
 ) -> SolveReport {
+    solve_with(board, attacker, kind, limits, Algorithm::default_for(kind))
+}
+
+/// [`solve`] with a chosen algorithm (benchmarks compare them).
+pub fn solve_with(
+    board: &mut Board,
+    attacker: Color,
+    kind: ThreatKind,
+    limits: SolveLimits,
+    algorithm: Algorithm,
+) -> SolveReport {
+    if algorithm == Algorithm::ProofNumber {
+        let side = board.side_to_move();
+        board.set_side_to_move(attacker);
+        let report = Dfpn::run(board, kind, limits);
+        board.set_side_to_move(side);
+        return report;
+    }
     let side = board.side_to_move();
     board.set_side_to_move(attacker);
     let mut search = Search {
