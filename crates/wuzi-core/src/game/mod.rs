@@ -15,3 +15,4 @@ pub use color::Color;
 pub use pattern::{CellKind, LinePattern, PatternTable, Threat};
 pub use point::{BoardSize, BoardSizeError, Direction, Point, CELL_SLOTS, MAX_SIDE, MIN_SIDE};
 pub use rule::{Rule, RuleError};
+pub use zobrist::{PassThroughHasher, ZobristMap};

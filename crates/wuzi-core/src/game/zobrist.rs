@@ -38,3 +38,30 @@ pub(crate) fn stone_key(color: usize, index: usize) -> u64 {
 
 /// XORed into the hash when white is to move.
 pub(crate) const WHITE_TO_MOVE: u64 = TABLES.1;
+
+/// A hasher for keys that are Zobrist hashes already: they are uniformly
+/// random, so hashing them again (std's SipHash) only costs time. The
+/// solvers' tables look keys up several times per node.
+#[derive(Clone, Copy, Default)]
+pub struct PassThroughHasher(u64);
+
+impl std::hash::Hasher for PassThroughHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is meant; anything else is folded in, not lost.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, key: u64) {
+        self.0 = key;
+    }
+}
+
+/// A map keyed by Zobrist hashes.
+pub type ZobristMap<V> =
+    std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<PassThroughHasher>>;

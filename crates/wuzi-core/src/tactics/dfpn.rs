@@ -19,9 +19,7 @@
 //! position within one solve, since every attacker stone costs one, so the
 //! table needs no depth in its key.
 
-use std::collections::HashMap;
-
-use crate::game::{Board, CellKind, Color, Point, Threat};
+use crate::game::{Board, CellKind, Color, Point, Threat, ZobristMap};
 use crate::tactics::solver::{SolveLimits, SolveReport, ThreatKind};
 use crate::tactics::threats::{
     four_moves, is_legal_for, unstoppable_four_defences, unstoppable_four_moves,
@@ -68,7 +66,7 @@ pub(crate) struct Dfpn {
     max_nodes: u64,
     nodes: u64,
     out_of_budget: bool,
-    table: HashMap<u64, Entry>,
+    table: ZobristMap<Entry>,
 }
 
 /// Threshold for the best child's φ: above the second best's δ by half
@@ -93,7 +91,7 @@ impl Dfpn {
             max_nodes: limits.max_nodes,
             nodes: 0,
             out_of_budget: false,
-            table: HashMap::new(),
+            table: ZobristMap::default(),
         };
         let (pn, _dn) = search.mid(board, limits.max_depth, INFINITE, INFINITE);
         let win = (pn == 0).then(|| search.main_line(board));
@@ -172,14 +170,18 @@ impl Dfpn {
             (th_dn, th_pn)
         };
         let child_depth = if attacker_node { depth - 1 } else { depth };
+        // The children's numbers, read once: between visits only the child
+        // just searched changes (a transposition reached from elsewhere may
+        // leave a sibling's copy stale until the next visit here, which
+        // costs efficiency, never soundness: proofs are checked at storing).
+        let mut numbers: Vec<(u32, u32)> = children.iter().map(|c| self.numbers(c)).collect();
         let (phi, delta) = loop {
             let mut phi = INFINITE;
             let mut second = INFINITE;
             let mut delta: u32 = 0;
             let mut best = 0;
             let mut best_phi = 0;
-            for (i, child) in children.iter().enumerate() {
-                let (pn, dn) = self.numbers(child);
+            for (i, &(pn, dn)) in numbers.iter().enumerate() {
                 // The child's own (φ, δ): its mover is our opponent.
                 let (c_phi, c_delta) = if attacker_node { (dn, pn) } else { (pn, dn) };
                 delta = delta.saturating_add(c_phi).min(INFINITE);
@@ -203,7 +205,7 @@ impl Dfpn {
                 (child_th_phi, child_th_delta)
             };
             board.play_unchecked(children[best].mv);
-            self.mid(board, child_depth, c_th_pn, c_th_dn);
+            numbers[best] = self.mid(board, child_depth, c_th_pn, c_th_dn);
             board.undo();
         };
         let (pn, dn) = if attacker_node {

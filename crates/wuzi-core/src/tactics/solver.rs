@@ -17,9 +17,7 @@
 //! transposition table keyed by the Zobrist hash shares results between
 //! move orders.
 
-use std::collections::HashMap;
-
-use crate::game::{Board, CellKind, Color, Point, Threat};
+use crate::game::{Board, CellKind, Color, Point, Threat, ZobristMap};
 use crate::tactics::dfpn::Dfpn;
 use crate::tactics::threats::{
     four_moves, is_legal_for, unstoppable_four_defences, unstoppable_four_moves,
@@ -137,7 +135,7 @@ pub fn solve_with(
         max_nodes: limits.max_nodes,
         nodes: 0,
         out_of_budget: false,
-        table: HashMap::new(),
+        table: ZobristMap::default(),
     };
     // VCT by iterative deepening: a depth-first search to the full depth
     // gets lost in long useless lines, while most wins are short (on lost
@@ -206,7 +204,7 @@ struct Search {
     max_nodes: u64,
     nodes: u64,
     out_of_budget: bool,
-    table: HashMap<u64, Entry>,
+    table: ZobristMap<Entry>,
 }
 
 impl Search {
