@@ -123,7 +123,7 @@ fn the_proof_number_solver_finds_more_of_pentazens_wins() {
     // PentaZen's threat wins after our blunders are deep (its announcements
     // say 5 to 35 plies). Node-counted, so deterministic: measured at
     // 2,000 / 20,000 / 200,000 nodes, depth-first 7 / 14 / 23 of 34,
-    // proof-number 16 / 20 / 25. The engine's checks get a few thousand
+    // proof-number 15 / 23 / 25. The engine's checks get a few thousand
     // nodes at 0.5 s per move, so the small budgets are the ones that count.
     let positions = blunders::parse(PENTAZEN).expect("fixture parses");
     let reach = blunders::solver_reach(&positions).expect("positions replay");
@@ -131,6 +131,6 @@ fn the_proof_number_solver_finds_more_of_pentazens_wins() {
         panic!("three budgets: {reach:?}");
     };
     assert!(pn_small >= 14 && pn_small > df_small, "{reach:?}");
-    assert!(pn_mid >= 18 && pn_mid > df_mid, "{reach:?}");
+    assert!(pn_mid >= 20 && pn_mid > df_mid, "{reach:?}");
     assert!(pn_big >= 23 && pn_big >= df_big, "{reach:?}");
 }
