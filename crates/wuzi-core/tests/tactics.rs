@@ -418,44 +418,106 @@ fn defence_sets_equal_a_brute_force_over_every_cell_in_real_games() {
     // Whenever one side threatens an unstoppable four, the defence set is
     // exactly the legal moves of the other side after which no such
     // threat is left, whichever cell of the board they are on.
+    // The freestyle games are replayed under caro too (no caro records):
+    // its fives differ, and the defence sets are computed without playing
+    // the stone on every rule but renju.
     let mut compared = 0;
+    let mut compared_caro = 0;
     for tsv in FIXTURE_GAMES {
         for game in games(tsv).iter().take(8) {
-            let mut b = Board::new(game.size, game.rule);
-            for &m in &game.moves {
-                b.play(m).expect("legal game");
-                if b.outcome().is_some() {
-                    break;
-                }
-                for attacker in Color::BOTH {
-                    if !winning_moves(&b, attacker).is_empty()
-                        || unstoppable_four_moves(&mut b, attacker).is_empty()
-                    {
-                        continue;
+            let rules = match game.rule {
+                Rule::Freestyle => vec![Rule::Freestyle, Rule::Caro],
+                rule => vec![rule],
+            };
+            for rule in rules {
+                let mut b = Board::new(game.size, rule);
+                for &m in &game.moves {
+                    b.play(m).expect("legal game");
+                    if b.outcome().is_some() {
+                        break;
                     }
-                    let defender = attacker.opponent();
-                    let side = b.side_to_move();
-                    let empty: Vec<Point> = b.empty_cells().collect();
-                    let mut brute = Vec::new();
-                    for e in empty {
-                        if !is_legal_for(&mut b, e, defender) {
+                    for attacker in Color::BOTH {
+                        if !winning_moves(&b, attacker).is_empty()
+                            || unstoppable_four_moves(&mut b, attacker).is_empty()
+                        {
                             continue;
                         }
-                        b.place(e, defender).unwrap();
-                        if unstoppable_four_moves(&mut b, attacker).is_empty() {
-                            brute.push(e);
+                        let defender = attacker.opponent();
+                        let side = b.side_to_move();
+                        let empty: Vec<Point> = b.empty_cells().collect();
+                        let mut brute = Vec::new();
+                        for e in empty {
+                            if !is_legal_for(&mut b, e, defender) {
+                                continue;
+                            }
+                            b.place(e, defender).unwrap();
+                            if unstoppable_four_moves(&mut b, attacker).is_empty() {
+                                brute.push(e);
+                            }
+                            b.undo();
                         }
-                        b.undo();
+                        b.set_side_to_move(side);
+                        let mut fast = unstoppable_four_defences(&mut b, attacker);
+                        fast.sort_by_key(|p| p.index());
+                        brute.sort_by_key(|p| p.index());
+                        assert_eq!(fast, brute, "{rule}: {attacker} attacks\n{b:?}");
+                        compared += 1;
+                        compared_caro += usize::from(rule == Rule::Caro);
                     }
-                    b.set_side_to_move(side);
-                    let mut fast = unstoppable_four_defences(&mut b, attacker);
-                    fast.sort_by_key(|p| p.index());
-                    brute.sort_by_key(|p| p.index());
-                    assert_eq!(fast, brute, "{attacker} attacks\n{b:?}");
-                    compared += 1;
                 }
             }
         }
     }
     assert!(compared >= 50, "only {compared} threat positions");
+    assert!(
+        compared_caro >= 20,
+        "only {compared_caro} caro threat positions"
+    );
+}
+
+#[test]
+fn five_cells_after_with_a_stone_equals_placing_it() {
+    // The lookup without playing must agree with playing the stone, for
+    // either colour's stone, near and far, on every rule.
+    let mut compared = 0;
+    for tsv in FIXTURE_GAMES {
+        for game in games(tsv).iter().take(4) {
+            for rule in [game.rule, Rule::Caro] {
+                let mut b = Board::new(game.size, rule);
+                for (ply, &m) in game.moves.iter().enumerate() {
+                    if b.play(m).is_err() || b.outcome().is_some() {
+                        break;
+                    }
+                    if ply % 7 != 0 {
+                        continue;
+                    }
+                    let empty: Vec<Point> = b.empty_cells().collect();
+                    for color in Color::BOTH {
+                        let fours: Vec<Point> = b
+                            .cells_of(wuzi_core::game::CellKind::Four, color)
+                            .iter()
+                            .collect();
+                        for &p in &fours {
+                            for &e in empty.iter().filter(|&&e| e != p) {
+                                for stone in Color::BOTH {
+                                    let side = b.side_to_move();
+                                    let predicted = b.five_cells_after_with(p, color, e, stone);
+                                    b.place(e, stone).unwrap();
+                                    let actual = b.five_cells_after(p, color);
+                                    b.undo();
+                                    b.set_side_to_move(side);
+                                    assert_eq!(
+                                        predicted, actual,
+                                        "{rule}: {p} {color:?}, {stone:?} on {e}\n{b:?}"
+                                    );
+                                    compared += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(compared >= 10_000, "{compared}");
 }

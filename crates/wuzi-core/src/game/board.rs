@@ -529,6 +529,38 @@ impl Board {
         Ok(())
     }
 
+    /// [`Board::five_cells_after`] as it would be with one more stone of
+    /// `other_color` on empty `other` (not `p`), without placing it: only
+    /// the lines through `p` that hold `other` within the pattern window
+    /// are looked up again. For the defence sets, which ask this of every
+    /// threat cell for every candidate defence.
+    pub fn five_cells_after_with(
+        &self,
+        p: Point,
+        color: Color,
+        other: Point,
+        other_color: Color,
+    ) -> u8 {
+        let mut count = 0;
+        for (dir, &d) in Direction::ALL.iter().enumerate() {
+            let (line_p, pos_p) = line_slot(p, dir);
+            let (line_o, pos_o) = line_slot(other, dir);
+            let packed = if line_p == line_o && pos_p.abs_diff(pos_o) <= HALF_WINDOW {
+                let line = self.lines[dir][line_p]
+                    | (other_color.code() as u128) << (2 * (pos_o + HALF_WINDOW));
+                self.table.line(key_at(line, pos_p))
+            } else {
+                self.patterns[p.index()][d.index()]
+            };
+            count += match LinePattern::from_nibble(packed >> (4 * color.index())) {
+                LinePattern::OpenFour | LinePattern::DoubleFour => 2,
+                LinePattern::Four => 1,
+                _ => 0,
+            };
+        }
+        count
+    }
+
     /// How many cells would complete a five for `color` after it plays on
     /// empty `p`. Fours on different lines never share their five cell (two
     /// lines cross only at `p`), so the count is the sum over the lines.

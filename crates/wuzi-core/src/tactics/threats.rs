@@ -76,6 +76,21 @@ pub fn unstoppable_four_defences(board: &mut Board, attacker: Color) -> Vec<Poin
             }
         }
     }
+    if board.rule() != Rule::Renju {
+        // Without forbidden points a stone of the defender only takes
+        // patterns away from the attacker, so the threat cells after it
+        // are among today's: look their lines up again with the stone in
+        // place instead of playing it (the renju path below plays it, as
+        // legality there depends on the whole neighbourhood).
+        return candidates
+            .iter()
+            .filter(|&e| {
+                threats
+                    .iter()
+                    .all(|&f| f == e || board.five_cells_after_with(f, attacker, e, defender) < 2)
+            })
+            .collect();
+    }
     let side = board.side_to_move();
     let mut defences = Vec::new();
     for e in candidates.iter() {
