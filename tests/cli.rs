@@ -27,7 +27,8 @@ fn bench_rules_prints_every_figure() {
         "freestyle 20x20",
         "full forbidden-point scans per second",
         "VCF nodes per second",
-        "VCT nodes per second",
+        "VCT (depth-first) nodes per second",
+        "VCT (proof-number, the engine's) nodes per second",
     ] {
         let line = text
             .lines()
