@@ -317,18 +317,24 @@ fn one_thread_searches_are_deterministic() {
     assert_eq!(run(), run());
 }
 
-/// Black: two twos crossing at (8,7), one closed by (8,4): a VCT; white to
-/// move has two defences, (8,7) and (9,4) (found by trying every move).
+/// Black: two twos crossing at (8,7), one closed by (8,4): a VCT. White to
+/// move has four moves after which black has no VCT within depth 20:
+/// (9,4), (4,7), (7,7) and (8,7). Found by trying every move with the
+/// proof-number solver at 200,000 nodes, each search run to its end; every
+/// other move loses to a VCT. Rapfi still wins after those four with quiet
+/// moves, which no threat search plays. (With the white stone of (10,4) on
+/// (0,14) instead, the proof-number solver, and Rapfi, find a VCT after
+/// every white move: the depth-first solver did not, and the old version of
+/// this position named (8,7) and (9,4) as defences.)
 fn black_threatens_a_double_three() -> Board {
     board15(
         Rule::Freestyle,
         &[
             (0, "O.............O"),
-            (4, "........O......"),
+            (4, "........O.O...."),
             (5, "........X......"),
             (6, "........X......"),
             (7, ".....XX........"),
-            (14, "O.............."),
         ],
         Color::White,
     )
