@@ -19,11 +19,11 @@
 //! position within one solve, since every attacker stone costs one, so the
 //! table needs no depth in its key.
 
-use crate::game::{Board, CellKind, Color, Point, Threat, ZobristMap};
-use crate::tactics::solver::{SolveLimits, SolveReport, ThreatKind};
-use crate::tactics::threats::{
-    four_moves, is_legal_for, unstoppable_four_defences, unstoppable_four_moves,
+use crate::game::{Board, Color, Point, Threat, ZobristMap};
+use crate::tactics::solver::{
+    attacker_moves, main_line, vct_replies, SolveLimits, SolveReport, ThreatKind,
 };
+use crate::tactics::threats::is_legal_for;
 
 /// Proof and disproof numbers saturate here: a proven or disproven node.
 const INFINITE: u32 = u32::MAX / 4;
@@ -252,7 +252,6 @@ impl Dfpn {
 
     fn expand_attack(&self, board: &mut Board, depth: u8) -> Expansion {
         let attacker = self.attacker;
-        let defender = attacker.opponent();
         if let Some(five) = board.winning_moves(attacker).next() {
             return Expansion::Won {
                 plies: 1,
@@ -262,16 +261,7 @@ impl Dfpn {
         if depth == 0 {
             return Expansion::Lost;
         }
-        let defender_fives: Vec<Point> = board.winning_moves(defender).take(2).collect();
-        let moves = match defender_fives[..] {
-            [] => self.threat_moves(board),
-            // The attacker must block; in VCF the block must itself be a four.
-            [block] if is_legal_for(board, block, attacker) => match self.kind {
-                ThreatKind::Vcf if board.five_cells_after(block, attacker) == 0 => Vec::new(),
-                _ => vec![block],
-            },
-            _ => Vec::new(),
-        };
+        let moves = attacker_moves(board, attacker, self.kind);
         if moves.is_empty() {
             return Expansion::Lost;
         }
@@ -321,15 +311,9 @@ impl Dfpn {
                 if self.kind == ThreatKind::Vcf || depth == 0 {
                     return Expansion::Lost;
                 }
-                if unstoppable_four_moves(board, attacker).is_empty() {
+                let Some(replies) = vct_replies(board, attacker) else {
                     return Expansion::Lost;
-                }
-                let mut replies = unstoppable_four_defences(board, attacker);
-                for p in four_moves(board, defender) {
-                    if !replies.contains(&p) {
-                        replies.push(p);
-                    }
-                }
+                };
                 if replies.is_empty() {
                     // Nothing stops the unstoppable four: four, any, five.
                     return Expansion::Won {
@@ -337,10 +321,6 @@ impl Dfpn {
                         best: None,
                     };
                 }
-                replies.sort_by_key(|&p| {
-                    let own = board.threat(p, defender).max(Threat::None);
-                    (std::cmp::Reverse(own), p.index())
-                });
                 replies
             }
         };
@@ -356,53 +336,13 @@ impl Dfpn {
         Expansion::Moves(children)
     }
 
-    /// The attacker's threat moves, strongest first (ties in cell order).
-    fn threat_moves(&self, board: &mut Board) -> Vec<Point> {
-        let attacker = self.attacker;
-        let mut moves = four_moves(board, attacker);
-        if self.kind == ThreatKind::Vct {
-            let threes = *board.cells_of(CellKind::Three, attacker);
-            for p in threes.iter() {
-                if !moves.contains(&p) && is_legal_for(board, p, attacker) {
-                    moves.push(p);
-                }
-            }
-        }
-        moves.sort_by_key(|&p| (std::cmp::Reverse(board.threat(p, attacker)), p.index()));
-        moves
-    }
-
     /// Follows the proven entries from the root to the five.
     fn main_line(&self, board: &mut Board) -> Vec<Point> {
-        let mut line = Vec::new();
-        let attacker = self.attacker;
-        loop {
-            let to_move = board.side_to_move();
-            let five = board.winning_moves(attacker).next();
-            let entry = self.table.get(&board.hash()).filter(|e| e.pn == 0);
-            let next = match (five, entry) {
-                (Some(five), _) if to_move == attacker => Some(five),
-                (_, Some(Entry { best: Some(p), .. })) => Some(*p),
-                // A defender facing two fives blocks the first; one with no
-                // legal block (renju: a forbidden cell), or facing an
-                // unstoppable four it cannot prevent, has no move to show.
-                (Some(five), _) if to_move != attacker && is_legal_for(board, five, to_move) => {
-                    Some(five)
-                }
-                _ => None,
-            };
-            let Some(p) = next.filter(|&p| board.is_empty(p)) else {
-                break;
-            };
-            board.play_unchecked(p);
-            line.push(p);
-            if to_move == attacker && board.outcome().is_some() {
-                break;
-            }
-        }
-        for _ in 0..line.len() {
-            board.undo();
-        }
-        line
+        main_line(board, self.attacker, |hash| {
+            self.table
+                .get(&hash)
+                .filter(|e| e.pn == 0)
+                .and_then(|e| e.best)
+        })
     }
 }

@@ -121,46 +121,50 @@ pub fn solve_with(
     limits: SolveLimits,
     algorithm: Algorithm,
 ) -> SolveReport {
-    if algorithm == Algorithm::ProofNumber {
-        let side = board.side_to_move();
-        board.set_side_to_move(attacker);
-        let report = Dfpn::run(board, kind, limits);
-        board.set_side_to_move(side);
-        return report;
-    }
     let side = board.side_to_move();
     board.set_side_to_move(attacker);
-    let mut search = Search {
-        kind,
-        max_nodes: limits.max_nodes,
-        nodes: 0,
-        out_of_budget: false,
-        table: ZobristMap::default(),
+    let report = match algorithm {
+        Algorithm::DepthFirst => Search::run(board, kind, limits),
+        Algorithm::ProofNumber => Dfpn::run(board, kind, limits),
     };
-    // VCT by iterative deepening: a depth-first search to the full depth
-    // gets lost in long useless lines, while most wins are short (on lost
-    // ladder games: a VCT of 6 attacker moves found in 20k nodes this way,
-    // not in 3M nodes at depth 30). The table carries over, and the first
-    // win found is among the shortest.
-    let first_depth = match kind {
-        ThreatKind::Vcf => limits.max_depth,
-        ThreatKind::Vct => limits.max_depth.min(2),
-    };
-    let mut win = None;
-    for depth in first_depth..=limits.max_depth {
-        if let Some(_plies) = search.attack(board, depth) {
-            win = Some(search.main_line(board));
-            break;
-        }
-        if search.out_of_budget {
-            break;
-        }
-    }
     board.set_side_to_move(side);
-    SolveReport {
-        win,
-        nodes: search.nodes,
-        complete: !search.out_of_budget,
+    report
+}
+
+impl Search {
+    /// Runs a depth-first solve with the attacker to move on `board`.
+    fn run(board: &mut Board, kind: ThreatKind, limits: SolveLimits) -> SolveReport {
+        let mut search = Search {
+            kind,
+            max_nodes: limits.max_nodes,
+            nodes: 0,
+            out_of_budget: false,
+            table: ZobristMap::default(),
+        };
+        // VCT by iterative deepening: a depth-first search to the full depth
+        // gets lost in long useless lines, while most wins are short (on lost
+        // ladder games: a VCT of 6 attacker moves found in 20k nodes this way,
+        // not in 3M nodes at depth 30). The table carries over, and the first
+        // win found is among the shortest.
+        let first_depth = match kind {
+            ThreatKind::Vcf => limits.max_depth,
+            ThreatKind::Vct => limits.max_depth.min(2),
+        };
+        let mut win = None;
+        for depth in first_depth..=limits.max_depth {
+            if search.attack(board, depth).is_some() {
+                win = Some(search.main_line(board));
+                break;
+            }
+            if search.out_of_budget {
+                break;
+            }
+        }
+        SolveReport {
+            win,
+            nodes: search.nodes,
+            complete: !search.out_of_budget,
+        }
     }
 }
 
@@ -232,7 +236,6 @@ impl Search {
             return None;
         }
         let attacker = board.side_to_move();
-        let defender = attacker.opponent();
         if let Some(five) = board.winning_moves(attacker).next() {
             self.table.insert(
                 board.hash(),
@@ -249,17 +252,7 @@ impl Search {
         if let Some(known) = self.lookup(board, depth) {
             return known;
         }
-        let defender_fives: Vec<Point> = board.winning_moves(defender).take(2).collect();
-        let moves = match defender_fives[..] {
-            [] => self.threat_moves(board, attacker),
-            // The attacker must block; in VCF the block must itself be a four.
-            [block] if is_legal_for(board, block, attacker) => match self.kind {
-                ThreatKind::Vcf if board.five_cells_after(block, attacker) == 0 => Vec::new(),
-                _ => vec![block],
-            },
-            _ => Vec::new(),
-        };
-        for m in moves {
+        for m in attacker_moves(board, attacker, self.kind) {
             board.play_unchecked(m);
             let result = self.defend(board, depth - 1);
             board.undo();
@@ -280,21 +273,6 @@ impl Search {
         }
         self.table.insert(board.hash(), Entry::NoWin { depth });
         None
-    }
-
-    /// The attacker's threat moves, strongest first (ties in cell order).
-    fn threat_moves(&self, board: &mut Board, attacker: Color) -> Vec<Point> {
-        let mut moves = four_moves(board, attacker);
-        if self.kind == ThreatKind::Vct {
-            let threes = *board.cells_of(CellKind::Three, attacker);
-            for p in threes.iter() {
-                if !moves.contains(&p) && is_legal_for(board, p, attacker) {
-                    moves.push(p);
-                }
-            }
-        }
-        moves.sort_by_key(|&p| (std::cmp::Reverse(board.threat(p, attacker)), p.index()));
-        moves
     }
 
     /// The defender is to move after an attacker threat. Returns the plies
@@ -320,15 +298,7 @@ impl Search {
                 if let Some(known) = self.lookup(board, depth) {
                     return known;
                 }
-                if unstoppable_four_moves(board, attacker).is_empty() {
-                    return None;
-                }
-                let mut replies = unstoppable_four_defences(board, attacker);
-                for p in four_moves(board, defender) {
-                    if !replies.contains(&p) {
-                        replies.push(p);
-                    }
-                }
+                let replies = vct_replies(board, attacker)?;
                 if replies.is_empty() {
                     // Nothing stops the unstoppable four: four, any, five.
                     self.table.insert(
@@ -340,11 +310,6 @@ impl Search {
                     );
                     return Some(4);
                 }
-                // Counter-fours and strong blocks first: they refute soonest.
-                replies.sort_by_key(|&p| {
-                    let own = board.threat(p, defender).max(Threat::None);
-                    (std::cmp::Reverse(own), p.index())
-                });
                 replies
             }
         };
@@ -380,34 +345,103 @@ impl Search {
 
     /// Follows the table from the root to the five.
     fn main_line(&self, board: &mut Board) -> Vec<Point> {
-        let mut line = Vec::new();
         let attacker = board.side_to_move();
-        loop {
-            let to_move = board.side_to_move();
-            let five = board.winning_moves(attacker).next();
-            let next = match (five, self.table.get(&board.hash())) {
-                (Some(five), _) if to_move == attacker => Some(five),
-                (_, Some(Entry::Win { best: Some(p), .. })) => Some(*p),
-                // A defender facing two fives blocks the first; one with no
-                // legal block (renju: a forbidden cell), or facing an
-                // unstoppable four it cannot prevent, has no move to show.
-                (Some(five), _) if to_move != attacker && is_legal_for(board, five, to_move) => {
-                    Some(five)
-                }
-                _ => None,
-            };
-            let Some(p) = next.filter(|&p| board.is_empty(p)) else {
-                break;
-            };
-            board.play_unchecked(p);
-            line.push(p);
-            if to_move == attacker && board.outcome().is_some() {
-                break;
+        main_line(board, attacker, |hash| match self.table.get(&hash) {
+            Some(Entry::Win { best, .. }) => *best,
+            _ => None,
+        })
+    }
+}
+
+// ---- the nodes both searches walk -------------------------------------------
+
+/// The attacker's moves at its node (it has no five): its threats,
+/// strongest first (ties in cell order), or the block of the defender's
+/// five (in VCF only a block that is itself a four); none when it cannot
+/// block.
+pub(crate) fn attacker_moves(board: &mut Board, attacker: Color, kind: ThreatKind) -> Vec<Point> {
+    let defender_fives: Vec<Point> = board.winning_moves(attacker.opponent()).take(2).collect();
+    match defender_fives[..] {
+        [] => threat_moves(board, attacker, kind),
+        [block] if is_legal_for(board, block, attacker) => match kind {
+            ThreatKind::Vcf if board.five_cells_after(block, attacker) == 0 => Vec::new(),
+            _ => vec![block],
+        },
+        _ => Vec::new(),
+    }
+}
+
+/// The attacker's fours, and in VCT its open threes, strongest first.
+fn threat_moves(board: &mut Board, attacker: Color, kind: ThreatKind) -> Vec<Point> {
+    let mut moves = four_moves(board, attacker);
+    if kind == ThreatKind::Vct {
+        let threes = *board.cells_of(CellKind::Three, attacker);
+        for p in threes.iter() {
+            if !moves.contains(&p) && is_legal_for(board, p, attacker) {
+                moves.push(p);
             }
         }
-        for _ in 0..line.len() {
-            board.undo();
-        }
-        line
     }
+    moves.sort_by_key(|&p| (std::cmp::Reverse(board.threat(p, attacker)), p.index()));
+    moves
+}
+
+/// The defender's replies to a VCT threat (no five on the board): `None`
+/// when the attacker threatens no unstoppable four, else the exact defence
+/// set and every counter-four, counter-fours and strong blocks first (they
+/// refute soonest). Empty: nothing stops the unstoppable four.
+pub(crate) fn vct_replies(board: &mut Board, attacker: Color) -> Option<Vec<Point>> {
+    let defender = attacker.opponent();
+    if unstoppable_four_moves(board, attacker).is_empty() {
+        return None;
+    }
+    let mut replies = unstoppable_four_defences(board, attacker);
+    for p in four_moves(board, defender) {
+        if !replies.contains(&p) {
+            replies.push(p);
+        }
+    }
+    replies.sort_by_key(|&p| {
+        let own = board.threat(p, defender).max(Threat::None);
+        (std::cmp::Reverse(own), p.index())
+    });
+    Some(replies)
+}
+
+/// A proven win's line, from the attacker to move on `board` to the five:
+/// `best` gives a position's recorded move (by its hash), the winning move
+/// or the longest defence.
+pub(crate) fn main_line(
+    board: &mut Board,
+    attacker: Color,
+    best: impl Fn(u64) -> Option<Point>,
+) -> Vec<Point> {
+    let mut line = Vec::new();
+    loop {
+        let to_move = board.side_to_move();
+        let five = board.winning_moves(attacker).next();
+        let next = match (five, best(board.hash())) {
+            (Some(five), _) if to_move == attacker => Some(five),
+            (_, Some(p)) => Some(p),
+            // A defender facing two fives blocks the first; one with no
+            // legal block (renju: a forbidden cell), or facing an
+            // unstoppable four it cannot prevent, has no move to show.
+            (Some(five), _) if to_move != attacker && is_legal_for(board, five, to_move) => {
+                Some(five)
+            }
+            _ => None,
+        };
+        let Some(p) = next.filter(|&p| board.is_empty(p)) else {
+            break;
+        };
+        board.play_unchecked(p);
+        line.push(p);
+        if to_move == attacker && board.outcome().is_some() {
+            break;
+        }
+    }
+    for _ in 0..line.len() {
+        board.undo();
+    }
+    line
 }
