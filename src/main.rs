@@ -199,6 +199,11 @@ struct BenchArgs {
     /// --seed without one; fraction 0.05).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// matching: write the positions (TSV) to this file instead of
+    /// measuring, to measure another engine on them
+    /// (`scripts/peer_matching.py`).
+    #[arg(long)]
+    positions_out: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -297,6 +302,7 @@ fn bench_matching(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
         seconds: args.seconds,
         seed: args.seed,
         val_fraction: 0.05,
+        positions_out: args.positions_out.clone(),
     };
     wuzi::bench::matching::run(&searcher, &options, &mut io::stdout().lock()).map(|_| ())
 }

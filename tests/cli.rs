@@ -173,6 +173,64 @@ fn bench_matching_prints_the_share_with_its_interval() {
     );
 }
 
+/// `--positions-out` writes the measured positions for other engines: each
+/// a legal game so far whose played move is an empty cell, and the peer
+/// script measures a Gomocup brain (here Wuzi itself) on exactly those.
+#[test]
+fn bench_matching_writes_its_positions_for_peers() {
+    let dir = std::env::temp_dir().join(format!("wuzi-matching-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("positions.tsv");
+    let text = stdout_of(
+        wuzi()
+            .args(["bench", "matching", "--positions", "4", "--data"])
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/games/gomocup2024_freestyle15_2_sample.tsv"
+            ))
+            .arg("--positions-out")
+            .arg(&file),
+    );
+    assert!(text.contains("4 positions written"), "{text}");
+    let written = std::fs::read_to_string(&file).unwrap();
+    let rows: Vec<&str> = written.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(rows.len(), 4, "{written}");
+    let point = |s: &str| {
+        let (x, y) = s.split_once(',').unwrap();
+        wuzi::game::Point::new(x.parse().unwrap(), y.parse().unwrap()).unwrap()
+    };
+    for row in &rows {
+        let fields: Vec<&str> = row.split('\t').collect();
+        assert_eq!(fields[1..3], ["freestyle", "15x15"], "{row}");
+        let moves: Vec<_> = fields[3].split_whitespace().map(point).collect();
+        let board = wuzi::game::Board::from_moves(
+            wuzi::game::BoardSize::square(15).unwrap(),
+            wuzi::game::Rule::Freestyle,
+            &moves,
+        )
+        .unwrap();
+        assert!(board.outcome().is_none(), "{row}");
+        assert!(board.is_empty(point(fields[4])), "{row}");
+    }
+    let out = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/peer_matching.py"
+        ))
+        .arg(&file)
+        .arg(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+        .args(["--turn-ms", "100"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("peer matching: ") && stdout.contains(" of 4 = "),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A worker thread the match runner cannot start (here every thread's stack
 /// is made too big to map; a huge `--concurrency` can run out of threads)
 /// stops the match with an error line, not a panic.

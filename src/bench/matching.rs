@@ -23,6 +23,9 @@ pub struct MatchingOptions {
     /// Split of `pbrain-wuzi train` (seed, validation fraction).
     pub seed: u64,
     pub val_fraction: f64,
+    /// Write the positions to this file instead of measuring (to measure
+    /// another engine on the same positions: `scripts/peer_matching.py`).
+    pub positions_out: Option<PathBuf>,
 }
 
 /// The share matched, with its 95% Wilson interval.
@@ -81,8 +84,43 @@ pub fn run(
         samples.len(),
         time.as_secs_f64()
     )?;
-    for i in 0..k {
-        let sample = samples[i * samples.len() / k];
+    let chosen: Vec<_> = (0..k).map(|i| samples[i * samples.len() / k]).collect();
+    if let Some(path) = &options.positions_out {
+        let mut text = format!(
+            "# bench matching positions: {} ({}), {k} positions of {} validation games (split seed {}).\n\
+             # Columns: game id, rule, board (WxH), moves so far (x,y, black first), move played.\n",
+            options.data.display(),
+            options.rule,
+            val.len(),
+            options.seed
+        );
+        for &sample in &chosen {
+            let game = &data.games[sample.game as usize];
+            let ply = sample.ply as usize;
+            let moves: Vec<String> = game.moves[..ply]
+                .iter()
+                .map(|p| format!("{},{}", p.x(), p.y()))
+                .collect();
+            let played = game.moves[ply];
+            text += &format!(
+                "{}\t{}\t{}\t{}\t{},{}\n",
+                game.id,
+                options.rule,
+                game.size,
+                moves.join(" "),
+                played.x(),
+                played.y()
+            );
+        }
+        std::fs::write(path, text)?;
+        writeln!(
+            out,
+            "bench matching: {k} positions written to {}",
+            path.display()
+        )?;
+        return Ok(result);
+    }
+    for sample in chosen {
         let board = data.board(sample).map_err(io::Error::other)?;
         let played = data.games[sample.game as usize].moves[sample.ply as usize];
         let found = searcher.search(&board, &limits, &stop);

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Move matching of any Gomocup brain on the positions of `bench matching`.
+
+    pbrain-wuzi bench matching --positions 300 --positions-out pos.tsv
+    scripts/peer_matching.py --turn-ms 1000 pos.tsv ../shared/peers/rapfi/pbrain-rapfi
+
+For each position the brain gets `BOARD` (its own stones 1, the other
+side's 2) with `INFO timeout_turn`, and its answer is compared with the move
+played. Prints the share matched with its 95% Wilson interval, as `bench
+matching` does for Wuzi, so that peers and Wuzi are measured on the same
+positions under the same time. Freestyle and square boards only (what the
+bench measures).
+"""
+import argparse
+import math
+import subprocess
+import sys
+
+
+def wilson(k, n, z=1.96):
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt((p * (1 - p) + z * z / (4 * n)) / n) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+class Brain:
+    def __init__(self, cmd):
+        self.proc = subprocess.Popen(cmd, shell=True, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True, bufsize=1)
+
+    def send(self, line):
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def reply(self):
+        """The next line that is not a MESSAGE/DEBUG line."""
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("the brain closed its output")
+            line = line.strip()
+            if line and not line.startswith(("MESSAGE", "DEBUG")):
+                return line
+
+    def close(self):
+        try:
+            self.send("END")
+            self.proc.wait(timeout=3)
+        except Exception:
+            self.proc.kill()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("positions", help="file written by bench matching --positions-out")
+    ap.add_argument("brain", help="the brain's command line")
+    ap.add_argument("--turn-ms", type=int, default=1000, help="INFO timeout_turn (default 1000)")
+    ap.add_argument("--threads", type=int, default=2, help="INFO thread_num (default 2)")
+    args = ap.parse_args()
+
+    rows = []
+    with open(args.positions) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            gid, rule, size, moves, played = line.rstrip("\n").split("\t")
+            if rule != "freestyle":
+                sys.exit(f"{gid}: only freestyle positions are supported, not {rule}")
+            w, h = size.split("x")
+            if w != h:
+                sys.exit(f"{gid}: only square boards are supported, not {size}")
+            rows.append((int(w), [tuple(map(int, m.split(","))) for m in moves.split()],
+                         tuple(map(int, played.split(",")))))
+
+    brain = Brain(args.brain)
+    side = None
+    matched = 0
+    for i, (board_side, moves, played) in enumerate(rows, 1):
+        if board_side != side:
+            brain.send(f"START {board_side}")
+            if brain.reply() != "OK":
+                sys.exit("the brain refused START")
+            side = board_side
+            for info in (f"timeout_turn {args.turn_ms}", "timeout_match 0",
+                         f"thread_num {args.threads}", "rule 0", "max_memory 367001600"):
+                brain.send(f"INFO {info}")
+        brain.send("BOARD")
+        to_move = len(moves) % 2
+        for ply, (x, y) in enumerate(moves):
+            brain.send(f"{x},{y},{1 if ply % 2 == to_move else 2}")
+        brain.send("DONE")
+        answer = brain.reply()
+        try:
+            move = tuple(int(v) for v in answer.split(","))
+        except ValueError:
+            sys.exit(f"position {i}: the brain answered {answer!r}")
+        matched += move == played
+        if i % 50 == 0:
+            print(f"  {i} positions: {matched} matched ({100 * matched / i:.1f}%)", flush=True)
+    brain.close()
+    n = len(rows)
+    lo, hi = wilson(matched, n)
+    print(f"peer matching: {matched} of {n} = {100 * matched / n:.1f}% "
+          f"(95% interval {100 * lo:.1f}-{100 * hi:.1f}%), {args.turn_ms} ms per position")
+
+
+if __name__ == "__main__":
+    main()
