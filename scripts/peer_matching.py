@@ -13,8 +13,12 @@ bench measures).
 """
 import argparse
 import math
+import queue
+import re
 import subprocess
 import sys
+import threading
+import time
 
 
 def wilson(k, n, z=1.96):
@@ -25,24 +29,50 @@ def wilson(k, n, z=1.96):
 
 
 class Brain:
-    def __init__(self, cmd):
+    def __init__(self, cmd, timeout):
         self.proc = subprocess.Popen(cmd, shell=True, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True, bufsize=1)
+                                     text=True, encoding="latin-1", bufsize=1)
+        self.timeout = timeout
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
 
     def send(self, line):
         self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
 
     def reply(self):
-        """The next line that is not a MESSAGE/DEBUG line."""
+        """The next line that is a move, OK or an error. Other lines are
+        skipped: PentaZen's MESSAGE lines hold a raw byte that may be a line
+        break, so a piece of one can stand on a line of its own."""
         while True:
-            line = self.proc.stdout.readline()
-            if not line:
+            try:
+                line = self.lines.get(timeout=self.timeout)
+            except queue.Empty:
+                raise RuntimeError(f"no answer within {self.timeout:.1f} s")
+            if line is None:
                 raise RuntimeError("the brain closed its output")
             line = line.strip()
-            if line and not line.startswith(("MESSAGE", "DEBUG")):
+            if re.fullmatch(r"\d+,\d+|OK", line) or line.startswith(("ERROR", "UNKNOWN")):
                 return line
+
+    def best_move(self, moves):
+        """The brain's move on the position after `moves` (black first)."""
+        self.send("BOARD")
+        to_move = len(moves) % 2
+        for ply, (x, y) in enumerate(moves):
+            self.send(f"{x},{y},{1 if ply % 2 == to_move else 2}")
+        self.send("DONE")
+        answer = self.reply()
+        try:
+            return tuple(int(v) for v in answer.split(","))
+        except ValueError:
+            sys.exit(f"the brain answered {answer!r}")
 
     def close(self):
         try:
@@ -50,6 +80,20 @@ class Brain:
             self.proc.wait(timeout=3)
         except Exception:
             self.proc.kill()
+            self.proc.wait()
+
+
+def start(args, board_side):
+    """A brain process set up for `board_side` boards."""
+    brain = Brain(args.brain, timeout=3 * args.turn_ms / 1000 + 2)
+    brain.side = board_side
+    brain.send(f"START {board_side}")
+    if brain.reply() != "OK":
+        sys.exit("the brain refused START")
+    for info in (f"timeout_turn {args.turn_ms}", "timeout_match 0",
+                 f"thread_num {args.threads}", "rule 0", "max_memory 367001600"):
+        brain.send(f"INFO {info}")
+    return brain
 
 
 def main():
@@ -74,36 +118,37 @@ def main():
             rows.append((int(w), [tuple(map(int, m.split(","))) for m in moves.split()],
                          tuple(map(int, played.split(",")))))
 
-    brain = Brain(args.brain)
-    side = None
-    matched = 0
+    brain = None
+    matched = crashes = 0
     for i, (board_side, moves, played) in enumerate(rows, 1):
-        if board_side != side:
-            brain.send(f"START {board_side}")
-            if brain.reply() != "OK":
-                sys.exit("the brain refused START")
-            side = board_side
-            for info in (f"timeout_turn {args.turn_ms}", "timeout_match 0",
-                         f"thread_num {args.threads}", "rule 0", "max_memory 367001600"):
-                brain.send(f"INFO {info}")
-        brain.send("BOARD")
-        to_move = len(moves) % 2
-        for ply, (x, y) in enumerate(moves):
-            brain.send(f"{x},{y},{1 if ply % 2 == to_move else 2}")
-        brain.send("DONE")
-        answer = brain.reply()
+        if brain is not None and brain.side != board_side:
+            brain.close()
+            brain = None
+        if brain is None:
+            brain = start(args, board_side)
         try:
-            move = tuple(int(v) for v in answer.split(","))
-        except ValueError:
-            sys.exit(f"position {i}: the brain answered {answer!r}")
+            move = brain.best_move(moves)
+        except RuntimeError as e:
+            # PentaZen dies or hangs on some positions: count the position
+            # as not matched, and go on with a fresh process.
+            print(f"  position {i}: {e}; restarting the brain", flush=True)
+            crashes += 1
+            brain.close()
+            brain = None
+            continue
         matched += move == played
+        # Rapfi may still be winding its search down after it prints the
+        # move, and then reads the next BOARD as a stop signal: let it settle.
+        time.sleep(0.05)
         if i % 50 == 0:
             print(f"  {i} positions: {matched} matched ({100 * matched / i:.1f}%)", flush=True)
-    brain.close()
+    if brain is not None:
+        brain.close()
     n = len(rows)
     lo, hi = wilson(matched, n)
     print(f"peer matching: {matched} of {n} = {100 * matched / n:.1f}% "
-          f"(95% interval {100 * lo:.1f}-{100 * hi:.1f}%), {args.turn_ms} ms per position")
+          f"(95% interval {100 * lo:.1f}-{100 * hi:.1f}%), {args.turn_ms} ms per position"
+          + (f"; the brain crashed or hung on {crashes} (counted as not matched)" if crashes else ""))
 
 
 if __name__ == "__main__":
