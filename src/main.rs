@@ -286,15 +286,10 @@ fn analyse(cli: &Cli, args: &wuzi::analyse::AnalyseArgs) -> io::Result<()> {
     io::stdout().write_all(text.as_bytes())
 }
 
-/// `bench matching` with the configured freestyle network.
+/// `bench matching` with the configured freestyle network, or, with
+/// `--positions-out`, only the positions it measures (no network loaded).
 fn bench_matching(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
-    let config = configure(cli).map_err(io::Error::other)?;
     let rule = wuzi::game::Rule::Freestyle;
-    let (service, note) = network_service(&config, rule);
-    if let Some(note) = note {
-        eprintln!("note: {note}");
-    }
-    let searcher = wuzi::search::Searcher::new(service, config.search_config());
     let options = wuzi::bench::matching::MatchingOptions {
         data: args.data.clone(),
         rule,
@@ -302,8 +297,17 @@ fn bench_matching(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
         seconds: args.seconds,
         seed: args.seed,
         val_fraction: 0.05,
-        positions_out: args.positions_out.clone(),
     };
+    if let Some(path) = &args.positions_out {
+        return wuzi::bench::matching::write_positions(&options, path, &mut io::stdout().lock())
+            .map(|_| ());
+    }
+    let config = configure(cli).map_err(io::Error::other)?;
+    let (service, note) = network_service(&config, rule);
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
+    let searcher = wuzi::search::Searcher::new(service, config.search_config());
     wuzi::bench::matching::run(&searcher, &options, &mut io::stdout().lock()).map(|_| ())
 }
 

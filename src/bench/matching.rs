@@ -4,13 +4,13 @@
 //! the network was trained on).
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use crate::game::Rule;
 use crate::search::{SearchLimits, Searcher, TimeBudget};
-use crate::train::data::Dataset;
+use crate::train::data::{Dataset, Sample};
 
 /// What `bench matching` measures.
 #[derive(Clone, Debug)]
@@ -23,9 +23,6 @@ pub struct MatchingOptions {
     /// Split of `pbrain-wuzi train` (seed, validation fraction).
     pub seed: u64,
     pub val_fraction: f64,
-    /// Write the positions to this file instead of measuring (to measure
-    /// another engine on the same positions: `scripts/peer_matching.py`).
-    pub positions_out: Option<PathBuf>,
 }
 
 /// The share matched, with its 95% Wilson interval.
@@ -51,20 +48,88 @@ impl Matching {
     }
 }
 
+/// The positions measured: `options.positions` samples spread evenly over
+/// the validation games' targets.
+struct Chosen {
+    data: Dataset,
+    validation_games: usize,
+    available: usize,
+    samples: Vec<Sample>,
+}
+
+impl Chosen {
+    fn load(options: &MatchingOptions) -> io::Result<Chosen> {
+        let data = Dataset::load(std::slice::from_ref(&options.data), options.rule, &[])
+            .map_err(io::Error::other)?;
+        let (_, val) = data.split(options.val_fraction, options.seed);
+        let samples = data.samples(&val);
+        if samples.is_empty() {
+            return Err(io::Error::other("no validation positions in the data"));
+        }
+        let k = options.positions.clamp(1, samples.len());
+        let chosen = (0..k).map(|i| samples[i * samples.len() / k]).collect();
+        Ok(Chosen {
+            data,
+            validation_games: val.len(),
+            available: samples.len(),
+            samples: chosen,
+        })
+    }
+}
+
+/// Writes the positions `run` would measure to `path` (TSV: game id, rule,
+/// board, moves so far, move played), so that another engine can be
+/// measured on the same ones (`scripts/peer_matching.py`). Needs no network.
+pub fn write_positions(
+    options: &MatchingOptions,
+    path: &Path,
+    out: &mut impl Write,
+) -> io::Result<usize> {
+    let chosen = Chosen::load(options)?;
+    let mut text = format!(
+        "# bench matching positions: {} ({}), {} positions of {} validation games (split seed {}).\n\
+         # Columns: game id, rule, board (WxH), moves so far (x,y, black first), move played.\n",
+        options.data.display(),
+        options.rule,
+        chosen.samples.len(),
+        chosen.validation_games,
+        options.seed
+    );
+    for sample in &chosen.samples {
+        let game = &chosen.data.games[sample.game as usize];
+        let ply = sample.ply as usize;
+        let moves: Vec<String> = game.moves[..ply].iter().map(|p| p.to_string()).collect();
+        text += &format!(
+            "{}\t{}\t{}\t{}\t{}\n",
+            game.id,
+            options.rule,
+            game.size,
+            moves.join(" "),
+            game.moves[ply]
+        );
+    }
+    std::fs::write(path, text)?;
+    writeln!(
+        out,
+        "bench matching: {} positions written to {}",
+        chosen.samples.len(),
+        path.display()
+    )?;
+    Ok(chosen.samples.len())
+}
+
 /// Runs the measurement with `searcher`, printing a line per 50 positions.
 pub fn run(
     searcher: &Searcher,
     options: &MatchingOptions,
     out: &mut impl Write,
 ) -> io::Result<Matching> {
-    let data = Dataset::load(std::slice::from_ref(&options.data), options.rule, &[])
-        .map_err(io::Error::other)?;
-    let (_, val) = data.split(options.val_fraction, options.seed);
-    let samples = data.samples(&val);
-    if samples.is_empty() {
-        return Err(io::Error::other("no validation positions in the data"));
-    }
-    let k = options.positions.clamp(1, samples.len());
+    let Chosen {
+        data,
+        validation_games,
+        available,
+        samples,
+    } = Chosen::load(options)?;
     let time = Duration::from_secs_f64(options.seconds.clamp(0.01, 600.0));
     let limits = SearchLimits {
         time: Some(TimeBudget::fixed(time)),
@@ -77,50 +142,13 @@ pub fn run(
     };
     writeln!(
         out,
-        "bench matching: {} ({}), {} validation games, {k} of {} positions, {:.2} s each",
+        "bench matching: {} ({}), {validation_games} validation games, {} of {available} positions, {:.2} s each",
         options.data.display(),
         options.rule,
-        val.len(),
         samples.len(),
         time.as_secs_f64()
     )?;
-    let chosen: Vec<_> = (0..k).map(|i| samples[i * samples.len() / k]).collect();
-    if let Some(path) = &options.positions_out {
-        let mut text = format!(
-            "# bench matching positions: {} ({}), {k} positions of {} validation games (split seed {}).\n\
-             # Columns: game id, rule, board (WxH), moves so far (x,y, black first), move played.\n",
-            options.data.display(),
-            options.rule,
-            val.len(),
-            options.seed
-        );
-        for &sample in &chosen {
-            let game = &data.games[sample.game as usize];
-            let ply = sample.ply as usize;
-            let moves: Vec<String> = game.moves[..ply]
-                .iter()
-                .map(|p| format!("{},{}", p.x(), p.y()))
-                .collect();
-            let played = game.moves[ply];
-            text += &format!(
-                "{}\t{}\t{}\t{}\t{},{}\n",
-                game.id,
-                options.rule,
-                game.size,
-                moves.join(" "),
-                played.x(),
-                played.y()
-            );
-        }
-        std::fs::write(path, text)?;
-        writeln!(
-            out,
-            "bench matching: {k} positions written to {}",
-            path.display()
-        )?;
-        return Ok(result);
-    }
-    for sample in chosen {
+    for sample in samples {
         let board = data.board(sample).map_err(io::Error::other)?;
         let played = data.games[sample.game as usize].moves[sample.ply as usize];
         let found = searcher.search(&board, &limits, &stop);

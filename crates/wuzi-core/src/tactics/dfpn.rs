@@ -208,11 +208,9 @@ impl Dfpn {
             // nodes against 7. At attacker nodes the sum did better.
             let weak = !attacker_node;
             if weak {
-                delta = if delta_max >= INFINITE {
-                    INFINITE
-                } else {
-                    (delta_max + open.saturating_sub(1)).min(INFINITE)
-                };
+                delta = delta_max
+                    .saturating_add(open.saturating_sub(1))
+                    .min(INFINITE);
             }
             if phi >= th_phi || delta >= th_delta || self.out_of_budget {
                 break (phi, delta);
