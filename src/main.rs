@@ -212,7 +212,7 @@ enum BenchPart {
     Rules,
     /// Network forward passes against the batched evaluation service.
     Nn,
-    /// Search speed against the evaluation service (first --batches value).
+    /// Search speed against the evaluation service (first --batches value; the [search] settings of --config).
     Search,
     /// The match runner's own time per move, between two instant test brains.
     Arena,
@@ -453,7 +453,16 @@ fn main() -> ExitCode {
                     if matches!(args.part, BenchPart::Nn) {
                         wuzi::bench::nn::run(&options, &mut io::stdout().lock())
                     } else {
-                        wuzi::bench::search::run(&options, &mut io::stdout().lock())
+                        // The engine's own search settings (solver budgets,
+                        // c_puct...), so that a configuration can be measured.
+                        match configure(&cli) {
+                            Ok(config) => wuzi::bench::search::run(
+                                &options,
+                                &config.search_config(),
+                                &mut io::stdout().lock(),
+                            ),
+                            Err(e) => Err(io::Error::other(e)),
+                        }
                     }
                 }
             }

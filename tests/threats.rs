@@ -198,7 +198,7 @@ fn an_open_three_leaves_its_defences_and_the_counter_fours() {
         &[(2, "OOO............"), (7, ".....XXX.......")],
         Color::White,
     );
-    let moves = moves_of(analyse(&mut b, SETTINGS));
+    let moves = moves_of(analyse(&mut b, SETTINGS, &mut 0));
     let mut expected = vec![p(3, 2), p(4, 2), p(4, 7), p(8, 7)];
     expected.sort_by_key(|q| q.index());
     assert_eq!(moves, expected);
@@ -209,7 +209,7 @@ fn an_open_three_leaves_its_defences_and_the_counter_fours() {
 fn a_four_three_threat_leaves_only_the_moves_that_break_it() {
     for rule in Rule::ALL {
         let mut b = four_three(rule, Color::White);
-        let moves = moves_of(analyse(&mut b, SETTINGS));
+        let moves = moves_of(analyse(&mut b, SETTINGS, &mut 0));
         assert!(moves.contains(&p(6, 7)), "{rule}: the four-three point");
         assert!(moves.len() < 30, "{rule}: {} moves", moves.len());
         left_out_moves_lose(&mut b, &moves);
@@ -224,7 +224,7 @@ fn two_open_threes_are_a_proven_loss() {
         Color::White,
     );
     assert_eq!(
-        analyse(&mut b, SETTINGS),
+        analyse(&mut b, SETTINGS, &mut 0),
         LeafAnalysis::Proven {
             value: Proven::Loss(4),
             line: Vec::new()
@@ -241,7 +241,7 @@ fn two_open_threes_are_a_proven_loss() {
         Color::White,
     );
     assert_eq!(
-        moves_of(analyse(&mut b, SETTINGS)),
+        moves_of(analyse(&mut b, SETTINGS, &mut 0)),
         vec![p(3, 12), p(4, 12)]
     );
 }
@@ -259,11 +259,11 @@ fn renju_black_cannot_defend_on_a_forbidden_point() {
         (13, "O.O.O.........."),
     ];
     let mut free = board15(Rule::Freestyle, rows, Color::Black);
-    let free_moves = moves_of(analyse(&mut free, SETTINGS));
+    let free_moves = moves_of(analyse(&mut free, SETTINGS, &mut 0));
     assert!(free_moves.contains(&p(7, 7)), "{free_moves:?}");
     let mut renju = board15(Rule::Renju, rows, Color::Black);
     assert!(renju.is_forbidden(p(7, 7)), "{renju:?}");
-    let moves = moves_of(analyse(&mut renju, SETTINGS));
+    let moves = moves_of(analyse(&mut renju, SETTINGS, &mut 0));
     assert!(moves.contains(&p(3, 7)), "{moves:?}");
     assert!(!moves.contains(&p(7, 7)), "{moves:?}");
     left_out_moves_lose(&mut renju, &moves);
@@ -277,7 +277,7 @@ fn renju_white_forcing_black_onto_a_forbidden_cell_is_a_threat_too() {
     let rows = common::FORCED_ONTO_FORBIDDEN;
     let mut b = board15(Rule::Renju, rows, Color::Black);
     assert!(b.is_forbidden(p(3, 3)));
-    let moves = moves_of(analyse(&mut b, SETTINGS));
+    let moves = moves_of(analyse(&mut b, SETTINGS, &mut 0));
     assert!(moves.contains(&p(3, 7)), "the four's cell: {moves:?}");
     assert!(!moves.contains(&p(3, 3)));
     left_out_moves_lose(&mut b, &moves);

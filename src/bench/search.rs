@@ -73,7 +73,11 @@ fn service_rate(
 }
 
 /// Prints the figures (`options.batch_sizes[0]` is the batch size).
-pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
+pub fn run(
+    options: &NnBenchOptions,
+    search: &SearchConfig,
+    out: &mut impl Write,
+) -> io::Result<()> {
     let fail = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
     let (network, device) = bench_network(options, out)?;
     let batch = options.batch_sizes.first().copied().unwrap_or(8).max(1);
@@ -91,6 +95,11 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
         device,
         service(&network, 1, batch, options.precision)?.precision(),
         options.per_item.as_secs_f64()
+    )?;
+    writeln!(
+        out,
+        "search settings (--config): solver nodes per new leaf: own VCF {}, opponent's VCF {}; VCT {} within {} plies of the root",
+        search.leaf_vcf_nodes, search.opponent_vcf_nodes, search.vct_nodes, search.vct_plies
     )?;
     writeln!(
         out,
@@ -119,7 +128,7 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
                 SearchConfig {
                     threads,
                     batch_size: batch,
-                    ..SearchConfig::default()
+                    ..search.clone()
                 },
             );
             let budget = crate::search::TimeBudget::fixed(options.per_item);
@@ -134,7 +143,7 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
             let c = result.counters;
             writeln!(
                 out,
-                "{threads:>8} {evaluators:>10} {:>18} {:>12} {:>12} {:>14} {:>7.0}%   ({:?} after {} ms; revisits {}, collisions {}, leaves per batch {:.1})",
+                "{threads:>8} {evaluators:>10} {:>18} {:>12} {:>12} {:>14} {:>7.0}%   ({:?} after {} ms; revisits {}, collisions {}, leaves per batch {:.1}, solver nodes per playout {:.0})",
                 record.name,
                 format_rate(playouts),
                 format_rate(evaluations),
@@ -144,7 +153,8 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
                 result.elapsed.as_millis(),
                 c.revisits,
                 c.collisions,
-                c.leaves_per_batch()
+                c.leaves_per_batch(),
+                c.solver_nodes as f64 / c.playouts.max(1) as f64
             )?;
         }
     }

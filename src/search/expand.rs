@@ -4,8 +4,8 @@
 use crate::game::{Board, CellKind, CellSet, Color, Outcome, Point};
 use crate::search::node::Proven;
 use crate::tactics::{
-    forced_win, four_moves, is_legal_for, line_breakers, unstoppable_four_defences,
-    unstoppable_four_moves,
+    forced_win, forced_win_counted, four_moves, is_legal_for, line_breakers,
+    unstoppable_four_defences, unstoppable_four_moves,
 };
 
 /// The tactical verdict on a position, before any network evaluation.
@@ -35,8 +35,9 @@ pub struct LeafSettings {
     pub candidate_distance: u8,
 }
 
-/// Analyses the position of `board` for the side to move.
-pub fn analyse(board: &mut Board, settings: LeafSettings) -> LeafAnalysis {
+/// Analyses the position of `board` for the side to move, adding the
+/// solver nodes it spent to `solver_nodes`.
+pub fn analyse(board: &mut Board, settings: LeafSettings, solver_nodes: &mut u64) -> LeafAnalysis {
     let me = board.side_to_move();
     let opponent = me.opponent();
     match board.outcome() {
@@ -87,13 +88,19 @@ pub fn analyse(board: &mut Board, settings: LeafSettings) -> LeafAnalysis {
         }
         _ => {}
     }
-    if let Some(line) = forced_win(board, me, settings.vcf_nodes, settings.vct_nodes) {
+    if let Some(line) = forced_win_counted(
+        board,
+        me,
+        settings.vcf_nodes,
+        settings.vct_nodes,
+        solver_nodes,
+    ) {
         return LeafAnalysis::Proven {
             value: Proven::Win(line.len() as u16),
             line,
         };
     }
-    match answer_threats(board, settings.opponent_vcf_nodes) {
+    match answer_threats(board, settings.opponent_vcf_nodes, solver_nodes) {
         Defence::Lost(plies) => {
             return LeafAnalysis::Proven {
                 value: Proven::Loss(plies),
@@ -143,7 +150,7 @@ enum Defence {
 /// anything. Both sets are sound (a move outside them loses to the threat
 /// found), so a node restricted to them is still complete and can be
 /// proven lost; the tree then checks each move that is left.
-fn answer_threats(board: &mut Board, vcf_nodes: u64) -> Defence {
+fn answer_threats(board: &mut Board, vcf_nodes: u64, solver_nodes: &mut u64) -> Defence {
     let me = board.side_to_move();
     let opponent = me.opponent();
     if board.cells_of(CellKind::Four, opponent).is_empty() {
@@ -160,7 +167,7 @@ fn answer_threats(board: &mut Board, vcf_nodes: u64) -> Defence {
         );
     }
     if vcf_nodes > 0 {
-        if let Some(line) = forced_win(board, opponent, vcf_nodes, 0) {
+        if let Some(line) = forced_win_counted(board, opponent, vcf_nodes, 0, solver_nodes) {
             let (breakers, plies) = line_breakers(board, opponent, &line);
             loss_plies = plies;
             allowed = Some(match allowed {

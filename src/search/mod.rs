@@ -162,6 +162,8 @@ struct Progress {
     /// Descents that ended on a known node, or on a node being evaluated.
     revisits: AtomicU64,
     collisions: AtomicU64,
+    /// Solver nodes spent on the new leaves (the tree's largest own cost).
+    solver_nodes: AtomicU64,
 }
 
 /// Where a descent ended.
@@ -252,6 +254,7 @@ impl Searcher {
             in_flight: AtomicU32::new(0),
             revisits: AtomicU64::new(0),
             collisions: AtomicU64::new(0),
+            solver_nodes: AtomicU64::new(0),
         };
         let clock = TimeManager::new(limits.time, limits.since.unwrap_or(start))
             .with_safety_net(self.config.safety_time);
@@ -359,7 +362,7 @@ impl Searcher {
         let mut board = board.clone();
         let me = board.side_to_move();
         let settings = self.leaf_settings(0, clock);
-        if let LeafAnalysis::Proven { value, line } = analyse(&mut board, settings) {
+        if let LeafAnalysis::Proven { value, line } = analyse(&mut board, settings, &mut 0) {
             let mut data = root.data.lock();
             data.proven = value;
             data.proof = (!line.is_empty()).then(|| line.into_boxed_slice());
@@ -554,7 +557,12 @@ impl Searcher {
                     progress.in_flight.fetch_add(1, Ordering::SeqCst);
                     worked = true;
                     let settings = self.leaf_settings(path.len(), clock);
-                    match analyse(&mut board, settings) {
+                    let mut solver_nodes = 0;
+                    let analysis = analyse(&mut board, settings, &mut solver_nodes);
+                    progress
+                        .solver_nodes
+                        .fetch_add(solver_nodes, Ordering::Relaxed);
+                    match analysis {
                         LeafAnalysis::Proven { value, line } => {
                             {
                                 let mut data = leaf.data.lock();
@@ -843,5 +851,6 @@ fn progress_snapshot(progress: &Progress) -> result::Counters {
         max_depth: progress.max_depth.load(Ordering::Relaxed),
         revisits: progress.revisits.load(Ordering::Relaxed),
         collisions: progress.collisions.load(Ordering::Relaxed),
+        solver_nodes: progress.solver_nodes.load(Ordering::Relaxed),
     }
 }

@@ -68,6 +68,8 @@ pub struct Counters {
     pub revisits: u64,
     /// Descents that met a node another descent was evaluating.
     pub collisions: u64,
+    /// Solver nodes spent analysing new leaves.
+    pub solver_nodes: u64,
 }
 
 impl Counters {

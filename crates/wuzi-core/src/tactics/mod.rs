@@ -4,7 +4,10 @@ mod dfpn;
 mod solver;
 mod threats;
 
-pub use solver::{forced_win, solve, solve_with, Algorithm, SolveLimits, SolveReport, ThreatKind};
+pub use solver::{
+    forced_win, forced_win_counted, solve, solve_with, Algorithm, SolveLimits, SolveReport,
+    ThreatKind,
+};
 pub use threats::{
     five_blocks, four_moves, is_legal_for, line_breakers, unstoppable_four_defences,
     unstoppable_four_moves, winning_moves,

@@ -181,14 +181,28 @@ pub fn forced_win(
     vcf_nodes: u64,
     vct_nodes: u64,
 ) -> Option<Vec<Point>> {
+    forced_win_counted(board, attacker, vcf_nodes, vct_nodes, &mut 0)
+}
+
+/// [`forced_win`], adding the nodes it visited to `nodes` (the search
+/// reports what its solver costs).
+pub fn forced_win_counted(
+    board: &mut Board,
+    attacker: Color,
+    vcf_nodes: u64,
+    vct_nodes: u64,
+    nodes: &mut u64,
+) -> Option<Vec<Point>> {
     [
         (ThreatKind::Vcf, vcf_nodes, VCF_DEPTH),
         (ThreatKind::Vct, vct_nodes, VCT_DEPTH),
     ]
     .into_iter()
-    .filter(|&(_, nodes, _)| nodes > 0)
-    .find_map(|(kind, nodes, depth)| {
-        solve(board, attacker, kind, SolveLimits::new(nodes, depth)).win
+    .filter(|&(_, budget, _)| budget > 0)
+    .find_map(|(kind, budget, depth)| {
+        let report = solve(board, attacker, kind, SolveLimits::new(budget, depth));
+        *nodes += report.nodes;
+        report.win
     })
 }
 
