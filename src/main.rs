@@ -212,7 +212,8 @@ enum BenchPart {
     Rules,
     /// Network forward passes against the batched evaluation service.
     Nn,
-    /// Search speed against the evaluation service (first --batches value; the [search] settings of --config).
+    /// Search speed against the evaluation service (first --batches value;
+    /// the [search] settings of --config).
     Search,
     /// The match runner's own time per move, between two instant test brains.
     Arena,

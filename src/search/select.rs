@@ -184,10 +184,10 @@ mod tests {
         assert!((first_play_urgency(0.6, 0.2, 1.0) - 0.4).abs() < 1e-6);
         assert_eq!(first_play_urgency(0.1, 0.2, 1.0), 0.0, "never below a loss");
         // Through the selection, values only (c_puct 0): the parent stands
-        // at 0.55, the visited move at 0.50. With 4% of the policy searched the unvisited move is worth
-        // 0.55 - 0.2 * 0.2 = 0.51 and is tried; with 81% searched it is
-        // worth 0.55 - 0.2 * 0.9 = 0.37 and the visited move goes on. (The
-        // flat reduction gave 0.35 in both cases.)
+        // at 0.55, the visited move at 0.50. With 4% of the policy searched
+        // the unvisited move is worth 0.55 - 0.2 * 0.2 = 0.51 and is tried;
+        // with 81% searched it is worth 0.55 - 0.2 * 0.9 = 0.37 and the
+        // visited move goes on. (The flat reduction gave 0.35 in both cases.)
         let params = PuctParams {
             c_puct: 0.0,
             fpu_reduction: 0.2,
