@@ -9,6 +9,14 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use wuzi::config::Config;
 use wuzi::nn::NetConfig;
 
+// mimalloc in place of glibc's malloc, for the whole process: its feature
+// `override` also serves libtorch's C++ allocations, which glibc's malloc
+// made a tenth of the evaluator's time (perf: _int_malloc, _int_free,
+// malloc_consolidate), even with the thresholds raised in nn::device.
+// Declared as Rust's allocator too so that the library is always linked.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Wuzi, a gomoku and renju engine: a Gomocup brain.
 ///
 /// Without a subcommand it speaks the Gomocup protocol (with the extended
