@@ -114,6 +114,9 @@ pub fn select_device(spec: &str) -> Result<(Device, Option<String>), String> {
 /// Sets libtorch's CPU threads and keeps its activation buffers in the
 /// heap: glibc otherwise maps and unmaps every large buffer (about 250k page
 /// faults per 3 s), and these two settings gave 1.2-1.5x on this machine.
+/// In `pbrain-wuzi` mimalloc serves every allocation (src/main.rs) and the
+/// `mallopt` calls change nothing; they stay for the library's other hosts
+/// on glibc's malloc (the test binaries, other programs linking `wuzi`).
 /// Safe to call more than once (libtorch accepts the inter-op thread count
 /// only once per process, so that is set on the first call only).
 pub fn tune_cpu(threads: usize) {
