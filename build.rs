@@ -1,6 +1,10 @@
 //! Links libtorch so that the binaries find it at run time (an rpath), and
 //! tells the CUDA loader where libtorch_cuda.so is.
 fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    if std::env::var_os("CARGO_FEATURE_TORCH").is_none() {
+        return;
+    }
     // Set by torch-sys (links = "tch"); only direct dependents see it.
     let Ok(lib) = std::env::var("DEP_TCH_LIBTORCH_LIB") else {
         println!("cargo:warning=DEP_TCH_LIBTORCH_LIB is not set: run scripts/setup-torch.sh");
@@ -13,5 +17,4 @@ fn main() {
     // from this folder at run time where an NVIDIA driver is installed, so a
     // CPU machine does not map the CUDA libraries.
     println!("cargo:rustc-env=WUZI_LIBTORCH_LIB={lib}");
-    println!("cargo:rerun-if-changed=build.rs");
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: unit, integration, property and fixture tests, and each
-# benchmark once in test mode.
+# benchmark once in test mode, in the default build (libtorch) and the
+# libtorch-free one; then builds the packages and tests the Windows brain
+# under wine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-torch.sh
@@ -14,3 +16,9 @@ if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get 
     echo "test.sh: could not install chromium; tests/web_board.rs will say so" >&2
 fi
 cargo test --release --workspace --all-targets
+# The libtorch-free build (native backend only), in a target folder of its
+# own so that neither build undoes the other's.
+CARGO_TARGET_DIR=target/native cargo test --release --no-default-features -p wuzi --all-targets
+# The packages (Windows zip, Linux tarball) and the Windows brain under wine.
+bash scripts/package.sh
+bash scripts/test-windows.sh

@@ -19,7 +19,7 @@ use crate::gomocup::Coord;
 use crate::search::node::Proven;
 use crate::search::result::{column_letter, MoveStats, Notation};
 use crate::search::{SearchLimits, SearchResult, Searcher, TimeBudget};
-use crate::train::data::{parse_board_size, parse_psq, Dataset};
+use wuzi_core::records::{parse_board_size, parse_psq, Dataset};
 
 /// Options of `pbrain-wuzi analyse`.
 #[derive(clap::Args, Clone, Debug)]

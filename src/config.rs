@@ -38,6 +38,8 @@ pub struct EngineSection {
 pub struct NetworkSection {
     /// `cpu`, `auto`, `cuda` or `cuda:N` (falls back to the CPU).
     pub device: String,
+    /// `auto`, `native` or `torch`: what evaluates the network.
+    pub backend: String,
     /// Evaluator threads, each running whole batches: `"auto"` (as many
     /// as the search threads on a CPU, one on a GPU) or a number.
     #[serde(deserialize_with = "evaluator_threads")]
@@ -143,6 +145,7 @@ impl Default for NetworkSection {
     fn default() -> NetworkSection {
         NetworkSection {
             device: "auto".to_string(),
+            backend: "auto".to_string(),
             evaluator_threads: EvaluatorThreads::PerSearchThread,
             torch_threads: 1,
             batch_size: 16,
@@ -272,8 +275,12 @@ impl Config {
             .precision
             .parse::<crate::nn::PrecisionSetting>()
             .map_err(|e| format!("network.precision: {e}"))?;
-        crate::nn::device::select_device(&self.network.device)
+        crate::nn::backend::check_device_name(&self.network.device)
             .map_err(|e| format!("network.device: {e}"))?;
+        self.network
+            .backend
+            .parse::<crate::nn::BackendSetting>()
+            .map_err(|e| format!("network.backend: {e}"))?;
         Ok(())
     }
 

@@ -15,6 +15,7 @@ pub mod engine;
 pub mod nn;
 pub mod protocol;
 pub mod search;
+#[cfg(feature = "torch")]
 pub mod train;
 
 pub use wuzi_core::{arena, game, gomocup, gtp, rng, tactics, ws};

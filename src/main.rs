@@ -14,6 +14,8 @@ use wuzi::nn::NetConfig;
 // made a tenth of the evaluator's time (perf: _int_malloc, _int_free,
 // malloc_consolidate), even with the thresholds raised in nn::device.
 // Declared as Rust's allocator too so that the library is always linked.
+// Not on windows-gnu (see Cargo.toml): the system allocator there.
+#[cfg(not(all(windows, target_env = "gnu")))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -56,6 +58,7 @@ enum Command {
     /// Analyses a position or reviews a game (moves, PSQ, SGF, TSV or stdin).
     Analyse(wuzi::analyse::AnalyseArgs),
     /// Trains a network from game records (Gomocup TSV, PSQ).
+    #[cfg(feature = "torch")]
     Train(wuzi::train::TrainArgs),
     /// Plays a match between two Gomocup brains (Elo, LOS, SPRT, records).
     Match(wuzi::arena::MatchArgs),
@@ -169,6 +172,11 @@ struct BenchArgs {
     /// nn: network size BLOCKSxCHANNELS when no --weights are given.
     #[arg(long, default_value = "4x32")]
     net: NetConfig,
+    /// nn, search: the backend to measure (native, torch); nn without it:
+    /// every backend built in, side by side, and the one `auto` chooses;
+    /// search without it: native.
+    #[arg(long, value_parser = parse_backend)]
+    backend: Option<wuzi::nn::Backend>,
     /// nn: device (cpu, auto, cuda, cuda:N); falls back to the CPU with a note.
     #[arg(long, default_value = "cpu")]
     device: String,
@@ -375,13 +383,21 @@ fn bench_arena() -> io::Result<()> {
 }
 
 /// The configuration file, with the command-line overrides.
+/// `--backend`: native or torch (the latter only in builds with libtorch).
+fn parse_backend(s: &str) -> Result<wuzi::nn::Backend, String> {
+    match s.parse::<wuzi::nn::BackendSetting>()? {
+        wuzi::nn::BackendSetting::Fixed(backend) => Ok(backend),
+        wuzi::nn::BackendSetting::Auto => Err("expected native or torch".into()),
+    }
+}
+
 fn configure(cli: &Cli) -> Result<Config, String> {
     let (mut config, _) = Config::locate(cli.config.as_deref())?;
     if let Some(threads) = cli.threads {
         config.engine.threads = threads.max(1);
     }
     if let Some(device) = &cli.device {
-        wuzi::nn::device::select_device(device)?;
+        wuzi::nn::backend::check_device_name(device)?;
         config.network.device = device.clone();
     }
     if let Some(dir) = &cli.log_dir {
@@ -451,6 +467,7 @@ fn main() -> ExitCode {
                     let options = wuzi::bench::nn::NnBenchOptions {
                         weights: args.weights.clone(),
                         net: args.net,
+                        backend: args.backend,
                         device: args.device.clone(),
                         threads: args.threads,
                         evaluators: args.evaluators,
@@ -477,6 +494,7 @@ fn main() -> ExitCode {
             }
         }
         Some(Command::Analyse(args)) => analyse(&cli, args),
+        #[cfg(feature = "torch")]
         Some(Command::Train(args)) => wuzi::train::run(args).map(|_| ()).map_err(io::Error::other),
         Some(Command::Match(args)) => wuzi::arena::run(args).map(|_| ()).map_err(io::Error::other),
         Some(Command::Selfplay(args)) => selfplay(&cli, args),

@@ -6,10 +6,9 @@
 
 use std::sync::Arc;
 
-use tch::Device;
 use wuzi::bench::blunders::{self, refutation, CHECK_NODES};
 use wuzi::game::Rule;
-use wuzi::nn::{EvalService, Network, ServiceConfig, SymmetryMode};
+use wuzi::nn::{EvalService, Model, NativeNetwork, ServiceConfig, SymmetryMode};
 use wuzi::search::{SearchConfig, Searcher};
 
 const FIXTURE: &str = include_str!("fixtures/blunders/freestyle15.tsv");
@@ -19,9 +18,9 @@ fn shipped_searcher(config: SearchConfig) -> Arc<Searcher> {
         env!("CARGO_MANIFEST_DIR"),
         "/networks/freestyle-4x32.safetensors"
     );
-    let network = Network::load(std::path::Path::new(path), Device::Cpu).expect("shipped network");
-    let service = EvalService::start(
-        network,
+    let network = NativeNetwork::load(std::path::Path::new(path)).expect("shipped network");
+    let service = EvalService::start_model(
+        Model::native(Arc::new(network)),
         ServiceConfig {
             symmetry: SymmetryMode::None,
             ..ServiceConfig::default()

@@ -69,13 +69,53 @@ fn bench_nn_prints_raw_and_service_rates_per_batch() {
             .split_whitespace()
             .filter_map(|w| w.trim_end_matches('%').replace(',', "").parse().ok())
             .collect();
-        assert_eq!(numbers.len(), 5, "{row}");
-        assert!(numbers[1] > 0.0 && numbers[3] > 0.0, "{row}");
+        // Per backend built in: raw rate, service rate, service share.
+        let backends = if cfg!(feature = "torch") { 2 } else { 1 };
+        assert_eq!(numbers.len(), 1 + 3 * backends, "{row}");
+        for k in 0..backends {
+            assert!(
+                numbers[1 + 3 * k] > 0.0 && numbers[2 + 3 * k] > 0.0,
+                "{row}"
+            );
+        }
+        if backends == 2 {
+            let choice = row.split_whitespace().last();
+            assert!(matches!(choice, Some("native" | "torch")), "{row}");
+        }
     }
     // The missing GPU is reported, not fatal (unless this machine has 8 GPUs).
+    #[cfg(feature = "torch")]
     if !wuzi::nn::device::cuda_available() {
         assert!(text.contains("using the CPU"), "{text}");
     }
+}
+
+#[test]
+fn bench_nn_measures_one_backend_when_asked() {
+    let text = stdout_of(wuzi().args([
+        "bench",
+        "nn",
+        "--seconds",
+        "0.05",
+        "--batches",
+        "2",
+        "--net",
+        "2x16",
+        "--backend",
+        "native",
+    ]));
+    assert!(text.contains("native 2x16 fp32"), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("2"))
+        .unwrap_or_else(|| panic!("no row for batch 2:\n{text}"));
+    assert_eq!(row.split_whitespace().count(), 4, "{row}");
+    let out = wuzi()
+        .args(["bench", "nn", "--backend", "tpu"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tpu"));
 }
 
 #[test]

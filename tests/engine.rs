@@ -6,22 +6,22 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::p;
-use tch::Device;
 use wuzi::engine::{Engine, SearchKind};
 use wuzi::game::{BoardSize, Color, MoveError, Rule};
-use wuzi::nn::{EvalService, NetConfig, Network, ServiceConfig};
+use wuzi::nn::native::Weights;
+use wuzi::nn::{EvalService, Model, NativeNetwork, NetConfig, ServiceConfig};
 use wuzi::search::{SearchConfig, StopReason};
 
 fn engine(rule: Rule) -> Engine {
-    tch::manual_seed(2);
-    let net = Network::new(
+    let weights = Weights::random(
         NetConfig {
             blocks: 1,
             channels: 16,
         },
-        Device::Cpu,
+        2,
     );
-    let service = Arc::new(EvalService::start(net, ServiceConfig::default()).unwrap());
+    let model = Model::native(Arc::new(NativeNetwork::new(&weights)));
+    let service = Arc::new(EvalService::start_model(model, ServiceConfig::default()).unwrap());
     let config = SearchConfig {
         threads: 2,
         batch_size: 4,

@@ -3,6 +3,8 @@
 //! `pbrain-wuzi train` sees, and the network it writes must be loaded by the
 //! engine and compute the same outputs. Runs the script on the CPU with the
 //! project's own torch (`.venv`, installed by the test command).
+// libtorch: the torch build only (the native backend: tests/native.rs).
+#![cfg(feature = "torch")]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,4 +1,6 @@
 //! The network, its files and the evaluation service (on the CPU).
+// libtorch: the torch build only (the native backend: tests/native.rs).
+#![cfg(feature = "torch")]
 
 mod common;
 
@@ -248,7 +250,7 @@ fn auto_evaluators_follow_the_search_threads() {
     let evaluation = uniform.evaluate(&mut board).unwrap();
     assert_eq!(evaluation.wdl, [0.35, 0.3, 0.35]);
     assert_eq!(
-        EvaluatorThreads::PerSearchThread.for_search(8, Device::Cuda(0)),
+        EvaluatorThreads::PerSearchThread.for_search(8, true),
         1,
         "a GPU keeps one evaluator"
     );
@@ -434,7 +436,7 @@ fn the_fp32_network_is_used_only_in_fp32() {
         .unwrap();
     let config_for = |precision: &str| {
         Config::parse(&format!(
-            "[network]\ndevice = \"cpu\"\nprecision = \"{precision}\"\n\
+            "[network]\ndevice = \"cpu\"\nbackend = \"torch\"\nprecision = \"{precision}\"\n\
              freestyle = {large:?}\nfreestyle_fp32 = {small_file:?}\n"
         ))
         .unwrap()
@@ -458,5 +460,15 @@ fn the_fp32_network_is_used_only_in_fp32() {
     ))
     .unwrap();
     let (service, _) = NetworkProvider::new(&config).service_for(Rule::Freestyle);
+    assert_eq!(service.network_config(), Some(large_config));
+    // The native backend computes in fp32 and always uses the rule's network.
+    let config = Config::parse(&format!(
+        "[network]\ndevice = \"cpu\"\nbackend = \"native\"\nfreestyle = {large:?}\n\
+         freestyle_fp32 = {small_file:?}\n"
+    ))
+    .unwrap();
+    let (service, note) = NetworkProvider::new(&config).service_for(Rule::Freestyle);
+    assert!(note.is_none(), "{note:?}");
+    assert_eq!(service.backend(), Some(wuzi::nn::Backend::Native));
     assert_eq!(service.network_config(), Some(large_config));
 }

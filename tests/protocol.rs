@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::HashSet;
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::brain::{parse_move, Brain};
@@ -484,7 +484,7 @@ fn a_bad_config_file_names_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("wuzi.toml");
     std::fs::write(&path, "[search]\nc_puct = \"high\"\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+    let out = common::brain_command()
         .arg("--config")
         .arg(&path)
         .output()
@@ -664,7 +664,7 @@ fn a_log_file_is_written_per_start() {
 /// search within its time), then exits: `printf ... | pbrain-wuzi` works.
 #[test]
 fn the_end_of_input_answers_what_was_asked() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+    let mut child = common::brain_command()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

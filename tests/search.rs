@@ -8,31 +8,25 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{black_has_only_forbidden_cells, board15, p};
-use tch::Device;
 use wuzi::game::{Board, BoardSize, Color, Point, Rule};
-use wuzi::nn::{EvalService, NetConfig, Network, ServiceConfig};
+use wuzi::nn::native::Weights;
+use wuzi::nn::{EvalService, Model, NativeNetwork, NetConfig, ServiceConfig};
 use wuzi::search::node::Proven;
 use wuzi::search::{memory, SearchConfig, SearchLimits, Searcher, StopReason, TimeBudget};
 use wuzi::tactics::{solve, SolveLimits, ThreatKind};
 
 fn service() -> Arc<EvalService> {
-    // libtorch's generator is one for the process: without the lock a test
-    // on another thread can draw from it between the seed and the weights,
-    // and two "same" networks differ (one_thread_searches_are_deterministic
-    // failed so in CI).
-    static SEEDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _seeding = SEEDING.lock().unwrap_or_else(|e| e.into_inner());
-    tch::manual_seed(11);
-    let net = Network::new(
+    // Random weights from a fixed seed: every call gives the same network.
+    let weights = Weights::random(
         NetConfig {
             blocks: 1,
             channels: 16,
         },
-        Device::Cpu,
+        11,
     );
     Arc::new(
-        EvalService::start(
-            net,
+        EvalService::start_model(
+            Model::native(Arc::new(NativeNetwork::new(&weights))),
             ServiceConfig {
                 batch_size: 8,
                 ..ServiceConfig::default()

@@ -1,5 +1,7 @@
 //! Supervised training: record parsing, the split, augmentation, and a
 //! tiny end-to-end run (on the CPU).
+// libtorch: the torch build only (the native backend: tests/native.rs).
+#![cfg(feature = "torch")]
 
 use std::collections::HashSet;
 use std::fs;

@@ -1,20 +1,20 @@
-//! `bench nn`: network throughput per batch size, raw libtorch forward
-//! against the evaluation service (encoding and queueing included).
+//! `bench nn`: network throughput per batch size and backend, the raw
+//! forward pass against the evaluation service (encoding and queueing
+//! included).
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-use tch::{Device, Tensor};
 
 use crate::bench::format_rate;
 use crate::game::{Board, BoardSize, Point, Rule};
-use crate::nn::device::{select_device, tune_cpu};
-use crate::nn::precision::forward_rate;
+use crate::nn::backend::{Backend, BatchEvaluator, Model};
+use crate::nn::native::{NativeNetwork, Weights};
 use crate::nn::{
-    encode, EvalService, EvaluatorThreads, NetConfig, Network, Precision, PrecisionSetting,
-    ServiceConfig, SymmetryMode, INPUT_PLANES,
+    encode, EvalService, EvaluatorThreads, NetConfig, Precision, PrecisionSetting, ServiceConfig,
+    SymmetryMode, INPUT_PLANES,
 };
 
 /// What to measure.
@@ -23,16 +23,18 @@ pub struct NnBenchOptions {
     /// A network file; without one, random weights of `net`'s size.
     pub weights: Option<PathBuf>,
     pub net: NetConfig,
+    /// One backend, or (`None`) every backend built in, side by side.
+    pub backend: Option<Backend>,
     pub device: String,
+    /// libtorch CPU threads per evaluator.
     pub threads: usize,
-    /// Evaluator threads of the service (each with `threads` torch
-    /// threads); `None`: 1 for `bench nn`, as many as the search threads
-    /// for `bench search` (the engine's `auto`).
+    /// Evaluator threads of the service; `None`: 1 for `bench nn`, as many
+    /// as the search threads for `bench search` (the engine's `auto`).
     pub evaluators: Option<usize>,
     pub board_side: u32,
     pub batch_sizes: Vec<usize>,
     pub per_item: Duration,
-    /// Precision of the service (`auto`: measured, as the engine does).
+    /// libtorch's precision (`auto`: measured, as the engine does).
     pub precision: PrecisionSetting,
 }
 
@@ -59,18 +61,6 @@ fn bench_boards(side: u32) -> Result<Vec<Board>, String> {
     Ok(boards)
 }
 
-fn encoded_batch(boards: &mut [Board], batch: usize, side: usize, device: Device) -> Tensor {
-    let area = INPUT_PLANES * side * side;
-    let mut data = vec![0.0f32; batch * area];
-    for (i, chunk) in data.chunks_mut(area).enumerate() {
-        let n = boards.len();
-        encode(&mut boards[i % n], chunk, side, side);
-    }
-    Tensor::from_slice(&data)
-        .view([batch as i64, INPUT_PLANES as i64, side as i64, side as i64])
-        .to_device(device)
-}
-
 /// Encodes `count` positions of the pool, from `start` on, as the search
 /// threads do before submitting a batch.
 pub fn encode_group(
@@ -89,117 +79,209 @@ pub fn encode_group(
         .collect()
 }
 
-/// Sets libtorch up as `options` say and loads (or creates) the network,
-/// noting a device fallback in `out`.
-pub fn bench_network(
-    options: &NnBenchOptions,
-    out: &mut impl Write,
-) -> io::Result<(Network, Device)> {
-    let fail = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
-    tune_cpu(options.threads);
-    let (device, note) = select_device(&options.device).map_err(fail)?;
-    if let Some(note) = note {
-        writeln!(out, "note: {note}")?;
+/// The backends a bench measures: the one asked for, or every one built in.
+fn backends(options: &NnBenchOptions) -> Vec<Backend> {
+    match options.backend {
+        Some(backend) => vec![backend],
+        None if cfg!(feature = "torch") => vec![Backend::Native, Backend::Torch],
+        None => vec![Backend::Native],
     }
-    let network = match &options.weights {
-        Some(path) => Network::load(path, device).map_err(|e| fail(e.to_string()))?,
-        None => Network::new(options.net, device),
-    };
-    Ok((network, device))
 }
 
-/// Prints the figures.
-pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
+/// The network of `options` for `backend`, with a note on a device
+/// fallback in `out`. libtorch's precision is resolved as the engine does.
+pub fn bench_model(
+    options: &NnBenchOptions,
+    backend: Backend,
+    out: &mut impl Write,
+) -> io::Result<Model> {
     let fail = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
-    let (network, device) = bench_network(options, out)?;
-    let side = options.board_side as usize;
-    let mut boards = bench_boards(options.board_side).map_err(fail)?;
-    let evaluators = options.evaluators.unwrap_or(1).max(1);
-    writeln!(
-        out,
-        "bench nn: net {} ({} parameters, {}), device {:?}, {} torch threads, service with {} evaluator(s), \
-         {side}x{side} board, {:.1} s per figure",
-        network.config(),
-        network.parameter_count(),
-        options.weights.as_ref().map_or("random weights".to_string(), |p| p.display().to_string()),
-        device,
-        options.threads,
-        evaluators,
-        options.per_item.as_secs_f64()
-    )?;
-    writeln!(
-        out,
-        "{:>6} {:>14} {:>14} {:>10} {:>14} {:>9} {:>8}",
-        "batch",
-        "fp32 raw pos/s",
-        "bf16 raw pos/s",
-        "bf16/fp32",
-        "service pos/s",
-        "precision",
-        "service"
-    )?;
-    // Raw rates of the inference network the service runs (batch norms
-    // folded), in each precision.
-    let fp32_network = network.freeze(Precision::Fp32);
-    let bf16_network = network.freeze(Precision::Bf16);
-    for &batch in &options.batch_sizes {
-        let batch = batch.max(1);
-        // Raw: the forward pass (with softmax) of a ready tensor.
-        let input = encoded_batch(&mut boards, batch, side, device);
-        let raw = forward_rate(&fp32_network, &input, options.per_item);
-        let raw_bf16 = forward_rate(&bf16_network, &input, options.per_item);
+    match backend {
+        Backend::Native => {
+            let weights = match &options.weights {
+                Some(path) => Weights::read(path).map_err(|e| fail(e.to_string()))?,
+                None => Weights::random(options.net, 1),
+            };
+            Ok(Model::native(Arc::new(NativeNetwork::new(&weights))))
+        }
+        #[cfg(feature = "torch")]
+        Backend::Torch => {
+            crate::nn::device::tune_cpu(options.threads);
+            let (device, note) = crate::nn::device::select_device(&options.device).map_err(fail)?;
+            if let Some(note) = note {
+                writeln!(out, "note: {note}")?;
+            }
+            let network = match &options.weights {
+                Some(path) => {
+                    crate::nn::Network::load(path, device).map_err(|e| fail(e.to_string()))?
+                }
+                None => crate::nn::Network::new(options.net, device),
+            };
+            let batch = options.batch_sizes.first().copied().unwrap_or(16);
+            let (precision, _) = crate::nn::precision::resolve(options.precision, &network, batch);
+            Ok(Model::Torch { network, precision })
+        }
+        #[cfg(not(feature = "torch"))]
+        Backend::Torch => {
+            let _ = out;
+            Err(fail("this build has no libtorch (backend torch)".into()))
+        }
+    }
+}
 
-        // Service: encoding in this thread, batching and evaluation in the
-        // evaluators; one batch more in flight than evaluators, so that
-        // encoding overlaps evaluation.
-        let config = ServiceConfig {
+/// Positions per second of `evaluator` on `input` (`batch` positions) for
+/// about `time`, after one warm-up batch.
+pub fn raw_rate(
+    evaluator: &mut dyn BatchEvaluator,
+    input: &[f32],
+    batch: usize,
+    side: usize,
+    time: Duration,
+) -> f64 {
+    let _ = evaluator.evaluate(input, batch, side, side);
+    let start = Instant::now();
+    let mut runs = 0u64;
+    while start.elapsed() < time || runs == 0 {
+        let _ = evaluator.evaluate(input, batch, side, side);
+        runs += 1;
+    }
+    (runs * batch as u64) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Positions per second of the service, fed by one thread that keeps one
+/// batch more than there are evaluators in flight, so that encoding
+/// overlaps evaluation.
+pub fn service_rate(
+    service: &EvalService,
+    boards: &mut [Board],
+    batch: usize,
+    evaluators: usize,
+    time: Duration,
+) -> f64 {
+    let mut in_flight = VecDeque::new();
+    let mut next = 0;
+    let side = boards.first().map_or(15, |b| b.size().width() as usize);
+    let mut submit = |in_flight: &mut VecDeque<_>, boards: &mut [Board]| {
+        in_flight.extend(service.submit_features(encode_group(boards, next, batch, side)));
+        next += batch;
+    };
+    for _ in 0..evaluators {
+        submit(&mut in_flight, boards);
+    }
+    let start = Instant::now();
+    let mut answered = 0u64;
+    while start.elapsed() < time {
+        submit(&mut in_flight, boards);
+        for _ in 0..batch {
+            if in_flight.pop_front().is_some_and(|a| a.recv().is_ok()) {
+                answered += 1;
+            }
+        }
+    }
+    answered as f64 / start.elapsed().as_secs_f64()
+}
+
+/// A service of `model` with `evaluators` fixed evaluator threads.
+pub fn start_service(model: &Model, evaluators: usize, batch: usize) -> io::Result<EvalService> {
+    EvalService::start_model(
+        model.duplicate(),
+        ServiceConfig {
             batch_size: batch,
             evaluator_threads: EvaluatorThreads::Fixed(evaluators),
             symmetry: SymmetryMode::None,
-            precision: options.precision,
             ..ServiceConfig::default()
-        };
-        let service = EvalService::start(network.duplicate(), config)?;
-        let precision = service.precision();
-        let chosen_raw = if precision == Precision::Bf16 {
-            raw_bf16
-        } else {
-            raw
-        };
-        let mut in_flight = VecDeque::new();
-        let mut answered = 0u64;
-        let mut next = 0usize;
-        let mut submit = |service: &EvalService, in_flight: &mut VecDeque<_>| {
-            in_flight.extend(service.submit_features(encode_group(&mut boards, next, batch, side)));
-            next += batch;
-        };
-        for _ in 0..evaluators {
-            submit(&service, &mut in_flight);
+        },
+    )
+}
+
+/// Prints the figures: per batch size, each backend's raw and service
+/// rates, and (with more than one backend) the one `auto` would choose.
+pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
+    let fail = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
+    let side = options.board_side as usize;
+    let mut boards = bench_boards(options.board_side).map_err(fail)?;
+    let evaluators = options.evaluators.unwrap_or(1).max(1);
+    let models = backends(options)
+        .into_iter()
+        .map(|b| bench_model(options, b, out))
+        .collect::<io::Result<Vec<Model>>>()?;
+    let Some(first) = models.first() else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "bench nn: net {} ({}), {side}x{side} board, service with {evaluators} evaluator(s), \
+         {} libtorch thread(s), {:.1} s per figure",
+        first.config(),
+        options
+            .weights
+            .as_ref()
+            .map_or("random weights".to_string(), |p| p.display().to_string()),
+        options.threads,
+        options.per_item.as_secs_f64()
+    )?;
+    for model in &models {
+        writeln!(out, "  {}: {}", model.backend(), model.describe())?;
+    }
+    let mut header = format!("{:>6}", "batch");
+    for model in &models {
+        let b = model.backend();
+        header += &format!(
+            " {:>16} {:>16} {:>8}",
+            format!("{b} raw pos/s"),
+            format!("{b} service"),
+            "service"
+        );
+    }
+    if models.len() > 1 {
+        header += &format!(" {:>7}", "auto");
+    }
+    writeln!(out, "{header}")?;
+    for &batch in &options.batch_sizes {
+        let batch = batch.max(1);
+        let mut data = Vec::with_capacity(batch * INPUT_PLANES * side * side);
+        for group in encode_group(&mut boards, 0, batch, side) {
+            data.extend_from_slice(&group.0);
         }
-        let start = Instant::now();
-        while start.elapsed() < options.per_item {
-            submit(&service, &mut in_flight);
-            for _ in 0..batch {
-                if let Some(answer) = in_flight.pop_front() {
-                    if answer.recv().is_ok() {
-                        answered += 1;
-                    }
-                }
-            }
+        let mut line = format!("{batch:>6}");
+        let mut raw_rates = Vec::new();
+        for model in &models {
+            let raw = raw_rate(
+                &mut *model.evaluator(),
+                &data,
+                batch,
+                side,
+                options.per_item,
+            );
+            let service = start_service(model, evaluators, batch)?;
+            let served = service_rate(&service, &mut boards, batch, evaluators, options.per_item);
+            line += &format!(
+                " {:>16} {:>16} {:>7.0}%",
+                format_rate(raw),
+                format_rate(served),
+                100.0 * served / raw.max(1e-9)
+            );
+            raw_rates.push(raw);
         }
-        let served = answered as f64 / start.elapsed().as_secs_f64();
-        drop(in_flight);
-        drop(service);
-        writeln!(
-            out,
-            "{batch:>6} {:>14} {:>14} {:>9.2}x {:>14} {:>9} {:>7.0}%",
-            format_rate(raw),
-            format_rate(raw_bf16),
-            raw_bf16 / raw.max(1e-9),
-            format_rate(served),
-            precision.to_string(),
-            100.0 * served / chosen_raw.max(1e-9)
-        )?;
+        if let [native, torch] = raw_rates.as_slice() {
+            // As the engine's `auto`: libtorch only when clearly faster.
+            let choice = if *torch > 1.1 * native {
+                "torch"
+            } else {
+                "native"
+            };
+            line += &format!(" {choice:>7}");
+        }
+        writeln!(out, "{line}")?;
+    }
+    for model in &models {
+        if model.backend() == Backend::Torch && model.precision() != Precision::Fp32 {
+            writeln!(
+                out,
+                "(torch in {}, as resolved from --precision)",
+                model.precision()
+            )?;
+        }
     }
     Ok(())
 }

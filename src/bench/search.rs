@@ -7,70 +7,15 @@
 //! search is the gap between its network evaluations per second and the
 //! service's rate.
 
-use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use crate::bench::format_rate;
-use crate::bench::nn::{bench_network, encode_group, NnBenchOptions};
+use crate::bench::nn::{bench_model, service_rate, start_service, NnBenchOptions};
 use crate::bench::positions::{FREESTYLE20_GAME, RENJU_MIDGAME, STANDARD_GAME};
-use crate::game::Board;
-use crate::nn::{
-    EvalService, EvaluatorThreads, Network, PrecisionSetting, ServiceConfig, SymmetryMode,
-};
+use crate::nn::{Backend, EvaluatorThreads};
 use crate::search::{SearchConfig, SearchLimits, Searcher};
-
-fn service(
-    network: &Network,
-    evaluators: usize,
-    batch: usize,
-    precision: PrecisionSetting,
-) -> io::Result<EvalService> {
-    EvalService::start(
-        network.duplicate(),
-        ServiceConfig {
-            batch_size: batch,
-            evaluator_threads: EvaluatorThreads::Fixed(evaluators),
-            symmetry: SymmetryMode::None,
-            precision,
-            ..ServiceConfig::default()
-        },
-    )
-}
-
-/// Positions per second of the service alone, fed by one thread that keeps
-/// one batch more than there are evaluators in flight.
-fn service_rate(
-    service: &EvalService,
-    boards: &mut [Board],
-    batch: usize,
-    evaluators: usize,
-    time: Duration,
-) -> f64 {
-    let mut in_flight = VecDeque::new();
-    let mut next = 0;
-    let side = boards.first().map_or(15, |b| b.size().width() as usize);
-    let mut submit = |in_flight: &mut VecDeque<_>, boards: &mut [Board]| {
-        in_flight.extend(service.submit_features(encode_group(boards, next, batch, side)));
-        next += batch;
-    };
-    for _ in 0..evaluators {
-        submit(&mut in_flight, boards);
-    }
-    let start = Instant::now();
-    let mut answered = 0u64;
-    while start.elapsed() < time {
-        submit(&mut in_flight, boards);
-        for _ in 0..batch {
-            if in_flight.pop_front().is_some_and(|a| a.recv().is_ok()) {
-                answered += 1;
-            }
-        }
-    }
-    answered as f64 / start.elapsed().as_secs_f64()
-}
 
 /// Prints the figures (`options.batch_sizes[0]` is the batch size).
 pub fn run(
@@ -79,21 +24,19 @@ pub fn run(
     out: &mut impl Write,
 ) -> io::Result<()> {
     let fail = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
-    let (network, device) = bench_network(options, out)?;
+    let model = bench_model(options, options.backend.unwrap_or(Backend::Native), out)?;
     let batch = options.batch_sizes.first().copied().unwrap_or(8).max(1);
     let setting = options
         .evaluators
         .map_or(EvaluatorThreads::PerSearchThread, EvaluatorThreads::Fixed);
     writeln!(
         out,
-        "bench search: net {} ({}), device {:?}, precision {}, batch {batch}, evaluator threads {setting}, {:.1} s per figure",
-        network.config(),
+        "bench search: {} ({}), batch {batch}, evaluator threads {setting}, {:.1} s per figure",
+        model.describe(),
         options
             .weights
             .as_ref()
             .map_or("random weights".to_string(), |p| p.display().to_string()),
-        device,
-        service(&network, 1, batch, options.precision)?.precision(),
         options.per_item.as_secs_f64()
     )?;
     writeln!(
@@ -114,17 +57,17 @@ pub fn run(
         (&RENJU_MIDGAME, 24),
     ];
     for threads in [1usize, 2] {
-        let evaluators = setting.for_search(threads, device);
+        let evaluators = setting.for_search(threads, model.on_gpu());
         for (record, plies) in positions {
             let board = record.board_after(plies).map_err(fail)?;
             let mut boards = vec![board.clone()];
-            let reference = service(&network, evaluators, batch, options.precision)?;
+            let reference = start_service(&model, evaluators, batch)?;
             let service_per_sec =
                 service_rate(&reference, &mut boards, batch, evaluators, options.per_item);
             drop(reference);
 
             let searcher = Searcher::new(
-                Arc::new(service(&network, evaluators, batch, options.precision)?),
+                Arc::new(start_service(&model, evaluators, batch)?),
                 SearchConfig {
                     threads,
                     batch_size: batch,

@@ -1,15 +1,25 @@
-//! The neural network: input features, the residual model, devices, and the
-//! batched evaluation service.
+//! The neural network: input features, the network file, the backends that
+//! evaluate it (the native kernels; libtorch with the `torch` feature), and
+//! the batched evaluation service.
 
+pub mod backend;
+#[cfg(feature = "torch")]
 pub mod device;
 pub use wuzi_core::features;
+#[cfg(feature = "torch")]
 pub mod model;
+pub mod native;
+pub mod network_file;
 pub mod precision;
 pub mod provider;
 pub mod service;
 pub mod symmetry;
 
+pub use backend::{Backend, BackendSetting, BatchEvaluator, Model};
 pub use features::{encode, INPUT_PLANES};
-pub use model::{Frozen, NetConfig, NetError, Network};
+#[cfg(feature = "torch")]
+pub use model::{Frozen, Network};
+pub use native::{Isa, NativeEvaluator, NativeNetwork};
+pub use network_file::{NetConfig, NetError};
 pub use precision::{Calibration, Precision, PrecisionSetting};
 pub use service::{EvalService, Evaluation, EvaluatorThreads, ServiceConfig, SymmetryMode};

@@ -4,75 +4,19 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use tch::nn;
 use tch::{Device, Kind, Tensor};
 
 use crate::nn::features::INPUT_PLANES;
+pub use crate::nn::network_file::{NetConfig, NetError};
 use crate::nn::precision::Precision;
 
 /// Index of the "on the board" plane in the input (see `features`).
 pub(crate) const BOARD_PLANE: i64 = 5;
 /// Index of the "legal move" plane in the input.
 pub(crate) const LEGAL_PLANE: i64 = 3;
-
-/// The size of a network.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct NetConfig {
-    /// Residual blocks.
-    pub blocks: usize,
-    /// Channels of the tower.
-    pub channels: i64,
-}
-
-impl fmt::Display for NetConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}x{}", self.blocks, self.channels)
-    }
-}
-
-impl std::str::FromStr for NetConfig {
-    type Err = String;
-
-    /// `BLOCKSxCHANNELS`, e.g. `6x64`.
-    fn from_str(s: &str) -> Result<NetConfig, String> {
-        let (b, c) = s
-            .split_once(['x', 'X'])
-            .ok_or_else(|| format!("network size {s:?}: expected BLOCKSxCHANNELS, e.g. 6x64"))?;
-        let blocks: usize = b
-            .trim()
-            .parse()
-            .map_err(|_| format!("network size {s:?}: bad block count"))?;
-        let channels: i64 = c
-            .trim()
-            .parse()
-            .map_err(|_| format!("network size {s:?}: bad channel count"))?;
-        if !(1..=64).contains(&blocks) || !(8..=512).contains(&channels) {
-            return Err(format!(
-                "network size {s:?}: blocks must be 1..=64 and channels 8..=512"
-            ));
-        }
-        Ok(NetConfig { blocks, channels })
-    }
-}
-
-/// A network file that could not be used.
-#[derive(Debug, thiserror::Error)]
-#[error("network file {path}: {what}")]
-pub struct NetError {
-    pub path: PathBuf,
-    pub what: String,
-}
-
-impl NetError {
-    fn new(path: &Path, what: impl Into<String>) -> NetError {
-        NetError {
-            path: path.to_path_buf(),
-            what: what.into(),
-        }
-    }
-}
 
 /// libtorch errors carry a C++ stack trace after the first line.
 fn first_line(e: tch::TchError) -> String {
@@ -594,5 +538,30 @@ impl Frozen {
                 .softmax(-1, Kind::Float);
             (policy, wdl)
         })
+    }
+}
+
+impl crate::nn::backend::BatchEvaluator for Frozen {
+    fn evaluate(
+        &mut self,
+        input: &[f32],
+        batch: usize,
+        height: usize,
+        width: usize,
+    ) -> (Vec<f32>, Vec<f32>) {
+        let x = Tensor::from_slice(input)
+            .view([
+                batch as i64,
+                INPUT_PLANES as i64,
+                height as i64,
+                width as i64,
+            ])
+            .to_device(self.device);
+        let (policy, wdl) = Frozen::evaluate(self, &x);
+        let to_vec = |t: Tensor| {
+            Vec::<f32>::try_from(t.to_device(Device::Cpu).flatten(0, -1).contiguous())
+                .unwrap_or_default()
+        };
+        (to_vec(policy), to_vec(wdl))
     }
 }

@@ -3,17 +3,11 @@
 //! `shared/notes/libtorch.md`), so `auto` measures both at load and keeps
 //! the faster; CUDA uses half precision.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
 
-use tch::{Device, Kind, Tensor};
-
-use crate::nn::features::INPUT_PLANES;
-use crate::nn::model::{Frozen, BOARD_PLANE, LEGAL_PLANE};
-use crate::nn::{NetConfig, Network};
+#[cfg(feature = "torch")]
+pub use measure::*;
 
 /// The floating-point format the network evaluates in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -24,8 +18,10 @@ pub enum Precision {
     Half,
 }
 
+#[cfg(feature = "torch")]
 impl Precision {
-    pub fn kind(self) -> Kind {
+    pub fn kind(self) -> tch::Kind {
+        use tch::Kind;
         match self {
             Precision::Fp32 => Kind::Float,
             Precision::Bf16 => Kind::BFloat16,
@@ -89,54 +85,6 @@ impl Calibration {
     }
 }
 
-/// Positions per second of forward passes of a ready `input` batch for
-/// about `time` (at least one pass), after one warm-up pass. The answers are
-/// copied back, as the service does, so that GPU work is finished.
-pub fn forward_rate(network: &Frozen, input: &Tensor, time: Duration) -> f64 {
-    let _ = network.evaluate(input);
-    let start = Instant::now();
-    let mut runs = 0u64;
-    while start.elapsed() < time || runs == 0 {
-        let (p, v) = network.evaluate(input);
-        let _ = (p.to_device(Device::Cpu), v.to_device(Device::Cpu));
-        runs += 1;
-    }
-    (runs * input.size()[0] as u64) as f64 / start.elapsed().as_secs_f64()
-}
-
-/// Positions per second of `network` on a batch of `batch` empty 15x15
-/// boards for about `time`.
-pub fn positions_per_second(network: &Frozen, batch: usize, time: Duration) -> f64 {
-    forward_rate(network, &empty_boards(batch, network.device()), time)
-}
-
-/// The input of `batch` empty 15x15 boards on `device`, every cell on the
-/// board and legal as in an opening: what speed measurements feed.
-pub fn empty_boards(batch: usize, device: Device) -> Tensor {
-    let input = Tensor::zeros(
-        [batch.max(1) as i64, INPUT_PLANES as i64, 15, 15],
-        (Kind::Float, device),
-    );
-    let _ = input.narrow(1, LEGAL_PLANE, 1).fill_(1.0);
-    let _ = input.narrow(1, BOARD_PLANE, 1).fill_(1.0);
-    input
-}
-
-/// Measures fp32 and bf16 inference of `network` (about 2 x `time`).
-pub fn calibrate(network: &Network, batch: usize, time: Duration) -> Calibration {
-    let fp32 = positions_per_second(&network.freeze(Precision::Fp32), batch, time);
-    let bf16 = positions_per_second(&network.freeze(Precision::Bf16), batch, time);
-    Calibration { fp32, bf16 }
-}
-
-/// Calibrations already made in this process, per network size and batch:
-/// the engine loads a network per rule, and one measurement serves all of
-/// the same size.
-fn measured() -> &'static Mutex<HashMap<(NetConfig, usize), Calibration>> {
-    static MEASURED: OnceLock<Mutex<HashMap<(NetConfig, usize), Calibration>>> = OnceLock::new();
-    MEASURED.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
 /// Whether this CPU may compute bf16 in hardware. On x86-64 that takes
 /// AVX512-BF16 (every CPU with AMX has it too); without it libtorch
 /// emulates bf16 at a fraction of fp32's speed (0.11-0.22x measured on an
@@ -153,30 +101,94 @@ pub fn bf16_may_be_native() -> bool {
     }
 }
 
-/// The precision `setting` gives `network` for batches of `batch`: half on
-/// CUDA, fp32 on a CPU without bf16 hardware, and the measured faster one
-/// on other CPUs for `auto`. Returns it with the calibration, when one was
-/// made.
-pub fn resolve(
-    setting: PrecisionSetting,
-    network: &Network,
-    batch: usize,
-) -> (Precision, Option<Calibration>) {
-    match setting {
-        PrecisionSetting::Fixed(precision) => (precision, None),
-        PrecisionSetting::Auto if network.device() != Device::Cpu => (Precision::Half, None),
-        PrecisionSetting::Auto if !bf16_may_be_native() => (Precision::Fp32, None),
-        PrecisionSetting::Auto => {
-            let key = (network.config(), batch);
-            let known = measured().lock().ok().and_then(|m| m.get(&key).copied());
-            let calibration = known.unwrap_or_else(|| {
-                let c = calibrate(network, batch, Duration::from_millis(30));
-                if let Ok(mut m) = measured().lock() {
-                    m.insert(key, c);
-                }
-                c
-            });
-            (calibration.choice(), Some(calibration))
+/// Measuring libtorch's precisions.
+#[cfg(feature = "torch")]
+mod measure {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    use std::time::{Duration, Instant};
+
+    use tch::{Device, Kind, Tensor};
+
+    use super::{bf16_may_be_native, Calibration, Precision, PrecisionSetting};
+    use crate::nn::features::INPUT_PLANES;
+    use crate::nn::model::{Frozen, BOARD_PLANE, LEGAL_PLANE};
+    use crate::nn::{NetConfig, Network};
+
+    /// Positions per second of forward passes of a ready `input` batch for
+    /// about `time` (at least one pass), after one warm-up pass. The answers are
+    /// copied back, as the service does, so that GPU work is finished.
+    pub fn forward_rate(network: &Frozen, input: &Tensor, time: Duration) -> f64 {
+        let _ = network.evaluate(input);
+        let start = Instant::now();
+        let mut runs = 0u64;
+        while start.elapsed() < time || runs == 0 {
+            let (p, v) = network.evaluate(input);
+            let _ = (p.to_device(Device::Cpu), v.to_device(Device::Cpu));
+            runs += 1;
+        }
+        (runs * input.size()[0] as u64) as f64 / start.elapsed().as_secs_f64()
+    }
+
+    /// Positions per second of `network` on a batch of `batch` empty 15x15
+    /// boards for about `time`.
+    pub fn positions_per_second(network: &Frozen, batch: usize, time: Duration) -> f64 {
+        forward_rate(network, &empty_boards(batch, network.device()), time)
+    }
+
+    /// The input of `batch` empty 15x15 boards on `device`, every cell on the
+    /// board and legal as in an opening: what speed measurements feed.
+    pub fn empty_boards(batch: usize, device: Device) -> Tensor {
+        let input = Tensor::zeros(
+            [batch.max(1) as i64, INPUT_PLANES as i64, 15, 15],
+            (Kind::Float, device),
+        );
+        let _ = input.narrow(1, LEGAL_PLANE, 1).fill_(1.0);
+        let _ = input.narrow(1, BOARD_PLANE, 1).fill_(1.0);
+        input
+    }
+
+    /// Measures fp32 and bf16 inference of `network` (about 2 x `time`).
+    pub fn calibrate(network: &Network, batch: usize, time: Duration) -> Calibration {
+        let fp32 = positions_per_second(&network.freeze(Precision::Fp32), batch, time);
+        let bf16 = positions_per_second(&network.freeze(Precision::Bf16), batch, time);
+        Calibration { fp32, bf16 }
+    }
+
+    /// Calibrations already made in this process, per network size and batch:
+    /// the engine loads a network per rule, and one measurement serves all of
+    /// the same size.
+    fn measured() -> &'static Mutex<HashMap<(NetConfig, usize), Calibration>> {
+        static MEASURED: OnceLock<Mutex<HashMap<(NetConfig, usize), Calibration>>> =
+            OnceLock::new();
+        MEASURED.get_or_init(|| Mutex::new(HashMap::new()))
+    }
+
+    /// The precision `setting` gives `network` for batches of `batch`: half on
+    /// CUDA, fp32 on a CPU without bf16 hardware, and the measured faster one
+    /// on other CPUs for `auto`. Returns it with the calibration, when one was
+    /// made.
+    pub fn resolve(
+        setting: PrecisionSetting,
+        network: &Network,
+        batch: usize,
+    ) -> (Precision, Option<Calibration>) {
+        match setting {
+            PrecisionSetting::Fixed(precision) => (precision, None),
+            PrecisionSetting::Auto if network.device() != Device::Cpu => (Precision::Half, None),
+            PrecisionSetting::Auto if !bf16_may_be_native() => (Precision::Fp32, None),
+            PrecisionSetting::Auto => {
+                let key = (network.config(), batch);
+                let known = measured().lock().ok().and_then(|m| m.get(&key).copied());
+                let calibration = known.unwrap_or_else(|| {
+                    let c = calibrate(network, batch, Duration::from_millis(30));
+                    if let Ok(mut m) = measured().lock() {
+                        m.insert(key, c);
+                    }
+                    c
+                });
+                (calibration.choice(), Some(calibration))
+            }
         }
     }
 }

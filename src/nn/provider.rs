@@ -1,21 +1,25 @@
 //! Which network evaluates which rule: loads the configured file for a
-//! rule (once), on the configured device, behind an evaluation service.
+//! rule (once), with the configured backend and device, behind an
+//! evaluation service.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-use tch::Device;
+#[cfg(feature = "torch")]
+use std::time::Duration;
 
 use crate::config::Config;
 use crate::game::Rule;
-use crate::nn::device::{select_device, tune_cpu};
-use crate::nn::{EvalService, Network, Precision, ServiceConfig, SymmetryMode};
+use crate::nn::backend::{Backend, BackendSetting, Model};
+use crate::nn::native::NativeNetwork;
+use crate::nn::{EvalService, ServiceConfig, SymmetryMode};
 
 /// Loads networks on demand and keeps the service of the last one used.
 pub struct NetworkProvider {
     config: Config,
-    device: Device,
+    backend: BackendSetting,
+    #[cfg(feature = "torch")]
+    device: tch::Device,
     service_config: ServiceConfig,
     /// The services loaded so far, by network file.
     loaded: HashMap<PathBuf, Arc<EvalService>>,
@@ -29,11 +33,18 @@ pub struct NetworkProvider {
 
 impl NetworkProvider {
     pub fn new(config: &Config) -> NetworkProvider {
-        tune_cpu(config.network.torch_threads);
-        let (device, device_note) =
-            select_device(&config.network.device).unwrap_or((Device::Cpu, None));
+        #[cfg(feature = "torch")]
+        let (device, device_note) = {
+            crate::nn::device::tune_cpu(config.network.torch_threads);
+            crate::nn::device::select_device(&config.network.device)
+                .unwrap_or((tch::Device::Cpu, None))
+        };
+        #[cfg(not(feature = "torch"))]
+        let device_note = crate::nn::backend::cpu_only_note(&config.network.device);
         NetworkProvider {
             config: config.clone(),
+            backend: config.network.backend.parse().unwrap_or_default(),
+            #[cfg(feature = "torch")]
             device,
             service_config: ServiceConfig {
                 batch_size: config.network.batch_size,
@@ -51,10 +62,6 @@ impl NetworkProvider {
             failed: HashMap::new(),
             device_note,
         }
-    }
-
-    pub fn device(&self) -> Device {
-        self.device
     }
 
     /// The service for `rule`: its network, or (when the file cannot be
@@ -93,25 +100,25 @@ impl NetworkProvider {
         }
     }
 
-    /// Loads `path`, or `fp32_path` instead when one is given and `path`'s
-    /// network would run in fp32 (its precision is measured as the service
-    /// would; the measurement is cached per network size).
+    /// Loads `path` with the configured backend. libtorch in fp32 (a CPU
+    /// without bf16 hardware) loads `fp32_path` instead when one is given:
+    /// a large network is too slow there.
     fn load(&mut self, path: &Path, fp32_path: Option<&Path>) -> Result<EvalService, String> {
-        let mut network = self.load_network(path)?;
-        if let Some(fp32_path) = fp32_path {
-            let (precision, _) = crate::nn::precision::resolve(
-                self.service_config.precision,
-                &network,
-                self.service_config.batch_size,
-            );
-            if precision == Precision::Fp32 {
-                network = self.load_network(fp32_path)?;
+        let native = self.load_native(path)?;
+        let model = match self.choose_backend(path, &native) {
+            Backend::Native => Model::native(native),
+            #[cfg(feature = "torch")]
+            Backend::Torch => self.torch_model(path, fp32_path)?,
+            #[cfg(not(feature = "torch"))]
+            Backend::Torch => {
+                let _ = fp32_path;
+                Model::native(native)
             }
-        }
-        let service = EvalService::start(network, self.service_config.clone())
+        };
+        let service = EvalService::start_model(model, self.service_config.clone())
             .map_err(|e| format!("cannot start evaluator threads: {e}"))?;
-        // The first forward pass compiles libtorch's kernels (about 0.1 s):
-        // pay it now rather than in the first timed move.
+        // The first forward pass allocates buffers (and compiles libtorch's
+        // kernels): pay it now rather than in the first timed move.
         for side in [15, 20] {
             if let Ok(size) = crate::game::BoardSize::square(side) {
                 let _ = service.evaluate(&mut crate::game::Board::new(
@@ -123,14 +130,103 @@ impl NetworkProvider {
         Ok(service)
     }
 
-    fn load_network(&mut self, path: &Path) -> Result<Network, String> {
+    /// The configured backend, or for `auto`: libtorch on a GPU; the native
+    /// one on a CPU without bf16 hardware; elsewhere the faster of the two
+    /// on this network, libtorch in the precision it would use (measured
+    /// once per network size and batch).
+    fn choose_backend(&mut self, path: &Path, network: &Arc<NativeNetwork>) -> Backend {
+        match self.backend {
+            BackendSetting::Fixed(backend) => backend,
+            #[cfg(not(feature = "torch"))]
+            BackendSetting::Auto => {
+                let _ = (path, network);
+                Backend::Native
+            }
+            #[cfg(feature = "torch")]
+            BackendSetting::Auto if self.device != tch::Device::Cpu => Backend::Torch,
+            // Without bf16 hardware libtorch computes in fp32, which the
+            // native kernels do faster on every CPU measured
+            // (docs/native-backend.md): no need to load it to measure.
+            #[cfg(feature = "torch")]
+            BackendSetting::Auto if !crate::nn::precision::bf16_may_be_native() => Backend::Native,
+            #[cfg(feature = "torch")]
+            BackendSetting::Auto => {
+                use std::sync::{Mutex, OnceLock};
+                type Choices = Mutex<HashMap<(crate::nn::NetConfig, usize), Backend>>;
+                static CHOSEN: OnceLock<Choices> = OnceLock::new();
+                let batch = self.service_config.batch_size;
+                let key = (network.config(), batch);
+                let chosen = CHOSEN.get_or_init(Default::default);
+                if let Some(&backend) = chosen
+                    .lock()
+                    .ok()
+                    .and_then(|c| c.get(&key).cloned())
+                    .as_ref()
+                {
+                    return backend;
+                }
+                let time = Duration::from_millis(30);
+                let native = crate::nn::native::positions_per_second(network, batch, time);
+                let torch = self.load_torch(path).map_or(0.0, |torch| {
+                    let precision =
+                        crate::nn::precision::resolve(self.service_config.precision, &torch, batch)
+                            .0;
+                    crate::nn::precision::positions_per_second(
+                        &torch.freeze(precision),
+                        batch,
+                        time,
+                    )
+                });
+                // libtorch only when clearly faster: the native backend
+                // needs no fallback network and starts at once.
+                let backend = if torch > 1.1 * native {
+                    Backend::Torch
+                } else {
+                    Backend::Native
+                };
+                if let Ok(mut c) = chosen.lock() {
+                    c.insert(key, backend);
+                }
+                backend
+            }
+        }
+    }
+
+    #[cfg(feature = "torch")]
+    fn torch_model(&mut self, path: &Path, fp32_path: Option<&Path>) -> Result<Model, String> {
+        let mut network = self.load_torch(path)?;
+        let batch = self.service_config.batch_size;
+        let (mut precision, _) =
+            crate::nn::precision::resolve(self.service_config.precision, &network, batch);
+        if let (Some(fp32_path), crate::nn::Precision::Fp32) = (fp32_path, precision) {
+            network = self.load_torch(fp32_path)?;
+            precision =
+                crate::nn::precision::resolve(self.service_config.precision, &network, batch).0;
+        }
+        Ok(Model::Torch { network, precision })
+    }
+
+    /// Reads and checks `path` (every backend reads the same file).
+    fn load_native(&mut self, path: &Path) -> Result<Arc<NativeNetwork>, String> {
         if path.as_os_str().is_empty() {
             return Err("no network file is configured for this rule".to_string());
         }
         if let Some(why) = self.failed.get(path) {
             return Err(why.clone());
         }
-        Network::load(path, self.device).map_err(|e| {
+        NativeNetwork::load(path).map(Arc::new).map_err(|e| {
+            let why = e.to_string();
+            self.failed.insert(path.to_path_buf(), why.clone());
+            why
+        })
+    }
+
+    #[cfg(feature = "torch")]
+    fn load_torch(&mut self, path: &Path) -> Result<crate::nn::Network, String> {
+        if let Some(why) = self.failed.get(path) {
+            return Err(why.clone());
+        }
+        crate::nn::Network::load(path, self.device).map_err(|e| {
             let why = e.to_string();
             self.failed.insert(path.to_path_buf(), why.clone());
             why

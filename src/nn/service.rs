@@ -6,10 +6,12 @@
 //! work; an evaluator waits at most `max_wait` for a batch to fill.
 //!
 //! On a CPU the number of evaluators follows the search threads by default
-//! ([`EvaluatorThreads::PerSearchThread`]): with one evaluator, two search
-//! threads on two cores get 1,550 network evaluations per second of the
-//! 4x32 network in fp32, with two 2,550 (`bench search`), and the same
-//! engine with two evaluators beat one at 0.5 s per move (docs/tuning.md).
+//! ([`EvaluatorThreads::PerSearchThread`]): two search threads on two cores
+//! keep two evaluators busy where one would leave a core idle, and the
+//! engine with two beat one at 0.5 s per move (docs/tuning.md).
+//!
+//! The service does not know which backend evaluates ([`Model`]); board
+//! symmetries are applied here to the encoded planes, the same for all.
 
 use std::fmt;
 use std::thread::JoinHandle;
@@ -19,14 +21,13 @@ use std::collections::VecDeque;
 
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use parking_lot::Mutex;
-use tch::{Device, Kind, Tensor};
 
 use crate::game::Board;
+use crate::nn::backend::{Backend, BatchEvaluator, Model};
 use crate::nn::features::{encode, INPUT_PLANES};
-use crate::nn::model::Frozen;
-use crate::nn::precision::{self, Calibration, Precision, PrecisionSetting};
-use crate::nn::symmetry::{Symmetry, TensorSymmetry};
-use crate::nn::{NetConfig, Network};
+use crate::nn::network_file::NetConfig;
+use crate::nn::precision::{Calibration, Precision, PrecisionSetting};
+use crate::nn::symmetry::Symmetry;
 
 /// Which board symmetries an evaluation averages over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -66,11 +67,11 @@ pub enum EvaluatorThreads {
 }
 
 impl EvaluatorThreads {
-    /// The evaluators for a search with `search_threads` on `device`.
-    pub fn for_search(self, search_threads: usize, device: Device) -> usize {
+    /// The evaluators for a search with `search_threads`, on a GPU or not.
+    pub fn for_search(self, search_threads: usize, on_gpu: bool) -> usize {
         match self {
             EvaluatorThreads::Fixed(n) => n.max(1),
-            EvaluatorThreads::PerSearchThread if device != Device::Cpu => 1,
+            EvaluatorThreads::PerSearchThread if on_gpu => 1,
             EvaluatorThreads::PerSearchThread => {
                 let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
                 search_threads.clamp(1, cores.max(1))
@@ -173,10 +174,10 @@ struct Pool {
     active: usize,
     /// Evaluators started so far (names and symmetry seeds).
     started: usize,
-    /// The network new evaluators freeze their copy from, kept only where
-    /// the pool follows the search on a CPU (on a GPU it stays at one).
-    network: Option<Network>,
-    device: Device,
+    /// The network new evaluators are made from, kept only where the pool
+    /// follows the search on a CPU (on a GPU it stays at one).
+    network: Option<Model>,
+    on_gpu: bool,
     config: ServiceConfig,
     requests: Receiver<Job>,
 }
@@ -192,20 +193,38 @@ pub struct EvalService {
     calibration: Option<Calibration>,
     /// The network's size (none for the uniform evaluator).
     network: Option<NetConfig>,
+    /// What evaluates it, for reports (none for the uniform evaluator).
+    description: Option<String>,
+    backend: Option<Backend>,
 }
 
 impl EvalService {
-    /// Starts the evaluators, each with its own copy of `network` (libtorch
-    /// tensors may move between threads but not be shared).
-    pub fn start(network: Network, config: ServiceConfig) -> std::io::Result<EvalService> {
+    /// Starts libtorch evaluators, each with its own copy of `network`, in
+    /// the precision that `config.precision` resolves to.
+    #[cfg(feature = "torch")]
+    pub fn start(
+        network: crate::nn::Network,
+        config: ServiceConfig,
+    ) -> std::io::Result<EvalService> {
         let (precision, calibration) =
-            precision::resolve(config.precision, &network, config.batch_size);
-        let threads = config.evaluator_threads.for_search(1, network.device());
-        let net_config = network.config();
-        let device = network.device();
-        let mut service = Self::spawn(Some(network), device, precision, threads, config)?;
+            crate::nn::precision::resolve(config.precision, &network, config.batch_size);
+        let mut service = Self::start_model(Model::Torch { network, precision }, config)?;
         service.calibration = calibration;
+        Ok(service)
+    }
+
+    /// Starts the evaluators of `model`.
+    pub fn start_model(model: Model, config: ServiceConfig) -> std::io::Result<EvalService> {
+        let threads = config.evaluator_threads.for_search(1, model.on_gpu());
+        let net_config = model.config();
+        let description = model.describe();
+        let backend = model.backend();
+        let precision = model.precision();
+        let on_gpu = model.on_gpu();
+        let mut service = Self::spawn(Some(model), on_gpu, precision, threads, config)?;
         service.network = Some(net_config);
+        service.description = Some(description);
+        service.backend = Some(backend);
         Ok(service)
     }
 
@@ -227,7 +246,7 @@ impl EvalService {
         let wanted = pool
             .config
             .evaluator_threads
-            .for_search(search_threads, pool.device);
+            .for_search(search_threads, pool.on_gpu);
         self.resize(&mut pool, wanted)
     }
 
@@ -247,8 +266,8 @@ impl EvalService {
             return Ok(());
         }
         while pool.active < wanted {
-            let frozen = pool.network.as_ref().map(|n| n.freeze(self.precision));
-            let worker = start_evaluator(frozen, &pool.config, &pool.requests, pool.started)?;
+            let evaluator = pool.network.as_ref().map(Model::evaluator);
+            let worker = start_evaluator(evaluator, &pool.config, &pool.requests, pool.started)?;
             pool.workers.push(worker);
             pool.started += 1;
             pool.active += 1;
@@ -268,6 +287,17 @@ impl EvalService {
         self.precision
     }
 
+    /// The backend evaluating (none for the uniform evaluator).
+    pub fn backend(&self) -> Option<Backend> {
+        self.backend
+    }
+
+    /// What evaluates: backend, network size, precision (none for the
+    /// uniform evaluator).
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
     /// fp32 and bf16 speeds measured at start, when the precision was `auto`.
     pub fn calibration(&self) -> Option<Calibration> {
         self.calibration
@@ -277,7 +307,7 @@ impl EvalService {
     /// policy over the legal moves and an even value, so that the search
     /// still plays by its tactics.
     pub fn start_uniform(config: ServiceConfig) -> std::io::Result<EvalService> {
-        Self::spawn(None, Device::Cpu, Precision::Fp32, 1, config)
+        Self::spawn(None, false, Precision::Fp32, 1, config)
     }
 
     /// A service with no evaluators: every submission is answered by a
@@ -291,19 +321,21 @@ impl EvalService {
                 active: 0,
                 started: 0,
                 network: None,
-                device: Device::Cpu,
+                on_gpu: false,
                 config: ServiceConfig::default(),
                 requests,
             }),
             precision: Precision::Fp32,
             calibration: None,
             network: None,
+            description: None,
+            backend: None,
         }
     }
 
     fn spawn(
-        network: Option<Network>,
-        device: Device,
+        network: Option<Model>,
+        on_gpu: bool,
         precision: Precision,
         threads: usize,
         config: ServiceConfig,
@@ -312,14 +344,14 @@ impl EvalService {
         let threads = threads.max(1);
         let workers = (0..threads)
             .map(|i| {
-                let copy = network.as_ref().map(|n| n.freeze(precision));
-                start_evaluator(copy, &config, &requests, i)
+                let evaluator = network.as_ref().map(Model::evaluator);
+                start_evaluator(evaluator, &config, &requests, i)
             })
             .collect::<std::io::Result<Vec<_>>>()?;
         // Where evaluators may be added later, the service keeps the
-        // network to freeze their copies from.
+        // network to make them from.
         let follows_search =
-            config.evaluator_threads == EvaluatorThreads::PerSearchThread && device == Device::Cpu;
+            config.evaluator_threads == EvaluatorThreads::PerSearchThread && !on_gpu;
         Ok(EvalService {
             queue: Some(queue),
             pool: Mutex::new(Pool {
@@ -327,13 +359,15 @@ impl EvalService {
                 active: threads,
                 started: threads,
                 network: network.filter(|_| follows_search),
-                device,
+                on_gpu,
                 config,
                 requests,
             }),
             precision,
             calibration: None,
             network: None,
+            description: None,
+            backend: None,
         })
     }
 
@@ -406,7 +440,7 @@ impl Drop for EvalService {
 }
 
 fn start_evaluator(
-    network: Option<Frozen>,
+    network: Option<Box<dyn BatchEvaluator>>,
     config: &ServiceConfig,
     requests: &Receiver<Job>,
     index: usize,
@@ -415,19 +449,12 @@ fn start_evaluator(
     let config = config.clone();
     std::thread::Builder::new()
         .name(format!("evaluator-{index}"))
-        .spawn(move || {
-            evaluator(
-                network.as_ref(),
-                &config,
-                &requests,
-                config.seed ^ index as u64,
-            )
-        })
+        .spawn(move || evaluator(network, &config, &requests, config.seed ^ index as u64))
 }
 
 /// An evaluator thread: gathers batches of one board size and runs them.
 fn evaluator(
-    network: Option<&Frozen>,
+    mut network: Option<Box<dyn BatchEvaluator>>,
     config: &ServiceConfig,
     requests: &Receiver<Job>,
     seed: u64,
@@ -486,8 +513,8 @@ fn evaluator(
                 vec![all[(rng % all.len() as u64) as usize]]
             }
         };
-        let results = match network {
-            Some(network) => run_batch(network, &batch, height, width, &symmetries),
+        let results = match network.as_mut() {
+            Some(network) => run_batch(&mut **network, &batch, height, width, &symmetries),
             None => batch
                 .iter()
                 .map(|r| uniform(&r.features, height * width))
@@ -516,61 +543,85 @@ fn uniform(features: &[f32], area: usize) -> Evaluation {
 
 /// Runs one batch through the network under each symmetry and averages.
 fn run_batch(
-    network: &Frozen,
+    network: &mut dyn BatchEvaluator,
     batch: &[Request],
     height: usize,
     width: usize,
     symmetries: &[Symmetry],
 ) -> Vec<Evaluation> {
     let n = batch.len();
-    let mut data = Vec::with_capacity(n * INPUT_PLANES * height * width);
+    let area = height * width;
+    let mut data = Vec::with_capacity(n * INPUT_PLANES * area);
     for request in batch {
         data.extend_from_slice(&request.features);
     }
-    let (policy, wdl) = evaluate_tensor(network, &data, n, height, width, symmetries);
+    let (policy, wdl) = evaluate_symmetries(network, &data, n, height, width, symmetries);
     (0..n)
         .map(|i| Evaluation {
-            policy: policy[i * height * width..(i + 1) * height * width].to_vec(),
+            policy: policy[i * area..(i + 1) * area].to_vec(),
             wdl: [wdl[3 * i], wdl[3 * i + 1], wdl[3 * i + 2]],
         })
         .collect()
 }
 
 /// Evaluates `n` encoded positions: flat policies (`n * height * width`)
-/// and flat WDLs (`n * 3`), averaged over `symmetries`.
-pub fn evaluate_tensor(
-    network: &Frozen,
+/// and flat WDLs (`n * 3`), averaged over `symmetries` (evaluated as one
+/// batch of `n * symmetries.len()`).
+pub fn evaluate_symmetries(
+    network: &mut dyn BatchEvaluator,
     data: &[f32],
     n: usize,
     height: usize,
     width: usize,
     symmetries: &[Symmetry],
 ) -> (Vec<f32>, Vec<f32>) {
-    let (h, w) = (height as i64, width as i64);
-    let input = Tensor::from_slice(data)
-        .view([n as i64, INPUT_PLANES as i64, h, w])
-        .to_device(network.device());
-    let transformed: Vec<Tensor> = symmetries
+    if let [Symmetry::IDENTITY] = symmetries {
+        return network.evaluate(data, n, height, width);
+    }
+    let area = height * width;
+    let position = INPUT_PLANES * area;
+    let mut transformed = vec![0.0f32; symmetries.len() * data.len()];
+    // Where each cell goes under each symmetry.
+    let maps: Vec<Vec<usize>> = symmetries
         .iter()
-        .map(|s| s.apply_to_input(&input))
+        .map(|s| {
+            (0..area)
+                .map(|cell| {
+                    let (x, y) = s.map_cell(cell % width, cell / width, height, width);
+                    y * width + x
+                })
+                .collect()
+        })
         .collect();
-    let stacked = Tensor::cat(&transformed, 0);
-    let (policy, wdl) = network.evaluate(&stacked);
-    let s = symmetries.len() as i64;
-    let policy = policy.view([s, n as i64, 1, h, w]);
-    let restored: Vec<Tensor> = symmetries
-        .iter()
-        .enumerate()
-        .map(|(k, sym)| sym.invert(&policy.get(k as i64)))
-        .collect();
-    let policy = Tensor::stack(&restored, 0)
-        .mean_dim([0i64].as_slice(), false, Kind::Float)
-        .to_device(tch::Device::Cpu);
-    let wdl = wdl
-        .view([s, n as i64, 3])
-        .mean_dim([0i64].as_slice(), false, Kind::Float)
-        .to_device(tch::Device::Cpu);
-    let to_vec =
-        |t: Tensor| Vec::<f32>::try_from(t.flatten(0, -1).contiguous()).unwrap_or_default();
-    (to_vec(policy), to_vec(wdl))
+    for (k, s) in symmetries.iter().enumerate() {
+        let order = s.plane_order();
+        for i in 0..n {
+            let src = &data[i * position..][..position];
+            let dst = &mut transformed[(k * n + i) * position..][..position];
+            for (plane, &from) in order.iter().enumerate() {
+                let src = &src[from * area..][..area];
+                let dst = &mut dst[plane * area..][..area];
+                for (cell, &to) in maps[k].iter().enumerate() {
+                    dst[to] = src[cell];
+                }
+            }
+        }
+    }
+    let (policy, wdl) = network.evaluate(&transformed, symmetries.len() * n, height, width);
+    let share = 1.0 / symmetries.len() as f32;
+    let mut mean_policy = vec![0.0f32; n * area];
+    let mut mean_wdl = vec![0.0f32; n * 3];
+    for k in 0..symmetries.len() {
+        for i in 0..n {
+            let evaluated = &policy[(k * n + i) * area..][..area];
+            let out = &mut mean_policy[i * area..][..area];
+            for (cell, &to) in maps[k].iter().enumerate() {
+                out[cell] += evaluated[to] * share;
+            }
+            for j in 0..3 {
+                mean_wdl[i * 3 + j] += wdl[(k * n + i) * 3 + j] * share;
+            }
+        }
+    }
+    (mean_policy, mean_wdl)
 }

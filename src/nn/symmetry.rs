@@ -1,11 +1,13 @@
 //! The board's symmetries ([`wuzi_core::symmetry`]) applied to network
 //! tensors.
 
+#[cfg(feature = "torch")]
 use tch::Tensor;
 
 pub use wuzi_core::symmetry::Symmetry;
 
 /// [`Symmetry`] on `[N, C, H, W]` tensors.
+#[cfg(feature = "torch")]
 pub trait TensorSymmetry {
     /// Applies the symmetry to network input `[N, INPUT_PLANES, H, W]`:
     /// moves the cells, and reorders the direction planes as
@@ -17,6 +19,7 @@ pub trait TensorSymmetry {
     fn invert(self, x: &Tensor) -> Tensor;
 }
 
+#[cfg(feature = "torch")]
 impl TensorSymmetry for Symmetry {
     fn apply_to_input(self, x: &Tensor) -> Tensor {
         let moved = self.apply(x);
@@ -58,7 +61,7 @@ impl TensorSymmetry for Symmetry {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "torch"))]
 mod tests {
     use super::*;
     use tch::Kind;

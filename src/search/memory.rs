@@ -17,7 +17,9 @@ pub const MARGIN: usize = 24 << 20;
 pub const MIN_TREE: usize = 4 << 20;
 
 /// This process's USS in bytes (private clean + private dirty), or its
-/// resident size where smaps_rollup is missing; `None` off Linux.
+/// resident size where smaps_rollup is missing; on Windows its private
+/// bytes (what the Gomocup's manager reads there).
+#[cfg(unix)]
 pub fn process_private_bytes() -> Option<usize> {
     if let Some(bytes) = uss_from("/proc/self/smaps_rollup") {
         return Some(bytes);
@@ -27,6 +29,32 @@ pub fn process_private_bytes() -> Option<usize> {
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     Some(pages * usize::try_from(page).ok()?)
+}
+
+/// This process's private bytes (committed memory no other process shares).
+#[cfg(windows)]
+pub fn process_private_bytes() -> Option<usize> {
+    use windows_sys::Win32::System::ProcessStatus::{
+        K32GetProcessMemoryInfo, PROCESS_MEMORY_COUNTERS, PROCESS_MEMORY_COUNTERS_EX,
+    };
+    use windows_sys::Win32::System::Threading::GetCurrentProcess;
+    let mut counters: PROCESS_MEMORY_COUNTERS_EX = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<PROCESS_MEMORY_COUNTERS_EX>() as u32;
+    // SAFETY: the pseudo-handle of this process, and a zeroed struct of the
+    // size given (the EX struct begins with the plain one).
+    let ok = unsafe {
+        K32GetProcessMemoryInfo(
+            GetCurrentProcess(),
+            (&mut counters as *mut PROCESS_MEMORY_COUNTERS_EX).cast::<PROCESS_MEMORY_COUNTERS>(),
+            size,
+        )
+    };
+    (ok != 0).then_some(counters.PrivateUsage)
+}
+
+#[cfg(not(any(unix, windows)))]
+pub fn process_private_bytes() -> Option<usize> {
+    None
 }
 
 /// The USS of process `pid` in bytes, as GomocupJudge reads it (None when
@@ -78,7 +106,7 @@ mod tests {
         // A limit below the baseline still leaves the smallest tree.
         assert_eq!(tree_budget(100 * MB, 150 * MB, 0), MIN_TREE);
         assert_eq!(minimum_limit(150 * MB), 150 * MB + MARGIN + MIN_TREE);
-        let uss = process_private_bytes().expect("Linux reports the process memory");
+        let uss = process_private_bytes().expect("Linux and Windows report the process memory");
         assert!(uss > 1 << 20, "{uss}");
     }
 }

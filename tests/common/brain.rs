@@ -2,7 +2,7 @@
 //! tests.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -23,7 +23,7 @@ pub struct Brain {
 
 impl Brain {
     pub fn start(args: &[&str]) -> Brain {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+        let mut child = super::brain_command()
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

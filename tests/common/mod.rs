@@ -21,10 +21,26 @@ impl Drop for Killed {
     }
 }
 
+/// The brain under test: this build's pbrain-wuzi, or the command in
+/// `WUZI_TEST_BRAIN` (words split at spaces, e.g. `wine
+/// dist/stage/wuzi-windows-x64/pbrain-wuzi.exe`: the Windows build's
+/// conformance run in scripts/test-windows.sh).
+pub fn brain_command() -> std::process::Command {
+    match std::env::var("WUZI_TEST_BRAIN") {
+        Ok(command) if !command.trim().is_empty() => {
+            let mut words = command.split_whitespace();
+            let mut c = std::process::Command::new(words.next().unwrap_or_default());
+            c.args(words);
+            c
+        }
+        _ => std::process::Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi")),
+    }
+}
+
 /// pbrain-wuzi with `args`, its output discarded, killed when dropped.
 pub fn pbrain_wuzi<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Killed {
     Killed(
-        std::process::Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+        brain_command()
             .args(args)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())

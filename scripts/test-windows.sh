@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Tests the Windows package's brain under wine (scripts/package.sh makes
+# it): the protocol conformance tests against the exe, then a match of the
+# Windows brain against the Linux one through `pbrain-wuzi match`, which
+# must end with no forfeit, crash or bad answer on either side.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exe=dist/stage/wuzi-windows-x64/pbrain-wuzi.exe
+linux=dist/stage/wuzi-linux-x64/pbrain-wuzi
+[ -f "$exe" ] && [ -f "$linux" ] || { echo "test-windows: run scripts/package.sh first" >&2; exit 1; }
+WINEPREFIX=$(bash scripts/setup-windows-cross.sh | tail -1)
+export WINEPREFIX WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+unset DISPLAY
+# One wine server for the whole run (a brain then starts in a fraction of
+# a second), ended however this script ends.
+wineserver -p
+trap 'wineserver -k 2>/dev/null || true' EXIT
+
+echo "test-windows: protocol conformance of $exe under wine" >&2
+WUZI_TEST_BRAIN="wine $exe" CARGO_TARGET_DIR=target/native \
+  cargo test --release --no-default-features -p wuzi --test protocol
+
+echo "test-windows: match, Windows brain against the Linux one" >&2
+report=$(mktemp)
+"$linux" match \
+  --engine1 "cmd=$linux" name=linux \
+  --engine2 "cmd=wine $exe" name=windows \
+  --each tc=0/0.3 threads=1 tolerance=3000 --rule 0 --board 15 \
+  --games 4 --concurrency 1 --seed 1 | tee "$report"
+grep -q "^linux: losses by error: none" "$report" &&
+  grep -q "^windows: losses by error: none" "$report" &&
+  ! grep -q "^Warning:" "$report" ||
+  { echo "test-windows: the match had forfeits or errors" >&2; exit 1; }
+echo "windows: 1 passed, 0 failed"

@@ -1,0 +1,176 @@
+//! Matrix products of the native backend: `c = a b` with `a` row-major and
+//! `b` row-major with a multiple of eight columns (padded channels), as the
+//! Winograd products and the 1x1 convolutions have them.
+//!
+//! Hand-written rather than a crate's: `b` is a weight matrix laid out once
+//! at load, so it needs no packing, and the products are small (tens of
+//! rows, 32-128 columns) and many. `matrixmultiply` spent a quarter of its
+//! time packing here; the figures are in docs/native-backend.md.
+
+use super::simd::Isa;
+
+/// `c = a b`: `a` is `m x k` (rows `lda` apart), `b` is `k x n` (rows `n`
+/// apart), `c` is `m x n` (rows `n` apart); `n` a multiple of 8.
+#[allow(clippy::too_many_arguments)]
+pub fn multiply(
+    isa: Isa,
+    m: usize,
+    k: usize,
+    n: usize,
+    a: &[f32],
+    lda: usize,
+    b: &[f32],
+    c: &mut [f32],
+) {
+    assert!(n % 8 == 0 && lda >= k, "gemm shape");
+    assert!(m == 0 || a.len() >= (m - 1) * lda + k, "gemm a");
+    assert!(b.len() >= k * n && c.len() >= m * n, "gemm b, c");
+    #[cfg(target_arch = "x86_64")]
+    if matches!(isa, Isa::Avx2 | Isa::Avx512) && isa.is_supported() {
+        // SAFETY: the CPU has AVX2 and FMA (checked above), and the
+        // extents were asserted.
+        unsafe { x86::multiply(m, k, n, a.as_ptr(), lda, b.as_ptr(), c.as_mut_ptr()) };
+        return;
+    }
+    let _ = isa;
+    portable(m, k, n, a, lda, b, c);
+}
+
+fn portable(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], c: &mut [f32]) {
+    for i in 0..m {
+        let row = &mut c[i * n..][..n];
+        row.fill(0.0);
+        for kk in 0..k {
+            let av = a[i * lda + kk];
+            for (cv, bv) in row.iter_mut().zip(&b[kk * n..][..n]) {
+                *cv += av * bv;
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    /// `ROWS` rows by `8 * VECS` columns of `c`, accumulated in registers
+    /// over all of `k` (6 x 16 fills 12 of the 16 registers with sums).
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn block<const ROWS: usize, const VECS: usize>(
+        k: usize,
+        a: *const f32,
+        lda: usize,
+        b: *const f32,
+        n: usize,
+        c: *mut f32,
+    ) {
+        let mut acc = [[_mm256_setzero_ps(); VECS]; ROWS];
+        for kk in 0..k {
+            let mut bv = [_mm256_setzero_ps(); VECS];
+            for (w, v) in bv.iter_mut().enumerate() {
+                *v = _mm256_loadu_ps(b.add(kk * n + 8 * w));
+            }
+            for (r, sums) in acc.iter_mut().enumerate() {
+                let av = _mm256_broadcast_ss(&*a.add(r * lda + kk));
+                for (s, v) in sums.iter_mut().zip(bv) {
+                    *s = _mm256_fmadd_ps(av, v, *s);
+                }
+            }
+        }
+        for (r, sums) in acc.iter().enumerate() {
+            for (w, s) in sums.iter().enumerate() {
+                _mm256_storeu_ps(c.add(r * n + 8 * w), *s);
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn strip<const VECS: usize>(
+        m: usize,
+        k: usize,
+        a: *const f32,
+        lda: usize,
+        b: *const f32,
+        n: usize,
+        c: *mut f32,
+    ) {
+        let mut i = 0;
+        while i + 6 <= m {
+            block::<6, VECS>(k, a.add(i * lda), lda, b, n, c.add(i * n));
+            i += 6;
+        }
+        let (a, c) = (a.add(i * lda), c.add(i * n));
+        match m - i {
+            1 => block::<1, VECS>(k, a, lda, b, n, c),
+            2 => block::<2, VECS>(k, a, lda, b, n, c),
+            3 => block::<3, VECS>(k, a, lda, b, n, c),
+            4 => block::<4, VECS>(k, a, lda, b, n, c),
+            5 => block::<5, VECS>(k, a, lda, b, n, c),
+            _ => {}
+        }
+    }
+
+    /// # Safety
+    /// AVX2 and FMA present; `a`, `b`, `c` valid for the extents.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn multiply(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: *const f32,
+        lda: usize,
+        b: *const f32,
+        c: *mut f32,
+    ) {
+        let mut j = 0;
+        while j + 16 <= n {
+            strip::<2>(m, k, a, lda, b.add(j), n, c.add(j));
+            j += 16;
+        }
+        if j < n {
+            strip::<1>(m, k, a, lda, b.add(j), n, c.add(j));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every instruction set computes the same product as a plain triple
+    /// loop in f64, on shapes with leftover rows and an 8-column strip.
+    #[test]
+    fn products_agree_with_the_definition() {
+        let mut seed = 3u64;
+        let mut noise = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            ((seed >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+        };
+        for (m, k, n, lda) in [
+            (1, 1, 8, 1),
+            (7, 5, 24, 9),
+            (13, 64, 64, 64),
+            (6, 40, 16, 40),
+        ] {
+            let a: Vec<f32> = (0..m * lda).map(|_| noise()).collect();
+            let b: Vec<f32> = (0..k * n).map(|_| noise()).collect();
+            for isa in Isa::all_supported() {
+                let mut c = vec![f32::NAN; m * n];
+                multiply(isa, m, k, n, &a, lda, &b, &mut c);
+                for i in 0..m {
+                    for j in 0..n {
+                        let want: f64 = (0..k)
+                            .map(|kk| a[i * lda + kk] as f64 * b[kk * n + j] as f64)
+                            .sum();
+                        assert!(
+                            (c[i * n + j] as f64 - want).abs() < 1e-4,
+                            "{isa} {m}x{k}x{n} at {i},{j}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

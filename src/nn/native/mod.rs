@@ -1,0 +1,487 @@
+//! The native inference backend: the network evaluated by the engine's own
+//! CPU kernels, without libtorch. It reads the same safetensors files and
+//! computes what `model::Frozen::evaluate` computes in fp32.
+//!
+//! Why not libtorch on the CPU: at the batch sizes a search makes (1-32)
+//! its convolutions run at about half of one core's fp32 peak, and it
+//! needs hundreds of megabytes of libraries; tournaments run brains on
+//! AVX2 CPUs from an 8 MB zip. The 3x3 convolutions here use Winograd's
+//! F(4x4, 3x3), a quarter of the multiplications, as AlphaGomoku does;
+//! the rest are small matrix products. The measurements behind the choice
+//! are in docs/native-backend.md.
+
+mod gemm;
+pub mod simd;
+mod weights;
+pub mod winograd;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::nn::features::INPUT_PLANES;
+use crate::nn::network_file::{NetConfig, NetError};
+pub use simd::Isa;
+use simd::{padded, LANES};
+pub use weights::Weights;
+use winograd::{Plane, POINTS};
+
+/// Index of the "legal move" input plane.
+const LEGAL_PLANE: usize = 3;
+/// Index of the "on the board" input plane.
+const BOARD_PLANE: usize = 5;
+
+/// A 3x3 convolution with its batch norm folded in, kernel transformed.
+struct Conv3x3 {
+    /// `[POINTS][inputs][outputs]`, padded channels.
+    kernel: Vec<f32>,
+    /// Per output channel, padded.
+    bias: Vec<f32>,
+    inputs: usize,
+    outputs: usize,
+}
+
+impl Conv3x3 {
+    fn new(
+        weight: &[f32],
+        (scale, shift): (Vec<f32>, Vec<f32>),
+        outputs: usize,
+        inputs: usize,
+    ) -> Conv3x3 {
+        let folded: Vec<f32> = weight
+            .chunks(inputs * 9)
+            .zip(&scale)
+            .flat_map(|(w, s)| w.iter().map(move |v| v * s))
+            .collect();
+        let (inputs_padded, outputs_padded) = (padded(inputs), padded(outputs));
+        let mut bias = shift;
+        bias.resize(outputs_padded, 0.0);
+        Conv3x3 {
+            kernel: winograd::transform_kernel(
+                &folded,
+                outputs,
+                inputs,
+                outputs_padded,
+                inputs_padded,
+            ),
+            bias,
+            inputs: inputs_padded,
+            outputs: outputs_padded,
+        }
+    }
+}
+
+/// A network ready for the native kernels. Immutable: evaluators share it.
+pub struct NativeNetwork {
+    config: NetConfig,
+    /// Padded tower channels.
+    channels: usize,
+    stem: Conv3x3,
+    blocks: Vec<[Conv3x3; 2]>,
+    /// The 1x1 convolutions of both heads side by side: `[channels][2 *
+    /// channels]`, policy first, batch norms folded.
+    heads: Vec<f32>,
+    heads_bias: Vec<f32>,
+    policy_out: Vec<f32>,
+    policy_out_bias: f32,
+    /// `[channels][channels]` (input-major), then `[channels][3]`.
+    value_hidden: Vec<f32>,
+    value_hidden_bias: Vec<f32>,
+    value_out: Vec<f32>,
+    value_out_bias: [f32; 3],
+}
+
+impl std::fmt::Debug for NativeNetwork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "NativeNetwork({})", self.config)
+    }
+}
+
+impl NativeNetwork {
+    /// Loads a network file.
+    pub fn load(path: &Path) -> Result<NativeNetwork, NetError> {
+        Ok(NativeNetwork::new(&Weights::read(path)?))
+    }
+
+    /// Prepares checked weights for inference.
+    pub fn new(w: &Weights) -> NativeNetwork {
+        let config = w.config;
+        let c = config.channels as usize;
+        let cp = padded(c);
+        let stem = Conv3x3::new(
+            w.get("stem.weight"),
+            w.batch_norm("stem_bn"),
+            c,
+            INPUT_PLANES,
+        );
+        let blocks = (0..config.blocks)
+            .map(|b| {
+                [1, 2].map(|k| {
+                    Conv3x3::new(
+                        w.get(&format!("blocks.{b}.conv{k}.weight")),
+                        w.batch_norm(&format!("blocks.{b}.bn{k}")),
+                        c,
+                        c,
+                    )
+                })
+            })
+            .collect();
+        let mut heads = vec![0.0; cp * 2 * cp];
+        let mut heads_bias = vec![0.0; 2 * cp];
+        for (h, name) in ["policy", "value"].into_iter().enumerate() {
+            let weight = w.get(&format!("{name}_conv.weight"));
+            let (scale, shift) = w.batch_norm(&format!("{name}_bn"));
+            for o in 0..c {
+                for i in 0..c {
+                    heads[i * 2 * cp + h * cp + o] = weight[o * c + i] * scale[o];
+                }
+                heads_bias[h * cp + o] = shift[o];
+            }
+        }
+        let mut policy_out = w.get("policy_out.weight").to_vec();
+        policy_out.resize(cp, 0.0);
+        let mut value_hidden = vec![0.0; cp * cp];
+        let hidden = w.get("value_hidden.weight");
+        for o in 0..c {
+            for i in 0..c {
+                value_hidden[i * cp + o] = hidden[o * c + i];
+            }
+        }
+        let mut value_hidden_bias = w.get("value_hidden.bias").to_vec();
+        value_hidden_bias.resize(cp, 0.0);
+        let mut value_out = vec![0.0; cp * 3];
+        let out = w.get("value_out.weight");
+        for o in 0..3 {
+            for i in 0..c {
+                value_out[i * 3 + o] = out[o * c + i];
+            }
+        }
+        let b = w.get("value_out.bias");
+        NativeNetwork {
+            config,
+            channels: cp,
+            stem,
+            blocks,
+            heads,
+            heads_bias,
+            policy_out,
+            policy_out_bias: w.get("policy_out.bias").first().copied().unwrap_or(0.0),
+            value_hidden,
+            value_hidden_bias,
+            value_out,
+            value_out_bias: [b[0], b[1], b[2]],
+        }
+    }
+
+    pub fn config(&self) -> NetConfig {
+        self.config
+    }
+}
+
+/// Tiles transformed, multiplied and transformed back together: enough to
+/// amortise loading each transformed kernel, few enough that the
+/// transformed tiles stay in the L2 cache.
+const CHUNK_TILES: usize = 32;
+
+/// Buffers of one evaluator, kept between batches.
+#[derive(Default)]
+struct Scratch {
+    /// The shape the activation buffers were zeroed for (their borders
+    /// must stay zero, see `winograd::Plane`).
+    shape: Option<(usize, usize, usize)>,
+    /// The input, then the activations: the current one, a block's
+    /// middle, the next.
+    input: Vec<f32>,
+    x: Vec<f32>,
+    y: Vec<f32>,
+    z: Vec<f32>,
+    /// Transformed tiles before and after the products (one chunk).
+    v: Vec<f32>,
+    m: Vec<f32>,
+    /// Both heads' hidden channels per cell.
+    heads: Vec<f32>,
+}
+
+impl Scratch {
+    /// Buffers for a batch of this shape, borders zero.
+    fn prepare(&mut self, input: Plane, tower: Plane) {
+        let shape = (input.batch, input.height, input.width);
+        if self.shape == Some(shape) {
+            return;
+        }
+        self.shape = Some(shape);
+        for (buffer, len) in [
+            (&mut self.input, input.len()),
+            (&mut self.x, tower.len()),
+            (&mut self.y, tower.len()),
+            (&mut self.z, tower.len()),
+        ] {
+            buffer.clear();
+            buffer.resize(len, 0.0);
+        }
+    }
+}
+
+fn sized(buffer: &mut Vec<f32>, len: usize) -> &mut [f32] {
+    if buffer.len() < len {
+        buffer.resize(len, 0.0);
+    }
+    &mut buffer[..len]
+}
+
+/// One thread's handle on a [`NativeNetwork`]: its buffers and the
+/// instruction set its kernels run in.
+pub struct NativeEvaluator {
+    network: Arc<NativeNetwork>,
+    isa: Isa,
+    scratch: Scratch,
+}
+
+impl NativeEvaluator {
+    /// An evaluator using the widest instruction set of this CPU.
+    pub fn new(network: Arc<NativeNetwork>) -> NativeEvaluator {
+        NativeEvaluator::with_isa(network, Isa::detect())
+    }
+
+    /// An evaluator whose kernels run in `isa`, or in the widest this CPU
+    /// has when it lacks `isa`.
+    pub fn with_isa(network: Arc<NativeNetwork>, isa: Isa) -> NativeEvaluator {
+        let isa = if isa.is_supported() {
+            isa
+        } else {
+            Isa::detect()
+        };
+        NativeEvaluator {
+            network,
+            isa,
+            scratch: Scratch::default(),
+        }
+    }
+
+    pub fn isa(&self) -> Isa {
+        self.isa
+    }
+
+    pub fn network(&self) -> &NativeNetwork {
+        &self.network
+    }
+
+    /// Evaluates `batch` encoded positions (`INPUT_PLANES * height * width`
+    /// floats each, planar as `features::encode` writes them): policy
+    /// probabilities (`batch * height * width`, zero on illegal cells) and
+    /// win/draw/loss probabilities (`batch * 3`).
+    pub fn evaluate(
+        &mut self,
+        input: &[f32],
+        batch: usize,
+        height: usize,
+        width: usize,
+    ) -> (Vec<f32>, Vec<f32>) {
+        let area = height * width;
+        assert_eq!(input.len(), batch * INPUT_PLANES * area, "input size");
+        let net = &*self.network;
+        let cp = net.channels;
+        let isa = self.isa;
+        let s = &mut self.scratch;
+        let in_plane = Plane {
+            batch,
+            height,
+            width,
+            channels: net.stem.inputs,
+        };
+        let tower = Plane {
+            channels: cp,
+            ..in_plane
+        };
+        s.prepare(in_plane, tower);
+
+        // The input, NHWC with padded channels (the padding channels and
+        // the border are never written, so stay zero).
+        for b in 0..batch {
+            for plane in 0..INPUT_PLANES {
+                let src = &input[(b * INPUT_PLANES + plane) * area..][..area];
+                for (cell, &v) in src.iter().enumerate() {
+                    s.input[in_plane.at(b, cell / width, cell % width) + plane] = v;
+                }
+            }
+        }
+        conv3x3(
+            isa, &net.stem, &s.input, in_plane, None, &mut s.x, &mut s.v, &mut s.m,
+        );
+        for [conv1, conv2] in &net.blocks {
+            conv3x3(isa, conv1, &s.x, tower, None, &mut s.y, &mut s.v, &mut s.m);
+            conv3x3(
+                isa,
+                conv2,
+                &s.y,
+                tower,
+                Some(&s.x),
+                &mut s.z,
+                &mut s.v,
+                &mut s.m,
+            );
+            std::mem::swap(&mut s.x, &mut s.z);
+        }
+
+        // Both heads' 1x1 convolutions in one product per board row.
+        let heads = sized(&mut s.heads, batch * area * 2 * cp);
+        for b in 0..batch {
+            for y in 0..height {
+                let row = b * area + y * width;
+                gemm::multiply(
+                    isa,
+                    width,
+                    cp,
+                    2 * cp,
+                    &s.x[tower.at(b, y, 0)..],
+                    cp,
+                    &net.heads,
+                    &mut heads[row * 2 * cp..][..width * 2 * cp],
+                );
+            }
+        }
+        for cell in heads.chunks_exact_mut(2 * cp) {
+            for (v, b) in cell.iter_mut().zip(&net.heads_bias) {
+                *v = (*v + b).max(0.0);
+            }
+        }
+        let heads = &s.heads[..batch * area * 2 * cp];
+        let mut policy = vec![0.0f32; batch * area];
+        let mut wdl = vec![0.0f32; batch * 3];
+        for b in 0..batch {
+            let legal = &input[(b * INPUT_PLANES + LEGAL_PLANE) * area..][..area];
+            let board = &input[(b * INPUT_PLANES + BOARD_PLANE) * area..][..area];
+            let logits = &mut policy[b * area..][..area];
+            let mut pooled = vec![0.0f32; cp];
+            let mut on_board = 0.0f32;
+            for cell in 0..area {
+                let row = &heads[(b * area + cell) * 2 * cp..][..2 * cp];
+                logits[cell] = if legal[cell] == 0.0 {
+                    f32::NEG_INFINITY
+                } else {
+                    dot(&row[..cp], &net.policy_out) + net.policy_out_bias
+                };
+                if board[cell] != 0.0 {
+                    on_board += board[cell];
+                    for (p, v) in pooled.iter_mut().zip(&row[cp..]) {
+                        *p += v * board[cell];
+                    }
+                }
+            }
+            softmax(logits);
+            let cells_on_board = on_board.max(1.0);
+            for p in &mut pooled {
+                *p /= cells_on_board;
+            }
+            let mut hidden = net.value_hidden_bias.clone();
+            for (i, p) in pooled.iter().enumerate() {
+                for (h, w) in hidden.iter_mut().zip(&net.value_hidden[i * cp..][..cp]) {
+                    *h += p * w;
+                }
+            }
+            let mut out = net.value_out_bias;
+            for (i, h) in hidden.iter().enumerate() {
+                let h = h.max(0.0);
+                for (k, o) in out.iter_mut().enumerate() {
+                    *o += h * net.value_out[i * 3 + k];
+                }
+            }
+            softmax(&mut out);
+            wdl[b * 3..b * 3 + 3].copy_from_slice(&out);
+        }
+        (policy, wdl)
+    }
+}
+
+/// One 3x3 convolution (bias, optional residual, ReLU) of `src` (stored
+/// as `input` says) into `dst`, a chunk of tiles at a time.
+#[allow(clippy::too_many_arguments)]
+fn conv3x3(
+    isa: Isa,
+    conv: &Conv3x3,
+    src: &[f32],
+    input: Plane,
+    residual: Option<&[f32]>,
+    dst: &mut [f32],
+    v: &mut Vec<f32>,
+    m: &mut Vec<f32>,
+) {
+    let output = Plane {
+        channels: conv.outputs,
+        ..input
+    };
+    let tiles = input.tiles();
+    let (cin, cout) = (conv.inputs, conv.outputs);
+    for first in (0..tiles).step_by(CHUNK_TILES) {
+        let count = (tiles - first).min(CHUNK_TILES);
+        let v = sized(v, POINTS * count * cin);
+        winograd::transform_input(isa, src, input, first, count, v);
+        let m = sized(m, POINTS * count * cout);
+        for point in 0..POINTS {
+            gemm::multiply(
+                isa,
+                count,
+                cin,
+                cout,
+                &v[point * count * cin..][..count * cin],
+                cin,
+                &conv.kernel[point * cin * cout..][..cin * cout],
+                &mut m[point * count * cout..][..count * cout],
+            );
+        }
+        winograd::transform_output(isa, m, output, first, count, &conv.bias, residual, dst);
+    }
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; LANES];
+    for (ca, cb) in a.chunks_exact(LANES).zip(b.chunks_exact(LANES)) {
+        for k in 0..LANES {
+            lanes[k] += ca[k] * cb[k];
+        }
+    }
+    lanes.iter().sum()
+}
+
+/// Softmax in place; cells at -inf get zero.
+fn softmax(x: &mut [f32]) {
+    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    if !max.is_finite() {
+        x.fill(0.0);
+        return;
+    }
+    let mut sum = 0.0f32;
+    for v in x.iter_mut() {
+        *v = (*v - max).exp();
+        sum += *v;
+    }
+    for v in x.iter_mut() {
+        *v /= sum;
+    }
+}
+
+/// Positions per second of `network` on batches of `batch` empty 15x15
+/// boards for about `time` (at least one batch), after one warm-up batch,
+/// in the widest instruction set here.
+pub fn positions_per_second(
+    network: &Arc<NativeNetwork>,
+    batch: usize,
+    time: std::time::Duration,
+) -> f64 {
+    let batch = batch.max(1);
+    let area = 15 * 15;
+    let mut input = vec![0.0f32; batch * INPUT_PLANES * area];
+    for b in 0..batch {
+        for plane in [LEGAL_PLANE, BOARD_PLANE] {
+            input[(b * INPUT_PLANES + plane) * area..][..area].fill(1.0);
+        }
+    }
+    let mut evaluator = NativeEvaluator::new(Arc::clone(network));
+    let _ = evaluator.evaluate(&input, batch, 15, 15);
+    let start = std::time::Instant::now();
+    let mut runs = 0u64;
+    while start.elapsed() < time || runs == 0 {
+        let _ = evaluator.evaluate(&input, batch, 15, 15);
+        runs += 1;
+    }
+    (runs * batch as u64) as f64 / start.elapsed().as_secs_f64()
+}

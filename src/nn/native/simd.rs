@@ -1,0 +1,198 @@
+//! Eight-lane vectors for the channel loops, and the choice of instruction
+//! set at run time.
+//!
+//! The kernels are written once over [`V8`] (plain arrays with lane loops,
+//! which LLVM turns into one vector instruction each) and compiled several
+//! times inside `#[target_feature]` functions; [`Isa::detect`] picks the
+//! widest that the CPU has, so one binary runs everywhere.
+
+use std::fmt;
+use std::ops::{Add, Mul, Sub};
+
+/// The instruction sets the native backend has kernels for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Isa {
+    /// Whatever the compile target guarantees (SSE2 on x86-64).
+    Portable,
+    /// AVX2 with FMA (every x86-64 CPU since 2013-2015; the Gomocup's floor).
+    Avx2,
+    /// AVX-512F (with AVX2 and FMA).
+    Avx512,
+}
+
+impl Isa {
+    /// The widest instruction set this CPU runs.
+    pub fn detect() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let avx2 = std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma");
+            if avx2 && std::arch::is_x86_feature_detected!("avx512f") {
+                return Isa::Avx512;
+            }
+            if avx2 {
+                return Isa::Avx2;
+            }
+        }
+        Isa::Portable
+    }
+
+    /// Whether this CPU can run kernels built for `self`.
+    pub fn is_supported(self) -> bool {
+        match self {
+            Isa::Portable => true,
+            Isa::Avx2 | Isa::Avx512 => matches!(
+                (Isa::detect(), self),
+                (Isa::Avx512, _) | (Isa::Avx2, Isa::Avx2)
+            ),
+        }
+    }
+
+    /// Every instruction set this CPU runs, narrowest first.
+    pub fn all_supported() -> Vec<Isa> {
+        [Isa::Portable, Isa::Avx2, Isa::Avx512]
+            .into_iter()
+            .filter(|isa| isa.is_supported())
+            .collect()
+    }
+}
+
+impl fmt::Display for Isa {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Isa::Portable => "portable",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+        })
+    }
+}
+
+impl std::str::FromStr for Isa {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Isa, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "portable" | "generic" => Ok(Isa::Portable),
+            "avx2" => Ok(Isa::Avx2),
+            "avx512" | "avx-512" => Ok(Isa::Avx512),
+            other => Err(format!(
+                "instruction set {other:?}: expected portable, avx2 or avx512"
+            )),
+        }
+    }
+}
+
+/// Lanes of [`V8`]; channel counts are padded to a multiple of it.
+pub const LANES: usize = 8;
+
+/// Eight f32 lanes.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(align(32))]
+pub struct V8(pub [f32; LANES]);
+
+impl V8 {
+    pub const ZERO: V8 = V8([0.0; LANES]);
+
+    #[inline(always)]
+    pub fn load(s: &[f32]) -> V8 {
+        let mut v = [0.0; LANES];
+        v.copy_from_slice(&s[..LANES]);
+        V8(v)
+    }
+
+    #[inline(always)]
+    pub fn store(self, s: &mut [f32]) {
+        s[..LANES].copy_from_slice(&self.0);
+    }
+
+    #[inline(always)]
+    pub fn splat(x: f32) -> V8 {
+        V8([x; LANES])
+    }
+
+    #[inline(always)]
+    pub fn relu(self) -> V8 {
+        let mut v = self.0;
+        for x in &mut v {
+            *x = x.max(0.0);
+        }
+        V8(v)
+    }
+
+    /// `self * k` with a constant of the transforms.
+    #[inline(always)]
+    pub fn scale(self, k: f32) -> V8 {
+        self * V8::splat(k)
+    }
+}
+
+impl Add for V8 {
+    type Output = V8;
+    #[inline(always)]
+    fn add(self, o: V8) -> V8 {
+        let mut v = self.0;
+        for (a, b) in v.iter_mut().zip(o.0) {
+            *a += b;
+        }
+        V8(v)
+    }
+}
+
+impl Sub for V8 {
+    type Output = V8;
+    #[inline(always)]
+    fn sub(self, o: V8) -> V8 {
+        let mut v = self.0;
+        for (a, b) in v.iter_mut().zip(o.0) {
+            *a -= b;
+        }
+        V8(v)
+    }
+}
+
+impl Mul for V8 {
+    type Output = V8;
+    #[inline(always)]
+    fn mul(self, o: V8) -> V8 {
+        let mut v = self.0;
+        for (a, b) in v.iter_mut().zip(o.0) {
+            *a *= b;
+        }
+        V8(v)
+    }
+}
+
+/// `n` rounded up to a multiple of [`LANES`].
+pub const fn padded(n: usize) -> usize {
+    n.div_ceil(LANES) * LANES
+}
+
+/// Defines `$name(isa, args...)` that runs the `#[inline(always)]` body
+/// `$body` compiled for the instruction set `isa` names.
+macro_rules! dispatch {
+    ($vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) => $body:path) => {
+        $vis fn $name(isa: $crate::nn::native::simd::Isa, $($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2,fma")]
+                unsafe fn avx2($($arg: $ty),*) {
+                    $body($($arg),*)
+                }
+                #[target_feature(enable = "avx512f,avx2,fma")]
+                unsafe fn avx512($($arg: $ty),*) {
+                    $body($($arg),*)
+                }
+                match isa {
+                    // SAFETY: `Isa` values other than Portable are only
+                    // used where the CPU has them (`Isa::is_supported`).
+                    $crate::nn::native::simd::Isa::Avx2 => return unsafe { avx2($($arg),*) },
+                    $crate::nn::native::simd::Isa::Avx512 => return unsafe { avx512($($arg),*) },
+                    $crate::nn::native::simd::Isa::Portable => {}
+                }
+            }
+            let _ = isa;
+            $body($($arg),*)
+        }
+    };
+}
+pub(crate) use dispatch;

@@ -1,0 +1,182 @@
+//! Reading a network file (safetensors) without libtorch, checked against
+//! the architecture before anything is allocated from it.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use safetensors::{Dtype, SafeTensors};
+
+use crate::nn::features::INPUT_PLANES;
+use crate::nn::network_file::{NetConfig, NetError};
+
+/// Larger files are refused unread: the largest network the architecture
+/// allows (64 blocks of 512 channels) is about 600 MB in fp32.
+const MAX_FILE_BYTES: u64 = 1 << 30;
+
+/// A network file's tensors, each as f32 values in PyTorch's order.
+pub struct Weights {
+    pub config: NetConfig,
+    tensors: HashMap<String, Vec<f32>>,
+}
+
+impl Weights {
+    /// Reads and checks `path`: every tensor of [`NetConfig::tensor_shapes`]
+    /// present with its shape, in fp32, and no other.
+    pub fn read(path: &Path) -> Result<Weights, NetError> {
+        let fail = |what: String| NetError::new(path, what);
+        let meta = std::fs::metadata(path).map_err(|_| fail("no such file".into()))?;
+        if !meta.is_file() {
+            return Err(fail("not a file".into()));
+        }
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(fail(format!("{} bytes: too large", meta.len())));
+        }
+        let bytes = std::fs::read(path).map_err(|e| fail(format!("cannot read ({e})")))?;
+        let file = SafeTensors::deserialize(&bytes)
+            .map_err(|e| fail(format!("not a readable safetensors file ({e})")))?;
+        let config = config_of(&file).map_err(fail)?;
+        let expected = config.tensor_shapes();
+        let mut problems = Vec::new();
+        let mut tensors = HashMap::with_capacity(expected.len());
+        for (name, shape) in &expected {
+            let Ok(view) = file.tensor(name) else {
+                problems.push(format!("missing tensor {name}"));
+                continue;
+            };
+            if view.dtype() != Dtype::F32 || view.shape() != shape.as_slice() {
+                problems.push(format!(
+                    "{name} is {:?} {:?}, expected F32 {shape:?}",
+                    view.dtype(),
+                    view.shape()
+                ));
+                continue;
+            }
+            let values = view
+                .data()
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect::<Vec<f32>>();
+            if values.iter().any(|v| !v.is_finite()) {
+                problems.push(format!("{name} holds a value that is not finite"));
+                continue;
+            }
+            tensors.insert(name.clone(), values);
+        }
+        let mut unexpected: Vec<String> = file
+            .names()
+            .into_iter()
+            .filter(|n| !expected.iter().any(|(e, _)| e == *n))
+            .map(|n| format!("unexpected tensor {n}"))
+            .collect();
+        unexpected.sort();
+        problems.extend(unexpected);
+        if !problems.is_empty() {
+            problems.sort();
+            return Err(fail(problems.join("; ")));
+        }
+        Ok(Weights { config, tensors })
+    }
+
+    /// Weights of a network file built in memory (tests, tools).
+    pub fn from_tensors(
+        config: NetConfig,
+        tensors: HashMap<String, Vec<f32>>,
+    ) -> Result<Weights, String> {
+        for (name, shape) in config.tensor_shapes() {
+            let len: usize = shape.iter().product();
+            match tensors.get(&name) {
+                Some(t) if t.len() == len => {}
+                Some(t) => return Err(format!("{name} has {} values, expected {len}", t.len())),
+                None => return Err(format!("missing tensor {name}")),
+            }
+        }
+        Ok(Weights { config, tensors })
+    }
+
+    /// Random weights of a network of `config`'s size (He-scaled uniform
+    /// convolutions, identity batch norms), for benchmarks and tests.
+    pub fn random(config: NetConfig, seed: u64) -> Weights {
+        let mut state = seed | 1;
+        let mut uniform = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+        };
+        let tensors = config
+            .tensor_shapes()
+            .into_iter()
+            .map(|(name, shape)| {
+                let len: usize = shape.iter().product();
+                let fan_in: usize = shape.iter().skip(1).product::<usize>().max(1);
+                let batch_norm = name.split('.').any(|part| part.contains("bn"));
+                let values =
+                    if name.ends_with("running_var") || batch_norm && name.ends_with(".weight") {
+                        vec![1.0; len]
+                    } else if name.ends_with("bias") || name.ends_with("running_mean") {
+                        vec![0.0; len]
+                    } else {
+                        let scale = (6.0 / fan_in as f32).sqrt();
+                        (0..len).map(|_| uniform() * scale).collect()
+                    };
+                (name, values)
+            })
+            .collect();
+        Weights { config, tensors }
+    }
+
+    /// The tensor `name` (present: checked when read).
+    pub fn get(&self, name: &str) -> &[f32] {
+        self.tensors.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// A folded batch norm: `(scale, shift)` per channel, so that
+    /// `bn(x) = x * scale + shift` (PyTorch's eps, 1e-5).
+    pub fn batch_norm(&self, prefix: &str) -> (Vec<f32>, Vec<f32>) {
+        const EPS: f32 = 1e-5;
+        let gamma = self.get(&format!("{prefix}.weight"));
+        let beta = self.get(&format!("{prefix}.bias"));
+        let mean = self.get(&format!("{prefix}.running_mean"));
+        let var = self.get(&format!("{prefix}.running_var"));
+        let scale: Vec<f32> = gamma
+            .iter()
+            .zip(var)
+            .map(|(g, v)| g / (v + EPS).sqrt())
+            .collect();
+        let shift = beta
+            .iter()
+            .zip(mean)
+            .zip(&scale)
+            .map(|((b, m), s)| b - m * s)
+            .collect();
+        (scale, shift)
+    }
+}
+
+/// The network's size, read from the tensors: the stem's output channels
+/// and the highest block index.
+fn config_of(file: &SafeTensors) -> Result<NetConfig, String> {
+    let stem = file
+        .tensor("stem.weight")
+        .map_err(|_| "no tensor stem.weight: not a Wuzi network".to_string())?;
+    let shape = stem.shape();
+    if shape.len() != 4 || shape[1] != INPUT_PLANES || shape[2] != 3 || shape[3] != 3 {
+        return Err(format!(
+            "stem.weight has shape {shape:?}, expected [channels, {INPUT_PLANES}, 3, 3]"
+        ));
+    }
+    let blocks = file
+        .names()
+        .into_iter()
+        .filter_map(|k| {
+            k.strip_prefix("blocks.")?
+                .split('.')
+                .next()?
+                .parse::<usize>()
+                .ok()
+        })
+        .max()
+        .map_or(0, |b| b + 1);
+    let size = format!("{blocks}x{}", shape[0]);
+    size.parse::<NetConfig>()
+}

@@ -1,0 +1,101 @@
+//! What a network file holds: the size of the network and the tensors
+//! (names, shapes) of its architecture, shared by every backend. The
+//! architecture itself (residual tower, policy head, pooled WDL head) is
+//! described in `model`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::nn::features::INPUT_PLANES;
+
+/// The size of a network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NetConfig {
+    /// Residual blocks.
+    pub blocks: usize,
+    /// Channels of the tower.
+    pub channels: i64,
+}
+
+impl fmt::Display for NetConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}", self.blocks, self.channels)
+    }
+}
+
+impl std::str::FromStr for NetConfig {
+    type Err = String;
+
+    /// `BLOCKSxCHANNELS`, e.g. `6x64`.
+    fn from_str(s: &str) -> Result<NetConfig, String> {
+        let (b, c) = s
+            .split_once(['x', 'X'])
+            .ok_or_else(|| format!("network size {s:?}: expected BLOCKSxCHANNELS, e.g. 6x64"))?;
+        let blocks: usize = b
+            .trim()
+            .parse()
+            .map_err(|_| format!("network size {s:?}: bad block count"))?;
+        let channels: i64 = c
+            .trim()
+            .parse()
+            .map_err(|_| format!("network size {s:?}: bad channel count"))?;
+        if !(1..=64).contains(&blocks) || !(8..=512).contains(&channels) {
+            return Err(format!(
+                "network size {s:?}: blocks must be 1..=64 and channels 8..=512"
+            ));
+        }
+        Ok(NetConfig { blocks, channels })
+    }
+}
+
+/// A network file that could not be used.
+#[derive(Debug, thiserror::Error)]
+#[error("network file {path}: {what}")]
+pub struct NetError {
+    pub path: PathBuf,
+    pub what: String,
+}
+
+impl NetError {
+    pub(crate) fn new(path: &Path, what: impl Into<String>) -> NetError {
+        NetError {
+            path: path.to_path_buf(),
+            what: what.into(),
+        }
+    }
+}
+
+impl NetConfig {
+    /// Every tensor a network file of this size holds, with its shape: the
+    /// parameters and batch-norm statistics of the architecture, named as
+    /// PyTorch and tch name them.
+    pub fn tensor_shapes(&self) -> Vec<(String, Vec<usize>)> {
+        let c = self.channels as usize;
+        let mut shapes = Vec::new();
+        let mut add = |name: String, shape: Vec<usize>| shapes.push((name, shape));
+        let batch_norm = |add: &mut dyn FnMut(String, Vec<usize>), prefix: &str| {
+            for part in ["weight", "bias", "running_mean", "running_var"] {
+                add(format!("{prefix}.{part}"), vec![c]);
+            }
+        };
+        add("stem.weight".into(), vec![c, INPUT_PLANES, 3, 3]);
+        batch_norm(&mut add, "stem_bn");
+        for b in 0..self.blocks {
+            for k in 1..=2 {
+                add(format!("blocks.{b}.conv{k}.weight"), vec![c, c, 3, 3]);
+                batch_norm(&mut add, &format!("blocks.{b}.bn{k}"));
+            }
+        }
+        for head in ["policy", "value"] {
+            add(format!("{head}_conv.weight"), vec![c, c, 1, 1]);
+            batch_norm(&mut add, &format!("{head}_bn"));
+        }
+        add("policy_out.weight".into(), vec![1, c, 1, 1]);
+        add("policy_out.bias".into(), vec![1]);
+        add("value_hidden.weight".into(), vec![c, c]);
+        add("value_hidden.bias".into(), vec![c]);
+        add("value_out.weight".into(), vec![3, c]);
+        add("value_out.bias".into(), vec![3]);
+        shapes
+    }
+}
