@@ -171,6 +171,17 @@ fn the_brain_maps_the_cuda_libraries_only_with_a_driver() {
     let maps = std::fs::read_to_string(format!("/proc/{}/maps", child.id())).unwrap();
     writeln!(stdin, "END").unwrap();
     let _ = child.wait();
+    // The libtorch-free build maps no libtorch at all.
+    if cfg!(not(feature = "torch")) {
+        assert!(!maps.contains("libtorch"), "libtorch mapped without the torch feature");
+        assert!(!maps.contains("libc10"), "libc10 mapped without the torch feature");
+    }
+    #[cfg(feature = "torch")]
+    check_cuda_maps(&maps);
+}
+
+#[cfg(feature = "torch")]
+fn check_cuda_maps(maps: &str) {
     let driver = wuzi::nn::device::load_cuda_backend().is_none();
     assert_eq!(
         maps.contains("libtorch_cuda.so"),
