@@ -487,6 +487,7 @@ fn a_bad_config_file_names_the_key() {
     let out = common::brain_command()
         .arg("--config")
         .arg(&path)
+        .stdin(Stdio::null())
         .output()
         .unwrap();
     assert!(!out.status.success());
