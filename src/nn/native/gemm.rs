@@ -23,8 +23,13 @@ pub fn multiply(
     c: &mut [f32],
 ) {
     assert!(n % 8 == 0 && lda >= k, "gemm shape");
-    assert!(m == 0 || a.len() >= (m - 1) * lda + k, "gemm a");
-    assert!(b.len() >= k * n && c.len() >= m * n, "gemm b, c");
+    let extent = |rows: usize, stride: usize, last: usize| {
+        rows.checked_sub(1)
+            .map_or(Some(0), |r| r.checked_mul(stride)?.checked_add(last))
+    };
+    assert!(extent(m, lda, k).is_some_and(|e| a.len() >= e), "gemm a");
+    assert!(extent(k, n, n).is_some_and(|e| b.len() >= e), "gemm b");
+    assert!(extent(m, n, n).is_some_and(|e| c.len() >= e), "gemm c");
     #[cfg(target_arch = "x86_64")]
     if matches!(isa, Isa::Avx2 | Isa::Avx512) && isa.is_supported() {
         // SAFETY: the CPU has AVX2 and FMA (checked above), and the
@@ -100,6 +105,9 @@ mod x86 {
         while i + 6 <= m {
             block::<6, VECS>(k, a.add(i * lda), lda, b, n, c.add(i * n));
             i += 6;
+        }
+        if i == m {
+            return;
         }
         let (a, c) = (a.add(i * lda), c.add(i * n));
         match m - i {

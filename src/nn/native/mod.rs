@@ -185,9 +185,12 @@ const CHUNK_TILES: usize = 32;
 /// Buffers of one evaluator, kept between batches.
 #[derive(Default)]
 struct Scratch {
-    /// The shape the activation buffers were zeroed for (their borders
-    /// must stay zero, see `winograd::Plane`).
-    shape: Option<(usize, usize, usize)>,
+    /// The board the activation buffers were zeroed for, and how many
+    /// positions they hold (their borders must stay zero, see
+    /// `winograd::Plane`; a position's place does not depend on the batch,
+    /// so any smaller batch of the same board reuses them as they are).
+    shape: Option<(usize, usize)>,
+    positions: usize,
     /// The input, then the activations: the current one, a block's
     /// middle, the next.
     input: Vec<f32>,
@@ -204,11 +207,12 @@ struct Scratch {
 impl Scratch {
     /// Buffers for a batch of this shape, borders zero.
     fn prepare(&mut self, input: Plane, tower: Plane) {
-        let shape = (input.batch, input.height, input.width);
-        if self.shape == Some(shape) {
+        let shape = (input.height, input.width);
+        if self.shape == Some(shape) && input.batch <= self.positions {
             return;
         }
         self.shape = Some(shape);
+        self.positions = input.batch;
         for (buffer, len) in [
             (&mut self.input, input.len()),
             (&mut self.x, tower.len()),

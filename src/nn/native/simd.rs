@@ -182,9 +182,10 @@ macro_rules! dispatch {
                 unsafe fn avx512($($arg: $ty),*) {
                     $body($($arg),*)
                 }
+                // An instruction set this CPU lacks runs the portable code.
+                let isa = if isa.is_supported() { isa } else { $crate::nn::native::simd::Isa::Portable };
                 match isa {
-                    // SAFETY: `Isa` values other than Portable are only
-                    // used where the CPU has them (`Isa::is_supported`).
+                    // SAFETY: the CPU has the features (checked just above).
                     $crate::nn::native::simd::Isa::Avx2 => return unsafe { avx2($($arg),*) },
                     $crate::nn::native::simd::Isa::Avx512 => return unsafe { avx512($($arg),*) },
                     $crate::nn::native::simd::Isa::Portable => {}

@@ -60,6 +60,10 @@ impl Weights {
                 problems.push(format!("{name} holds a value that is not finite"));
                 continue;
             }
+            if name.ends_with("running_var") && values.iter().any(|v| *v < 0.0) {
+                problems.push(format!("{name} holds a negative variance"));
+                continue;
+            }
             tensors.insert(name.clone(), values);
         }
         let mut unexpected: Vec<String> = file
