@@ -227,17 +227,7 @@ impl Network {
                 ),
             ));
         }
-        let blocks = tensors
-            .keys()
-            .filter_map(|k| {
-                k.strip_prefix("blocks.")?
-                    .split('.')
-                    .next()?
-                    .parse::<usize>()
-                    .ok()
-            })
-            .max()
-            .map_or(0, |b| b + 1);
+        let blocks = crate::nn::network_file::block_count(tensors.keys().map(String::as_str));
         let config = NetConfig {
             blocks,
             channels: shape[0],

@@ -65,6 +65,22 @@ impl NetError {
     }
 }
 
+/// Residual blocks of a network file: one more than the highest `N` of its
+/// `blocks.N.*` tensor names (0 without any).
+pub fn block_count<'a>(names: impl IntoIterator<Item = &'a str>) -> usize {
+    names
+        .into_iter()
+        .filter_map(|k| {
+            k.strip_prefix("blocks.")?
+                .split('.')
+                .next()?
+                .parse::<usize>()
+                .ok()
+        })
+        .max()
+        .map_or(0, |b| b + 1)
+}
+
 impl NetConfig {
     /// Every tensor a network file of this size holds, with its shape: the
     /// parameters and batch-norm statistics of the architecture, named as

@@ -7,7 +7,7 @@ use std::path::Path;
 use safetensors::{Dtype, SafeTensors};
 
 use crate::nn::features::INPUT_PLANES;
-use crate::nn::network_file::{NetConfig, NetError};
+use crate::nn::network_file::{block_count, NetConfig, NetError};
 
 /// Larger files are refused unread: the largest network the architecture
 /// allows (64 blocks of 512 channels) is about 600 MB in fp32.
@@ -169,18 +169,7 @@ fn config_of(file: &SafeTensors) -> Result<NetConfig, String> {
             "stem.weight has shape {shape:?}, expected [channels, {INPUT_PLANES}, 3, 3]"
         ));
     }
-    let blocks = file
-        .names()
-        .into_iter()
-        .filter_map(|k| {
-            k.strip_prefix("blocks.")?
-                .split('.')
-                .next()?
-                .parse::<usize>()
-                .ok()
-        })
-        .max()
-        .map_or(0, |b| b + 1);
+    let blocks = block_count(file.names());
     let size = format!("{blocks}x{}", shape[0]);
     size.parse::<NetConfig>()
 }
