@@ -40,6 +40,9 @@ pub struct NetworkSection {
     pub device: String,
     /// `auto`, `native` or `torch`: what evaluates the network.
     pub backend: String,
+    /// `auto`, `avx512`, `avx2` or `portable`: the instruction set of the
+    /// native kernels (a CPU without it uses its widest).
+    pub isa: String,
     /// Evaluator threads, each running whole batches: `"auto"` (as many
     /// as the search threads on a CPU, one on a GPU) or a number.
     #[serde(deserialize_with = "evaluator_threads")]
@@ -146,6 +149,7 @@ impl Default for NetworkSection {
         NetworkSection {
             device: "auto".to_string(),
             backend: "auto".to_string(),
+            isa: "auto".to_string(),
             evaluator_threads: EvaluatorThreads::PerSearchThread,
             torch_threads: 1,
             batch_size: 16,
@@ -281,6 +285,8 @@ impl Config {
             .backend
             .parse::<crate::nn::BackendSetting>()
             .map_err(|e| format!("network.backend: {e}"))?;
+        crate::nn::native::simd::parse_isa_setting(&self.network.isa)
+            .map_err(|e| format!("network.isa: {e}"))?;
         Ok(())
     }
 

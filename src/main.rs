@@ -177,6 +177,10 @@ struct BenchArgs {
     /// search without it: native.
     #[arg(long, value_parser = parse_backend)]
     backend: Option<wuzi::nn::Backend>,
+    /// nn, search: the native kernels' instruction set (auto, avx512, avx2,
+    /// portable); one this CPU lacks is replaced by its widest.
+    #[arg(long, value_parser = parse_isa)]
+    isa: Option<wuzi::nn::Isa>,
     /// nn: device (cpu, auto, cuda, cuda:N); falls back to the CPU with a note.
     #[arg(long, default_value = "cpu")]
     device: String,
@@ -383,6 +387,13 @@ fn bench_arena() -> io::Result<()> {
 }
 
 /// The configuration file, with the command-line overrides.
+/// `--isa`: an instruction set, or auto for the widest this CPU has.
+fn parse_isa(s: &str) -> Result<wuzi::nn::Isa, String> {
+    Ok(wuzi::nn::native::simd::resolve_isa(
+        wuzi::nn::native::simd::parse_isa_setting(s)?,
+    ))
+}
+
 /// `--backend`: native or torch (the latter only in builds with libtorch).
 fn parse_backend(s: &str) -> Result<wuzi::nn::Backend, String> {
     match s.parse::<wuzi::nn::BackendSetting>()? {
@@ -468,6 +479,7 @@ fn main() -> ExitCode {
                         weights: args.weights.clone(),
                         net: args.net,
                         backend: args.backend,
+                        isa: args.isa,
                         device: args.device.clone(),
                         threads: args.threads,
                         evaluators: args.evaluators,

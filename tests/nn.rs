@@ -471,4 +471,17 @@ fn the_fp32_network_is_used_only_in_fp32() {
     assert!(note.is_none(), "{note:?}");
     assert_eq!(service.backend(), Some(wuzi::nn::Backend::Native));
     assert_eq!(service.network_config(), Some(large_config));
+    // network.isa chooses the native kernels' instruction set; portable
+    // runs everywhere, so the service must say it runs portable code.
+    let config = Config::parse(&format!(
+        "[network]\ndevice = \"cpu\"\nbackend = \"native\"\nisa = \"portable\"\n\
+         freestyle = {large:?}\n"
+    ))
+    .unwrap();
+    let (service, note) = NetworkProvider::new(&config).service_for(Rule::Freestyle);
+    assert!(note.is_none(), "{note:?}");
+    let description = service.description().unwrap_or_default();
+    assert!(description.contains("(portable)"), "{description}");
+    let e = Config::parse("[network]\nisa = \"avx1024\"\n").unwrap_err();
+    assert!(e.contains("network.isa"), "{e}");
 }

@@ -26,7 +26,7 @@ fn service() -> Arc<EvalService> {
     );
     Arc::new(
         EvalService::start_model(
-            Model::native(Arc::new(NativeNetwork::new(&weights))),
+            Model::native(Arc::new(NativeNetwork::new(&weights)), None),
             ServiceConfig {
                 batch_size: 8,
                 ..ServiceConfig::default()

@@ -25,6 +25,8 @@ pub struct NnBenchOptions {
     pub net: NetConfig,
     /// One backend, or (`None`) every backend built in, side by side.
     pub backend: Option<Backend>,
+    /// The native kernels' instruction set (`None`: the widest here).
+    pub isa: Option<crate::nn::Isa>,
     pub device: String,
     /// libtorch CPU threads per evaluator.
     pub threads: usize,
@@ -102,7 +104,10 @@ pub fn bench_model(
                 Some(path) => Weights::read(path).map_err(|e| fail(e.to_string()))?,
                 None => Weights::random(options.net, 1),
             };
-            Ok(Model::native(Arc::new(NativeNetwork::new(&weights))))
+            Ok(Model::native(
+                Arc::new(NativeNetwork::new(&weights)),
+                options.isa,
+            ))
         }
         #[cfg(feature = "torch")]
         Backend::Torch => {

@@ -97,11 +97,12 @@ pub enum Model {
 }
 
 impl Model {
-    /// A native model whose evaluators use the widest instruction set here.
-    pub fn native(network: Arc<NativeNetwork>) -> Model {
+    /// A native model whose evaluators run in `isa` where this CPU has it,
+    /// otherwise (and for `None`) in the widest instruction set it has.
+    pub fn native(network: Arc<NativeNetwork>, isa: Option<Isa>) -> Model {
         Model::Native {
             network,
-            isa: Isa::detect(),
+            isa: crate::nn::native::simd::resolve_isa(isa),
         }
     }
 

@@ -11,13 +11,16 @@ use std::time::Duration;
 use crate::config::Config;
 use crate::game::Rule;
 use crate::nn::backend::{Backend, BackendSetting, Model};
-use crate::nn::native::NativeNetwork;
+use crate::nn::native::simd::parse_isa_setting;
+use crate::nn::native::{Isa, NativeNetwork};
 use crate::nn::{EvalService, ServiceConfig, SymmetryMode};
 
 /// Loads networks on demand and keeps the service of the last one used.
 pub struct NetworkProvider {
     config: Config,
     backend: BackendSetting,
+    /// The native kernels' instruction set (`None`: the widest here).
+    isa: Option<Isa>,
     #[cfg(feature = "torch")]
     device: tch::Device,
     service_config: ServiceConfig,
@@ -44,6 +47,7 @@ impl NetworkProvider {
         NetworkProvider {
             config: config.clone(),
             backend: config.network.backend.parse().unwrap_or_default(),
+            isa: parse_isa_setting(&config.network.isa).unwrap_or(None),
             #[cfg(feature = "torch")]
             device,
             service_config: ServiceConfig {
@@ -106,13 +110,13 @@ impl NetworkProvider {
     fn load(&mut self, path: &Path, fp32_path: Option<&Path>) -> Result<EvalService, String> {
         let native = self.load_native(path)?;
         let model = match self.choose_backend(path, &native) {
-            Backend::Native => Model::native(native),
+            Backend::Native => Model::native(native, self.isa),
             #[cfg(feature = "torch")]
             Backend::Torch => self.torch_model(path, fp32_path)?,
             #[cfg(not(feature = "torch"))]
             Backend::Torch => {
                 let _ = fp32_path;
-                Model::native(native)
+                Model::native(native, self.isa)
             }
         };
         let service = EvalService::start_model(model, self.service_config.clone())
@@ -166,7 +170,12 @@ impl NetworkProvider {
                     return backend;
                 }
                 let time = Duration::from_millis(30);
-                let native = crate::nn::native::positions_per_second(network, batch, time);
+                let native = crate::nn::native::positions_per_second(
+                    network,
+                    crate::nn::native::simd::resolve_isa(self.isa),
+                    batch,
+                    time,
+                );
                 let torch = self.load_torch(path).map_or(0.0, |torch| {
                     let precision =
                         crate::nn::precision::resolve(self.service_config.precision, &torch, batch)

@@ -31,7 +31,14 @@ pub fn multiply(
     assert!(extent(k, n, n).is_some_and(|e| b.len() >= e), "gemm b");
     assert!(extent(m, n, n).is_some_and(|e| c.len() >= e), "gemm c");
     #[cfg(target_arch = "x86_64")]
-    if matches!(isa, Isa::Avx2 | Isa::Avx512) && isa.is_supported() {
+    if isa == Isa::Avx512 && isa.is_supported() {
+        // SAFETY: the CPU has AVX-512F, AVX2 and FMA (checked above), and
+        // the extents were asserted.
+        unsafe { x86::multiply_avx512(m, k, n, a.as_ptr(), lda, b.as_ptr(), c.as_mut_ptr()) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx2 && isa.is_supported() {
         // SAFETY: the CPU has AVX2 and FMA (checked above), and the
         // extents were asserted.
         unsafe { x86::multiply(m, k, n, a.as_ptr(), lda, b.as_ptr(), c.as_mut_ptr()) };
@@ -141,6 +148,101 @@ mod x86 {
             strip::<1>(m, k, a, lda, b.add(j), n, c.add(j));
         }
     }
+
+    /// As [`block`] with 16-lane registers: `ROWS` rows by `16 * VECS`
+    /// columns. AVX-512 has 32 registers, so a block holds 24 sums and
+    /// loads each row of `b` once per six or twelve rows of `a`.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    #[inline]
+    unsafe fn block512<const ROWS: usize, const VECS: usize>(
+        k: usize,
+        a: *const f32,
+        lda: usize,
+        b: *const f32,
+        n: usize,
+        c: *mut f32,
+    ) {
+        let mut acc = [[_mm512_setzero_ps(); VECS]; ROWS];
+        for kk in 0..k {
+            let mut bv = [_mm512_setzero_ps(); VECS];
+            for (w, v) in bv.iter_mut().enumerate() {
+                *v = _mm512_loadu_ps(b.add(kk * n + 16 * w));
+            }
+            for (r, sums) in acc.iter_mut().enumerate() {
+                let av = _mm512_set1_ps(*a.add(r * lda + kk));
+                for (s, v) in sums.iter_mut().zip(bv) {
+                    *s = _mm512_fmadd_ps(av, v, *s);
+                }
+            }
+        }
+        for (r, sums) in acc.iter().enumerate() {
+            for (w, s) in sums.iter().enumerate() {
+                _mm512_storeu_ps(c.add(r * n + 16 * w), *s);
+            }
+        }
+    }
+
+    /// All rows of `c` for `16 * VECS` columns: blocks of `ROWS` rows,
+    /// then the rows left over.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    #[inline]
+    unsafe fn strip512<const ROWS: usize, const VECS: usize>(
+        m: usize,
+        k: usize,
+        a: *const f32,
+        lda: usize,
+        b: *const f32,
+        n: usize,
+        c: *mut f32,
+    ) {
+        let mut i = 0;
+        while i + ROWS <= m {
+            block512::<ROWS, VECS>(k, a.add(i * lda), lda, b, n, c.add(i * n));
+            i += ROWS;
+        }
+        // Left-over rows in blocks of 4, 2 and 1 (fewer than `ROWS`).
+        while i + 4 <= m {
+            block512::<4, VECS>(k, a.add(i * lda), lda, b, n, c.add(i * n));
+            i += 4;
+        }
+        if i + 2 <= m {
+            block512::<2, VECS>(k, a.add(i * lda), lda, b, n, c.add(i * n));
+            i += 2;
+        }
+        if i < m {
+            block512::<1, VECS>(k, a.add(i * lda), lda, b, n, c.add(i * n));
+        }
+    }
+
+    /// # Safety
+    /// AVX-512F, AVX2 and FMA present; `a`, `b`, `c` valid for the extents.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub unsafe fn multiply_avx512(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: *const f32,
+        lda: usize,
+        b: *const f32,
+        c: *mut f32,
+    ) {
+        let mut j = 0;
+        while j + 64 <= n {
+            strip512::<6, 4>(m, k, a, lda, b.add(j), n, c.add(j));
+            j += 64;
+        }
+        if j + 32 <= n {
+            strip512::<12, 2>(m, k, a, lda, b.add(j), n, c.add(j));
+            j += 32;
+        }
+        if j + 16 <= n {
+            strip512::<12, 1>(m, k, a, lda, b.add(j), n, c.add(j));
+            j += 16;
+        }
+        if j < n {
+            strip::<1>(m, k, a, lda, b.add(j), n, c.add(j));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -161,6 +263,11 @@ mod tests {
             (7, 5, 24, 9),
             (13, 64, 64, 64),
             (6, 40, 16, 40),
+            // Every column strip of the AVX-512 kernel (64, 32, 16, 8)
+            // and every way its rows are left over.
+            (31, 17, 120, 19),
+            (12, 8, 32, 8),
+            (19, 3, 72, 5),
         ] {
             let a: Vec<f32> = (0..m * lda).map(|_| noise()).collect();
             let b: Vec<f32> = (0..k * n).map(|_| noise()).collect();

@@ -82,6 +82,24 @@ impl std::str::FromStr for Isa {
     }
 }
 
+/// `network.isa`: `auto` (the widest this CPU has, `None`) or one
+/// instruction set, which a CPU without it replaces by its widest.
+pub fn parse_isa_setting(s: &str) -> Result<Option<Isa>, String> {
+    if s.trim().eq_ignore_ascii_case("auto") {
+        Ok(None)
+    } else {
+        s.parse().map(Some).map_err(|e| format!("{e} or auto"))
+    }
+}
+
+/// The instruction set kernels run in for a setting: `isa` where this CPU
+/// has it, otherwise (and for `auto`) the widest it has.
+pub fn resolve_isa(setting: Option<Isa>) -> Isa {
+    setting
+        .filter(|isa| isa.is_supported())
+        .unwrap_or_else(Isa::detect)
+}
+
 /// Lanes of [`V8`]; channel counts are padded to a multiple of it.
 pub const LANES: usize = 8;
 
@@ -197,3 +215,22 @@ macro_rules! dispatch {
     };
 }
 pub(crate) use dispatch;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn isa_settings_parse_and_resolve_to_what_the_cpu_has() {
+        assert_eq!(parse_isa_setting(" Auto "), Ok(None));
+        assert_eq!(parse_isa_setting("avx2"), Ok(Some(Isa::Avx2)));
+        assert_eq!(parse_isa_setting("AVX-512"), Ok(Some(Isa::Avx512)));
+        assert!(parse_isa_setting("sse9").is_err());
+        assert_eq!(resolve_isa(None), Isa::detect());
+        assert_eq!(resolve_isa(Some(Isa::Portable)), Isa::Portable);
+        for isa in [Isa::Avx2, Isa::Avx512] {
+            let want = if isa.is_supported() { isa } else { Isa::detect() };
+            assert_eq!(resolve_isa(Some(isa)), want);
+        }
+    }
+}

@@ -15,6 +15,22 @@ pub const PATCH: usize = 6;
 /// Points of the transformed tile: one matrix product each.
 pub const POINTS: usize = PATCH * PATCH;
 
+/// Floats from one point's matrix of transformed tiles to the next, for
+/// `count` tiles of `channels`: one cache line more than they take, so
+/// that the 36 matrices do not start at addresses a multiple of 4 KiB
+/// apart. At such strides (32 tiles of 64 channels is 8 KiB) the
+/// transforms' 36 streams fell into the same cache sets and evicted each
+/// other (docs/native-backend.md).
+pub fn point_stride(count: usize, channels: usize) -> usize {
+    count * channels + 16
+}
+
+/// Floats of the transformed tiles of one chunk: [`POINTS`] matrices,
+/// [`point_stride`] apart.
+pub fn transformed_len(count: usize, channels: usize) -> usize {
+    POINTS * point_stride(count, channels)
+}
+
 /// Tiles across a `height x width` plane.
 pub fn tiles(height: usize, width: usize) -> (usize, usize) {
     (height.div_ceil(TILE), width.div_ceil(TILE))
@@ -138,12 +154,13 @@ impl Plane {
 dispatch!(pub fn transform_input(src: &[f32], plane: Plane, first: usize, count: usize, v: &mut [f32]) => transform_input_body);
 
 /// `V = B^T d B` of the 6x6 patches of tiles `first..first + count` of
-/// `src` into `v`, laid out `[POINTS][count][channels]`.
+/// `src` into `v`, laid out `[POINTS][count][channels]` with the points
+/// [`point_stride`] apart.
 #[inline(always)]
 fn transform_input_body(src: &[f32], plane: Plane, first: usize, count: usize, v: &mut [f32]) {
     let channels = plane.channels;
     let (_, cols) = plane.stored();
-    let stride = count * channels;
+    let stride = point_stride(count, channels);
     // Every element is written before it is read; declared once, as
     // zeroing it per channel group cost a tenth of the time.
     let mut rows = [[V8::ZERO; PATCH]; PATCH];
@@ -183,7 +200,7 @@ dispatch!(pub fn transform_output(
 ) => transform_output_body);
 
 /// `Y = A^T M A` of tiles `first..first + count` from `m`
-/// (`[POINTS][count][channels]`) into `dst`, plus `bias`, plus `residual`
+/// (`[POINTS][count][channels]`, points [`point_stride`] apart) into `dst`, plus `bias`, plus `residual`
 /// (stored as `dst`) when given, then ReLU.
 #[inline(always)]
 fn transform_output_body(
@@ -196,7 +213,7 @@ fn transform_output_body(
     dst: &mut [f32],
 ) {
     let channels = plane.channels;
-    let stride = count * channels;
+    let stride = point_stride(count, channels);
     // As in the input transform: written before read, declared once.
     let mut rows = [[V8::ZERO; PATCH]; TILE];
     let mut column = [V8::ZERO; PATCH];
@@ -336,19 +353,19 @@ mod tests {
                     let tiles = in_plane.tiles();
                     for first in (0..tiles).step_by(5) {
                         let count = (tiles - first).min(5);
-                        let mut v = vec![0.0; POINTS * count * ip];
+                        let mut v = vec![0.0; transformed_len(count, ip)];
                         transform_input(isa, &stored_src, in_plane, first, count, &mut v);
-                        let mut m = vec![0.0; POINTS * count * op];
+                        let mut m = vec![0.0; transformed_len(count, op)];
                         for p in 0..POINTS {
                             gemm::multiply(
                                 isa,
                                 count,
                                 ip,
                                 op,
-                                &v[p * count * ip..],
+                                &v[p * point_stride(count, ip)..],
                                 ip,
                                 &kernel[p * ip * op..],
-                                &mut m[p * count * op..],
+                                &mut m[p * point_stride(count, op)..],
                             );
                         }
                         transform_output(
