@@ -41,7 +41,7 @@ pub struct AnalyseArgs {
     #[arg(long)]
     pub ply: Option<usize>,
     /// Seconds of search per position.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, value_parser = crate::cli::parse_seconds)]
     pub time: f64,
     /// Playouts per position (instead of --time).
     #[arg(long)]

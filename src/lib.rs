@@ -22,4 +22,5 @@ pub use wuzi_core::{arena, game, gomocup, gtp, rng, tactics, ws};
 
 pub mod analyse;
 pub mod bench;
+pub mod cli;
 pub mod selfplay;

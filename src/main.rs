@@ -106,7 +106,7 @@ struct ServeArgs {
     #[arg(long, default_value_t = 15)]
     board: u32,
     /// Each player's time for a game, in seconds.
-    #[arg(long, default_value_t = 300.0)]
+    #[arg(long, default_value_t = 300.0, value_parser = wuzi::cli::parse_seconds)]
     time: f64,
     /// Heartbeat: a ping every this many milliseconds; a client that has
     /// not answered the previous ping is disconnected.
@@ -164,7 +164,7 @@ struct BenchArgs {
     #[arg(value_enum)]
     part: BenchPart,
     /// Seconds spent on each figure.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = wuzi::cli::parse_seconds)]
     seconds: f64,
     /// nn: a network file to measure (default: random weights of --net's size).
     #[arg(long)]

@@ -317,3 +317,27 @@ fn match_without_worker_threads_fails_with_a_message() {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// Times that no `Duration` holds (`nan`, `inf`, `1e20`) are refused with
+/// the option's name, not a panic.
+#[test]
+fn impossible_times_are_refused_with_a_reason() {
+    for args in [
+        &["bench", "rules", "--seconds", "nan"][..],
+        &["bench", "nn", "--seconds", "inf"],
+        &["analyse", "h8", "--time", "nan"],
+        &["analyse", "h8", "--time", "1e20"],
+        &["serve", "--port", "0", "--time", "inf"],
+    ] {
+        let out = wuzi().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            err.contains("seconds must be a positive number"),
+            "{args:?}: {err}"
+        );
+        let option = args[args.len() - 2];
+        assert!(err.contains(option), "{args:?}: {err}");
+    }
+}

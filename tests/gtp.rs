@@ -135,6 +135,15 @@ fn a_scripted_exchange_gets_exact_answers() {
     );
     assert_eq!(e.ask("time_settings 300 5 1"), success(None, ""));
     assert_eq!(e.ask("time_left b 280 0"), success(None, ""));
+    // Times no clock can hold are refused, not a panic; the engine answers on.
+    for bad in ["inf", "nan", "1e20", "-1"] {
+        assert_eq!(
+            e.ask(&format!("time_left w {bad} 0")),
+            failure(None, "syntax error: time_left COLOR TIME STONES"),
+            "time_left w {bad} 0"
+        );
+    }
+    assert_eq!(e.ask("time_left w 280 0"), success(None, ""));
     // Handicap stones: black stones on an empty board, white to move.
     assert_eq!(e.ask("set_free_handicap A1 B2"), success(None, ""));
     let handicap = e.ok("showboard");

@@ -249,6 +249,16 @@ impl Engine {
         self.fit_evaluators();
     }
 
+    /// What evaluates positions: backend, network size, precision and
+    /// instruction set (`None`: no network, tactics only).
+    pub fn evaluator_description(&self) -> Option<String> {
+        self.searcher
+            .read()
+            .service()
+            .description()
+            .map(str::to_string)
+    }
+
     /// The network's evaluation of `board` (no search).
     pub fn evaluate(&self, board: &mut Board) -> Option<crate::nn::Evaluation> {
         let service = Arc::clone(self.searcher.read().service());

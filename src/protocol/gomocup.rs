@@ -218,7 +218,16 @@ impl Gomocup {
         self.blocked = CellSet::new();
         if self.logging {
             match self.log.start_new(&self.config.log.dir) {
-                Ok(path) => tracing::info!("log started: {}", path.display()),
+                Ok(path) => {
+                    tracing::info!("log started: {}", path.display());
+                    tracing::info!(
+                        "evaluator: {}",
+                        s.engine
+                            .evaluator_description()
+                            .as_deref()
+                            .unwrap_or("none (tactics only)")
+                    );
+                }
                 Err(e) => {
                     self.logging = false;
                     message(

@@ -365,7 +365,13 @@ impl Gtp {
     fn time_left(&mut self, s: &mut GtpSession, id: Option<u64>, args: &[String]) {
         let parsed = match args {
             [color, time, stones] => parse_color(color)
-                .zip(time.parse::<f64>().ok().filter(|t| *t >= 0.0))
+                .zip(
+                    // Not `from_secs_f64`: it panics on inf, nan and
+                    // anything past u64 seconds.
+                    time.parse::<f64>()
+                        .ok()
+                        .and_then(|t| Duration::try_from_secs_f64(t).ok()),
+                )
                 .zip(stones.parse::<u32>().ok()),
             _ => None,
         };
@@ -373,7 +379,7 @@ impl Gtp {
             return failure(s, id, "syntax error: time_left COLOR TIME STONES");
         };
         let index = usize::from(color == Color::White);
-        self.clock.left[index] = Some((Duration::from_secs_f64(time), stones));
+        self.clock.left[index] = Some((time, stones));
         success(s, id, "");
     }
 

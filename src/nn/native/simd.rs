@@ -229,7 +229,11 @@ mod tests {
         assert_eq!(resolve_isa(None), Isa::detect());
         assert_eq!(resolve_isa(Some(Isa::Portable)), Isa::Portable);
         for isa in [Isa::Avx2, Isa::Avx512] {
-            let want = if isa.is_supported() { isa } else { Isa::detect() };
+            let want = if isa.is_supported() {
+                isa
+            } else {
+                Isa::detect()
+            };
             assert_eq!(resolve_isa(Some(isa)), want);
         }
     }
