@@ -386,7 +386,6 @@ fn bench_arena() -> io::Result<()> {
     Ok(())
 }
 
-/// The configuration file, with the command-line overrides.
 /// `--isa`: an instruction set, or auto for the widest this CPU has.
 fn parse_isa(s: &str) -> Result<wuzi::nn::Isa, String> {
     Ok(wuzi::nn::native::simd::resolve_isa(
@@ -402,6 +401,7 @@ fn parse_backend(s: &str) -> Result<wuzi::nn::Backend, String> {
     }
 }
 
+/// The configuration file, with the command-line overrides.
 fn configure(cli: &Cli) -> Result<Config, String> {
     let (mut config, _) = Config::locate(cli.config.as_deref())?;
     if let Some(threads) = cli.threads {
