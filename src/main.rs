@@ -127,9 +127,11 @@ fn serve(args: &ServeArgs) -> io::Result<()> {
     use wuzi::ws::{Server, ServerConfig};
     let size =
         wuzi::game::BoardSize::square(args.board).map_err(|e| io::Error::other(e.to_string()))?;
-    if !(args.time > 0.0 && args.time < 1e7) {
+    // The parser (cli::parse_seconds) refused nan, inf and non-positive
+    // times; a game server also takes no clock of 1e7 seconds or more.
+    if args.time >= 1e7 {
         return Err(io::Error::other(
-            "--time must be a positive number of seconds",
+            "--time must be less than 10000000 seconds",
         ));
     }
     let listener = std::net::TcpListener::bind((args.host.as_str(), args.port)).map_err(|e| {

@@ -121,11 +121,6 @@ impl NetworkProvider {
         };
         let service = EvalService::start_model(model, self.service_config.clone())
             .map_err(|e| format!("cannot start evaluator threads: {e}"))?;
-        tracing::info!(
-            "network {}: {}",
-            path.display(),
-            service.description().unwrap_or("none")
-        );
         // The first forward pass allocates buffers (and compiles libtorch's
         // kernels): pay it now rather than in the first timed move.
         for side in [15, 20] {
