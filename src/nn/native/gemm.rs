@@ -1,61 +1,95 @@
 //! Matrix products of the native backend: `c = a b` with `a` row-major and
-//! `b` row-major with a multiple of eight columns (padded channels), as the
-//! Winograd products and the 1x1 convolutions have them.
+//! `b` a weight matrix with a multiple of eight columns (padded channels),
+//! as the Winograd products and the 1x1 convolutions have them.
 //!
 //! Hand-written rather than a crate's: `b` is a weight matrix laid out once
-//! at load, so it needs no packing, and the products are small (tens of
-//! rows, 32-128 columns) and many. `matrixmultiply` spent a quarter of its
-//! time packing here; the figures are in docs/native-backend.md.
+//! at load ([`Panels`]), so it needs no packing per product, and the
+//! products are small (tens of rows, 32-128 columns) and many.
+//! `matrixmultiply` spent a quarter of its time packing here; the figures
+//! are in docs/native-backend.md.
 
 use super::simd::Isa;
 
-/// `c = a b`: `a` is `m x k` (rows `lda` apart), `b` is `k x n` (rows `n`
-/// apart), `c` is `m x n` (rows `n` apart); `n` a multiple of 8.
-#[allow(clippy::too_many_arguments)]
-pub fn multiply(
-    isa: Isa,
-    m: usize,
+/// Columns of one panel of [`Panels`]: the AVX2 kernel's block width and
+/// one AVX-512 register.
+const PANEL: usize = 16;
+
+/// A `k x n` right-hand matrix laid out for the kernels: panels of 16
+/// columns (the last one 8 wide where `n` is an odd multiple of 8), each
+/// panel's `k` rows one after another. A block of the kernels then reads its
+/// weights as one contiguous stream per panel; with the matrix row-major,
+/// the AVX2 kernel read 64 bytes of every 256-byte row, and waited on those
+/// loads (docs/native-backend.md).
+#[derive(Clone, Debug)]
+pub struct Panels {
     k: usize,
     n: usize,
-    a: &[f32],
-    lda: usize,
-    b: &[f32],
-    c: &mut [f32],
-) {
-    assert!(n % 8 == 0 && lda >= k, "gemm shape");
+    /// The panel of columns `j..j + 16` starts at `j * k`.
+    data: Vec<f32>,
+}
+
+impl Panels {
+    /// Lays out the row-major `k x n` matrix `b` (rows `n` apart).
+    pub fn new(b: &[f32], k: usize, n: usize) -> Panels {
+        assert!(n.is_multiple_of(8) && b.len() >= k * n, "panels shape");
+        let mut data = Vec::with_capacity(k * n);
+        for (j, width) in panels(n) {
+            for row in 0..k {
+                data.extend_from_slice(&b[row * n + j..][..width]);
+            }
+        }
+        Panels { k, n, data }
+    }
+}
+
+/// The first column and the width of each panel of an `n`-column matrix.
+fn panels(n: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..n).step_by(PANEL).map(move |j| (j, (n - j).min(PANEL)))
+}
+
+/// `c = a b` for `b` of `k x n`: `a` is `m x k` (rows `lda` apart), `c` is
+/// `m x n` (rows `n` apart).
+pub fn multiply(isa: Isa, m: usize, a: &[f32], lda: usize, b: &Panels, c: &mut [f32]) {
+    let (k, n) = (b.k, b.n);
+    assert!(lda >= k, "gemm shape");
     let extent = |rows: usize, stride: usize, last: usize| {
         rows.checked_sub(1)
             .map_or(Some(0), |r| r.checked_mul(stride)?.checked_add(last))
     };
     assert!(extent(m, lda, k).is_some_and(|e| a.len() >= e), "gemm a");
-    assert!(extent(k, n, n).is_some_and(|e| b.len() >= e), "gemm b");
     assert!(extent(m, n, n).is_some_and(|e| c.len() >= e), "gemm c");
+    let b_data = b.data.as_ptr();
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx512 && isa.is_supported() {
-        // SAFETY: the CPU has AVX-512F, AVX2 and FMA (checked above), and
-        // the extents were asserted.
-        unsafe { x86::multiply_avx512(m, k, n, a.as_ptr(), lda, b.as_ptr(), c.as_mut_ptr()) };
+        // SAFETY: the CPU has AVX-512F, AVX2 and FMA (checked above), the
+        // extents of `a` and `c` were asserted, and `b` is `k x n` panels.
+        unsafe { x86::multiply_avx512(m, k, n, a.as_ptr(), lda, b_data, c.as_mut_ptr()) };
         return;
     }
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx2 && isa.is_supported() {
-        // SAFETY: the CPU has AVX2 and FMA (checked above), and the
-        // extents were asserted.
-        unsafe { x86::multiply(m, k, n, a.as_ptr(), lda, b.as_ptr(), c.as_mut_ptr()) };
+        // SAFETY: the CPU has AVX2 and FMA (checked above), the extents of
+        // `a` and `c` were asserted, and `b` is `k x n` panels.
+        unsafe { x86::multiply(m, k, n, a.as_ptr(), lda, b_data, c.as_mut_ptr()) };
         return;
     }
-    let _ = isa;
-    portable(m, k, n, a, lda, b, c);
+    let _ = (isa, b_data);
+    portable(m, a, lda, b, c);
 }
 
-fn portable(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], c: &mut [f32]) {
+fn portable(m: usize, a: &[f32], lda: usize, b: &Panels, c: &mut [f32]) {
+    let (k, n) = (b.k, b.n);
     for i in 0..m {
         let row = &mut c[i * n..][..n];
         row.fill(0.0);
-        for kk in 0..k {
-            let av = a[i * lda + kk];
-            for (cv, bv) in row.iter_mut().zip(&b[kk * n..][..n]) {
-                *cv += av * bv;
+        for (j, width) in panels(n) {
+            let panel = &b.data[j * k..][..k * width];
+            let out = &mut row[j..][..width];
+            for kk in 0..k {
+                let av = a[i * lda + kk];
+                for (cv, bv) in out.iter_mut().zip(&panel[kk * width..][..width]) {
+                    *cv += av * bv;
+                }
             }
         }
     }
@@ -67,6 +101,7 @@ mod x86 {
 
     /// `ROWS` rows by `8 * VECS` columns of `c`, accumulated in registers
     /// over all of `k` (6 x 16 fills 12 of the 16 registers with sums).
+    /// `b` is the panel of those columns, `8 * VECS` wide.
     #[target_feature(enable = "avx2,fma")]
     #[inline]
     unsafe fn block<const ROWS: usize, const VECS: usize>(
@@ -81,7 +116,7 @@ mod x86 {
         for kk in 0..k {
             let mut bv = [_mm256_setzero_ps(); VECS];
             for (w, v) in bv.iter_mut().enumerate() {
-                *v = _mm256_loadu_ps(b.add(kk * n + 8 * w));
+                *v = _mm256_loadu_ps(b.add(kk * 8 * VECS + 8 * w));
             }
             for (r, sums) in acc.iter_mut().enumerate() {
                 let av = _mm256_broadcast_ss(&*a.add(r * lda + kk));
@@ -141,17 +176,18 @@ mod x86 {
     ) {
         let mut j = 0;
         while j + 16 <= n {
-            strip::<2>(m, k, a, lda, b.add(j), n, c.add(j));
+            strip::<2>(m, k, a, lda, b.add(j * k), n, c.add(j));
             j += 16;
         }
         if j < n {
-            strip::<1>(m, k, a, lda, b.add(j), n, c.add(j));
+            strip::<1>(m, k, a, lda, b.add(j * k), n, c.add(j));
         }
     }
 
     /// As [`block`] with 16-lane registers: `ROWS` rows by `16 * VECS`
     /// columns. AVX-512 has 32 registers, so a block holds 24 sums and
-    /// loads each row of `b` once per six or twelve rows of `a`.
+    /// loads each row of `b` once per six or twelve rows of `a`. `b` is the
+    /// first of `VECS` panels of 16 columns, `16 * k` floats apart.
     #[target_feature(enable = "avx512f,avx2,fma")]
     #[inline]
     unsafe fn block512<const ROWS: usize, const VECS: usize>(
@@ -166,7 +202,7 @@ mod x86 {
         for kk in 0..k {
             let mut bv = [_mm512_setzero_ps(); VECS];
             for (w, v) in bv.iter_mut().enumerate() {
-                *v = _mm512_loadu_ps(b.add(kk * n + 16 * w));
+                *v = _mm512_loadu_ps(b.add(16 * (w * k + kk)));
             }
             for (r, sums) in acc.iter_mut().enumerate() {
                 let av = _mm512_set1_ps(*a.add(r * lda + kk));
@@ -228,19 +264,19 @@ mod x86 {
     ) {
         let mut j = 0;
         while j + 64 <= n {
-            strip512::<6, 4>(m, k, a, lda, b.add(j), n, c.add(j));
+            strip512::<6, 4>(m, k, a, lda, b.add(j * k), n, c.add(j));
             j += 64;
         }
         if j + 32 <= n {
-            strip512::<12, 2>(m, k, a, lda, b.add(j), n, c.add(j));
+            strip512::<12, 2>(m, k, a, lda, b.add(j * k), n, c.add(j));
             j += 32;
         }
         if j + 16 <= n {
-            strip512::<12, 1>(m, k, a, lda, b.add(j), n, c.add(j));
+            strip512::<12, 1>(m, k, a, lda, b.add(j * k), n, c.add(j));
             j += 16;
         }
         if j < n {
-            strip::<1>(m, k, a, lda, b.add(j), n, c.add(j));
+            strip::<1>(m, k, a, lda, b.add(j * k), n, c.add(j));
         }
     }
 }
@@ -273,7 +309,7 @@ mod tests {
             let b: Vec<f32> = (0..k * n).map(|_| noise()).collect();
             for isa in Isa::all_supported() {
                 let mut c = vec![f32::NAN; m * n];
-                multiply(isa, m, k, n, &a, lda, &b, &mut c);
+                multiply(isa, m, &a, lda, &Panels::new(&b, k, n), &mut c);
                 for i in 0..m {
                     for j in 0..n {
                         let want: f64 = (0..k)

@@ -32,8 +32,8 @@ const BOARD_PLANE: usize = 5;
 
 /// A 3x3 convolution with its batch norm folded in, kernel transformed.
 struct Conv3x3 {
-    /// `[POINTS][inputs][outputs]`, padded channels.
-    kernel: Vec<f32>,
+    /// Per point, `inputs x outputs`, padded channels.
+    kernel: Vec<gemm::Panels>,
     /// Per output channel, padded.
     bias: Vec<f32>,
     inputs: usize,
@@ -77,9 +77,9 @@ pub struct NativeNetwork {
     channels: usize,
     stem: Conv3x3,
     blocks: Vec<[Conv3x3; 2]>,
-    /// The 1x1 convolutions of both heads side by side: `[channels][2 *
-    /// channels]`, policy first, batch norms folded.
-    heads: Vec<f32>,
+    /// The 1x1 convolutions of both heads side by side: `channels x 2 *
+    /// channels`, policy first, batch norms folded.
+    heads: gemm::Panels,
     heads_bias: Vec<f32>,
     policy_out: Vec<f32>,
     policy_out_bias: f32,
@@ -161,7 +161,7 @@ impl NativeNetwork {
             channels: cp,
             stem,
             blocks,
-            heads,
+            heads: gemm::Panels::new(&heads, cp, 2 * cp),
             heads_bias,
             policy_out,
             policy_out_bias: w.get("policy_out.bias").first().copied().unwrap_or(0.0),
@@ -336,8 +336,6 @@ impl NativeEvaluator {
                 gemm::multiply(
                     isa,
                     width,
-                    cp,
-                    2 * cp,
                     &s.x[tower.at(b, y, 0)..],
                     cp,
                     &net.heads,
@@ -426,11 +424,9 @@ fn conv3x3(
             gemm::multiply(
                 isa,
                 count,
-                cin,
-                cout,
                 &v[point * winograd::point_stride(count, cin)..][..count * cin],
                 cin,
-                &conv.kernel[point * cin * cout..][..cin * cout],
+                &conv.kernel[point],
                 &mut m[point * winograd::point_stride(count, cout)..][..count * cout],
             );
         }

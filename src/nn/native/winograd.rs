@@ -6,6 +6,7 @@
 //! Activations are NHWC with the channels padded to a multiple of
 //! [`LANES`]; every transform runs over eight channels at a time.
 
+use super::gemm;
 use super::simd::{dispatch, LANES, V8};
 
 /// Output tile side.
@@ -37,15 +38,15 @@ pub fn tiles(height: usize, width: usize) -> (usize, usize) {
 }
 
 /// `U = G g G^T` for every (input, output) channel pair of a 3x3 kernel
-/// `[outputs][inputs][3][3]`, laid out `[POINTS][inputs_padded][outputs_padded]`
-/// (the right-hand matrices of the products). Computed in f64.
+/// `[outputs][inputs][3][3]`: per point, the `inputs_padded x
+/// outputs_padded` right-hand matrix of its product. Computed in f64.
 pub fn transform_kernel(
     weight: &[f32],
     outputs: usize,
     inputs: usize,
     outputs_padded: usize,
     inputs_padded: usize,
-) -> Vec<f32> {
+) -> Vec<gemm::Panels> {
     const G: [[f64; 3]; PATCH] = [
         [0.25, 0.0, 0.0],
         [-1.0 / 6.0, -1.0 / 6.0, -1.0 / 6.0],
@@ -74,7 +75,9 @@ pub fn transform_kernel(
             }
         }
     }
-    u
+    u.chunks_exact(inputs_padded * outputs_padded)
+        .map(|point| gemm::Panels::new(point, inputs_padded, outputs_padded))
+        .collect()
 }
 
 /// `B^T d` along one line of six.
@@ -290,7 +293,6 @@ pub fn direct_reference(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nn::native::gemm;
     use crate::nn::native::simd::{padded, Isa};
 
     fn noise(seed: &mut u64) -> f32 {
@@ -360,11 +362,9 @@ mod tests {
                             gemm::multiply(
                                 isa,
                                 count,
-                                ip,
-                                op,
                                 &v[p * point_stride(count, ip)..],
                                 ip,
-                                &kernel[p * ip * op..],
+                                &kernel[p],
                                 &mut m[p * point_stride(count, op)..],
                             );
                         }
