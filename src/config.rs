@@ -67,6 +67,10 @@ pub struct NetworkSection {
     pub standard_fp32: PathBuf,
     pub renju_fp32: PathBuf,
     pub caro_fp32: PathBuf,
+    /// When a rule's network file is missing or unusable: `false` refuses
+    /// to play that rule (an error naming the file), `true` plays it with
+    /// the tactics and a uniform policy.
+    pub tactics_only_fallback: bool,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -163,6 +167,7 @@ impl Default for NetworkSection {
             standard_fp32: PathBuf::from("networks/standard15-4x32.safetensors"),
             renju_fp32: PathBuf::from("networks/renju15-4x32.safetensors"),
             caro_fp32: PathBuf::new(),
+            tactics_only_fallback: false,
         }
     }
 }

@@ -267,13 +267,16 @@ fn bench_blunders(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
     let summary = blunders::evaluate(
         &positions,
         |rule| {
-            Ok(Arc::clone(searchers.entry(rule).or_insert_with(|| {
-                let (service, note) = provider.service_for(rule);
-                if let Some(note) = note {
-                    eprintln!("note: {note}");
-                }
-                Arc::new(wuzi::search::Searcher::new(service, search.clone()))
-            })))
+            if let Some(searcher) = searchers.get(&rule) {
+                return Ok(Arc::clone(searcher));
+            }
+            let (service, note) = provider.service_for(rule)?;
+            if let Some(note) = note {
+                eprintln!("note: {note}");
+            }
+            let searcher = Arc::new(wuzi::search::Searcher::new(service, search.clone()));
+            searchers.insert(rule, Arc::clone(&searcher));
+            Ok(searcher)
         },
         args.playouts,
     )
@@ -283,23 +286,24 @@ fn bench_blunders(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
 
 /// The configured network of `rule` behind an evaluation service, saying
 /// on stderr when the device had to change; the note says why the network
-/// could not be used (the service then evaluates uniformly).
+/// could not be used (the service then evaluates uniformly, where
+/// `network.tactics_only_fallback` allows it; otherwise this fails).
 fn network_service(
     config: &Config,
     rule: wuzi::game::Rule,
-) -> (std::sync::Arc<wuzi::nn::EvalService>, Option<String>) {
+) -> io::Result<(std::sync::Arc<wuzi::nn::EvalService>, Option<String>)> {
     let mut provider = wuzi::nn::provider::NetworkProvider::new(config);
     if let Some(note) = &provider.device_note {
         eprintln!("note: {note}");
     }
-    provider.service_for(rule)
+    provider.service_for(rule).map_err(io::Error::other)
 }
 
 /// `analyse` with the configured network of the game's rule.
 fn analyse(cli: &Cli, args: &wuzi::analyse::AnalyseArgs) -> io::Result<()> {
     let config = configure(cli).map_err(io::Error::other)?;
     let text = wuzi::analyse::run(args, |rule| {
-        let (service, note) = network_service(&config, rule);
+        let (service, note) = network_service(&config, rule).map_err(|e| e.to_string())?;
         if let Some(note) = note {
             eprintln!("note: {note}");
         }
@@ -326,7 +330,7 @@ fn bench_matching(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
             .map(|_| ());
     }
     let config = configure(cli).map_err(io::Error::other)?;
-    let (service, note) = network_service(&config, rule);
+    let (service, note) = network_service(&config, rule)?;
     if let Some(note) = note {
         eprintln!("note: {note}");
     }
@@ -340,7 +344,7 @@ fn selfplay(cli: &Cli, args: &wuzi::selfplay::SelfplayArgs) -> io::Result<()> {
     if let Some(batch) = args.eval_batch {
         config.network.batch_size = batch.max(1);
     }
-    let (service, note) = network_service(&config, args.rule);
+    let (service, note) = network_service(&config, args.rule)?;
     if let Some(note) = note {
         // Self-play without the network would write worthless targets.
         return Err(io::Error::other(note));

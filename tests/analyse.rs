@@ -97,3 +97,18 @@ fn bad_input_is_a_clear_error() {
     assert!(!ok);
     assert!(err.contains("--ply 5"), "{err}");
 }
+
+#[test]
+fn a_missing_network_file_fails_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.safetensors");
+    let out = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+        .arg("--network")
+        .arg(&missing)
+        .args(["analyse", "h8", "a1", "--playouts", "50"])
+        .output()
+        .expect("run pbrain-wuzi analyse");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("missing.safetensors"), "{err}");
+}

@@ -398,3 +398,21 @@ fn two_engines_play_a_game_through_a_referee() {
         assert!(p.process.wait_exit(Duration::from_secs(10)).is_some());
     }
 }
+
+#[test]
+fn genmove_without_the_network_fails_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.safetensors");
+    let mut e = Engine {
+        process: Brain::start(&["--network", missing.to_str().unwrap(), "gtp"]),
+    };
+    assert_eq!(e.ask("boardsize 15"), success(None, ""));
+    assert_eq!(e.ask("play b H8"), success(None, ""));
+    let r = e.ask("genmove w");
+    assert!(
+        !r.success && r.text.contains("missing.safetensors"),
+        "{r:?}"
+    );
+    // The position is as it was: the refusal played nothing.
+    assert!(e.ok("showboard").contains("white to move"));
+}

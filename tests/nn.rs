@@ -444,7 +444,7 @@ fn the_fp32_network_is_used_only_in_fp32() {
     for (precision, expected) in [("fp32", small()), ("bf16", large_config)] {
         let mut provider = NetworkProvider::new(&config_for(precision));
         for rule in [Rule::Freestyle, Rule::Caro] {
-            let (service, note) = provider.service_for(rule);
+            let (service, note) = provider.service_for(rule).unwrap();
             assert!(note.is_none(), "{note:?}");
             assert_eq!(
                 service.network_config(),
@@ -459,7 +459,9 @@ fn the_fp32_network_is_used_only_in_fp32() {
          freestyle_fp32 = \"\"\n"
     ))
     .unwrap();
-    let (service, _) = NetworkProvider::new(&config).service_for(Rule::Freestyle);
+    let (service, _) = NetworkProvider::new(&config)
+        .service_for(Rule::Freestyle)
+        .unwrap();
     assert_eq!(service.network_config(), Some(large_config));
     // The native backend computes in fp32 and always uses the rule's network.
     let config = Config::parse(&format!(
@@ -467,7 +469,9 @@ fn the_fp32_network_is_used_only_in_fp32() {
          freestyle_fp32 = {small_file:?}\n"
     ))
     .unwrap();
-    let (service, note) = NetworkProvider::new(&config).service_for(Rule::Freestyle);
+    let (service, note) = NetworkProvider::new(&config)
+        .service_for(Rule::Freestyle)
+        .unwrap();
     assert!(note.is_none(), "{note:?}");
     assert_eq!(service.backend(), Some(wuzi::nn::Backend::Native));
     assert_eq!(service.network_config(), Some(large_config));
@@ -478,7 +482,9 @@ fn the_fp32_network_is_used_only_in_fp32() {
          freestyle = {large:?}\n"
     ))
     .unwrap();
-    let (service, note) = NetworkProvider::new(&config).service_for(Rule::Freestyle);
+    let (service, note) = NetworkProvider::new(&config)
+        .service_for(Rule::Freestyle)
+        .unwrap();
     assert!(note.is_none(), "{note:?}");
     let description = service.description().unwrap_or_default();
     assert!(description.contains("(portable)"), "{description}");

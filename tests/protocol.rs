@@ -460,11 +460,50 @@ fn yixin_board_session() {
 }
 
 #[test]
-fn a_broken_network_file_is_reported_and_the_engine_still_plays() {
+fn a_broken_or_missing_network_file_is_refused_at_start_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let broken = dir.path().join("broken.safetensors");
     std::fs::write(&broken, b"not a network").unwrap();
-    let mut b = Brain::start(&["--network", broken.to_str().unwrap(), "--threads", "1"]);
+    let missing = dir.path().join("missing.safetensors");
+    for (file, name) in [
+        (&broken, "broken.safetensors"),
+        (&missing, "missing.safetensors"),
+    ] {
+        let mut b = Brain::start(&["--network", file.to_str().unwrap(), "--threads", "1"]);
+        b.send("START 15");
+        let answer = b.answer();
+        assert!(
+            answer.starts_with("ERROR") && answer.contains(name),
+            "{answer}"
+        );
+        // No game is played on a uniform evaluator behind the manager's back.
+        b.send("INFO timeout_turn 100");
+        b.send("BEGIN");
+        let answer = b.answer();
+        assert!(
+            answer.starts_with("ERROR") && answer.contains(name),
+            "{answer}"
+        );
+        b.send("END");
+        assert!(b.wait_exit(Duration::from_secs(3)).is_some());
+    }
+}
+
+#[test]
+fn the_tactics_only_fallback_plays_without_a_network_when_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.safetensors");
+    std::fs::write(&broken, b"not a network").unwrap();
+    let config = dir.path().join("wuzi.toml");
+    std::fs::write(&config, "[network]\ntactics_only_fallback = true\n").unwrap();
+    let mut b = Brain::start(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--network",
+        broken.to_str().unwrap(),
+        "--threads",
+        "1",
+    ]);
     b.send("START 15");
     assert_eq!(b.answer(), "OK");
     assert!(

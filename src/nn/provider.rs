@@ -28,8 +28,11 @@ pub struct NetworkProvider {
     loaded: HashMap<PathBuf, Arc<EvalService>>,
     /// The file of the last service handed out.
     current: Option<PathBuf>,
-    /// Files that failed, with the reason (not retried until the file changes).
+    /// Files that failed, with the reason (never retried).
     failed: HashMap<PathBuf, String>,
+    /// Rules that cannot be played, with the reason: their network failed
+    /// and `network.tactics_only_fallback` is off.
+    refused: HashMap<Rule, String>,
     /// A message about the device choice (e.g. CUDA missing), shown once.
     pub device_note: Option<String>,
 }
@@ -64,33 +67,58 @@ impl NetworkProvider {
             loaded: HashMap::new(),
             current: None,
             failed: HashMap::new(),
+            refused: HashMap::new(),
             device_note,
         }
     }
 
-    /// The service for `rule`: its network, or (when the file cannot be
-    /// used) a uniform evaluator, with the reason as a message.
-    pub fn service_for(&mut self, rule: Rule) -> (Arc<EvalService>, Option<String>) {
+    /// The service for `rule`, with a note when it is not the rule's
+    /// network. When the rule's network cannot be used: a uniform evaluator
+    /// (tactics only) with the reason as the note where
+    /// `network.tactics_only_fallback` allows it; otherwise the reason as
+    /// the error, and the rule is refused ([`NetworkProvider::refusal`]).
+    /// A tournament brain must not play on silently without its network.
+    pub fn service_for(
+        &mut self,
+        rule: Rule,
+    ) -> Result<(Arc<EvalService>, Option<String>), String> {
         let path = self.config.network_for(rule).to_path_buf();
         if let Some(service) = self.loaded.get(&path) {
             self.current = Some(path);
-            return (Arc::clone(service), None);
+            return Ok((Arc::clone(service), None));
+        }
+        if let Some(why) = self.refused.get(&rule) {
+            return Err(why.clone());
         }
         let fp32_path = self.config.fp32_network_for(rule).map(Path::to_path_buf);
         let (service, note) = match self.load(&path, fp32_path.as_deref()) {
             Ok(service) => (service, None),
-            Err(why) => {
-                let note = format!("{why}; playing without a network (tactics only)");
+            Err(why) if self.config.network.tactics_only_fallback => {
+                let note = format!("{why}; playing {rule} without a network (tactics only)");
                 match EvalService::start_uniform(self.service_config.clone()) {
                     Ok(service) => (service, Some(note)),
-                    Err(e) => return self.fail_hard(e),
+                    Err(e) => return Ok(self.fail_hard(e)),
                 }
+            }
+            Err(why) => {
+                let why = format!(
+                    "{why}; {rule} cannot be played without its network \
+                     (network.tactics_only_fallback = true plays it with tactics only)"
+                );
+                self.refused.insert(rule, why.clone());
+                return Err(why);
             }
         };
         let service = Arc::new(service);
         self.loaded.insert(path.clone(), Arc::clone(&service));
         self.current = Some(path);
-        (service, note)
+        Ok((service, note))
+    }
+
+    /// Why `rule` cannot be played, if its network failed to load (in
+    /// [`NetworkProvider::service_for`]) and no fallback is allowed.
+    pub fn refusal(&self, rule: Rule) -> Option<&str> {
+        self.refused.get(&rule).map(String::as_str)
     }
 
     /// Evaluator threads could not be started at all: keep the service we

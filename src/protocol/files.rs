@@ -206,6 +206,9 @@ fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, String
     let rule = request.board.rule();
     let mut networks = NetworkProvider::new(&config);
     let (mut engine, note) = super::engine_for(&config, &mut networks, request.board.size(), rule);
+    if let Some(why) = networks.refusal(rule) {
+        return Err(why.to_string());
+    }
     if let Some(bytes) = request.max_memory {
         engine.configure(|c| c.max_memory = bytes);
     }

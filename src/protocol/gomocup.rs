@@ -155,7 +155,7 @@ impl Gomocup {
         // Every rule's network now, so that INFO rule costs no turn time.
         let mut notes: Vec<String> = Rule::ALL
             .iter()
-            .filter_map(|&r| networks.service_for(r).1)
+            .filter_map(|&r| networks.service_for(r).map_or_else(Some, |(_, note)| note))
             .collect();
         notes.dedup();
         let (engine, _) =
@@ -214,6 +214,10 @@ impl Gomocup {
             return;
         };
         let rule = s.engine.rule();
+        if let Some(why) = self.networks.refusal(rule) {
+            error(s, why);
+            return;
+        }
         s.engine.new_game(size, rule);
         self.blocked = CellSet::new();
         if self.logging {
@@ -401,6 +405,10 @@ impl Gomocup {
     // ---- searches ---------------------------------------------------------
 
     fn think(&mut self, s: &mut GomocupSession, job: Job) {
+        if let Some(why) = self.networks.refusal(s.engine.rule()) {
+            error(s, why);
+            return;
+        }
         if s.engine.board().outcome().is_some() {
             error(s, "the game is over on this board");
             return;

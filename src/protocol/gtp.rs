@@ -154,7 +154,10 @@ impl Gtp {
     pub fn engine(config: Config, out: Box<dyn std::io::Write + Send>) -> Driver<Gtp> {
         let mut networks = NetworkProvider::new(&config);
         for rule in Rule::ALL {
-            if let (_, Some(note)) = networks.service_for(rule) {
+            if let Some(note) = networks
+                .service_for(rule)
+                .map_or_else(Some, |(_, note)| note)
+            {
                 tracing::warn!("{note}");
             }
         }
@@ -278,6 +281,9 @@ impl Gtp {
         else {
             return failure(s, id, "syntax error: genmove COLOR");
         };
+        if let Some(why) = self.networks.refusal(s.engine.rule()) {
+            return failure(s, id, why.to_string());
+        }
         Self::with_side_to_move(s, color);
         if s.engine.board().outcome().is_some() {
             // Nothing to play on a finished board.

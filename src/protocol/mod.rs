@@ -27,19 +27,24 @@ use crate::game::{BoardSize, Rule};
 use crate::gomocup::CommandParser;
 use crate::gtp::GtpCommand;
 use crate::nn::provider::NetworkProvider;
+use crate::nn::EvalService;
 pub use gomocup::{Dialect, Gomocup};
 pub use gtp::Gtp;
 use session::{Driver, FrontEnd};
+use std::sync::Arc;
 
 /// An engine on an empty `size` board under `rule`, evaluating with that
-/// rule's network from `networks`; the note says when the network fell back.
+/// rule's network from `networks`; the note says when the network fell
+/// back or the rule is refused (the engine then has a service that
+/// evaluates nothing, and the front end refuses to search:
+/// [`NetworkProvider::refusal`]).
 fn engine_for(
     config: &Config,
     networks: &mut NetworkProvider,
     size: BoardSize,
     rule: Rule,
 ) -> (Engine, Option<String>) {
-    let (service, note) = networks.service_for(rule);
+    let (service, note) = service_or_refusal(networks, rule);
     (
         Engine::new(service, config.search_config(), size, rule),
         note,
@@ -48,14 +53,26 @@ fn engine_for(
 
 /// Switches `engine` to `rule` and that rule's network (the same stones);
 /// nothing when it is the rule already. The note says when the network
-/// fell back.
+/// fell back or the rule is refused.
 fn switch_rule(engine: &mut Engine, networks: &mut NetworkProvider, rule: Rule) -> Option<String> {
     if rule == engine.rule() {
         return None;
     }
-    let (service, note) = networks.service_for(rule);
+    let (service, note) = service_or_refusal(networks, rule);
     engine.set_rule(rule, service);
     note
+}
+
+/// The rule's service and note, or for a refused rule a service that
+/// evaluates nothing and the reason: front ends keep running so that they
+/// can answer every later command with that reason.
+fn service_or_refusal(
+    networks: &mut NetworkProvider,
+    rule: Rule,
+) -> (Arc<EvalService>, Option<String>) {
+    networks
+        .service_for(rule)
+        .unwrap_or_else(|why| (Arc::new(EvalService::stopped()), Some(why)))
 }
 
 /// Runs the Gomocup brain until END or the end of input.

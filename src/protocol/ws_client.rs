@@ -123,6 +123,9 @@ impl Player {
         if let Some(note) = super::switch_rule(&mut self.engine, &mut self.networks, board.rule()) {
             tracing::warn!("{note}");
         }
+        if let Some(why) = self.networks.refusal(board.rule()) {
+            return Err(why.to_string());
+        }
         self.color = color.into();
         let mut remaining =
             Duration::from_millis(config.initial_state.players.of(self.color).remaining_time);
