@@ -411,22 +411,25 @@ fn exe_dir() -> Option<PathBuf> {
 }
 
 /// Where the binary is installed: its folder, or the project folder when it
-/// runs from `target/<profile>/`.
+/// runs from a cargo target folder: `target/<profile>/`, or deeper where a
+/// build has its own target folder or a target triple
+/// (`target/native/release/`, `target/<triple>/release/`).
 fn install_base() -> PathBuf {
     let Some(dir) = exe_dir() else {
         return PathBuf::from(".");
     };
-    let project = dir.parent().and_then(Path::parent).map(Path::to_path_buf);
-    match project {
-        Some(p)
-            if dir
-                .parent()
-                .is_some_and(|t| t.file_name().is_some_and(|n| n == "target")) =>
-        {
-            p
-        }
-        _ => dir,
-    }
+    project_of(&dir).unwrap_or(dir)
+}
+
+/// The project folder of a binary in `dir`: the parent of the nearest
+/// `target` folder at most three levels up.
+fn project_of(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .skip(1)
+        .take(3)
+        .find(|a| a.file_name().is_some_and(|n| n == "target"))
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
 }
 
 fn candidate_files() -> Vec<PathBuf> {
@@ -460,6 +463,26 @@ fn evaluator_threads<'de, D: serde::Deserializer<'de>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn binaries_in_cargo_target_folders_find_the_project() {
+        let project = Path::new("/home/me/wuzi");
+        for dir in [
+            "target/release",
+            "target/native/release",
+            "target/x86_64-pc-windows-gnu/release",
+            "target/native/x86_64-unknown-linux-musl/release",
+        ] {
+            assert_eq!(
+                project_of(&project.join(dir)).as_deref(),
+                Some(project),
+                "{dir}"
+            );
+        }
+        // An installed brain (a Gomocup folder) is its own base.
+        assert_eq!(project_of(Path::new("/games/wuzi")), None);
+        assert_eq!(project_of(Path::new("/games/wuzi/bin")), None);
+    }
 
     #[test]
     fn defaults_and_partial_files() {

@@ -22,20 +22,57 @@ fn stdout_of(command: &mut Command) -> String {
 fn bench_rules_prints_every_figure() {
     let text = stdout_of(wuzi().args(["bench", "rules", "--seconds", "0.05"]));
     assert!(text.contains("make+unmake with pattern update"), "{text}");
+    let line_of = |label: &str| {
+        text.lines()
+            .find(|l| l.contains(label))
+            .unwrap_or_else(|| panic!("{label}:\n{text}"))
+    };
+    // A figure: digits with thousands separators, e.g. "1,425,545".
+    let figure = |word: &str| -> Option<f64> {
+        let digits = word.trim_end_matches([';', ',']).replace(',', "");
+        (!digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()))
+            .then(|| digits.parse().ok())
+            .flatten()
+    };
+    // The table rows end with their rate; a label's own digits (15x15)
+    // are not figures.
     for label in [
         "renju 15x15",
+        "standard 15x15",
         "freestyle 20x20",
-        "full forbidden-point scans per second",
-        "VCF nodes per second",
-        "VCT (depth-first) nodes per second",
-        "VCT (proof-number, the engine's) nodes per second",
+        "freestyle 15x15",
     ] {
-        let line = text
-            .lines()
-            .find(|l| l.contains(label))
-            .unwrap_or_else(|| panic!("{label}:\n{text}"));
-        assert!(line.chars().any(|c| c.is_ascii_digit()), "{line}");
+        let line = line_of(label);
+        let rate = line.split_whitespace().last().and_then(figure);
+        assert!(rate.is_some_and(|r| r > 0.0), "{line}");
     }
+    // The solver lines give the rate after the colon, then the wins found.
+    let after = |line: &str, mark: &str| -> f64 {
+        line.split(mark)
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(figure)
+            .unwrap_or_else(|| panic!("no figure after {mark:?}: {line}"))
+    };
+    let wins = |line: &str| -> f64 {
+        let head = &line[..line.find(" wins found").unwrap_or_else(|| panic!("{line}"))];
+        head.split_whitespace()
+            .last()
+            .and_then(figure)
+            .unwrap_or_else(|| panic!("{line}"))
+    };
+    let scans = line_of("full forbidden-point scans per second");
+    assert!(after(scans, "): ") > 0.0, "{scans}");
+    let vcf = line_of("VCF nodes per second");
+    let vct = line_of("VCT (depth-first) nodes per second");
+    let pn = line_of("VCT (proof-number, the engine's) nodes per second");
+    for line in [vcf, vct, pn] {
+        assert!(after(line, "): ") > 0.0, "{line}");
+    }
+    // The same positions: every VCF win is a VCT win, and both VCT solvers
+    // find wins that VCF cannot.
+    assert!(wins(vcf) > 0.0, "{vcf}");
+    assert!(wins(vct) >= wins(vcf) && wins(pn) >= wins(vcf), "{text}");
 }
 
 #[test]
@@ -136,16 +173,54 @@ fn bench_nn_reports_a_broken_network_file() {
     );
 }
 
+/// `bench arena` is where the match runner's own time per move is measured
+/// (a timed test would flake on a shared machine); its figures must be
+/// what it says they are: the move loops' time less the engines', per move
+/// played, over whole games.
 #[test]
 fn bench_arena_prints_the_runner_overhead_per_move() {
     let text = stdout_of(wuzi().args(["bench", "arena"]));
-    assert_eq!(
-        text.lines()
-            .filter(|l| l.starts_with("bench arena:") && l.contains(" per move ("))
-            .count(),
-        2,
-        "{text}"
-    );
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("bench arena:"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for line in lines {
+        // "... 5.4 us per move (1139 moves; move loops 0.020 s, engines 0.014 s)"
+        let number_before = |label: &str| -> f64 {
+            let head = &line[..line
+                .find(label)
+                .unwrap_or_else(|| panic!("{label}: {line}"))];
+            head.split_whitespace()
+                .last()
+                .and_then(|w| w.trim_start_matches('(').parse().ok())
+                .unwrap_or_else(|| panic!("no number before {label}: {line}"))
+        };
+        let number_after = |label: &str| -> f64 {
+            let tail = &line[line
+                .find(label)
+                .unwrap_or_else(|| panic!("{label}: {line}"))
+                + label.len()..];
+            tail.split_whitespace()
+                .next()
+                .and_then(|w| w.parse().ok())
+                .unwrap_or_else(|| panic!("no number after {label}: {line}"))
+        };
+        let per_move_us = number_before(" us per move");
+        let moves = number_before(" moves;");
+        let loops = number_after("move loops ");
+        let engines = number_after("engines ");
+        // 30 games of two random brains from 2 random stones: black needs 4
+        // more stones and white at least 3 moves in between, 7 per game.
+        assert!(moves >= 30.0 * 7.0, "{line}");
+        assert!(loops >= engines, "{line}");
+        // The seconds are printed to the millisecond: allow that rounding.
+        let overhead_us = (loops - engines) * 1e6;
+        assert!(
+            (per_move_us * moves - overhead_us).abs() <= 1_000.0 + 0.05 * per_move_us * moves,
+            "{line}"
+        );
+    }
 }
 
 /// The CUDA libraries (about 145 MB that tournament managers count as the

@@ -120,9 +120,9 @@ impl FileRequest {
     /// Reads the manager's files in `dir`.
     pub fn read(dir: &Path) -> Result<FileRequest, String> {
         let mut clock = Clock::default();
-        if let Ok(text) = read(dir, "TIMEOUTS.DAT") {
-            parse_timeouts(&text, &mut clock)?;
-        }
+        // The manager always writes it: without it the brain would not know
+        // its time and could lose on time.
+        parse_timeouts(&read(dir, "TIMEOUTS.DAT")?, &mut clock)?;
         let mut rule = Rule::Freestyle;
         let mut max_memory = None;
         let mut folder = None;

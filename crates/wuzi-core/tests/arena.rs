@@ -10,7 +10,7 @@ use wuzi_core::arena::openings::{self, OpeningFormat};
 use wuzi_core::arena::record::parse_sgf;
 use wuzi_core::arena::stats::{self, EloEstimate, SprtModel, SprtParams, Wld};
 use wuzi_core::arena::{
-    bench_overhead, run, ArenaError, EndReason, GameSummary, MatchArgs, MatchSummary, SprtDecision,
+    run, ArenaError, EndReason, GameSummary, MatchArgs, MatchSummary, SprtDecision,
 };
 use wuzi_core::game::{Board, BoardSize, Color, Outcome, Rule};
 
@@ -682,25 +682,4 @@ fn command_line_help_and_errors() {
     assert_eq!(a.rule, Rule::Renju);
     let e = play("cmd=x speed=3", "cmd=y", "--games 2").unwrap_err();
     assert!(e.to_string().contains("speed"), "{e}");
-}
-
-#[test]
-fn runner_overhead_per_move() {
-    let brain = Path::new(BRAIN);
-    let plain =
-        bench_overhead(brain, &["--mode", "random"], 30, 15, Rule::Freestyle, None).unwrap();
-    println!("runner overhead, no logs: {plain}");
-    let dir = tempfile::tempdir().unwrap();
-    let logged = bench_overhead(
-        brain,
-        &["--mode", "random"],
-        30,
-        15,
-        Rule::Renju,
-        Some(dir.path()),
-    )
-    .unwrap();
-    println!("runner overhead, renju with logs: {logged}");
-    assert!(plain.moves > 30 && logged.moves > 30);
-    assert!(plain.wall >= plain.engine);
 }
