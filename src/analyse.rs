@@ -19,6 +19,7 @@ use crate::gomocup::Coord;
 use crate::search::node::Proven;
 use crate::search::result::{column_letter, MoveStats, Notation};
 use crate::search::{SearchLimits, SearchResult, Searcher, TimeBudget};
+use wuzi_core::arena::record::parse_sgf;
 use wuzi_core::records::{parse_board_size, parse_psq, Dataset};
 
 /// Options of `pbrain-wuzi analyse`.
@@ -121,56 +122,72 @@ pub fn parse_cell(text: &str, size: BoardSize) -> Result<Point, String> {
         .ok_or_else(|| format!("{t:?} is off the {size} board"))
 }
 
-/// SGF: `SZ[n]` (or `SZ[w:h]`) and `;B[xy]`/`;W[xy]` with letters from `a`
-/// counted from the top left.
-pub fn parse_sgf(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), String> {
-    let mut size = BoardSize::square(15).map_err(|e| e.to_string())?;
-    if let Some(i) = text.find("SZ[") {
-        let value = &text[i + 3..];
-        let end = value.find(']').ok_or("SZ[ is not closed")?;
-        let value = &value[..end];
-        size = match value.split_once(':') {
-            Some((w, h)) => BoardSize::new(
-                w.trim().parse().map_err(|_| format!("bad SZ[{value}]"))?,
-                h.trim().parse().map_err(|_| format!("bad SZ[{value}]"))?,
-            ),
-            None => BoardSize::square(
-                value
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("bad SZ[{value}]"))?,
-            ),
-        }
-        .map_err(|e| e.to_string())?;
+/// The first game of an SGF file as one sequence of alternate moves, black
+/// first: its set-up stones (`AB`, `AW`) black and white in turn, then its
+/// moves, which must go on alternating. A position set up in the record can
+/// so be analysed whenever alternate play reaches it; otherwise the error
+/// says why.
+pub fn sgf_sequence(text: &str) -> Result<(BoardSize, Vec<Point>), String> {
+    let games = parse_sgf(text).map_err(|e| format!("SGF: {e}"))?;
+    let game = games.into_iter().next().ok_or("SGF: no game tree")?;
+    let stones = |color: Color| {
+        game.setup
+            .iter()
+            .filter(move |(c, _)| *c == color)
+            .map(|(_, p)| *p)
+    };
+    let (blacks, whites): (Vec<Point>, Vec<Point>) = (
+        stones(Color::Black).collect(),
+        stones(Color::White).collect(),
+    );
+    if blacks.len() != whites.len() && blacks.len() != whites.len() + 1 {
+        return Err(format!(
+            "SGF: set-up stones {} black (AB) and {} white (AW): alternate moves \
+             reach only as many black stones as white ones, or one more",
+            blacks.len(),
+            whites.len()
+        ));
     }
-    let mut moves = Vec::new();
-    let bytes = text.as_bytes();
-    for i in 0..bytes.len().saturating_sub(2) {
-        if bytes[i] == b';' || bytes[i] == b'\n' || bytes[i] == b' ' {
-            continue;
+    let mut sequence = Vec::with_capacity(game.setup.len() + game.moves.len());
+    for (k, b) in blacks.iter().enumerate() {
+        sequence.push(*b);
+        if let Some(w) = whites.get(k) {
+            sequence.push(*w);
         }
-        let is_move = (bytes[i] == b'B' || bytes[i] == b'W')
-            && bytes[i + 1] == b'['
-            && (i == 0 || !bytes[i - 1].is_ascii_uppercase());
-        if !is_move {
-            continue;
+    }
+    let to_move = |placed: usize| {
+        if placed % 2 == 0 {
+            Color::Black
+        } else {
+            Color::White
         }
-        let rest = &text[i + 2..];
-        let end = rest.find(']').ok_or("a move is not closed by ]")?;
-        let coords = rest[..end].as_bytes();
-        if coords.len() != 2 {
-            continue; // A pass (B[]) or a non-move property.
-        }
-        let coord = |c: u8| -> Result<i64, String> {
-            match c {
-                b'a'..=b'z' => Ok((c - b'a') as i64),
-                b'A'..=b'Z' => Ok((c - b'A') as i64 + 26),
-                _ => Err(format!("bad SGF move [{}]", &rest[..end])),
-            }
+    };
+    if let Some(player) = game.property("PL").filter(|_| game.moves.is_empty()) {
+        let wanted = match player.trim() {
+            "B" | "b" => Color::Black,
+            "W" | "w" => Color::White,
+            other => return Err(format!("SGF: PL[{other}] is neither B nor W")),
         };
-        moves.push((coord(coords[0])?, coord(coords[1])?));
+        if wanted != to_move(sequence.len()) {
+            return Err(format!(
+                "SGF: PL[{player}] after {} black and {} white set-up stones: \
+                 alternate moves cannot reach that",
+                blacks.len(),
+                whites.len()
+            ));
+        }
     }
-    Ok((size, moves))
+    for (n, &(color, point)) in game.moves.iter().enumerate() {
+        if color != to_move(sequence.len()) {
+            return Err(format!(
+                "SGF: move {} ({point}) is {color}'s, but {} is to move",
+                n + 1,
+                to_move(sequence.len())
+            ));
+        }
+        sequence.push(point);
+    }
+    Ok((game.size, sequence))
 }
 
 /// The game the arguments describe.
@@ -241,11 +258,11 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
         });
     }
     if trimmed.starts_with('(') {
-        let (size, moves) = parse_sgf(trimmed)?;
+        let (size, moves) = sgf_sequence(trimmed)?;
         return Ok(GameInput {
             size,
             rule: args.rule,
-            moves: points(size, moves)?,
+            moves,
         });
     }
     if trimmed.starts_with("#game_id") || trimmed.lines().next().is_some_and(|l| l.contains('\t')) {
@@ -695,12 +712,26 @@ mod tests {
     }
 
     #[test]
-    fn sgf_moves_and_size_are_read() {
-        let (size, moves) = parse_sgf("(;GM[4]SZ[15]PB[a]PW[b];B[hh];W[ii];B[jj])").unwrap();
+    fn sgf_moves_set_up_stones_and_size_are_read() {
+        let p = |x, y| Point::new(x, y).unwrap();
+        let (size, moves) =
+            sgf_sequence("(;GM[4]SZ[15]PB[a]PW[b]C[B[aa]];B[hh];W[ii];B[jj])").unwrap();
         assert_eq!(size, BoardSize::square(15).unwrap());
-        assert_eq!(moves, vec![(7, 7), (8, 8), (9, 9)]);
-        let (size, _) = parse_sgf("(;SZ[20:15];B[aa])").unwrap();
+        assert_eq!(moves, vec![p(7, 7), p(8, 8), p(9, 9)]);
+        let (size, _) = sgf_sequence("(;SZ[20:15];B[aa])").unwrap();
         assert_eq!(size, BoardSize::new(20, 15).unwrap());
-        assert!(parse_sgf("(;SZ[99];B[aa])").is_err());
+        // Set-up stones first, black and white in turn, then the moves.
+        let (_, moves) = sgf_sequence("(;SZ[15]AB[hh][jj]AW[ii];W[kk])").unwrap();
+        assert_eq!(moves, vec![p(7, 7), p(8, 8), p(9, 9), p(10, 10)]);
+        for (bad, why) in [
+            ("(;SZ[99];B[aa])", "board size 99x99"),
+            ("(;SZ[15]AB[aa][bb][cc]AW[dd])", "set-up stones 3 black"),
+            ("(;SZ[15]AB[aa]AW[bb]PL[W])", "PL[W]"),
+            ("(;SZ[15];B[aa];B[bb])", "move 2"),
+            ("(;SZ[15]AB[aa];B[bb])", "move 1"),
+        ] {
+            let e = sgf_sequence(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
     }
 }

@@ -122,12 +122,15 @@ pub fn sgf_text(info: &SgfInfo<'_>, moves: &[MoveRecord]) -> String {
     text
 }
 
-/// A game read back from SGF.
+/// A game read back from SGF: the main line (the first variation at every
+/// branch).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SgfGame {
     pub size: BoardSize,
+    /// Set-up stones (`AB`, `AW`) placed before the first move.
+    pub setup: Vec<(Color, Point)>,
     pub moves: Vec<(Color, Point)>,
-    /// Root properties other than moves, in order (`SZ`, `RE`, `PB`, ...).
+    /// Other properties of the main line, in order (`SZ`, `RE`, `PB`, `C`, ...).
     pub properties: Vec<(String, String)>,
 }
 
@@ -140,54 +143,59 @@ impl SgfGame {
     }
 }
 
-/// Reads every game of an SGF file (a collection of `(;...)` trees; only the
-/// main line of each). Understands the properties this module writes.
+/// One open `(` of an SGF collection.
+struct Subtree {
+    /// On the main line: the first variation of a main-line node.
+    main: bool,
+    /// A variation has been opened inside it (later ones are not main).
+    branched: bool,
+}
+
+/// Reads every game of an SGF file (a collection of `(;...)` trees), each
+/// as its main line. Values are read whole, escapes included, so that text
+/// in comments (`C[... B[aa] ...]`) is never taken for a move. Set-up
+/// stones are kept apart from the moves; removing stones (`AE`), passes and
+/// set-up stones after the first move are refused with the reason.
 pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, String> {
     let mut games = Vec::new();
-    let mut chars = text.chars().peekable();
-    let mut depth = 0usize;
-    type Tree = (Vec<(String, String)>, Vec<(Color, Point)>);
-    let mut current: Option<Tree> = None;
+    let mut chars = text.chars();
+    let mut open: Vec<Subtree> = Vec::new();
+    let mut game = SgfGame {
+        size: BoardSize::FIFTEEN,
+        setup: Vec::new(),
+        moves: Vec::new(),
+        properties: Vec::new(),
+    };
     let mut key = String::new();
     let mut after_value = false;
     while let Some(c) = chars.next() {
         match c {
             '(' => {
-                depth += 1;
-                if depth == 1 {
-                    current = Some((Vec::new(), Vec::new()));
-                }
+                let main = match open.last_mut() {
+                    None => {
+                        game.setup.clear();
+                        game.moves.clear();
+                        game.properties.clear();
+                        true
+                    }
+                    Some(parent) => {
+                        let main = parent.main && !parent.branched;
+                        parent.branched = true;
+                        main
+                    }
+                };
+                open.push(Subtree {
+                    main,
+                    branched: false,
+                });
+                key.clear();
             }
             ')' => {
-                if depth == 0 {
-                    return Err("unbalanced ')'".to_string());
+                open.pop().ok_or("unbalanced ')'")?;
+                if open.is_empty() {
+                    games.push(finish_sgf_game(&mut game)?);
                 }
-                depth -= 1;
-                if depth == 0 {
-                    let (props, moves) = current.take().ok_or("empty game tree")?;
-                    let sz = props
-                        .iter()
-                        .find(|(k, _)| k == "SZ")
-                        .map(|(_, v)| v.clone())
-                        .unwrap_or_else(|| "15".to_string());
-                    let (w, h) = match sz.split_once(':') {
-                        Some((w, h)) => (w.parse(), h.parse()),
-                        None => (sz.parse(), sz.parse()),
-                    };
-                    let (w, h) = (
-                        w.map_err(|_| format!("bad SZ {sz:?}"))?,
-                        h.map_err(|_| format!("bad SZ {sz:?}"))?,
-                    );
-                    let size = BoardSize::new(w, h).map_err(|e| e.to_string())?;
-                    if let Some(&(_, p)) = moves.iter().find(|(_, p)| !size.contains(*p)) {
-                        return Err(format!("move {p} is off the {size} board"));
-                    }
-                    games.push(SgfGame {
-                        size,
-                        moves,
-                        properties: props,
-                    });
-                }
+                key.clear();
             }
             ';' => {
                 key.clear();
@@ -208,32 +216,11 @@ pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, String> {
                     }
                 }
                 after_value = true;
-                let Some((props, moves)) = current.as_mut() else {
+                let Some(subtree) = open.last() else {
                     return Err("property outside a game tree".to_string());
                 };
-                if depth > 1 {
-                    // Variations are skipped.
-                    continue;
-                }
-                match key.as_str() {
-                    "B" | "W" => {
-                        let color = if key == "B" {
-                            Color::Black
-                        } else {
-                            Color::White
-                        };
-                        let mut cs = value.chars();
-                        let (Some(x), Some(y), None) = (
-                            cs.next().and_then(sgf_value),
-                            cs.next().and_then(sgf_value),
-                            cs.next(),
-                        ) else {
-                            return Err(format!("bad move {key}[{value}]"));
-                        };
-                        let p = Point::new(x, y).ok_or_else(|| format!("bad move [{value}]"))?;
-                        moves.push((color, p));
-                    }
-                    _ => props.push((key.clone(), value)),
+                if subtree.main {
+                    sgf_property(&mut game, &key, value)?;
                 }
             }
             c if c.is_ascii_uppercase() => {
@@ -248,10 +235,71 @@ pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, String> {
             _ => {}
         }
     }
-    if depth != 0 {
+    if !open.is_empty() {
         return Err("unterminated game tree".to_string());
     }
     Ok(games)
+}
+
+/// One property value of a main-line node.
+fn sgf_property(game: &mut SgfGame, key: &str, value: String) -> Result<(), String> {
+    let color = match key {
+        "B" | "AB" => Color::Black,
+        "W" | "AW" => Color::White,
+        "AE" => return Err(format!("AE[{value}]: removing stones is not supported")),
+        _ => {
+            game.properties.push((key.to_string(), value));
+            return Ok(());
+        }
+    };
+    let mut cs = value.chars();
+    let point = match (
+        cs.next().map(sgf_value),
+        cs.next().map(sgf_value),
+        cs.next(),
+    ) {
+        (Some(Some(x)), Some(Some(y)), None) => Point::new(x, y),
+        (None, _, _) => return Err(format!("{key}[]: passes are not supported")),
+        _ => None,
+    }
+    .ok_or_else(|| format!("bad point {key}[{value}]"))?;
+    if key.starts_with('A') {
+        if !game.moves.is_empty() {
+            return Err(format!(
+                "{key}[{value}]: set-up stones after the first move are not supported"
+            ));
+        }
+        game.setup.push((color, point));
+    } else {
+        game.moves.push((color, point));
+    }
+    Ok(())
+}
+
+/// The size (`SZ[n]` or `SZ[w:h]`, 15 without it), with every stone on the
+/// board; the game is taken and `game` left empty.
+fn finish_sgf_game(game: &mut SgfGame) -> Result<SgfGame, String> {
+    let sz = game.property("SZ").unwrap_or("15").trim().to_string();
+    let side = |v: &str| v.trim().parse().map_err(|_| format!("bad SZ[{sz}]"));
+    let (w, h) = match sz.split_once(':') {
+        Some((w, h)) => (side(w)?, side(h)?),
+        None => (side(&sz)?, side(&sz)?),
+    };
+    let size = BoardSize::new(w, h).map_err(|e| e.to_string())?;
+    if let Some(&(_, p)) = game
+        .setup
+        .iter()
+        .chain(&game.moves)
+        .find(|(_, p)| !size.contains(*p))
+    {
+        return Err(format!("stone {p} is off the {size} board"));
+    }
+    Ok(SgfGame {
+        size,
+        setup: std::mem::take(&mut game.setup),
+        moves: std::mem::take(&mut game.moves),
+        properties: std::mem::take(&mut game.properties),
+    })
 }
 
 #[cfg(test)]
@@ -297,6 +345,46 @@ mod tests {
         assert_eq!(g.property("PW"), Some("c\\d"));
         assert_eq!(g.property("RE"), Some("W+F"));
         assert_eq!(g.property("RU"), Some("renju"));
+    }
+
+    #[test]
+    fn sgf_main_line_set_up_stones_and_comments() {
+        let p = |x, y| Point::new(x, y).unwrap();
+        let games = parse_sgf(
+            "(;GM[4]SZ[15]AB[hh][ii]AW[hi]C[not a move: B[aa\\] W[bb\\]]\n\
+             ;W[jj](;B[kk];W[ll])(;B[aa]))",
+        )
+        .unwrap();
+        let g = &games[0];
+        assert_eq!(
+            g.setup,
+            vec![
+                (Color::Black, p(7, 7)),
+                (Color::Black, p(8, 8)),
+                (Color::White, p(7, 8))
+            ]
+        );
+        assert_eq!(
+            g.moves,
+            vec![
+                (Color::White, p(9, 9)),
+                (Color::Black, p(10, 10)),
+                (Color::White, p(11, 11))
+            ]
+        );
+        assert_eq!(g.property("C"), Some("not a move: B[aa] W[bb]"));
+        for (bad, why) in [
+            ("(;SZ[15];B[hh]AE[hh])", "AE"),
+            ("(;SZ[15];B[hh];W[])", "pass"),
+            ("(;SZ[15];B[hh];AB[ii])", "after the first move"),
+            ("(;SZ[15];B[h])", "bad point"),
+            ("(;SZ[9];B[jj])", "off the"),
+            ("(;SZ[15];B[hh]", "unterminated"),
+            ("(;SZ[15]C[open", "unterminated"),
+        ] {
+            let e = parse_sgf(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
     }
 
     #[test]
