@@ -407,6 +407,9 @@ fn yixin_board_session() {
     ] {
         b.send(line);
     }
+    // A line that is no command at all is answered, as the GUI logs it.
+    b.send("frobnicate 3");
+    assert_eq!(b.answer(), "UNKNOWN frobnicate 3");
     b.send("start 15");
     assert_eq!(b.answer(), "OK");
     b.send("board");

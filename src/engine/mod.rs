@@ -168,17 +168,19 @@ impl Engine {
 
     /// `count` moves from `board` (colours alternating from its side to
     /// move), each leaving the position as even as the engine can tell
-    /// within the balancing time; fewer only if no legal move is left.
-    pub fn balancing_moves(&mut self, board: &Board, count: usize) -> Vec<Point> {
+    /// within the balancing time, or `bias` (an expectation, -0.5..=0.5)
+    /// better than even for the side not to move in `board`; fewer only if
+    /// no legal move is left.
+    pub fn balancing_moves(&mut self, board: &Board, count: usize, bias: f32) -> Vec<Point> {
         let time = self.balance_time();
-        opening::balancing_moves(self, board, count, time)
+        opening::balancing_moves(self, board, count, time, bias)
     }
 
     /// Three opening stones on an empty board of the game's size and rule
     /// that leave the position even.
     pub fn opening_stones(&mut self) -> Vec<Point> {
         let board = Board::new(self.board.size(), self.board.rule());
-        self.balancing_moves(&board, 3)
+        self.balancing_moves(&board, 3, 0.0)
     }
 
     /// A new game (the cache is kept: positions may recur across games).

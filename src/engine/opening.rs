@@ -55,19 +55,34 @@ fn candidates(board: &mut Board) -> Vec<Point> {
 const SEARCHED: usize = 6;
 
 /// `count` moves from `board` (colours alternating from the side to move),
-/// each leaving the position as even as the engine can tell within `time`
-/// in all: among moves that leave neither side a forced win, the network's
-/// one-ply values pick the most even few, and a search of each decides.
-/// Returns fewer moves only if no legal move is left.
+/// each leaving the position as near to the wanted value as the engine can
+/// tell within `time` in all: among moves that leave neither side a forced
+/// win, the network's one-ply values pick the nearest few, and a search of
+/// each decides. The wanted value is even plus `bias` (an expectation,
+/// -0.5..=0.5) for the side not to move in `board`, so that one number
+/// means the same player whatever `count` is. Returns fewer moves only if
+/// no legal move is left.
 pub(super) fn balancing_moves(
     engine: &mut Engine,
     board: &Board,
     count: usize,
     time: Duration,
+    bias: f32,
 ) -> Vec<Point> {
+    let favoured = board.side_to_move().opponent();
+    let bias = bias.clamp(-0.5, 0.5);
     let mut board = board.clone();
     let mut moves = Vec::new();
     let per_search = time / (count.max(1) * SEARCHED) as u32;
+    // The wanted value for the side to move in `board` (values are the
+    // side to move's).
+    let wanted = |board: &Board| {
+        if board.side_to_move() == favoured {
+            0.5 + bias
+        } else {
+            0.5 - bias
+        }
+    };
     for _ in 0..count {
         let mut screened: Vec<(f32, Point)> = Vec::new();
         let mut fallback = None;
@@ -78,8 +93,8 @@ pub(super) fn balancing_moves(
             fallback.get_or_insert(m);
             if !decided(&mut board) {
                 if let Some(eval) = engine.evaluate(&mut board) {
-                    let even = (eval.wdl[0] + 0.5 * eval.wdl[1] - 0.5).abs();
-                    screened.push((even, m));
+                    let value = eval.wdl[0] + 0.5 * eval.wdl[1];
+                    screened.push(((value - wanted(&board)).abs(), m));
                 }
             }
             board.undo();
@@ -91,6 +106,7 @@ pub(super) fn balancing_moves(
                 if board.play(entry.1).is_err() {
                     continue;
                 }
+                let target = wanted(&board);
                 let result = engine.search_position(&board, per_search);
                 board.undo();
                 let value = match result.proven {
@@ -99,7 +115,7 @@ pub(super) fn balancing_moves(
                     Proven::Draw => 0.5,
                     Proven::Unknown => result.expectation,
                 };
-                entry.0 = (value - 0.5).abs();
+                entry.0 = (value - target).abs();
             }
             screened.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         }

@@ -278,7 +278,7 @@ impl Gomocup {
             }
             BlockKind::Balance(n) => match Self::position_of(s, "BOARD", &stones) {
                 Ok(board) => {
-                    let found = s.engine.balancing_moves(&board, n as usize);
+                    let found = s.engine.balancing_moves(&board, n as usize, 0.0);
                     s.engine.set_board(board);
                     if found.len() < n as usize {
                         error(
@@ -493,7 +493,7 @@ impl Gomocup {
             SwapChoice::TakeBlack => s.send("SWAP"),
             SwapChoice::Balance => {
                 let board = s.engine.board().clone();
-                match s.engine.balancing_moves(&board, 2)[..] {
+                match s.engine.balancing_moves(&board, 2, 0.0)[..] {
                     [m4, m5] => s.send(&format!("{m4} {m5}")),
                     _ => Self::answer_swap_move(s, result),
                 }
@@ -516,7 +516,7 @@ impl Gomocup {
             SwapChoice::TakeBlack => message(s, &format!("SWAP2 {step} YES")),
             SwapChoice::Balance => {
                 let board = s.engine.board().clone();
-                let moves = s.engine.balancing_moves(&board, 2);
+                let moves = s.engine.balancing_moves(&board, 2, 0.0);
                 if let [m4, m5] = moves[..] {
                     message(s, &format!("SWAP2 MOVE4 {} {}", m4.x(), m4.y()));
                     message(s, &format!("SWAP2 MOVE5 {} {}", m5.x(), m5.y()));
@@ -700,9 +700,14 @@ impl FrontEnd for Gomocup {
             }
             Command::YxNbest(n) => self.think(s, Job::NBest(n)),
             Command::YxSearchDefend => self.think(s, Job::NBest(64)),
-            Command::YxBalance { moves, .. } => {
+            Command::YxBalance { moves, bias } => {
                 let board = s.engine.board().clone();
-                let found = s.engine.balancing_moves(&board, moves as usize);
+                // The bias is in the units of the `ev` we report (the
+                // expectation in %), for the side not to move when the
+                // command came: one number favours the same player after
+                // one move or two (Rapfi negates it for two to that end).
+                let bias = (bias.clamp(-50, 50) as f32) / 100.0;
+                let found = s.engine.balancing_moves(&board, moves as usize, bias);
                 if found.is_empty() {
                     error(s, "no move can balance this position");
                 } else {
@@ -713,11 +718,9 @@ impl FrontEnd for Gomocup {
             Command::YxBlockReset => self.blocked = CellSet::new(),
             Command::YxSwap2Step(step) => self.yixin_swap2(s, step),
             Command::Ignored(_) => {}
-            Command::Unknown(line) => {
-                if self.dialect == Dialect::Gomocup {
-                    reply(s, BrainLine::Unknown(line));
-                }
-            }
+            // Yixin-Board logs UNKNOWN lines and goes on (its protocol
+            // notes): answered in both dialects, so nothing is lost silently.
+            Command::Unknown(line) => reply(s, BrainLine::Unknown(line)),
             Command::Malformed(why) => error(s, &why),
         }
         Flow::Continue
