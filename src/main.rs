@@ -120,6 +120,21 @@ struct ServeArgs {
     /// in seconds.
     #[arg(long, default_value_t = 600)]
     resume_window_s: u64,
+    /// Connections open at once; more are refused (503).
+    #[arg(long, default_value_t = 512)]
+    max_connections: usize,
+    /// Connections open at once from one remote address (this machine's
+    /// own clients count only toward --max-connections).
+    #[arg(long, default_value_t = 16)]
+    max_per_address: usize,
+    /// An origin that browsers may connect from besides the server's own
+    /// page, as browsers send it (`http://example.org:8080`); repeatable.
+    #[arg(long = "allow-origin")]
+    allow_origins: Vec<String>,
+    /// A shared secret that players and web boards must give in the URL
+    /// (`ws://HOST:PORT/?token=SECRET`, the page `http://HOST:PORT/?token=SECRET`).
+    #[arg(long)]
+    token: Option<String>,
 }
 
 /// `pbrain-wuzi serve`: runs until the process is stopped.
@@ -144,6 +159,11 @@ fn serve(args: &ServeArgs) -> io::Result<()> {
         ping_interval: Duration::from_millis(args.ping_interval_ms.max(10)),
         auto_pair: args.pair,
         resume_window: Duration::from_secs(args.resume_window_s),
+        max_connections: args.max_connections.max(1),
+        max_per_address: args.max_per_address.max(1),
+        allowed_origins: args.allow_origins.clone(),
+        token: args.token.clone().filter(|t| !t.is_empty()),
+        ..ServerConfig::default()
     };
     // The referee's events (clients, games, results) on stderr.
     let _ = tracing_subscriber::fmt()

@@ -399,6 +399,9 @@ fn drained(server: &Server, late: usize) -> ServerStats {
         let empty = ServerStats {
             clients: late,
             connections: late,
+            // Running totals, not what is held.
+            refused: stats.refused,
+            slow_viewers_dropped: stats.slow_viewers_dropped,
             ..ServerStats::default()
         };
         if stats == empty || Instant::now() > deadline {
@@ -469,6 +472,7 @@ fn a_hundred_clients_play_at_once() {
         ping_interval: Duration::from_secs(30),
         auto_pair: true,
         resume_window: Duration::from_millis(500),
+        ..ServerConfig::default()
     };
     let server = Server::spawn(listener, config, "page").expect("server");
     let address = server.address;
@@ -527,5 +531,187 @@ fn an_interrupted_game_is_forgotten_after_the_resume_window() {
         start["configuration"]["moveLog"].as_array().map(Vec::len),
         Some(0),
         "{start}"
+    );
+}
+
+/// A WebSocket handshake to `path` with extra headers: the server's answer
+/// status (101 when the upgrade was accepted).
+fn handshake_status(server: &Server, path: &str, headers: &[(&str, String)]) -> u16 {
+    use tungstenite::client::IntoClientRequest;
+    let mut request = format!("ws://{}{path}", server.address)
+        .into_client_request()
+        .expect("request");
+    for (name, value) in headers {
+        request.headers_mut().insert(
+            tungstenite::http::HeaderName::from_bytes(name.as_bytes()).expect("name"),
+            value.parse().expect("value"),
+        );
+    }
+    match tungstenite::connect(request) {
+        Ok((_, response)) => response.status().as_u16(),
+        Err(tungstenite::Error::Http(response)) => response.status().as_u16(),
+        Err(e) => panic!("{path}: {e}"),
+    }
+}
+
+/// What a raw connection gets before the server closes it: the bytes read
+/// until end of file (the server must close it within `limit`).
+fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> Result<String, String> {
+    stream.set_read_timeout(Some(limit)).expect("timeout");
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 1024];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return Ok(String::from_utf8_lossy(&seen).into_owned()),
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+            // A reset is a close too.
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                return Ok(String::from_utf8_lossy(&seen).into_owned())
+            }
+            Err(e) => return Err(format!("still open after {limit:?}: {e}")),
+        }
+    }
+}
+
+/// Clients that misbehave beside an honest game: connections that never
+/// speak (over the cap, refused at once with 503; the rest closed at the
+/// handshake deadline), requests that are not HTTP, a malformed frame
+/// after a good handshake, a page of a foreign origin. The honest game
+/// plays on to its five, and the server then holds nothing.
+#[test]
+fn abusive_connections_are_refused_or_dropped_and_an_honest_game_finishes() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let config = ServerConfig {
+        time: Duration::from_secs(60),
+        ping_interval: Duration::from_secs(5),
+        auto_pair: true,
+        // Automatic pairing starts the honest pair's next game as this one
+        // ends; their leaving then interrupts it, and it waits this long.
+        resume_window: Duration::from_millis(500),
+        max_connections: 40,
+        handshake_timeout: Duration::from_millis(300),
+        write_timeout: Duration::from_secs(1),
+        ..ServerConfig::default()
+    };
+    let server = Server::spawn(listener, config, "<html>board</html>").expect("spawn");
+    let (mut black, mut white, _) = pair(&server, "honest-b", "honest-w");
+    let mut moves = 0u32;
+    // Black's next stone on row 7 (five make the game), white's reply far away.
+    fn honest_move(black: &mut Socket, white: &mut Socket, moves: &mut u32) {
+        send(black, place(7, 3 + *moves));
+        assert_eq!(next(black)["type"], "VALID");
+        assert_eq!(next(white)["type"], "MOVE");
+        if *moves < 4 {
+            send(white, place(0, 2 * *moves));
+            assert_eq!(next(white)["type"], "VALID");
+            assert_eq!(next(black)["type"], "MOVE");
+        }
+        *moves += 1;
+    }
+    honest_move(&mut black, &mut white, &mut moves);
+
+    // A hundred connections that never speak.
+    let mut silent: Vec<TcpStream> = (0..100)
+        .map(|_| TcpStream::connect(server.address).expect("connect"))
+        .collect();
+    let (mut refused, mut closed) = (0, 0);
+    for stream in &mut silent {
+        let seen = read_until_closed(stream, Duration::from_secs(3)).expect("closed");
+        if seen.starts_with("HTTP/1.1 503") {
+            refused += 1;
+        } else {
+            assert_eq!(seen, "", "a silent connection got {seen:?}");
+            closed += 1;
+        }
+    }
+    // The two honest players hold two of the 40 places.
+    assert!(
+        refused >= 60 && closed >= 1,
+        "{refused} refused, {closed} closed"
+    );
+    assert!(server.stats().refused >= 60, "{:?}", server.stats());
+    drop(silent);
+    honest_move(&mut black, &mut white, &mut moves);
+
+    // Requests that are not HTTP, and one that never ends its head.
+    for garbage in [
+        &b"\x00\x01\x02 not http\r\n\r\n"[..],
+        &b"GET / HTTP/1.1\r\nHost: x\r\n"[..],
+    ] {
+        let mut stream = TcpStream::connect(server.address).expect("connect");
+        stream.write_all(garbage).expect("write");
+        read_until_closed(&mut stream, Duration::from_secs(3)).expect("closed");
+    }
+    // A malformed frame after a good handshake: the server closes.
+    let mut rogue = connect(&server);
+    if let tungstenite::stream::MaybeTlsStream::Plain(stream) = rogue.get_mut() {
+        stream.write_all(&[0xff; 16]).expect("write");
+        read_until_closed(stream, Duration::from_secs(3)).expect("closed");
+    }
+    drop(rogue);
+    // A browser page of another origin may not connect; the server's own
+    // page may.
+    let own = format!("http://{}", server.address);
+    assert_eq!(
+        handshake_status(
+            &server,
+            "/watch",
+            &[("Origin", "http://evil.example".into())]
+        ),
+        403
+    );
+    assert_eq!(
+        handshake_status(&server, "/", &[("Origin", "http://evil.example".into())]),
+        403
+    );
+    assert_eq!(handshake_status(&server, "/watch", &[("Origin", own)]), 101);
+    honest_move(&mut black, &mut white, &mut moves);
+
+    while moves < 5 {
+        honest_move(&mut black, &mut white, &mut moves);
+    }
+    for socket in [&mut black, &mut white] {
+        let end = next(socket);
+        assert_eq!(end["type"], "END", "{end}");
+        assert_eq!(end["reason"], "five");
+    }
+    drop((black, white));
+    let stats = drained(&server, 0);
+    assert_eq!(
+        (
+            stats.connections,
+            stats.clients,
+            stats.viewers,
+            stats.games,
+            stats.checkpoints
+        ),
+        (0, 0, 0, 0, 0),
+        "{stats:?}"
+    );
+}
+
+/// With a token, players and web boards must give it; the page reads it
+/// from its own address.
+#[test]
+fn a_server_token_is_required_of_players_and_web_boards() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let config = ServerConfig {
+        token: Some("s3cret".into()),
+        ..ServerConfig::default()
+    };
+    let server = Server::spawn(listener, config, "<html>board</html>").expect("spawn");
+    assert_eq!(handshake_status(&server, "/", &[]), 401);
+    assert_eq!(handshake_status(&server, "/watch?token=wrong", &[]), 401);
+    assert_eq!(handshake_status(&server, "/watch?token=s3cret", &[]), 101);
+    let (mut player, _) =
+        tungstenite::connect(format!("ws://{}/?token=s3cret", server.address)).expect("connect");
+    assert_eq!(next(&mut player)["type"], "NAME");
+    // The page itself is served with the token in its address.
+    let mut stream = TcpStream::connect(server.address).expect("connect");
+    write!(stream, "GET /?token=s3cret HTTP/1.1\r\nHost: x\r\n\r\n").expect("write");
+    let page = read_until_closed(&mut stream, Duration::from_secs(3)).expect("closed");
+    assert!(
+        page.starts_with("HTTP/1.1 200") && page.ends_with("<html>board</html>"),
+        "{page}"
     );
 }

@@ -6,17 +6,30 @@
 //! clients that stopped answering.
 //!
 //! One thread accepts connections, one per connection moves frames, and one
-//! (the referee loop) owns all state and decides.
+//! (the referee loop) owns all state and decides. Threads rather than an
+//! async runtime: the connection caps bound them, and every blocking step
+//! has a deadline (the request and handshake, every write), so a client
+//! that stops talking or reading costs one thread for a bounded time.
+//!
+//! Against misbehaving clients: a cap on connections in all and per remote
+//! address (refused with 503), bounded queues to every connection (a web
+//! board that cannot keep up is dropped, never a game), state broadcasts
+//! coalesced, pings to web boards too, an Origin check (browsers may
+//! connect only from the server's own page, or from origins allowed by
+//! name), and optionally a shared token required of everyone.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
+use parking_lot::Mutex;
+use tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tungstenite::{Message, WebSocket};
 
 use crate::game::{BoardSize, Color, Rule};
@@ -45,6 +58,24 @@ pub struct ServerConfig {
     /// before it is forgotten (a server that runs for days must not keep
     /// every abandoned game).
     pub resume_window: Duration,
+    /// Connections open at once (players, web boards, page requests);
+    /// more are refused with 503.
+    pub max_connections: usize,
+    /// Connections open at once from one remote address. Loopback clients
+    /// (this machine's own programs) count only toward `max_connections`.
+    pub max_per_address: usize,
+    /// Time a new connection has to send its whole request (and so to
+    /// complete the WebSocket handshake).
+    pub handshake_timeout: Duration,
+    /// Time one write may block before the client is taken as gone.
+    pub write_timeout: Duration,
+    /// Origins that browsers may connect from (as they send them:
+    /// `http://example.org:8080`), besides the server's own page. Clients
+    /// that send no Origin (programs, not browsers) are not concerned.
+    pub allowed_origins: Vec<String>,
+    /// A shared secret that players and web boards must give in the URL
+    /// (`ws://host:port/?token=SECRET`, the page `http://host:port/?token=SECRET`).
+    pub token: Option<String>,
 }
 
 impl Default for ServerConfig {
@@ -56,6 +87,12 @@ impl Default for ServerConfig {
             ping_interval: Duration::from_secs(10),
             auto_pair: false,
             resume_window: Duration::from_secs(600),
+            max_connections: 512,
+            max_per_address: 16,
+            handshake_timeout: Duration::from_secs(5),
+            write_timeout: Duration::from_secs(10),
+            allowed_origins: Vec::new(),
+            token: None,
         }
     }
 }
@@ -79,6 +116,10 @@ pub struct ServerStats {
     pub checkpoints: usize,
     /// Connection threads alive (game clients, viewers and page requests).
     pub connections: usize,
+    /// Connections refused so far (over a cap).
+    pub refused: usize,
+    /// Web boards dropped so far because they did not read what was sent.
+    pub slow_viewers_dropped: usize,
 }
 
 #[derive(Default)]
@@ -88,6 +129,10 @@ struct SharedStats {
     games: AtomicUsize,
     checkpoints: AtomicUsize,
     connections: AtomicUsize,
+    refused: AtomicUsize,
+    slow_viewers_dropped: AtomicUsize,
+    /// Open connections per remote address.
+    by_address: Mutex<HashMap<IpAddr, usize>>,
 }
 
 impl SharedStats {
@@ -98,23 +143,68 @@ impl SharedStats {
             games: self.games.load(Ordering::SeqCst),
             checkpoints: self.checkpoints.load(Ordering::SeqCst),
             connections: self.connections.load(Ordering::SeqCst),
+            refused: self.refused.load(Ordering::SeqCst),
+            slow_viewers_dropped: self.slow_viewers_dropped.load(Ordering::SeqCst),
         }
     }
 }
 
-/// Counts a connection thread for as long as it lives.
-struct ConnectionGuard(Arc<SharedStats>);
+/// Why a new connection is refused, if it is: the caps of [`ServerConfig`].
+fn refusal(
+    open: usize,
+    open_from_address: usize,
+    loopback: bool,
+    config: &ServerConfig,
+) -> Option<&'static str> {
+    if open >= config.max_connections {
+        Some("the server is full")
+    } else if !loopback && open_from_address >= config.max_per_address {
+        Some("too many connections from your address")
+    } else {
+        None
+    }
+}
+
+/// Counts a connection thread, in all and for its address, for as long as
+/// it lives.
+struct ConnectionGuard {
+    stats: Arc<SharedStats>,
+    address: IpAddr,
+}
 
 impl ConnectionGuard {
-    fn new(stats: &Arc<SharedStats>) -> ConnectionGuard {
+    /// Admits a connection from `address`, or says why not.
+    fn admit(
+        stats: &Arc<SharedStats>,
+        address: IpAddr,
+        config: &ServerConfig,
+    ) -> Result<ConnectionGuard, &'static str> {
+        let mut by_address = stats.by_address.lock();
+        let from_address = by_address.get(&address).copied().unwrap_or(0);
+        let open = stats.connections.load(Ordering::SeqCst);
+        if let Some(why) = refusal(open, from_address, address.is_loopback(), config) {
+            stats.refused.fetch_add(1, Ordering::SeqCst);
+            return Err(why);
+        }
+        by_address.insert(address, from_address + 1);
         stats.connections.fetch_add(1, Ordering::SeqCst);
-        ConnectionGuard(Arc::clone(stats))
+        Ok(ConnectionGuard {
+            stats: Arc::clone(stats),
+            address,
+        })
     }
 }
 
 impl Drop for ConnectionGuard {
     fn drop(&mut self) {
-        self.0.connections.fetch_sub(1, Ordering::SeqCst);
+        let mut by_address = self.stats.by_address.lock();
+        if let Some(n) = by_address.get_mut(&self.address) {
+            *n -= 1;
+            if *n == 0 {
+                by_address.remove(&self.address);
+            }
+        }
+        self.stats.connections.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -123,6 +213,19 @@ type ClientId = u64;
 /// The largest message a client may send (a 32x32 board's state is about
 /// 5 KB).
 const MAX_MESSAGE: usize = 64 << 10;
+
+/// Messages waiting for one connection at most: a player gets a few per
+/// move, a web board one state per broadcast. A connection whose queue is
+/// full is not reading (its writes are blocked): it is dropped.
+const OUTGOING_QUEUE: usize = 64;
+
+/// Events waiting for the referee at most; connection threads then wait
+/// (and stop reading their clients) until it catches up.
+const EVENT_QUEUE: usize = 4096;
+
+/// Web boards get the state at most this often (and at once when a game
+/// ends or a board connects).
+const BROADCAST_INTERVAL: Duration = Duration::from_millis(100);
 
 /// What a connection thread is told to do.
 enum Outgoing {
@@ -156,6 +259,13 @@ struct Client {
     alive: bool,
 }
 
+/// A web board watching.
+struct Viewer {
+    out: Sender<Outgoing>,
+    /// Answered the last ping.
+    alive: bool,
+}
+
 struct Running {
     game: WsGame,
     /// Black's and white's client.
@@ -177,11 +287,16 @@ struct Checkpoint {
 struct Referee {
     config: ServerConfig,
     clients: BTreeMap<ClientId, Client>,
-    viewers: BTreeMap<ClientId, Sender<Outgoing>>,
+    viewers: BTreeMap<ClientId, Viewer>,
     /// The last game's ending and final position, for the viewers.
     last_result: Option<Value>,
     /// The viewers' picture is out of date.
     changed: bool,
+    /// ... and they should see it now (a game ended, a board connected).
+    urgent: bool,
+    last_broadcast: Instant,
+    /// Connections whose queue was full: dropped after the event at hand.
+    overflowed: RefCell<Vec<ClientId>>,
     games: Vec<Running>,
     checkpoints: Vec<Checkpoint>,
     last_ping: Instant,
@@ -199,9 +314,52 @@ fn color_of_seat(i: usize) -> Color {
 const NO_TIME: PerPlayer<u64> = PerPlayer { black: 0, white: 0 };
 
 impl Referee {
+    fn new(config: ServerConfig, stats: Arc<SharedStats>) -> Referee {
+        Referee {
+            config,
+            clients: BTreeMap::new(),
+            viewers: BTreeMap::new(),
+            last_result: None,
+            changed: false,
+            urgent: false,
+            last_broadcast: Instant::now(),
+            overflowed: RefCell::new(Vec::new()),
+            games: Vec::new(),
+            checkpoints: Vec::new(),
+            last_ping: Instant::now(),
+            stats,
+        }
+    }
+
     fn send(&self, id: ClientId, message: &ServerMessage) {
         if let Some(client) = self.clients.get(&id) {
-            let _ = client.out.send(Outgoing::Text(message.to_json()));
+            self.queue(id, &client.out, Outgoing::Text(message.to_json()));
+        }
+    }
+
+    /// Queues `what` for connection `id`, or marks it to be dropped when
+    /// its queue is full (it has stopped reading).
+    fn queue(&self, id: ClientId, out: &Sender<Outgoing>, what: Outgoing) {
+        if let Err(TrySendError::Full(_)) = out.try_send(what) {
+            self.overflowed.borrow_mut().push(id);
+        }
+    }
+
+    /// Drops the connections that stopped reading: a web board simply goes
+    /// (it reconnects and gets the state anew); a player's game becomes a
+    /// checkpoint as for any disconnection.
+    fn drop_overflowed(&mut self) {
+        let overflowed = std::mem::take(&mut *self.overflowed.borrow_mut());
+        for id in overflowed {
+            if self.viewers.remove(&id).is_some() {
+                tracing::info!("web board {id} dropped: it does not read");
+                self.stats
+                    .slow_viewers_dropped
+                    .fetch_add(1, Ordering::SeqCst);
+            } else {
+                self.drop_client(id);
+            }
+            self.changed = true;
         }
     }
 
@@ -221,18 +379,24 @@ impl Referee {
     }
 
     fn handle(&mut self, event: Event) {
-        self.changed = true;
+        // Pongs change nothing the web boards show.
+        self.changed |= !matches!(event, Event::Pong(_));
         match event {
             Event::Connected(id, out, Role::Viewer) => {
-                self.viewers.insert(id, out);
+                self.viewers.insert(id, Viewer { out, alive: true });
+                self.urgent = true;
             }
             Event::Text(id, text) if self.viewers.contains_key(&id) => self.viewer_command(&text),
             Event::Disconnected(id) if self.viewers.contains_key(&id) => {
                 self.viewers.remove(&id);
             }
-            Event::Pong(id) if self.viewers.contains_key(&id) => {}
+            Event::Pong(id) if self.viewers.contains_key(&id) => {
+                if let Some(v) = self.viewers.get_mut(&id) {
+                    v.alive = true;
+                }
+            }
             Event::Connected(id, out, Role::Player) => {
-                let _ = out.send(Outgoing::Text(ServerMessage::Name.to_json()));
+                self.queue(id, &out, Outgoing::Text(ServerMessage::Name.to_json()));
                 self.clients.insert(
                     id,
                     Client {
@@ -326,6 +490,7 @@ impl Referee {
 
     /// Ends game `g`: END to both players.
     fn end(&mut self, g: usize, ending: Ending) {
+        self.urgent = true;
         let running = self.games.remove(g);
         self.last_result = Some(serde_json::json!({
             "reason": ending.reason,
@@ -352,7 +517,9 @@ impl Referee {
             return;
         };
         tracing::info!("client {id} disconnected");
-        let _ = client.out.send(Outgoing::Close);
+        // Dropping `client` drops its queue's sender: the connection thread
+        // sends what is queued, then closes.
+        let _ = client.out.try_send(Outgoing::Close);
         let Some(g) = self.games.iter().position(|r| r.players.contains(&id)) else {
             return;
         };
@@ -582,11 +749,21 @@ impl Referee {
                 self.changed = true;
                 self.drop_client(id);
             }
-            for client in self.clients.values_mut() {
+            self.viewers.retain(|_, v| v.alive);
+            for (&id, client) in &mut self.clients {
                 client.alive = false;
-                let _ = client.out.send(Outgoing::Ping);
+                if let Err(TrySendError::Full(_)) = client.out.try_send(Outgoing::Ping) {
+                    self.overflowed.borrow_mut().push(id);
+                }
+            }
+            for (&id, viewer) in &mut self.viewers {
+                viewer.alive = false;
+                if let Err(TrySendError::Full(_)) = viewer.out.try_send(Outgoing::Ping) {
+                    self.overflowed.borrow_mut().push(id);
+                }
             }
         }
+        self.drop_overflowed();
         // The viewers see a game's end before the next game (automatic
         // pairing starts it in the same tick).
         self.broadcast();
@@ -605,15 +782,27 @@ impl Referee {
             .store(self.checkpoints.len(), Ordering::SeqCst);
     }
 
-    /// Sends the state to the viewers if it changed.
+    /// Sends the state to the viewers if it changed: at once after a
+    /// game's end or a new board, otherwise at most every
+    /// [`BROADCAST_INTERVAL`], so that a burst of events costs one state.
     fn broadcast(&mut self) {
-        if self.changed && !self.viewers.is_empty() {
-            let state = self.state().to_string();
-            for out in self.viewers.values() {
-                let _ = out.send(Outgoing::Text(state.clone()));
-            }
+        if self.viewers.is_empty() {
+            self.changed = false;
+            self.urgent = false;
+            return;
+        }
+        let due = self.urgent || self.last_broadcast.elapsed() >= BROADCAST_INTERVAL;
+        if !self.changed || !due {
+            return;
+        }
+        let state = self.state().to_string();
+        for (&id, viewer) in &self.viewers {
+            self.queue(id, &viewer.out, Outgoing::Text(state.clone()));
         }
         self.changed = false;
+        self.urgent = false;
+        self.last_broadcast = Instant::now();
+        self.drop_overflowed();
     }
 }
 
@@ -634,7 +823,8 @@ impl Server {
         let address = listener.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
         let stats = Arc::new(SharedStats::default());
-        let (events, inbox) = unbounded();
+        let (events, inbox) = bounded(EVENT_QUEUE);
+        let rules = Arc::new(config.clone());
         let referee_stop = Arc::clone(&stop);
         let referee_stats = Arc::clone(&stats);
         thread::Builder::new()
@@ -650,16 +840,39 @@ impl Server {
                     if accept_stop.load(Ordering::SeqCst) {
                         break;
                     }
-                    let Ok(stream) = stream else { continue };
+                    let stream = match stream {
+                        Ok(stream) => stream,
+                        Err(e) => {
+                            // Out of descriptors, for instance: retrying at
+                            // once would spin; connections end meanwhile.
+                            tracing::warn!("cannot accept a connection: {e}");
+                            thread::sleep(Duration::from_millis(100));
+                            continue;
+                        }
+                    };
+                    let address = match stream.peer_addr() {
+                        Ok(a) => a.ip(),
+                        Err(_) => continue,
+                    };
+                    let guard = match ConnectionGuard::admit(&accept_stats, address, &rules) {
+                        Ok(guard) => guard,
+                        Err(why) => {
+                            refuse(stream, why);
+                            continue;
+                        }
+                    };
                     next_id += 1;
-                    let (id, events) = (next_id, events.clone());
-                    let guard = ConnectionGuard::new(&accept_stats);
-                    let _ = thread::Builder::new()
+                    let (id, events, rules) = (next_id, events.clone(), Arc::clone(&rules));
+                    let spawned = thread::Builder::new()
                         .name(format!("ws-client-{id}"))
                         .spawn(move || {
                             let _guard = guard;
-                            connection(id, stream, events, page)
+                            connection(id, stream, events, page, &rules)
                         });
+                    if let Err(e) = spawned {
+                        tracing::warn!("cannot start a connection thread: {e}");
+                        thread::sleep(Duration::from_millis(100));
+                    }
                 }
             })?;
         Ok(Server {
@@ -694,75 +907,148 @@ fn referee_loop(
     stop: &AtomicBool,
     stats: Arc<SharedStats>,
 ) {
-    let mut referee = Referee {
-        config,
-        clients: BTreeMap::new(),
-        viewers: BTreeMap::new(),
-        last_result: None,
-        changed: false,
-        games: Vec::new(),
-        checkpoints: Vec::new(),
-        last_ping: Instant::now(),
-        stats,
-    };
+    let mut referee = Referee::new(config, stats);
     while !stop.load(Ordering::SeqCst) {
         match inbox.recv_timeout(Duration::from_millis(10)) {
-            Ok(event) => referee.handle(event),
+            Ok(event) => {
+                referee.handle(event);
+                referee.drop_overflowed();
+            }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }
         referee.tick();
     }
     for client in referee.clients.values() {
-        let _ = client.out.send(Outgoing::Close);
+        let _ = client.out.try_send(Outgoing::Close);
     }
 }
 
-/// The path of the WebSocket upgrade the request waiting on `stream` asks
-/// for, `None` for a plain request (read without consuming it, for the
-/// handshake to read again).
-fn upgrade_path(stream: &TcpStream) -> io::Result<Option<String>> {
+/// Turns away a connection over a cap, without waiting on it.
+fn refuse(mut stream: TcpStream, why: &str) {
+    let _ = stream.set_write_timeout(Some(Duration::from_millis(50)));
+    let _ = write!(
+        stream,
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{why}\n",
+        why.len() + 1
+    );
+}
+
+/// Whether the request waiting on `stream` asks for a WebSocket upgrade
+/// (read without consuming it, for the handshake to read again); waits
+/// until its head is complete, at most until `deadline`.
+fn is_upgrade(stream: &TcpStream, deadline: Instant) -> io::Result<bool> {
     let mut buf = [0u8; 4096];
-    let deadline = Instant::now() + Duration::from_secs(5);
     loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ErrorKind::TimedOut.into());
+        }
+        stream.set_read_timeout(Some(left))?;
         let n = stream.peek(&mut buf)?;
+        if n == 0 {
+            return Err(ErrorKind::UnexpectedEof.into());
+        }
         let head = String::from_utf8_lossy(&buf[..n]).to_ascii_lowercase();
         if head.contains("\r\n\r\n") || n == buf.len() {
-            let upgrade = head
+            return Ok(head
                 .lines()
-                .any(|l| l.starts_with("upgrade:") && l.contains("websocket"));
-            let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-            return Ok(upgrade.then_some(path));
-        }
-        if n == 0 || Instant::now() > deadline {
-            return Ok(None);
+                .any(|l| l.starts_with("upgrade:") && l.contains("websocket")));
         }
         thread::sleep(Duration::from_millis(5));
     }
 }
 
-/// Serves one connection: the page for a plain request, the game protocol
-/// for a WebSocket upgrade.
-fn connection(id: ClientId, stream: TcpStream, events: Sender<Event>, page: &'static str) {
-    let role = match upgrade_path(&stream) {
-        Ok(Some(path)) if path == "/watch" => Role::Viewer,
-        Ok(Some(_)) => Role::Player,
-        Ok(None) => return serve_page(stream, page),
-        Err(_) => return,
+/// Whether a browser page at `origin` may connect: no Origin (not a
+/// browser), an origin allowed by name, or the server's own page (the
+/// origin's host and port are the request's `Host`).
+fn origin_allowed(origin: Option<&str>, host: Option<&str>, allowed: &[String]) -> bool {
+    let Some(origin) = origin else {
+        return true;
     };
+    if allowed.iter().any(|a| a.eq_ignore_ascii_case(origin)) {
+        return true;
+    }
+    let own = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"));
+    matches!((own, host), (Some(o), Some(h)) if o.eq_ignore_ascii_case(h))
+}
+
+/// The value of `key` in a URL query (`a=1&token=x`).
+fn query_value<'a>(query: Option<&'a str>, key: &str) -> Option<&'a str> {
+    query?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))
+}
+
+/// The role a WebSocket request asks for, or the HTTP answer that refuses
+/// it (a wrong Origin or token).
+fn admit_request(request: &Request, rules: &ServerConfig) -> Result<Role, (u16, &'static str)> {
+    let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok());
+    if !origin_allowed(header("origin"), header("host"), &rules.allowed_origins) {
+        return Err((403, "this page's origin may not connect"));
+    }
+    if let Some(token) = &rules.token {
+        if query_value(request.uri().query(), "token") != Some(token.as_str()) {
+            return Err((401, "a token is required: ?token=..."));
+        }
+    }
+    Ok(if request.uri().path() == "/watch" {
+        Role::Viewer
+    } else {
+        Role::Player
+    })
+}
+
+/// Serves one connection: the page for a plain request, the game protocol
+/// for a WebSocket upgrade. The request must arrive within the handshake
+/// deadline, and no write may block longer than the write deadline.
+fn connection(
+    id: ClientId,
+    stream: TcpStream,
+    events: Sender<Event>,
+    page: &'static str,
+    rules: &ServerConfig,
+) {
+    let deadline = Instant::now() + rules.handshake_timeout;
+    if stream.set_write_timeout(Some(rules.write_timeout)).is_err() {
+        return;
+    }
+    match is_upgrade(&stream, deadline) {
+        Ok(true) => {}
+        Ok(false) => return serve_page(stream, page),
+        Err(_) => return,
+    }
     // Messages of this protocol are a few kilobytes: a larger one is an
     // error that closes the connection, not memory to give away.
     let limits = tungstenite::protocol::WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE))
         .max_frame_size(Some(MAX_MESSAGE));
-    let Ok(mut socket) = tungstenite::accept_with_config(stream, Some(limits)) else {
+    let mut role = Role::Player;
+    let check = |request: &Request, response: Response| -> Result<Response, ErrorResponse> {
+        match admit_request(request, rules) {
+            Ok(r) => {
+                role = r;
+                Ok(response)
+            }
+            Err((status, why)) => {
+                let mut refusal = ErrorResponse::new(Some(why.to_string()));
+                *refusal.status_mut() =
+                    tungstenite::http::StatusCode::from_u16(status).unwrap_or_default();
+                Err(refusal)
+            }
+        }
+    };
+    let Ok(mut socket) = tungstenite::accept_hdr_with_config(stream, check, Some(limits)) else {
         return;
     };
     // Short reads, so that this thread also writes what the referee sends.
     let _ = socket
         .get_ref()
         .set_read_timeout(Some(Duration::from_millis(20)));
-    let (out, outgoing) = unbounded();
+    let (out, outgoing) = bounded(OUTGOING_QUEUE);
     if events.send(Event::Connected(id, out, role)).is_err() {
         return;
     }
@@ -814,8 +1100,12 @@ fn serve_page(mut stream: TcpStream, page: &'static str) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
     let n = stream.read(&mut request).unwrap_or(0);
     let first = String::from_utf8_lossy(&request[..n]);
-    let found = first.starts_with("GET / ") || first.starts_with("GET /index.html ");
-    let (status, body) = if found {
+    // `GET /?token=... HTTP/1.1`: the page reads the query itself.
+    let path = first
+        .strip_prefix("GET ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .map(|target| target.split('?').next().unwrap_or(target));
+    let (status, body) = if matches!(path, Some("/" | "/index.html")) {
         ("200 OK", page)
     } else {
         ("404 Not Found", "not found\n")
@@ -825,4 +1115,96 @@ fn serve_page(mut stream: TcpStream, page: &'static str) {
         "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caps_refuse_with_their_reason() {
+        let config = ServerConfig {
+            max_connections: 10,
+            max_per_address: 3,
+            ..ServerConfig::default()
+        };
+        assert_eq!(refusal(9, 2, false, &config), None);
+        assert_eq!(refusal(10, 0, false, &config), Some("the server is full"));
+        assert_eq!(
+            refusal(5, 3, false, &config),
+            Some("too many connections from your address")
+        );
+        // This machine's own clients count only toward the total.
+        assert_eq!(refusal(5, 3, true, &config), None);
+        assert_eq!(refusal(10, 0, true, &config), Some("the server is full"));
+    }
+
+    #[test]
+    fn origins_and_tokens() {
+        let allowed = vec!["http://friend.example".to_string()];
+        assert!(origin_allowed(None, Some("h:1"), &allowed));
+        assert!(origin_allowed(Some("http://h:1"), Some("h:1"), &allowed));
+        assert!(origin_allowed(
+            Some("http://friend.example"),
+            Some("h:1"),
+            &allowed
+        ));
+        assert!(!origin_allowed(
+            Some("http://evil.example"),
+            Some("h:1"),
+            &allowed
+        ));
+        assert!(!origin_allowed(Some("http://h:2"), Some("h:1"), &allowed));
+        assert!(!origin_allowed(Some("null"), Some("h:1"), &allowed));
+        assert_eq!(query_value(Some("a=1&token=x"), "token"), Some("x"));
+        assert_eq!(query_value(Some("tokens=x"), "token"), None);
+        assert_eq!(query_value(None, "token"), None);
+    }
+
+    /// A web board that reads nothing is dropped once its queue is full;
+    /// the game beside it goes on and its players lose nothing.
+    #[test]
+    fn a_slow_web_board_is_dropped_and_the_game_goes_on() {
+        let stats = Arc::new(SharedStats::default());
+        let mut referee = Referee::new(
+            ServerConfig {
+                auto_pair: true,
+                ..ServerConfig::default()
+            },
+            Arc::clone(&stats),
+        );
+        let (viewer_out, viewer_never_read) = bounded(OUTGOING_QUEUE);
+        referee.handle(Event::Connected(100, viewer_out, Role::Viewer));
+        let mut players = Vec::new();
+        for (id, name) in [(1, "a"), (2, "b")] {
+            let (out, inbox) = bounded(OUTGOING_QUEUE);
+            referee.handle(Event::Connected(id, out, Role::Player));
+            referee.handle(Event::Text(
+                id,
+                format!(r#"{{"type":"NAME","name":"{name}"}}"#),
+            ));
+            players.push(inbox);
+        }
+        referee.tick();
+        assert_eq!(referee.games.len(), 1);
+        let drain = |inbox: &Receiver<Outgoing>| inbox.try_iter().count();
+        // The states it was sent already (on connecting, at the pairing).
+        let room = OUTGOING_QUEUE - viewer_never_read.len();
+        for round in 0..=room {
+            // A state change the board must see, at once.
+            referee.changed = true;
+            referee.urgent = true;
+            referee.broadcast();
+            for inbox in &players {
+                drain(inbox);
+            }
+            if round < room {
+                assert!(referee.viewers.contains_key(&100), "dropped at {round}");
+            }
+        }
+        assert!(!referee.viewers.contains_key(&100));
+        assert_eq!(stats.slow_viewers_dropped.load(Ordering::SeqCst), 1);
+        assert_eq!(referee.games.len(), 1);
+        assert_eq!(referee.clients.len(), 2);
+    }
 }
