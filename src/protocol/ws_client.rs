@@ -18,7 +18,7 @@ use crate::nn::provider::NetworkProvider;
 use crate::search::node::Proven;
 use crate::search::TimeControl;
 use crate::ws::message::{GameConfiguration, PlayerInfo, WsColor};
-use crate::ws::{ClientMessage, ProtocolVersion, ServerMessage, WsMove, WsPoint};
+use crate::ws::{ClientMessage, EndReason, ProtocolVersion, ServerMessage, WsMove, WsPoint};
 
 type Socket = WebSocket<MaybeTlsStream<TcpStream>>;
 
@@ -48,6 +48,9 @@ struct Player {
     remaining: Duration,
     /// Our move sent, waiting for VALID to go on our board.
     pending_move: Option<WsMove>,
+    /// The secret of our seat in the current game (START's `seat`): given
+    /// back with our name after a reconnection, to take the seat again.
+    seat: Option<String>,
 }
 
 fn point_of(p: Point) -> WsPoint {
@@ -115,6 +118,7 @@ impl Player {
             state: State::Ready,
             remaining: Duration::from_secs(60),
             pending_move: None,
+            seat: None,
         }
     }
 
@@ -203,6 +207,7 @@ impl Player {
                 let reply = ClientMessage::Name {
                     name: name.to_string(),
                     protocol: ProtocolVersion::V2,
+                    seat: self.seat.clone(),
                 };
                 send(socket, &reply)?;
                 self.state = State::Ready;
@@ -210,7 +215,11 @@ impl Player {
             ServerMessage::Start {
                 configuration,
                 color,
-            } => self.start(&configuration, color)?,
+                seat,
+            } => {
+                self.seat = seat;
+                self.start(&configuration, color)?;
+            }
             ServerMessage::Valid { remaining_time } => {
                 // Our move stands: it goes on our board.
                 self.remaining = Duration::from_millis(remaining_time.of(self.color));
@@ -239,6 +248,10 @@ impl Player {
             }
             ServerMessage::End { reason, winner, .. } => {
                 tracing::info!("game over: {reason:?}, winner {winner}");
+                // An interrupted game (error) may resume: keep the seat.
+                if reason != EndReason::Error {
+                    self.seat = None;
+                }
                 self.engine.stop();
                 self.pending_move = None;
                 self.state = State::Ready;

@@ -140,7 +140,19 @@ fn a_game_is_refereed_to_its_five() {
 #[test]
 fn a_dropped_player_ends_the_game_and_both_back_resume_it() {
     let server = server(Duration::from_secs(30));
-    let (mut black, mut white, _) = pair(&server, "black-player", "white-player");
+    // Clients of the specification (v1): their seats are resumed by name
+    // (v2 clients give their seat's secret too: the name-thief test).
+    let mut first = connect(&server);
+    name(&mut first, "black-player", "v1");
+    let mut second = connect(&server);
+    name(&mut second, "white-player", "v1");
+    let (start1, start2) = (next(&mut first), next(&mut second));
+    assert!(start1.get("seat").is_none() && start2.get("seat").is_none());
+    let (mut black, mut white) = if start1["color"] == "B" {
+        (first, second)
+    } else {
+        (second, first)
+    };
     send(&mut black, place(7, 7));
     assert_eq!(next(&mut black)["type"], "VALID");
     assert_eq!(next(&mut white)["type"], "MOVE");
@@ -714,4 +726,73 @@ fn a_server_token_is_required_of_players_and_web_boards() {
         page.starts_with("HTTP/1.1 200") && page.ends_with("<html>board</html>"),
         "{page}"
     );
+}
+
+/// Whether `socket` stays silent (no text message) for `time`.
+fn stays_silent(socket: &mut Socket, time: Duration) -> bool {
+    if let tungstenite::stream::MaybeTlsStream::Plain(s) = socket.get_ref() {
+        s.set_read_timeout(Some(time)).expect("timeout");
+    }
+    let silent = loop {
+        match socket.read() {
+            Ok(Message::Text(_)) => break false,
+            Ok(_) => continue,
+            Err(tungstenite::Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                break true
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    if let tungstenite::stream::MaybeTlsStream::Plain(s) = socket.get_ref() {
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+    }
+    silent
+}
+
+/// A v2 player gets its seat's secret in START; when it drops, someone
+/// else taking its name does not get its seat, and the player itself,
+/// back with the secret, does.
+#[test]
+fn a_name_thief_does_not_take_a_dropped_players_seat() {
+    let server = server(Duration::from_secs(30));
+    let mut owner = connect(&server);
+    name(&mut owner, "owner", "v2");
+    let mut rival = connect(&server);
+    name(&mut rival, "rival", "v2");
+    let start = next(&mut owner);
+    assert_eq!(start["type"], "START");
+    let secret = start["seat"].as_str().expect("a seat secret").to_string();
+    assert_eq!(secret.len(), 32, "{secret}");
+    let rival_start = next(&mut rival);
+    assert_ne!(rival_start["seat"], start["seat"]);
+    drop(owner);
+    assert_eq!(next(&mut rival)["reason"], "error");
+    // The thief: the owner's name without the secret, then a wrong one.
+    let mut thief = connect(&server);
+    name(&mut thief, "owner", "v2");
+    assert!(stays_silent(&mut thief, Duration::from_millis(500)));
+    send(
+        &mut thief,
+        json!({"type": "NAME", "name": "owner", "protocol": "v2", "seat": "0".repeat(32)}),
+    );
+    assert!(stays_silent(&mut thief, Duration::from_millis(500)));
+    assert!(stays_silent(&mut rival, Duration::from_millis(10)));
+    // The owner, back with its secret, resumes its game.
+    let mut owner = connect(&server);
+    send(
+        &mut owner,
+        json!({"type": "NAME", "name": "owner", "protocol": "v2", "seat": secret}),
+    );
+    let resumed = next(&mut owner);
+    assert_eq!(resumed["type"], "START");
+    assert_eq!(resumed["color"], start["color"]);
+    assert_eq!(resumed["seat"].as_str(), Some(secret.as_str()));
+    assert_eq!(next(&mut rival)["type"], "START");
+    assert!(stays_silent(&mut thief, Duration::from_millis(200)));
 }

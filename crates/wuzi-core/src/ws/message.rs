@@ -169,6 +169,11 @@ pub enum ServerMessage {
     Start {
         configuration: GameConfiguration,
         color: WsColor,
+        /// Extension, for v2 clients: the seat's secret. A client that
+        /// comes back to an interrupted game gives it in its NAME; the
+        /// seat is not given to anyone else who takes the same name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seat: Option<String>,
     },
     Move {
         #[serde(rename = "move")]
@@ -229,6 +234,9 @@ pub enum ClientMessage {
     Name {
         name: String,
         protocol: ProtocolVersion,
+        /// Extension: the secret of the seat this client had (START's
+        /// `seat`), to take it back in an interrupted game.
+        seat: Option<String>,
     },
     Move(WsMove),
     /// Extension: `{"type": "INFO", "winrate": 0.55, "pv": [Point...]}`.
@@ -256,7 +264,15 @@ impl ClientMessage {
                     Some("v2") => ProtocolVersion::V2,
                     Some(other) => return Err(format!("unknown protocol {other:?}")),
                 };
-                Ok(ClientMessage::Name { name, protocol })
+                let seat = value
+                    .get("seat")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                Ok(ClientMessage::Name {
+                    name,
+                    protocol,
+                    seat,
+                })
             }
             "MOVE" | "START" => {
                 let mv = value.get("move").ok_or("MOVE without a \"move\"")?;
@@ -273,11 +289,21 @@ impl ClientMessage {
 
     pub fn to_json(&self) -> String {
         let value = match self {
-            ClientMessage::Name { name, protocol } => serde_json::json!({
-                "type": "NAME",
-                "name": name,
-                "protocol": match protocol { ProtocolVersion::V1 => "v1", ProtocolVersion::V2 => "v2" },
-            }),
+            ClientMessage::Name {
+                name,
+                protocol,
+                seat,
+            } => {
+                let mut value = serde_json::json!({
+                    "type": "NAME",
+                    "name": name,
+                    "protocol": match protocol { ProtocolVersion::V1 => "v1", ProtocolVersion::V2 => "v2" },
+                });
+                if let Some(seat) = seat {
+                    value["seat"] = Value::from(seat.as_str());
+                }
+                value
+            }
             ClientMessage::Move(mv) => serde_json::json!({ "type": "MOVE", "move": mv }),
             ClientMessage::Info(info) => serde_json::json!({
                 "type": "INFO",
@@ -348,16 +374,25 @@ mod tests {
             ClientMessage::parse(r#"{"type":"NAME","name":"wuzi","protocol":"v2"}"#),
             Ok(ClientMessage::Name {
                 name: "wuzi".into(),
-                protocol: ProtocolVersion::V2
+                protocol: ProtocolVersion::V2,
+                seat: None,
             })
         );
         assert_eq!(
             ClientMessage::parse(r#"{"type":"NAME","name":"x"}"#),
             Ok(ClientMessage::Name {
                 name: "x".into(),
-                protocol: ProtocolVersion::V1
+                protocol: ProtocolVersion::V1,
+                seat: None,
             })
         );
+        // The seat extension reads and writes back.
+        let named = ClientMessage::Name {
+            name: "w".into(),
+            protocol: ProtocolVersion::V2,
+            seat: Some("ab12".into()),
+        };
+        assert_eq!(ClientMessage::parse(&named.to_json()), Ok(named));
         let mv = r#"{"type":"START","move":{"type":"place","point":{"row":7,"column":7}}}"#;
         assert_eq!(
             ClientMessage::parse(mv),

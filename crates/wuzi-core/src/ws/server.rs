@@ -255,6 +255,8 @@ enum Event {
 struct Client {
     name: Option<String>,
     protocol: ProtocolVersion,
+    /// The seat secret it gave with its name (to resume a game).
+    seat: Option<String>,
     out: Sender<Outgoing>,
     alive: bool,
 }
@@ -273,13 +275,29 @@ struct Running {
     turn_started: Instant,
     /// What the players said of the game (extension INFO), black's, white's.
     analysis: [Option<PlayerInfo>; 2],
+    /// The seats' secrets, given to v2 players in START.
+    seats: [Option<String>; 2],
 }
 
-/// A game waiting for its players (by name) to come back.
+/// A game waiting for its players to come back: by name, and for a seat
+/// whose player got a secret, with that secret (so that whoever takes a
+/// dropped player's name does not take the seat).
 struct Checkpoint {
     game: WsGame,
     names: [String; 2],
+    seats: [Option<String>; 2],
+    /// The players who did not drop: still their seats' holders.
+    stayed: [Option<ClientId>; 2],
     since: Instant,
+}
+
+/// A new seat secret: 128 bits from the operating system, in hex; `None`
+/// if it has none to give (the seat is then resumed by name, as the
+/// protocol says).
+fn seat_secret() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// The server's state, owned by the referee loop. Any number of games run
@@ -402,6 +420,7 @@ impl Referee {
                     Client {
                         name: None,
                         protocol: ProtocolVersion::V1,
+                        seat: None,
                         out,
                         alive: true,
                     },
@@ -414,11 +433,16 @@ impl Referee {
             }
             Event::Disconnected(id) => self.drop_client(id),
             Event::Text(id, text) => match ClientMessage::parse(&text) {
-                Ok(ClientMessage::Name { name, protocol }) => {
+                Ok(ClientMessage::Name {
+                    name,
+                    protocol,
+                    seat,
+                }) => {
                     tracing::info!("client {id} is {name:?} ({protocol:?})");
                     if let Some(c) = self.clients.get_mut(&id) {
                         c.name = Some(name);
                         c.protocol = protocol;
+                        c.seat = seat;
                     }
                 }
                 Ok(ClientMessage::Move(mv)) => self.play(id, mv),
@@ -551,9 +575,14 @@ impl Referee {
             if self.checkpoints.len() >= MAX_CHECKPOINTS {
                 self.checkpoints.remove(0);
             }
+            let stayed = running
+                .players
+                .map(|p| (p != id && self.clients.contains_key(&p)).then_some(p));
             self.checkpoints.push(Checkpoint {
                 game: running.game,
                 names: [black, white],
+                seats: running.seats,
+                stayed,
                 since: Instant::now(),
             });
         }
@@ -569,7 +598,7 @@ impl Referee {
             return Err("one of them is playing".into());
         }
         let game = WsGame::new(self.config.size, self.config.rule, self.config.time);
-        self.launch(game, [black, white]);
+        self.launch(game, [black, white], [None, None]);
         Ok(())
     }
 
@@ -591,24 +620,28 @@ impl Referee {
     /// then, with automatic pairing, pairs the other waiting clients in the
     /// order they came.
     fn pair(&mut self) {
-        let waiting: Vec<(ClientId, String)> = self
+        let waiting: Vec<(ClientId, String, Option<String>)> = self
             .clients
             .iter()
             .filter(|(&id, _)| !self.is_playing(id))
-            .filter_map(|(&id, c)| c.name.clone().map(|n| (id, n)))
+            .filter_map(|(&id, c)| c.name.clone().map(|n| (id, n, c.seat.clone())))
             .collect();
         let mut taken: Vec<ClientId> = Vec::new();
         let mut resumed = Vec::new();
         for (i, checkpoint) in self.checkpoints.iter().enumerate() {
-            let find = |name: &str| {
+            let find = |seat: usize| {
+                let (name, secret) = (&checkpoint.names[seat], &checkpoint.seats[seat]);
                 waiting
                     .iter()
-                    .find(|(id, n)| n == name && !taken.contains(id))
-                    .map(|(id, _)| *id)
+                    .find(|(id, n, given)| {
+                        !taken.contains(id)
+                            && (checkpoint.stayed[seat] == Some(*id)
+                                || n == name
+                                    && secret.as_ref().map_or(true, |s| given.as_ref() == Some(s)))
+                    })
+                    .map(|(id, _, _)| *id)
             };
-            if let (Some(black), Some(white)) =
-                (find(&checkpoint.names[0]), find(&checkpoint.names[1]))
-            {
+            if let (Some(black), Some(white)) = (find(0), find(1)) {
                 if black != white {
                     taken.extend([black, white]);
                     resumed.push((i, [black, white]));
@@ -617,7 +650,7 @@ impl Referee {
         }
         for (i, players) in resumed.into_iter().rev() {
             let checkpoint = self.checkpoints.remove(i);
-            self.launch(checkpoint.game, players);
+            self.launch(checkpoint.game, players, checkpoint.seats);
         }
         if !self.config.auto_pair {
             return;
@@ -630,17 +663,19 @@ impl Referee {
         };
         let free: Vec<ClientId> = waiting
             .iter()
-            .filter(|(id, name)| !taken.contains(id) && !reserved(name))
-            .map(|(id, _)| *id)
+            .filter(|(id, name, _)| !taken.contains(id) && !reserved(name))
+            .map(|(id, _, _)| *id)
             .collect();
         for pair in free.chunks_exact(2) {
             let game = WsGame::new(self.config.size, self.config.rule, self.config.time);
-            self.launch(game, [pair[0], pair[1]]);
+            self.launch(game, [pair[0], pair[1]], [None, None]);
         }
     }
 
-    /// Sends START to both players and runs the game.
-    fn launch(&mut self, game: WsGame, players: [ClientId; 2]) {
+    /// Sends START to both players and runs the game. A seat keeps its
+    /// secret (a resumed game); a v2 player in a seat without one gets a
+    /// new one.
+    fn launch(&mut self, game: WsGame, players: [ClientId; 2], mut seats: [Option<String>; 2]) {
         self.changed = true;
         tracing::info!(
             "game starts ({} moves logged): black client {}, white client {}",
@@ -653,9 +688,13 @@ impl Referee {
                 .clients
                 .get(&id)
                 .is_some_and(|c| c.protocol == ProtocolVersion::V2);
+            if v2 && seats[i].is_none() {
+                seats[i] = seat_secret();
+            }
             let message = ServerMessage::Start {
                 configuration: game.configuration(v2),
                 color: color_of_seat(i).into(),
+                seat: seats[i].clone().filter(|_| v2),
             };
             self.send(id, &message);
         }
@@ -664,6 +703,7 @@ impl Referee {
             players,
             turn_started: Instant::now(),
             analysis: [None, None],
+            seats,
         });
     }
 
