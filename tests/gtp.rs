@@ -416,3 +416,83 @@ fn genmove_without_the_network_fails_naming_the_file() {
     // The position is as it was: the refusal played nothing.
     assert!(e.ok("showboard").contains("white to move"));
 }
+
+/// Malformed and random command lines: every line gets exactly one
+/// response, a failure leaves the position as it was, and the engine
+/// plays normally afterwards.
+#[test]
+fn fuzzed_lines_get_one_answer_and_failures_change_nothing() {
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::TestRunner;
+    const LINES: usize = 300;
+    let words = proptest::sample::select(vec![
+        "play",
+        "boardsize",
+        "rectangular_boardsize",
+        "time_left",
+        "time_settings",
+        "set_position",
+        "set_free_handicap",
+        "kata-set-rule",
+        "wuzi-rule",
+        "undo",
+        "komi",
+        "known_command",
+        "clear_board",
+        "no_such_command",
+        "PLAY",
+        "",
+    ]);
+    let args = proptest::collection::vec(
+        proptest::prop_oneof![
+            proptest::strategy::Just("b".to_string()),
+            proptest::strategy::Just("w".to_string()),
+            "[A-Za-z]{1,2}[0-9]{1,3}",
+            "-?[0-9]{1,25}(\\.[0-9]{1,5})?",
+            "[a-z]{1,8}",
+            proptest::prelude::any::<char>()
+                .prop_filter("one line", |c| !c.is_control())
+                .prop_map(|c| c.to_string()),
+        ],
+        0..5,
+    );
+    let mut runner = TestRunner::deterministic();
+    let mut e = Engine::start();
+    assert_eq!(e.ask("set_position b H8 w J9"), success(None, ""));
+    let mut board = e.ok("showboard");
+    let (mut failures, mut successes) = (0, 0);
+    for _ in 0..LINES {
+        let word = words.new_tree(&mut runner).expect("word").current();
+        let line = format!(
+            "{word} {}",
+            args.new_tree(&mut runner)
+                .expect("args")
+                .current()
+                .join(" ")
+        );
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        let response = e.ask(&line);
+        let now = e.ok("showboard");
+        if response.success {
+            successes += 1;
+            board = now;
+        } else {
+            failures += 1;
+            assert_eq!(
+                now, board,
+                "{line:?} failed ({}) but changed the position",
+                response.text
+            );
+        }
+    }
+    eprintln!("{LINES} fuzzed lines: {failures} failures, {successes} successes");
+    assert!(failures > LINES / 2, "{failures} failures");
+    // The engine still plays.
+    assert_eq!(e.ask("boardsize 15"), success(None, ""));
+    assert_eq!(e.ask("play b H8"), success(None, ""));
+    assert_eq!(e.ask("time_settings 0 1 1"), success(None, ""));
+    let reply = e.ok("genmove w");
+    assert!(reply.len() >= 2, "{reply}");
+}
