@@ -13,6 +13,14 @@ use wuzi_core::ws::{Server, ServerConfig, ServerStats};
 
 type Socket = WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
 
+/// Held by the tests that load this process heavily (hundreds of
+/// connections), so that the memory test never measures another's crowd.
+static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn heavy() -> std::sync::MutexGuard<'static, ()> {
+    HEAVY.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn server(ping: Duration) -> Server {
     server_with(ping, true)
 }
@@ -476,6 +484,7 @@ fn load_round(address: std::net::SocketAddr, round: u64) -> usize {
 /// there), then the server still serves.
 #[test]
 fn a_hundred_clients_play_at_once() {
+    let _alone = heavy();
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let config = ServerConfig {
         size: BoardSize::new(9, 9).unwrap(),
@@ -585,23 +594,30 @@ fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> Result<String, 
     }
 }
 
-/// Clients that misbehave beside an honest game: connections that never
-/// speak (over the cap, refused at once with 503; the rest closed at the
-/// handshake deadline), requests that are not HTTP, a malformed frame
-/// after a good handshake, a page of a foreign origin. The honest game
-/// plays on to its five, and the server then holds nothing.
+/// Clients that misbehave beside an honest game: 20 web boards and 50
+/// players that never read, 500 connections that never speak (over the
+/// cap, refused at once with 503; the rest closed at the handshake
+/// deadline), requests that are not HTTP, a malformed frame after a good
+/// handshake, a page of a foreign origin. The honest game plays on to its
+/// five, and when the crowd leaves the server holds nothing: no connection
+/// thread, client, board, game or interrupted game. (The name thief has
+/// its own test.)
 #[test]
 fn abusive_connections_are_refused_or_dropped_and_an_honest_game_finishes() {
+    let _alone = heavy();
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let config = ServerConfig {
         time: Duration::from_secs(60),
-        ping_interval: Duration::from_secs(5),
+        ping_interval: Duration::from_secs(10),
         auto_pair: true,
         // Automatic pairing starts the honest pair's next game as this one
-        // ends; their leaving then interrupts it, and it waits this long.
+        // ends, and games among the crowd; their leaving then interrupts
+        // them, and they wait this long.
         resume_window: Duration::from_millis(500),
-        max_connections: 40,
-        handshake_timeout: Duration::from_millis(300),
+        max_connections: 200,
+        // Long enough that no silent connection is let go while the 500
+        // connect (so the cap is what turns them away), short for a test.
+        handshake_timeout: Duration::from_secs(3),
         write_timeout: Duration::from_secs(1),
         ..ServerConfig::default()
     };
@@ -622,8 +638,25 @@ fn abusive_connections_are_refused_or_dropped_and_an_honest_game_finishes() {
     }
     honest_move(&mut black, &mut white, &mut moves);
 
-    // A hundred connections that never speak.
-    let mut silent: Vec<TcpStream> = (0..100)
+    // Web boards and players that never read (the players are paired
+    // among themselves and never move).
+    let deaf_boards: Vec<Socket> = (0..20)
+        .map(|_| {
+            tungstenite::connect(format!("ws://{}/watch", server.address))
+                .expect("board")
+                .0
+        })
+        .collect();
+    let deaf_players: Vec<Socket> = (0..50)
+        .map(|i| {
+            let mut s = connect(&server);
+            name(&mut s, &format!("deaf-{i}"), "v2");
+            s
+        })
+        .collect();
+    honest_move(&mut black, &mut white, &mut moves);
+    // Five hundred connections that never speak.
+    let mut silent: Vec<TcpStream> = (0..500)
         .map(|_| TcpStream::connect(server.address).expect("connect"))
         .collect();
     let (mut refused, mut closed) = (0, 0);
@@ -636,12 +669,19 @@ fn abusive_connections_are_refused_or_dropped_and_an_honest_game_finishes() {
             closed += 1;
         }
     }
-    // The two honest players hold two of the 40 places.
+    // The crowd holds 72 of the 200 places.
     assert!(
-        refused >= 60 && closed >= 1,
+        refused >= 200 && closed >= 1,
         "{refused} refused, {closed} closed"
     );
-    assert!(server.stats().refused >= 60, "{:?}", server.stats());
+    assert!(server.stats().refused >= 200, "{:?}", server.stats());
+    eprintln!("silent connections: {refused} refused, {closed} closed at the deadline");
+    let crowded = server.stats();
+    assert_eq!(
+        (crowded.clients, crowded.viewers, crowded.games),
+        (52, 20, 26),
+        "{crowded:?}"
+    );
     drop(silent);
     honest_move(&mut black, &mut white, &mut moves);
 
@@ -687,7 +727,7 @@ fn abusive_connections_are_refused_or_dropped_and_an_honest_game_finishes() {
         assert_eq!(end["type"], "END", "{end}");
         assert_eq!(end["reason"], "five");
     }
-    drop((black, white));
+    drop((black, white, deaf_boards, deaf_players));
     let stats = drained(&server, 0);
     assert_eq!(
         (
