@@ -422,13 +422,15 @@ fn install_base() -> PathBuf {
 }
 
 /// The project folder of a binary in `dir`: the parent of the nearest
-/// `target` folder at most three levels up.
+/// `target` folder at most three levels up, if it is a cargo project (an
+/// installed brain in some `.../target/...` folder is not).
 fn project_of(dir: &Path) -> Option<PathBuf> {
     dir.ancestors()
         .skip(1)
         .take(3)
         .find(|a| a.file_name().is_some_and(|n| n == "target"))
         .and_then(Path::parent)
+        .filter(|p| p.join("Cargo.toml").is_file())
         .map(Path::to_path_buf)
 }
 
@@ -466,7 +468,9 @@ mod tests {
 
     #[test]
     fn binaries_in_cargo_target_folders_find_the_project() {
-        let project = Path::new("/home/me/wuzi");
+        let project = tempfile::tempdir().expect("tempdir");
+        let project = project.path();
+        std::fs::write(project.join("Cargo.toml"), "").expect("write");
         for dir in [
             "target/release",
             "target/native/release",
@@ -479,9 +483,11 @@ mod tests {
                 "{dir}"
             );
         }
-        // An installed brain (a Gomocup folder) is its own base.
-        assert_eq!(project_of(Path::new("/games/wuzi")), None);
-        assert_eq!(project_of(Path::new("/games/wuzi/bin")), None);
+        // An installed brain is its own base, even under a folder named
+        // target that is no cargo project.
+        assert_eq!(project_of(&project.join("games/wuzi")), None);
+        let elsewhere = tempfile::tempdir().expect("tempdir");
+        assert_eq!(project_of(&elsewhere.path().join("target/wuzi")), None);
     }
 
     #[test]

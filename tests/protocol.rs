@@ -6,6 +6,7 @@ mod common;
 
 use std::collections::HashSet;
 use std::io::Write;
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -490,6 +491,50 @@ fn a_broken_or_missing_network_file_is_refused_at_start_naming_the_file() {
         b.send("END");
         assert!(b.wait_exit(Duration::from_secs(3)).is_some());
     }
+}
+
+/// One rule's network missing: START answers OK (the rule comes after it),
+/// every request of that rule that needs the network gets ERROR naming
+/// the file, and the other rules play.
+#[test]
+fn a_rule_without_its_network_is_refused_and_the_others_play() {
+    if std::env::var("WUZI_TEST_BRAIN").is_ok_and(|b| !b.trim().is_empty()) {
+        // The configuration names this checkout's files by absolute path.
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("renju-missing.safetensors");
+    let networks = Path::new(env!("CARGO_MANIFEST_DIR")).join("networks");
+    let config = dir.path().join("wuzi.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[network]\nfreestyle = {:?}\nstandard = {:?}\nrenju = {:?}\n\
+             freestyle_fp32 = \"\"\nstandard_fp32 = \"\"\nrenju_fp32 = \"\"\n",
+            networks.join("freestyle-4x32.safetensors"),
+            networks.join("standard15-4x32.safetensors"),
+            missing
+        ),
+    )
+    .unwrap();
+    let mut b = Brain::start(&["--config", config.to_str().unwrap(), "--threads", "1"]);
+    b.send("START 15");
+    assert_eq!(b.answer(), "OK");
+    b.send("INFO timeout_turn 100");
+    b.send("INFO rule 4");
+    for request in ["BEGIN", "SWAP2BOARD\nDONE", "BALANCE 1\nDONE"] {
+        for line in request.lines() {
+            b.send(line);
+        }
+        let answer = b.answer();
+        assert!(
+            answer.starts_with("ERROR") && answer.contains("renju-missing.safetensors"),
+            "{request}: {answer}"
+        );
+    }
+    b.send("INFO rule 0");
+    b.send("BEGIN");
+    b.expect_move();
 }
 
 #[test]

@@ -121,6 +121,16 @@ impl NetworkProvider {
         self.refused.get(&rule).map(String::as_str)
     }
 
+    /// Why no rule can be played, if every rule is refused (freestyle's
+    /// reason): a brain without any network.
+    pub fn refusal_of_every_rule(&self) -> Option<&str> {
+        if Rule::ALL.iter().all(|r| self.refused.contains_key(r)) {
+            self.refusal(Rule::Freestyle)
+        } else {
+            None
+        }
+    }
+
     /// Evaluator threads could not be started at all: keep the service we
     /// had, or use one that answers nothing (searches then stop at once and
     /// play a legal move).
@@ -236,9 +246,19 @@ impl NetworkProvider {
         let (mut precision, _) =
             crate::nn::precision::resolve(self.service_config.precision, &network, batch);
         if let (Some(fp32_path), crate::nn::Precision::Fp32) = (fp32_path, precision) {
-            network = self.load_torch(fp32_path)?;
-            precision =
-                crate::nn::precision::resolve(self.service_config.precision, &network, batch).0;
+            // Without its smaller fp32 network the rule still has its own.
+            match self.load_torch(fp32_path) {
+                Ok(smaller) => {
+                    network = smaller;
+                    precision = crate::nn::precision::resolve(
+                        self.service_config.precision,
+                        &network,
+                        batch,
+                    )
+                    .0;
+                }
+                Err(why) => tracing::warn!("{why}; {} plays in fp32", path.display()),
+            }
         }
         Ok(Model::Torch { network, precision })
     }

@@ -213,11 +213,14 @@ impl Gomocup {
             );
             return;
         };
-        let rule = s.engine.rule();
-        if let Some(why) = self.networks.refusal(rule) {
+        // The game's rule comes after START (INFO rule): refused here only
+        // when no rule can be played at all; a rule without its network is
+        // refused at the first request that needs it.
+        if let Some(why) = self.networks.refusal_of_every_rule() {
             error(s, why);
             return;
         }
+        let rule = s.engine.rule();
         s.engine.new_game(size, rule);
         self.blocked = CellSet::new();
         if self.logging {
@@ -276,6 +279,7 @@ impl Gomocup {
             BlockKind::Swap2Board | BlockKind::SwapBoard => {
                 self.swap_board(s, kind == BlockKind::Swap2Board, &stones)
             }
+            BlockKind::Balance(_) if self.refuses(s) => {}
             BlockKind::Balance(n) => match Self::position_of(s, "BOARD", &stones) {
                 Ok(board) => {
                     let found = s.engine.balancing_moves(&board, n as usize, 0.0);
@@ -404,9 +408,21 @@ impl Gomocup {
 
     // ---- searches ---------------------------------------------------------
 
+    /// Answers ERROR, and says so, when the game's rule cannot be played
+    /// (its network is missing and no fallback is configured): every
+    /// request that needs the network asks this first.
+    fn refuses(&self, s: &mut GomocupSession) -> bool {
+        match self.networks.refusal(s.engine.rule()) {
+            Some(why) => {
+                error(s, why);
+                true
+            }
+            None => false,
+        }
+    }
+
     fn think(&mut self, s: &mut GomocupSession, job: Job) {
-        if let Some(why) = self.networks.refusal(s.engine.rule()) {
-            error(s, why);
+        if self.refuses(s) {
             return;
         }
         if s.engine.board().outcome().is_some() {
@@ -443,6 +459,9 @@ impl Gomocup {
     // ---- swap rules ---------------------------------------------------------
 
     fn swap_board(&mut self, s: &mut GomocupSession, swap2: bool, stones: &[Stone]) {
+        if self.refuses(s) {
+            return;
+        }
         let name = if swap2 { "SWAP2BOARD" } else { "SWAPBOARD" };
         let valid_counts: &[usize] = if swap2 { &[0, 3, 5] } else { &[0, 3] };
         if !valid_counts.contains(&stones.len()) {
@@ -530,6 +549,9 @@ impl Gomocup {
     }
 
     fn yixin_swap2(&mut self, s: &mut GomocupSession, step: u8) {
+        if self.refuses(s) {
+            return;
+        }
         match step {
             1 => {
                 let moves = s.engine.opening_stones();
@@ -700,6 +722,7 @@ impl FrontEnd for Gomocup {
             }
             Command::YxNbest(n) => self.think(s, Job::NBest(n)),
             Command::YxSearchDefend => self.think(s, Job::NBest(64)),
+            Command::YxBalance { .. } if self.refuses(s) => {}
             Command::YxBalance { moves, bias } => {
                 let board = s.engine.board().clone();
                 // The bias is in the units of the `ev` we report (the

@@ -399,6 +399,9 @@ impl Gtp {
         args: &[String],
         format: AnalysisFormat,
     ) {
+        if let Some(why) = self.networks.refusal(s.engine.rule()) {
+            return failure(s, id, why.to_string());
+        }
         let mut args = args.iter().peekable();
         let color = args.peek().and_then(|a| parse_color(a));
         if color.is_some() {

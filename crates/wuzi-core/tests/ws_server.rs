@@ -18,7 +18,9 @@ type Socket = WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
 static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn heavy() -> std::sync::MutexGuard<'static, ()> {
-    HEAVY.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    HEAVY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn server(ping: Duration) -> Server {

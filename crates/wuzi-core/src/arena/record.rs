@@ -198,6 +198,10 @@ pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, String> {
                 key.clear();
             }
             ';' => {
+                // A node after a subtree's variations belongs nowhere.
+                if open.last().is_some_and(|t| t.branched) {
+                    return Err("a node after the variations of its subtree".to_string());
+                }
                 key.clear();
                 after_value = false;
             }
@@ -381,6 +385,7 @@ mod tests {
             ("(;SZ[9];B[jj])", "off the"),
             ("(;SZ[15];B[hh]", "unterminated"),
             ("(;SZ[15]C[open", "unterminated"),
+            ("(;B[aa](;W[bb])(;W[cc]);B[dd])", "after the variations"),
         ] {
             let e = parse_sgf(bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
