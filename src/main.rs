@@ -152,6 +152,18 @@ fn serve(args: &ServeArgs) -> io::Result<()> {
     let listener = std::net::TcpListener::bind((args.host.as_str(), args.port)).map_err(|e| {
         io::Error::other(format!("cannot listen on {}:{}: {e}", args.host, args.port))
     })?;
+    // The token travels in URLs as it is (it is not percent-decoded).
+    if let Some(token) = &args.token {
+        if token.is_empty()
+            || !token
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-._~".contains(c))
+        {
+            return Err(io::Error::other(
+                "--token: use letters, digits and - . _ ~ only (it goes into URLs as it is)",
+            ));
+        }
+    }
     let config = ServerConfig {
         size,
         rule: args.rule,
@@ -162,7 +174,7 @@ fn serve(args: &ServeArgs) -> io::Result<()> {
         max_connections: args.max_connections.max(1),
         max_per_address: args.max_per_address.max(1),
         allowed_origins: args.allow_origins.clone(),
-        token: args.token.clone().filter(|t| !t.is_empty()),
+        token: args.token.clone(),
         ..ServerConfig::default()
     };
     // The referee's events (clients, games, results) on stderr.

@@ -207,7 +207,9 @@ impl Player {
                 let reply = ClientMessage::Name {
                     name: name.to_string(),
                     protocol: ProtocolVersion::V2,
-                    seat: self.seat.clone(),
+                    // Taking part in the seat extension: our secret, or
+                    // "" before we have one.
+                    seat: Some(self.seat.clone().unwrap_or_default()),
                 };
                 send(socket, &reply)?;
                 self.state = State::Ready;

@@ -150,12 +150,13 @@ fn a_game_is_refereed_to_its_five() {
 #[test]
 fn a_dropped_player_ends_the_game_and_both_back_resume_it() {
     let server = server(Duration::from_secs(30));
-    // Clients of the specification (v1): their seats are resumed by name
-    // (v2 clients give their seat's secret too: the name-thief test).
+    // Clients of the specification, v1 and v2 without the seat extension:
+    // their seats are resumed by name (clients of the extension give their
+    // seat's secret too: the name-thief test).
     let mut first = connect(&server);
     name(&mut first, "black-player", "v1");
     let mut second = connect(&server);
-    name(&mut second, "white-player", "v1");
+    name(&mut second, "white-player", "v2");
     let (start1, start2) = (next(&mut first), next(&mut second));
     assert!(start1.get("seat").is_none() && start2.get("seat").is_none());
     let (mut black, mut white) = if start1["color"] == "B" {
@@ -688,14 +689,31 @@ fn abusive_connections_are_refused_or_dropped_and_an_honest_game_finishes() {
     honest_move(&mut black, &mut white, &mut moves);
 
     // Requests that are not HTTP, and one that never ends its head.
+    // and a head longer than 4 KiB, which would make the handshake read it
+    // byte by byte.
+    let long_head = [
+        &b"GET / HTTP/1.1\r\nUpgrade: websocket\r\nX: "[..],
+        &[b'a'; 5000],
+    ]
+    .concat();
     for garbage in [
         &b"\x00\x01\x02 not http\r\n\r\n"[..],
         &b"GET / HTTP/1.1\r\nHost: x\r\n"[..],
+        &long_head[..],
     ] {
         let mut stream = TcpStream::connect(server.address).expect("connect");
-        stream.write_all(garbage).expect("write");
-        read_until_closed(&mut stream, Duration::from_secs(3)).expect("closed");
+        let _ = stream.write_all(garbage);
+        read_until_closed(&mut stream, Duration::from_secs(4)).expect("closed");
     }
+    // A client that floods messages is closed.
+    let mut flood = connect(&server);
+    let flooded = (0..1000).any(|_| flood.send(Message::text("{}")).is_err());
+    if !flooded {
+        if let tungstenite::stream::MaybeTlsStream::Plain(stream) = flood.get_mut() {
+            read_until_closed(stream, Duration::from_secs(3)).expect("closed");
+        }
+    }
+    drop(flood);
     // A malformed frame after a good handshake: the server closes.
     let mut rogue = connect(&server);
     if let tungstenite::stream::MaybeTlsStream::Plain(stream) = rogue.get_mut() {
@@ -719,6 +737,20 @@ fn abusive_connections_are_refused_or_dropped_and_an_honest_game_finishes() {
         403
     );
     assert_eq!(handshake_status(&server, "/watch", &[("Origin", own)]), 101);
+    // A page under a name the attacker points at this server (DNS
+    // rebinding) sends a matching Host: still not the server's own page.
+    let port = server.address.port();
+    assert_eq!(
+        handshake_status(
+            &server,
+            "/watch",
+            &[
+                ("Origin", format!("http://evil.example:{port}")),
+                ("Host", format!("evil.example:{port}"))
+            ]
+        ),
+        403
+    );
     honest_move(&mut black, &mut white, &mut moves);
 
     while moves < 5 {
@@ -803,10 +835,12 @@ fn stays_silent(socket: &mut Socket, time: Duration) -> bool {
 #[test]
 fn a_name_thief_does_not_take_a_dropped_players_seat() {
     let server = server(Duration::from_secs(30));
+    // Both take part in the seat extension (a `seat` field in NAME).
+    let named = |n: &str| json!({"type": "NAME", "name": n, "protocol": "v2", "seat": ""});
     let mut owner = connect(&server);
-    name(&mut owner, "owner", "v2");
+    send(&mut owner, named("owner"));
     let mut rival = connect(&server);
-    name(&mut rival, "rival", "v2");
+    send(&mut rival, named("rival"));
     let start = next(&mut owner);
     assert_eq!(start["type"], "START");
     let secret = start["seat"].as_str().expect("a seat secret").to_string();

@@ -228,6 +228,11 @@ pub struct PlayerInfo {
     pub pv: Vec<WsPoint>,
 }
 
+/// The longest client name, in characters.
+pub const MAX_NAME: usize = 64;
+/// The longest principal variation of an INFO (a 32x32 board's cells).
+pub const MAX_PV: usize = 1024;
+
 /// What a client sends.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ClientMessage {
@@ -258,7 +263,12 @@ impl ClientMessage {
                     .get("name")
                     .and_then(Value::as_str)
                     .ok_or("NAME without a \"name\"")?
+                    .trim()
                     .to_string();
+                // Names are shown to every web board in every state.
+                if name.is_empty() || name.chars().count() > MAX_NAME {
+                    return Err(format!("a name has 1 to {MAX_NAME} characters"));
+                }
                 let protocol = match value.get("protocol").and_then(Value::as_str) {
                     None | Some("v1") => ProtocolVersion::V1,
                     Some("v2") => ProtocolVersion::V2,
@@ -280,9 +290,18 @@ impl ClientMessage {
                     .map(ClientMessage::Move)
                     .map_err(|e| format!("bad move: {e}"))
             }
-            "INFO" => serde_json::from_value(value.clone())
-                .map(ClientMessage::Info)
-                .map_err(|e| format!("bad INFO: {e}")),
+            "INFO" => {
+                let info: PlayerInfo =
+                    serde_json::from_value(value.clone()).map_err(|e| format!("bad INFO: {e}"))?;
+                // A principal variation longer than the largest board has
+                // cells is no analysis; web boards show what is kept.
+                if info.pv.len() > MAX_PV || !info.winrate.is_finite() {
+                    return Err(format!(
+                        "bad INFO: at most {MAX_PV} moves and a finite winrate"
+                    ));
+                }
+                Ok(ClientMessage::Info(info))
+            }
             other => Err(format!("unknown message type {other:?}")),
         }
     }
@@ -393,6 +412,12 @@ mod tests {
             seat: Some("ab12".into()),
         };
         assert_eq!(ClientMessage::parse(&named.to_json()), Ok(named));
+        let long = format!(r#"{{"type":"NAME","name":"{}"}}"#, "n".repeat(MAX_NAME + 1));
+        assert!(ClientMessage::parse(&long).is_err());
+        assert!(ClientMessage::parse(r#"{"type":"NAME","name":"  "}"#).is_err());
+        let pv = vec![r#"{"row":1,"column":1}"#; MAX_PV + 1].join(",");
+        let info = format!(r#"{{"type":"INFO","winrate":0.5,"pv":[{pv}]}}"#);
+        assert!(ClientMessage::parse(&info).is_err());
         let mv = r#"{"type":"START","move":{"type":"place","point":{"row":7,"column":7}}}"#;
         assert_eq!(
             ClientMessage::parse(mv),

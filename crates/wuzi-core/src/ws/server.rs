@@ -21,7 +21,7 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, ErrorKind, Read, Write};
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -165,6 +165,22 @@ fn refusal(
     }
 }
 
+/// The address a connection counts under: an IPv6 client has a whole /64
+/// to pick addresses from, so its /64 counts as one.
+fn address_group(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some() => IpAddr::V4(
+            v6.to_ipv4_mapped()
+                .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
+        ),
+        IpAddr::V6(v6) if !v6.is_loopback() => {
+            let [a, b, c, d, ..] = v6.segments();
+            IpAddr::V6(Ipv6Addr::new(a, b, c, d, 0, 0, 0, 0))
+        }
+        other => other,
+    }
+}
+
 /// Counts a connection thread, in all and for its address, for as long as
 /// it lives.
 struct ConnectionGuard {
@@ -179,6 +195,7 @@ impl ConnectionGuard {
         address: IpAddr,
         config: &ServerConfig,
     ) -> Result<ConnectionGuard, &'static str> {
+        let address = address_group(address);
         let mut by_address = stats.by_address.lock();
         let from_address = by_address.get(&address).copied().unwrap_or(0);
         let open = stats.connections.load(Ordering::SeqCst);
@@ -227,9 +244,17 @@ const EVENT_QUEUE: usize = 4096;
 /// ends or a board connects).
 const BROADCAST_INTERVAL: Duration = Duration::from_millis(100);
 
+/// Messages one connection may send in a second: a player sends a move and
+/// an INFO or two, a web board a click. More is a flood that would delay
+/// everyone's moves behind it in the referee's queue: the connection is
+/// closed.
+const MAX_MESSAGES_PER_SECOND: u32 = 100;
+
 /// What a connection thread is told to do.
 enum Outgoing {
     Text(String),
+    /// The same text for many connections (the web boards' state).
+    Shared(Arc<str>),
     Ping,
     Close,
 }
@@ -246,7 +271,10 @@ enum Role {
 
 /// What the connection threads report to the referee loop.
 enum Event {
-    Connected(ClientId, Sender<Outgoing>, Role),
+    /// A new connection: its queue, and its socket, which the referee shuts
+    /// down when it drops the connection (so that a thread stuck writing
+    /// to a client that reads a byte at a time ends at once).
+    Connected(ClientId, Sender<Outgoing>, Option<TcpStream>, Role),
     Text(ClientId, String),
     Pong(ClientId),
     Disconnected(ClientId),
@@ -255,17 +283,28 @@ enum Event {
 struct Client {
     name: Option<String>,
     protocol: ProtocolVersion,
+    /// It takes part in the seat extension (its NAME had a `seat` field).
+    seat_aware: bool,
     /// The seat secret it gave with its name (to resume a game).
     seat: Option<String>,
     out: Sender<Outgoing>,
+    socket: Option<TcpStream>,
     alive: bool,
 }
 
 /// A web board watching.
 struct Viewer {
     out: Sender<Outgoing>,
+    socket: Option<TcpStream>,
     /// Answered the last ping.
     alive: bool,
+}
+
+/// Ends a connection the referee drops, whatever its thread is doing.
+fn cut(socket: &Option<TcpStream>) {
+    if let Some(socket) = socket {
+        let _ = socket.shutdown(Shutdown::Both);
+    }
 }
 
 struct Running {
@@ -369,7 +408,8 @@ impl Referee {
     fn drop_overflowed(&mut self) {
         let overflowed = std::mem::take(&mut *self.overflowed.borrow_mut());
         for id in overflowed {
-            if self.viewers.remove(&id).is_some() {
+            if let Some(viewer) = self.viewers.remove(&id) {
+                cut(&viewer.socket);
                 tracing::info!("web board {id} dropped: it does not read");
                 self.stats
                     .slow_viewers_dropped
@@ -397,11 +437,20 @@ impl Referee {
     }
 
     fn handle(&mut self, event: Event) {
-        // Pongs change nothing the web boards show.
-        self.changed |= !matches!(event, Event::Pong(_));
+        // Pongs and web boards' messages change nothing the boards show
+        // (a game a board starts marks the change itself).
+        let viewer_text = matches!(&event, Event::Text(id, _) if self.viewers.contains_key(id));
+        self.changed |= !matches!(event, Event::Pong(_)) && !viewer_text;
         match event {
-            Event::Connected(id, out, Role::Viewer) => {
-                self.viewers.insert(id, Viewer { out, alive: true });
+            Event::Connected(id, out, socket, Role::Viewer) => {
+                self.viewers.insert(
+                    id,
+                    Viewer {
+                        out,
+                        socket,
+                        alive: true,
+                    },
+                );
                 self.urgent = true;
             }
             Event::Text(id, text) if self.viewers.contains_key(&id) => self.viewer_command(&text),
@@ -413,15 +462,17 @@ impl Referee {
                     v.alive = true;
                 }
             }
-            Event::Connected(id, out, Role::Player) => {
+            Event::Connected(id, out, socket, Role::Player) => {
                 self.queue(id, &out, Outgoing::Text(ServerMessage::Name.to_json()));
                 self.clients.insert(
                     id,
                     Client {
                         name: None,
                         protocol: ProtocolVersion::V1,
+                        seat_aware: false,
                         seat: None,
                         out,
+                        socket,
                         alive: true,
                     },
                 );
@@ -442,7 +493,8 @@ impl Referee {
                     if let Some(c) = self.clients.get_mut(&id) {
                         c.name = Some(name);
                         c.protocol = protocol;
-                        c.seat = seat;
+                        c.seat_aware = seat.is_some();
+                        c.seat = seat.filter(|s| !s.is_empty());
                     }
                 }
                 Ok(ClientMessage::Move(mv)) => self.play(id, mv),
@@ -541,9 +593,8 @@ impl Referee {
             return;
         };
         tracing::info!("client {id} disconnected");
-        // Dropping `client` drops its queue's sender: the connection thread
-        // sends what is queued, then closes.
         let _ = client.out.try_send(Outgoing::Close);
+        cut(&client.socket);
         let Some(g) = self.games.iter().position(|r| r.players.contains(&id)) else {
             return;
         };
@@ -597,6 +648,15 @@ impl Referee {
         if self.is_playing(black) || self.is_playing(white) {
             return Err("one of them is playing".into());
         }
+        let reserved = |id: ClientId| {
+            let name = self.clients.get(&id).and_then(|c| c.name.as_deref());
+            self.checkpoints
+                .iter()
+                .any(|c| c.names.iter().any(|n| Some(n.as_str()) == name))
+        };
+        if reserved(black) || reserved(white) {
+            return Err("an interrupted game waits for one of them".into());
+        }
         let game = WsGame::new(self.config.size, self.config.rule, self.config.time);
         self.launch(game, [black, white], [None, None]);
         Ok(())
@@ -629,19 +689,24 @@ impl Referee {
         let mut taken: Vec<ClientId> = Vec::new();
         let mut resumed = Vec::new();
         for (i, checkpoint) in self.checkpoints.iter().enumerate() {
-            let find = |seat: usize| {
+            // The client that takes `seat`, other than `except` (two
+            // players may share a name).
+            let find = |seat: usize, except: Option<ClientId>| {
                 let (name, secret) = (&checkpoint.names[seat], &checkpoint.seats[seat]);
                 waiting
                     .iter()
                     .find(|(id, n, given)| {
                         !taken.contains(id)
+                            && Some(*id) != except
                             && (checkpoint.stayed[seat] == Some(*id)
                                 || n == name
                                     && secret.as_ref().map_or(true, |s| given.as_ref() == Some(s)))
                     })
                     .map(|(id, _, _)| *id)
             };
-            if let (Some(black), Some(white)) = (find(0), find(1)) {
+            let black = find(0, None);
+            let white = black.and_then(|b| find(1, Some(b)));
+            if let (Some(black), Some(white)) = (black, white) {
                 if black != white {
                     taken.extend([black, white]);
                     resumed.push((i, [black, white]));
@@ -673,8 +738,8 @@ impl Referee {
     }
 
     /// Sends START to both players and runs the game. A seat keeps its
-    /// secret (a resumed game); a v2 player in a seat without one gets a
-    /// new one.
+    /// secret (a resumed game); a player that takes part in the seat
+    /// extension, in a seat without one, gets a new one.
     fn launch(&mut self, game: WsGame, players: [ClientId; 2], mut seats: [Option<String>; 2]) {
         self.changed = true;
         tracing::info!(
@@ -688,13 +753,14 @@ impl Referee {
                 .clients
                 .get(&id)
                 .is_some_and(|c| c.protocol == ProtocolVersion::V2);
-            if v2 && seats[i].is_none() {
+            let seat_aware = self.clients.get(&id).is_some_and(|c| c.seat_aware);
+            if seat_aware && seats[i].is_none() {
                 seats[i] = seat_secret();
             }
             let message = ServerMessage::Start {
                 configuration: game.configuration(v2),
                 color: color_of_seat(i).into(),
-                seat: seats[i].clone().filter(|_| v2),
+                seat: seats[i].clone().filter(|_| seat_aware),
             };
             self.send(id, &message);
         }
@@ -789,7 +855,12 @@ impl Referee {
                 self.changed = true;
                 self.drop_client(id);
             }
-            self.viewers.retain(|_, v| v.alive);
+            self.viewers.retain(|_, v| {
+                if !v.alive {
+                    cut(&v.socket);
+                }
+                v.alive
+            });
             for (&id, client) in &mut self.clients {
                 client.alive = false;
                 if let Err(TrySendError::Full(_)) = client.out.try_send(Outgoing::Ping) {
@@ -835,9 +906,9 @@ impl Referee {
         if !self.changed || !due {
             return;
         }
-        let state = self.state().to_string();
+        let state: Arc<str> = self.state().to_string().into();
         for (&id, viewer) in &self.viewers {
-            self.queue(id, &viewer.out, Outgoing::Text(state.clone()));
+            self.queue(id, &viewer.out, Outgoing::Shared(Arc::clone(&state)));
         }
         self.changed = false;
         self.urgent = false;
@@ -991,18 +1062,26 @@ fn is_upgrade(stream: &TcpStream, deadline: Instant) -> io::Result<bool> {
             return Err(ErrorKind::UnexpectedEof.into());
         }
         let head = String::from_utf8_lossy(&buf[..n]).to_ascii_lowercase();
-        if head.contains("\r\n\r\n") || n == buf.len() {
+        if head.contains("\r\n\r\n") {
             return Ok(head
                 .lines()
                 .any(|l| l.starts_with("upgrade:") && l.contains("websocket")));
+        }
+        // The whole head must arrive within the deadline and the buffer:
+        // the handshake then reads it at once, never byte by byte.
+        if n == buf.len() {
+            return Err(ErrorKind::InvalidData.into());
         }
         thread::sleep(Duration::from_millis(5));
     }
 }
 
 /// Whether a browser page at `origin` may connect: no Origin (not a
-/// browser), an origin allowed by name, or the server's own page (the
-/// origin's host and port are the request's `Host`).
+/// browser), an origin allowed by name, or the server's own page reached
+/// by address (the origin's host and port are the request's `Host`, and
+/// that is an IP address or `localhost`). A page under a DNS name must be
+/// allowed by name: otherwise a name the attacker controls, pointed at
+/// this server (DNS rebinding), would pass as the server's own page.
 fn origin_allowed(origin: Option<&str>, host: Option<&str>, allowed: &[String]) -> bool {
     let Some(origin) = origin else {
         return true;
@@ -1013,7 +1092,32 @@ fn origin_allowed(origin: Option<&str>, host: Option<&str>, allowed: &[String]) 
     let own = origin
         .strip_prefix("http://")
         .or_else(|| origin.strip_prefix("https://"));
-    matches!((own, host), (Some(o), Some(h)) if o.eq_ignore_ascii_case(h))
+    match (own, host) {
+        (Some(o), Some(h)) if o.eq_ignore_ascii_case(h) => host_is_an_address(h),
+        _ => false,
+    }
+}
+
+/// `HOST[:PORT]` names an IP address (`[v6]` too) or `localhost`.
+fn host_is_an_address(host: &str) -> bool {
+    if let Some(v6) = host.strip_prefix('[') {
+        return v6
+            .split(']')
+            .next()
+            .is_some_and(|a| a.parse::<Ipv6Addr>().is_ok());
+    }
+    let name = host.rsplit_once(':').map_or(host, |(name, _)| name);
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::Ipv4Addr>().is_ok()
+}
+
+/// Compares secrets in time that does not depend on where they differ.
+fn same_secret(given: &[u8], wanted: &[u8]) -> bool {
+    given.len() == wanted.len()
+        && given
+            .iter()
+            .zip(wanted)
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
 }
 
 /// The value of `key` in a URL query (`a=1&token=x`).
@@ -1031,7 +1135,8 @@ fn admit_request(request: &Request, rules: &ServerConfig) -> Result<Role, (u16, 
         return Err((403, "this page's origin may not connect"));
     }
     if let Some(token) = &rules.token {
-        if query_value(request.uri().query(), "token") != Some(token.as_str()) {
+        let given = query_value(request.uri().query(), "token").unwrap_or("");
+        if !same_secret(given.as_bytes(), token.as_bytes()) {
             return Err((401, "a token is required: ?token=..."));
         }
     }
@@ -1089,7 +1194,11 @@ fn connection(
         .get_ref()
         .set_read_timeout(Some(Duration::from_millis(20)));
     let (out, outgoing) = bounded(OUTGOING_QUEUE);
-    if events.send(Event::Connected(id, out, role)).is_err() {
+    let handle = socket.get_ref().try_clone().ok();
+    if events
+        .send(Event::Connected(id, out, handle, role))
+        .is_err()
+    {
         return;
     }
     let reason = pump(&mut socket, id, &outgoing, &events);
@@ -1108,10 +1217,12 @@ fn pump(
     outgoing: &Receiver<Outgoing>,
     events: &Sender<Event>,
 ) -> Result<(), ()> {
+    let (mut window, mut in_window) = (Instant::now(), 0u32);
     loop {
         loop {
             let frame = match outgoing.try_recv() {
                 Ok(Outgoing::Text(text)) => Message::text(text),
+                Ok(Outgoing::Shared(text)) => Message::text(text.to_string()),
                 Ok(Outgoing::Ping) => Message::Ping(Vec::new().into()),
                 // Closed by the referee, or the referee has stopped.
                 Ok(Outgoing::Close) | Err(TryRecvError::Disconnected) => return Ok(()),
@@ -1121,6 +1232,14 @@ fn pump(
         }
         match socket.read() {
             Ok(Message::Text(text)) => {
+                if window.elapsed() >= Duration::from_secs(1) {
+                    (window, in_window) = (Instant::now(), 0);
+                }
+                in_window += 1;
+                if in_window > MAX_MESSAGES_PER_SECOND {
+                    tracing::info!("connection {id} closed: it floods");
+                    return Err(());
+                }
                 let _ = events.send(Event::Text(id, text.to_string()));
             }
             Ok(Message::Pong(_)) => {
@@ -1183,7 +1302,24 @@ mod tests {
     fn origins_and_tokens() {
         let allowed = vec!["http://friend.example".to_string()];
         assert!(origin_allowed(None, Some("h:1"), &allowed));
-        assert!(origin_allowed(Some("http://h:1"), Some("h:1"), &allowed));
+        assert!(origin_allowed(
+            Some("http://10.0.0.2:1"),
+            Some("10.0.0.2:1"),
+            &allowed
+        ));
+        assert!(origin_allowed(
+            Some("http://localhost:8"),
+            Some("localhost:8"),
+            &allowed
+        ));
+        assert!(origin_allowed(
+            Some("http://[::1]:8"),
+            Some("[::1]:8"),
+            &allowed
+        ));
+        // The server's own page under a DNS name must be allowed by name
+        // (DNS rebinding would pass otherwise).
+        assert!(!origin_allowed(Some("http://h:1"), Some("h:1"), &allowed));
         assert!(origin_allowed(
             Some("http://friend.example"),
             Some("h:1"),
@@ -1199,6 +1335,17 @@ mod tests {
         assert_eq!(query_value(Some("a=1&token=x"), "token"), Some("x"));
         assert_eq!(query_value(Some("tokens=x"), "token"), None);
         assert_eq!(query_value(None, "token"), None);
+        assert!(same_secret(b"abc", b"abc"));
+        assert!(!same_secret(b"abd", b"abc") && !same_secret(b"ab", b"abc"));
+        let v6 = |s: &str| IpAddr::V6(s.parse().unwrap());
+        assert_eq!(
+            address_group(v6("2001:db8:1:2:3:4:5:6")),
+            v6("2001:db8:1:2::")
+        );
+        assert_eq!(
+            address_group(v6("::ffff:10.1.2.3")),
+            "10.1.2.3".parse::<IpAddr>().unwrap()
+        );
     }
 
     /// A web board that reads nothing is dropped once its queue is full;
@@ -1214,11 +1361,11 @@ mod tests {
             Arc::clone(&stats),
         );
         let (viewer_out, viewer_never_read) = bounded(OUTGOING_QUEUE);
-        referee.handle(Event::Connected(100, viewer_out, Role::Viewer));
+        referee.handle(Event::Connected(100, viewer_out, None, Role::Viewer));
         let mut players = Vec::new();
         for (id, name) in [(1, "a"), (2, "b")] {
             let (out, inbox) = bounded(OUTGOING_QUEUE);
-            referee.handle(Event::Connected(id, out, Role::Player));
+            referee.handle(Event::Connected(id, out, None, Role::Player));
             referee.handle(Event::Text(
                 id,
                 format!(r#"{{"type":"NAME","name":"{name}"}}"#),
