@@ -240,6 +240,11 @@ struct BenchArgs {
     /// blunders: playouts per position.
     #[arg(long, default_value_t = 400)]
     playouts: u64,
+    /// blunders: a reference brain that judges each move played too, as
+    /// match runner engine settings (`cmd=PATH turn=5 threads=2`): after
+    /// the move, does it announce a forced win?
+    #[arg(long)]
+    reference: Option<String>,
     /// matching: a Gomocup TSV of games (its validation games are used).
     #[arg(
         long,
@@ -291,6 +296,15 @@ fn bench_blunders(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
     let text = std::fs::read_to_string(&args.fixture)
         .map_err(|e| io::Error::other(format!("{}: {e}", args.fixture.display())))?;
     let positions = blunders::parse(&text).map_err(io::Error::other)?;
+    let reference = args
+        .reference
+        .as_deref()
+        .map(|words| {
+            let words: Vec<String> = words.split_whitespace().map(str::to_string).collect();
+            wuzi::arena::parse_engine(&[], &words)
+        })
+        .transpose()
+        .map_err(|e| io::Error::other(format!("--reference: {e}")))?;
     let reach = blunders::solver_reach(&positions).map_err(io::Error::other)?;
     blunders::print_reach(&reach, positions.len(), &mut io::stdout().lock())?;
     let mut provider = wuzi::nn::provider::NetworkProvider::new(&config);
@@ -311,6 +325,7 @@ fn bench_blunders(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
             Ok(searcher)
         },
         args.playouts,
+        reference.as_ref(),
     )
     .map_err(io::Error::other)?;
     blunders::print(&summary, args.playouts, &mut io::stdout().lock())

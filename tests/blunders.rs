@@ -44,6 +44,7 @@ fn run_suite(config: SearchConfig) -> blunders::Summary {
             Ok(Arc::clone(&searcher))
         },
         200,
+        None,
     )
     .expect("suite runs")
 }

@@ -11,6 +11,8 @@ use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use crate::arena::judge;
+use crate::arena::EngineSpec;
 use crate::game::{Board, BoardSize, Point, Rule};
 use crate::gomocup::Coord;
 use crate::search::{SearchConfig, SearchLimits, Searcher};
@@ -98,6 +100,9 @@ pub struct Outcome {
     pub played: Option<Point>,
     /// The move played is refuted by our solver.
     pub refuted: bool,
+    /// With a reference brain: whether it announced a forced win after the
+    /// move played (an independent judge; our solver is the engine's own).
+    pub reference_refutes: Option<bool>,
 }
 
 /// The suite's figures.
@@ -123,27 +128,42 @@ impl Summary {
     pub fn share_held(&self) -> f64 {
         self.held() as f64 / self.confirmed().max(1) as f64
     }
+
+    /// Positions the reference judged, and those where it announced no win
+    /// after the move played.
+    pub fn reference_held(&self) -> (usize, usize) {
+        let judged = self.outcomes.iter().filter_map(|o| o.reference_refutes);
+        let (mut all, mut held) = (0, 0);
+        for refutes in judged {
+            all += 1;
+            held += usize::from(!refutes);
+        }
+        (all, held)
+    }
 }
 
 /// Searches each position with `playouts` (one thread, deterministic) and
 /// checks the move with the solver. `searcher_for` gives the searcher of a
-/// rule.
+/// rule. With a `reference` brain, every position is searched (those our
+/// solver does not confirm too) and the move played is also judged by it.
 pub fn evaluate(
     blunders: &[Blunder],
     mut searcher_for: impl FnMut(Rule) -> Result<Arc<Searcher>, String>,
     playouts: u64,
+    reference: Option<&EngineSpec>,
 ) -> Result<Summary, String> {
     let mut summary = Summary::default();
     for blunder in blunders {
         let board = blunder.board()?;
         let confirmed = refutation(&board, blunder.blunder, CHECK_NODES).is_some();
-        if !confirmed {
+        if !confirmed && reference.is_none() {
             // Beyond our solver: nothing to measure the engine's move by.
             summary.outcomes.push(Outcome {
                 id: blunder.id.clone(),
                 confirmed,
                 played: None,
                 refuted: false,
+                reference_refutes: None,
             });
             continue;
         }
@@ -157,11 +177,22 @@ pub fn evaluate(
         let refuted = result
             .best_move
             .map_or(true, |mv| refutation(&board, mv, CHECK_NODES).is_some());
+        let reference_refutes = match (reference, result.best_move) {
+            (Some(spec), Some(mv)) => {
+                let mut after = board.clone();
+                after.play(mv).map_err(|e| format!("{}: {e}", blunder.id))?;
+                let verdict = judge::verdict(spec, &after)
+                    .map_err(|e| format!("{}: reference: {e}", blunder.id))?;
+                Some(verdict.win_in.is_some())
+            }
+            _ => None,
+        };
         summary.outcomes.push(Outcome {
             id: blunder.id.clone(),
             confirmed,
             played: result.best_move,
             refuted,
+            reference_refutes,
         });
     }
     Ok(summary)
@@ -193,7 +224,16 @@ pub fn print(summary: &Summary, playouts: u64, out: &mut impl Write) -> io::Resu
             (true, false) => "holds",
             (true, true) => "refuted",
         };
-        writeln!(out, "  {:<28} plays {:<6} {verdict}", o.id, played)?;
+        let reference = match o.reference_refutes {
+            Some(true) => "; the reference announces a win",
+            Some(false) => "; the reference announces none",
+            None => "",
+        };
+        writeln!(
+            out,
+            "  {:<28} plays {:<6} {verdict}{reference}",
+            o.id, played
+        )?;
     }
     writeln!(
         out,
@@ -201,7 +241,16 @@ pub fn print(summary: &Summary, playouts: u64, out: &mut impl Write) -> io::Resu
         summary.held(),
         summary.confirmed(),
         100.0 * summary.share_held()
-    )
+    )?;
+    let (judged, held) = summary.reference_held();
+    if judged > 0 {
+        writeln!(
+            out,
+            "moves after which the reference announces no win: {held} of {judged} ({:.0}%)",
+            100.0 * held as f64 / judged as f64
+        )?;
+    }
+    Ok(())
 }
 
 /// Node budgets of the solver figures: about what the engine's checks get

@@ -12,7 +12,7 @@ use wuzi_core::arena::stats::{self, EloEstimate, SprtModel, SprtParams, Wld};
 use wuzi_core::arena::{
     run, ArenaError, EndReason, GameSummary, MatchArgs, MatchSummary, SprtDecision,
 };
-use wuzi_core::game::{Board, BoardSize, Color, Outcome, Rule};
+use wuzi_core::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 
 const BRAIN: &str = env!("CARGO_BIN_EXE_wuzi-test-brain");
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/openings");
@@ -682,4 +682,35 @@ fn command_line_help_and_errors() {
     assert_eq!(a.rule, Rule::Renju);
     let e = play("cmd=x speed=3", "cmd=y", "--games 2").unwrap_err();
     assert!(e.to_string().contains("speed"), "{e}");
+}
+
+/// The reference judge of the blunder suite: a brain that announces its
+/// wins (the test brain does as Rapfi does when it completes a five) is
+/// read right, with its move.
+#[test]
+fn a_reference_brain_announces_its_forced_win() {
+    use wuzi_core::arena::judge::verdict;
+    use wuzi_core::arena::parse_engine;
+    let spec = parse_engine(&[], &[format!("cmd={BRAIN}"), "turn=1".into()]).unwrap();
+    let p = |x, y| Point::new(x, y).unwrap();
+    // Black has four in a row and is to move: a win in one ply.
+    let moves = [
+        p(7, 3),
+        p(0, 0),
+        p(7, 4),
+        p(0, 2),
+        p(7, 5),
+        p(0, 4),
+        p(7, 6),
+        p(0, 6),
+    ];
+    let board = Board::from_moves(BoardSize::FIFTEEN, Rule::Freestyle, &moves).unwrap();
+    let v = verdict(&spec, &board).unwrap();
+    assert_eq!(v.win_in, Some(1), "{v:?}");
+    assert!(matches!(v.answer.as_deref(), Some("7,7" | "7,2")), "{v:?}");
+    // Nothing to announce after one stone each.
+    let board = Board::from_moves(BoardSize::FIFTEEN, Rule::Freestyle, &moves[..2]).unwrap();
+    let v = verdict(&spec, &board).unwrap();
+    assert_eq!(v.win_in, None, "{v:?}");
+    assert!(v.answer.is_some());
 }

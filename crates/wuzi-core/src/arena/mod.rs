@@ -22,6 +22,7 @@
 mod config;
 mod engine;
 mod game;
+pub mod judge;
 pub mod openings;
 pub mod record;
 mod runner;

@@ -161,6 +161,9 @@ impl Brain {
         let fives: Vec<Point> = self.board.winning_moves(me).collect();
         for p in fives {
             if self.board.is_winning_move(p, me) && self.legal(p, me) {
+                // Announced as Rapfi does (a win in one ply), so that the
+                // blunder suite's reference judge can be tested with it.
+                self.reply(BrainLine::Message("Depth 1 | Eval +M1 | Time 0ms".into()));
                 return Some(p);
             }
         }
