@@ -284,7 +284,7 @@ fn the_server_process_returns_to_its_memory_level_after_crowds() {
     let mut viewer = watch(&address, Duration::from_secs(5));
     let idle = resident_kb(pid);
     let mut levels = Vec::new();
-    for round in 0..3 {
+    for round in 0..4 {
         crowd(&address, round);
         // Past the resume window of the games interrupted last.
         std::thread::sleep(Duration::from_millis(1500));
@@ -295,14 +295,16 @@ fn the_server_process_returns_to_its_memory_level_after_crowds() {
     }
     eprintln!("server resident memory: idle {idle} KB, after each round {levels:?} KB");
     // The first rounds grow the allocator's pools; later rounds reuse them
-    // (4 MB of slack for the allocator's own bookkeeping). Measured against
-    // the higher of the first two rounds: under a loaded machine the first
-    // reading can come before the pools have grown (CI saw 27 MB, then a
-    // plateau near 40 MB, in the libtorch-free build).
-    let settled = levels[0].max(levels[1]);
+    // (4 MB of slack for the allocator's own bookkeeping), where a leak
+    // grows every round. Measured against the highest of the first three:
+    // a reading can come before the pools have grown or after some were
+    // given back (CI saw 27 MB, then a plateau near 40 MB, in the
+    // libtorch-free build; 154, 150, then 159 MB in the default one, whose
+    // plateau is 158-159 MB).
+    let settled = levels[..3].iter().copied().max().unwrap_or(0);
     assert!(
-        levels[2] <= settled + 4 * 1024,
+        levels[3] <= settled + 4 * 1024,
         "the server grew from {settled} to {} KB",
-        levels[2]
+        levels[3]
     );
 }
