@@ -306,7 +306,7 @@ fn expect_ok(
 }
 
 /// The INFO lines sent after every START/RESTART `OK`.
-fn info_block(spec: &EngineSpec, rule: Rule) -> String {
+pub(crate) fn info_block(spec: &EngineSpec, rule: Rule) -> String {
     let mut s = String::with_capacity(256);
     let _ = writeln!(s, "INFO timeout_turn {}", spec.turn_ms);
     let _ = writeln!(s, "INFO timeout_match {}", spec.match_ms);
@@ -594,7 +594,8 @@ impl Clock {
     }
 }
 
-fn board_command(board: &Board, to_move: Color) -> Command {
+/// BOARD with the stones of `to_move` as the brain's own (field 1).
+pub(crate) fn board_command(board: &Board, to_move: Color) -> Command {
     let stones = board
         .history()
         .iter()

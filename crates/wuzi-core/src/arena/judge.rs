@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use super::config::EngineSpec;
 use super::engine::{EngineProcess, GameLog, Reply};
+use super::game::{board_command, info_block};
 use crate::game::Board;
+use crate::gomocup::{BrainLine, Command, UNLIMITED_MS};
 
 /// What the brain said of a position it had to move in.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,78 +37,82 @@ pub fn announced_win(line: &str) -> Option<u32> {
     after("Eval +M").or_else(|| after("ev +v"))
 }
 
-/// Asks the brain of `spec` (its time per move, threads and rule settings)
-/// to move in `board` and returns what it announced. A brain that does not
-/// answer within its time and ten seconds more is an error.
+/// Asks the brain of `spec` (its time per move and the INFO settings a
+/// match would send) to move in `board` and returns what it announced. A
+/// brain that does not answer within its time and ten seconds more is an
+/// error.
 pub fn verdict(spec: &EngineSpec, board: &Board) -> Result<Verdict, String> {
-    let mut engine =
-        EngineProcess::spawn(spec, &spec.name).map_err(|e| format!("{}: {e}", spec.name))?;
+    let fail = |what: String| format!("{}: {what}", spec.name);
+    let mut engine = EngineProcess::spawn(spec, &spec.name).map_err(|e| fail(e.to_string()))?;
     let mut log = GameLog::new(false);
+    let mut send = |engine: &mut EngineProcess, text: String| {
+        engine
+            .send(&text, &mut log)
+            .map(|_| ())
+            .map_err(|e| fail(e.to_string()))
+    };
     let size = board.size();
-    let start = if size.width() == size.height() {
-        format!("START {}\n", size.width())
-    } else {
-        format!("RECTSTART {},{}\n", size.width(), size.height())
+    let start = Command::Start {
+        width: i64::from(size.width()),
+        height: i64::from(size.height()),
     };
-    let wait = |engine: &mut EngineProcess, log: &mut GameLog, deadline: Instant| loop {
-        match engine.next_line(deadline, log) {
-            Reply::Line(_, line) => return Ok(line),
-            Reply::Closed => return Err(format!("{} exited", spec.name)),
-            Reply::Timeout => return Err(format!("{} did not answer in time", spec.name)),
-        }
-    };
-    engine
-        .send(&start, &mut log)
-        .map_err(|e| format!("{}: {e}", spec.name))?;
+    send(&mut engine, format!("{start}\n"))?;
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let line = wait(&mut engine, &mut log, deadline)?;
-        if line.starts_with("OK") {
-            break;
-        }
-        if line.starts_with("ERROR") {
-            return Err(format!("{}: {line}", spec.name));
+        match next(&mut engine, deadline, &spec.name)?.1 {
+            BrainLine::Ok => break,
+            BrainLine::Error(why) => return Err(fail(why)),
+            _ => {}
         }
     }
-    let to_move = board.side_to_move();
-    let mut text = format!(
-        "INFO timeout_turn {}\nINFO timeout_match 2147483647\nINFO time_left 2147483647\nINFO rule {}\n",
-        spec.turn_ms,
-        board.rule().gomocup_value()
-    );
-    if let Some(threads) = spec.thread_num {
-        text.push_str(&format!("INFO thread_num {threads}\n"));
-    }
-    text.push_str("BOARD\n");
-    for (p, color) in board.history() {
-        let field = if *color == to_move { 1 } else { 2 };
-        text.push_str(&format!("{},{},{field}\n", p.x(), p.y()));
-    }
-    text.push_str("DONE\n");
-    engine
-        .send(&text, &mut log)
-        .map_err(|e| format!("{}: {e}", spec.name))?;
+    // As a match sends them: its INFO lines, the time left before the
+    // move (without it a brain may take its game time as spent), the
+    // position.
+    let position = board_command(board, board.side_to_move());
+    let left = if spec.match_ms > 0 {
+        i64::try_from(spec.match_ms).unwrap_or(UNLIMITED_MS)
+    } else {
+        UNLIMITED_MS
+    };
+    send(
+        &mut engine,
+        format!(
+            "{}INFO time_left {left}\n{position}\n",
+            info_block(spec, board.rule())
+        ),
+    )?;
     let deadline = Instant::now() + Duration::from_millis(spec.turn_ms) + Duration::from_secs(10);
     let mut win_in = None;
     let answer = loop {
-        let line = wait(&mut engine, &mut log, deadline)?;
-        if let Some(plies) = announced_win(&line) {
-            win_in = Some(plies);
-        }
-        let bare = line.trim();
-        let is_move = bare
-            .split_once(',')
-            .is_some_and(|(x, y)| x.parse::<u32>().is_ok() && y.parse::<u32>().is_ok());
-        if is_move {
-            break Some(bare.to_string());
-        }
-        if bare.starts_with("ERROR") {
-            return Err(format!("{}: {bare}", spec.name));
+        let (line, read) = next(&mut engine, deadline, &spec.name)?;
+        // Every line, not only MESSAGE ones: PentaZen's depth byte can
+        // break the MESSAGE word of its announcements.
+        win_in = announced_win(&line).or(win_in);
+        match read {
+            BrainLine::Move(c) => break Some(c.to_string()),
+            BrainLine::Error(why) => return Err(fail(why)),
+            _ => {}
         }
     };
     engine.send_end(&mut log);
     engine.wait_exit(Instant::now() + Duration::from_secs(2), &mut log);
     Ok(Verdict { win_in, answer })
+}
+
+/// The brain's next line, as it came and as the Gomocup protocol reads it.
+fn next(
+    engine: &mut EngineProcess,
+    deadline: Instant,
+    name: &str,
+) -> Result<(String, BrainLine), String> {
+    match engine.next_line(deadline, &mut GameLog::new(false)) {
+        Reply::Line(_, line) => {
+            let read = BrainLine::parse(&line);
+            Ok((line, read))
+        }
+        Reply::Closed => Err(format!("{name} exited")),
+        Reply::Timeout => Err(format!("{name} did not answer in time")),
+    }
 }
 
 #[cfg(test)]

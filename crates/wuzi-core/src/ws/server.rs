@@ -861,17 +861,17 @@ impl Referee {
                 }
                 v.alive
             });
-            for (&id, client) in &mut self.clients {
+            for client in self.clients.values_mut() {
                 client.alive = false;
-                if let Err(TrySendError::Full(_)) = client.out.try_send(Outgoing::Ping) {
-                    self.overflowed.borrow_mut().push(id);
-                }
             }
-            for (&id, viewer) in &mut self.viewers {
+            for viewer in self.viewers.values_mut() {
                 viewer.alive = false;
-                if let Err(TrySendError::Full(_)) = viewer.out.try_send(Outgoing::Ping) {
-                    self.overflowed.borrow_mut().push(id);
-                }
+            }
+            for (&id, client) in &self.clients {
+                self.queue(id, &client.out, Outgoing::Ping);
+            }
+            for (&id, viewer) in &self.viewers {
+                self.queue(id, &viewer.out, Outgoing::Ping);
             }
         }
         self.drop_overflowed();
