@@ -241,7 +241,8 @@ struct BenchArgs {
     #[arg(long, default_value_t = 400)]
     playouts: u64,
     /// blunders: a reference brain that judges each move played too, as
-    /// match runner engine settings (`cmd=PATH turn=5 threads=2`): after
+    /// match runner engine settings (`cmd=PATH tc=0/5 threads=2`: 5 s per
+    /// move; `turn=` counts milliseconds): after
     /// the move, does it announce a forced win?
     #[arg(long)]
     reference: Option<String>,
