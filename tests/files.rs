@@ -149,12 +149,15 @@ fn time_zero_answers_at_once() {
     // one-second move makes thousands (counted, not timed, so that a busy
     // machine cannot fail it).
     let zero = one_line(&dir);
-    assert!(summary_value(&zero, "n") <= 16, "{zero}");
+    // The shortest search still evaluates the batches already in flight:
+    // at most search threads (2) x batch (8) x pipeline (2) of the shipped
+    // configuration. CI saw 17 when this said 16.
+    assert!(summary_value(&zero, "n") <= 32, "{zero}");
     request(&dir, &plocha(&[(7, 7, 'x')]), "o", "1\n2147483647\n");
     let (ok, _) = run(&dir.0);
     assert!(ok, "{:?}", dir.read("MSG.DAT"));
     let one = one_line(&dir);
-    assert!(summary_value(&one, "n") > 16, "{one}");
+    assert!(summary_value(&one, "n") > 32, "{one}");
 }
 
 #[test]
