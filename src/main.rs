@@ -308,7 +308,7 @@ fn bench_blunders(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
         .map_err(|e| io::Error::other(format!("--reference: {e}")))?;
     let reach = blunders::solver_reach(&positions).map_err(io::Error::other)?;
     blunders::print_reach(&reach, positions.len(), &mut io::stdout().lock())?;
-    let mut provider = wuzi::nn::provider::NetworkProvider::new(&config);
+    let mut provider = wuzi::nn::provider::NetworkProvider::new(&config.network);
     let search = blunders::suite_config(&config.search_config());
     let mut searchers = HashMap::new();
     let summary = blunders::evaluate(
@@ -340,7 +340,7 @@ fn network_service(
     config: &Config,
     rule: wuzi::game::Rule,
 ) -> io::Result<(std::sync::Arc<wuzi::nn::EvalService>, Option<String>)> {
-    let mut provider = wuzi::nn::provider::NetworkProvider::new(config);
+    let mut provider = wuzi::nn::provider::NetworkProvider::new(&config.network);
     if let Some(note) = &provider.device_note {
         eprintln!("note: {note}");
     }
@@ -398,6 +398,7 @@ fn selfplay(cli: &Cli, args: &wuzi::selfplay::SelfplayArgs) -> io::Result<()> {
         return Err(io::Error::other(note));
     }
     let player = config
+        .network
         .network_for(args.rule)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

@@ -442,7 +442,7 @@ fn the_fp32_network_is_used_only_in_fp32() {
         .unwrap()
     };
     for (precision, expected) in [("fp32", small()), ("bf16", large_config)] {
-        let mut provider = NetworkProvider::new(&config_for(precision));
+        let mut provider = NetworkProvider::new(&config_for(precision).network);
         for rule in [Rule::Freestyle, Rule::Caro] {
             let (service, note) = provider.service_for(rule).unwrap();
             assert!(note.is_none(), "{note:?}");
@@ -459,7 +459,7 @@ fn the_fp32_network_is_used_only_in_fp32() {
          freestyle_fp32 = \"\"\n"
     ))
     .unwrap();
-    let (service, _) = NetworkProvider::new(&config)
+    let (service, _) = NetworkProvider::new(&config.network)
         .service_for(Rule::Freestyle)
         .unwrap();
     assert_eq!(service.network_config(), Some(large_config));
@@ -469,7 +469,7 @@ fn the_fp32_network_is_used_only_in_fp32() {
          freestyle_fp32 = {small_file:?}\n"
     ))
     .unwrap();
-    let (service, note) = NetworkProvider::new(&config)
+    let (service, note) = NetworkProvider::new(&config.network)
         .service_for(Rule::Freestyle)
         .unwrap();
     assert!(note.is_none(), "{note:?}");
@@ -482,7 +482,7 @@ fn the_fp32_network_is_used_only_in_fp32() {
          freestyle = {large:?}\n"
     ))
     .unwrap();
-    let (service, note) = NetworkProvider::new(&config)
+    let (service, note) = NetworkProvider::new(&config.network)
         .service_for(Rule::Freestyle)
         .unwrap();
     assert!(note.is_none(), "{note:?}");

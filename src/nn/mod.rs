@@ -13,6 +13,7 @@ pub mod network_file;
 pub mod precision;
 pub mod provider;
 pub mod service;
+pub mod settings;
 pub mod symmetry;
 
 pub use backend::{Backend, BackendSetting, BatchEvaluator, Model};
@@ -22,4 +23,5 @@ pub use model::{Frozen, Network};
 pub use native::{Isa, NativeEvaluator, NativeNetwork};
 pub use network_file::{NetConfig, NetError};
 pub use precision::{Calibration, Precision, PrecisionSetting};
+pub use settings::NetworkSettings;
 pub use service::{EvalService, Evaluation, EvaluatorThreads, ServiceConfig, SymmetryMode};

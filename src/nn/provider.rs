@@ -8,16 +8,15 @@ use std::sync::Arc;
 #[cfg(feature = "torch")]
 use std::time::Duration;
 
-use crate::config::Config;
 use crate::game::Rule;
 use crate::nn::backend::{Backend, BackendSetting, Model};
 use crate::nn::native::simd::parse_isa_setting;
 use crate::nn::native::{Isa, NativeNetwork};
-use crate::nn::{EvalService, ServiceConfig, SymmetryMode};
+use crate::nn::{EvalService, NetworkSettings, ServiceConfig, SymmetryMode};
 
 /// Loads networks on demand and keeps the service of the last one used.
 pub struct NetworkProvider {
-    config: Config,
+    settings: NetworkSettings,
     backend: BackendSetting,
     /// The native kernels' instruction set (`None`: the widest here).
     isa: Option<Isa>,
@@ -38,30 +37,29 @@ pub struct NetworkProvider {
 }
 
 impl NetworkProvider {
-    pub fn new(config: &Config) -> NetworkProvider {
+    pub fn new(settings: &NetworkSettings) -> NetworkProvider {
         #[cfg(feature = "torch")]
         let (device, device_note) = {
-            crate::nn::device::tune_cpu(config.network.torch_threads);
-            crate::nn::device::select_device(&config.network.device)
+            crate::nn::device::tune_cpu(settings.torch_threads);
+            crate::nn::device::select_device(&settings.device)
                 .unwrap_or((tch::Device::Cpu, None))
         };
         #[cfg(not(feature = "torch"))]
-        let device_note = crate::nn::backend::cpu_only_note(&config.network.device);
+        let device_note = crate::nn::backend::cpu_only_note(&settings.device);
         NetworkProvider {
-            config: config.clone(),
-            backend: config.network.backend.parse().unwrap_or_default(),
-            isa: parse_isa_setting(&config.network.isa).unwrap_or(None),
+            settings: settings.clone(),
+            backend: settings.backend.parse().unwrap_or_default(),
+            isa: parse_isa_setting(&settings.isa).unwrap_or(None),
             #[cfg(feature = "torch")]
             device,
             service_config: ServiceConfig {
-                batch_size: config.network.batch_size,
-                evaluator_threads: config.network.evaluator_threads,
-                symmetry: config
-                    .network
+                batch_size: settings.batch_size,
+                evaluator_threads: settings.evaluator_threads,
+                symmetry: settings
                     .symmetry
                     .parse()
                     .unwrap_or(SymmetryMode::Random),
-                precision: config.network.precision.parse().unwrap_or_default(),
+                precision: settings.precision.parse().unwrap_or_default(),
                 ..ServiceConfig::default()
             },
             loaded: HashMap::new(),
@@ -82,7 +80,7 @@ impl NetworkProvider {
         &mut self,
         rule: Rule,
     ) -> Result<(Arc<EvalService>, Option<String>), String> {
-        let path = self.config.network_for(rule).to_path_buf();
+        let path = self.settings.network_for(rule).to_path_buf();
         if let Some(service) = self.loaded.get(&path) {
             self.current = Some(path);
             return Ok((Arc::clone(service), None));
@@ -90,10 +88,10 @@ impl NetworkProvider {
         if let Some(why) = self.refused.get(&rule) {
             return Err(why.clone());
         }
-        let fp32_path = self.config.fp32_network_for(rule).map(Path::to_path_buf);
+        let fp32_path = self.settings.fp32_network_for(rule).map(Path::to_path_buf);
         let (service, note) = match self.load(&path, fp32_path.as_deref()) {
             Ok(service) => (service, None),
-            Err(why) if self.config.network.tactics_only_fallback => {
+            Err(why) if self.settings.tactics_only_fallback => {
                 let note = format!("{why}; playing {rule} without a network (tactics only)");
                 match EvalService::start_uniform(self.service_config.clone()) {
                     Ok(service) => (service, Some(note)),

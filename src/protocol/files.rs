@@ -204,7 +204,7 @@ pub fn run(config: Config, dir: &Path, started: Instant) -> Result<(), String> {
 fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, String> {
     let request = FileRequest::read(dir)?;
     let rule = request.board.rule();
-    let mut networks = NetworkProvider::new(&config);
+    let mut networks = NetworkProvider::new(&config.network);
     let (mut engine, note) = super::engine_for(&config, &mut networks, request.board.size(), rule);
     if let Some(why) = networks.refusal(rule) {
         return Err(why.to_string());

@@ -151,7 +151,7 @@ impl Gomocup {
     /// The brain: the engine with every rule's network loaded, under the
     /// Gomocup front end, writing to `out`.
     pub fn brain(config: Config, out: Box<dyn std::io::Write + Send>) -> Driver<Gomocup> {
-        let mut networks = NetworkProvider::new(&config);
+        let mut networks = NetworkProvider::new(&config.network);
         // Every rule's network now, so that INFO rule costs no turn time.
         let mut notes: Vec<String> = Rule::ALL
             .iter()
@@ -697,9 +697,10 @@ impl FrontEnd for Gomocup {
             },
             Command::Block { kind, stones } => self.block(s, kind, stones),
             Command::Info { key, value } => self.info(s, &key, &value),
+            // No www or email: the project has neither yet, and ABOUT
+            // should not point players at addresses that lead nowhere.
             Command::About => s.send(&format!(
-                "name=\"{NAME}\", version=\"{VERSION}\", author=\"The Wuzi developers\", country=\"International\", \
-                 www=\"https://github.com/wuzi-engine/wuzi\", email=\"wuzi@users.noreply.github.com\""
+                "name=\"{NAME}\", version=\"{VERSION}\", author=\"The Wuzi developers\", country=\"International\""
             )),
             Command::Ponder(ms) => {
                 s.ponder(ms.map(|ms| Duration::from_millis(ms.max(0) as u64)));

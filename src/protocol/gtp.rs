@@ -152,7 +152,7 @@ impl Gtp {
     /// The GTP engine: every rule's network loaded, freestyle 15x15 to
     /// start, writing to `out`.
     pub fn engine(config: Config, out: Box<dyn std::io::Write + Send>) -> Driver<Gtp> {
-        let mut networks = NetworkProvider::new(&config);
+        let mut networks = NetworkProvider::new(&config.network);
         for rule in Rule::ALL {
             if let Some(note) = networks
                 .service_for(rule)

@@ -107,7 +107,7 @@ fn apply(board: &mut Board, mv: WsMove) -> Result<(), String> {
 
 impl Player {
     fn new(config: &Config) -> Player {
-        let mut networks = NetworkProvider::new(config);
+        let mut networks = NetworkProvider::new(&config.network);
         let (engine, _) =
             super::engine_for(config, &mut networks, BoardSize::FIFTEEN, Rule::Freestyle);
         Player {

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use crate::game::{Board, CellSet, Point};
 use crossbeam_channel::Receiver;
+use serde::{Deserialize, Serialize};
 
 use crate::nn::{EvalService, Evaluation};
 use crate::search::cache::NodeCache;
@@ -33,10 +34,15 @@ use crate::tactics::forced_win;
 pub use result::{MoveStats, SearchResult, StopReason};
 pub use time::{RootProgress, SafetyNetTime, TimeBudget, TimeControl, TimeManager};
 
-/// How the search plays (from the configuration and `INFO`).
-#[derive(Clone, Debug)]
+/// How the search plays: the `[search]` section of `config/wuzi.toml`,
+/// read straight into this type (each parameter is declared here once, with
+/// its default below), plus the thread count and memory limit, which come
+/// from `[engine]` and `INFO`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct SearchConfig {
-    /// Search threads.
+    /// Search threads (`[engine] threads`, `INFO thread_num`).
+    #[serde(skip)]
     pub threads: usize,
     /// Leaves a thread gathers before evaluating them.
     pub batch_size: usize,
@@ -44,7 +50,10 @@ pub struct SearchConfig {
     /// the next batch while the network works. 1 is the deterministic mode
     /// (with 1 thread): batches are then always evaluated alone.
     pub pipeline: usize,
+    /// Exploration constant of PUCT.
     pub c_puct: f32,
+    /// First-play urgency: an unvisited move is valued at its parent's
+    /// value less this.
     pub fpu_reduction: f32,
     /// Softmax temperature of the network's policy over the legal moves:
     /// priors are `p^(1/T)`, renormalised. Above 1 it flattens a policy
@@ -68,20 +77,24 @@ pub struct SearchConfig {
     /// Root safety net: budget for the opponent's VCT after the move about
     /// to be played (capped by the time left).
     pub safety_vct_nodes: u64,
-    /// The safety net's share of the clock and the solver speed its
-    /// budgets assume ([`SafetyNetTime`]).
-    pub safety_time: SafetyNetTime,
+    /// The safety net's share of each move's target time, kept back from
+    /// the tree search ([`SafetyNetTime`]).
+    pub safety_share: f32,
+    /// Solver nodes per millisecond that the safety net's budget assumes.
+    pub safety_nodes_per_ms: u64,
     /// Candidate moves: within this many steps of a stone (plus threats).
     pub candidate_distance: u8,
-    /// The process's memory limit in bytes (`INFO max_memory`; usize::MAX:
-    /// none), counted as managers count it (see [`memory`]): the tree gets
-    /// what the rest of the process leaves, and at that size the search
-    /// stops.
+    /// The process's memory limit in bytes (`[engine] max_memory_mb`,
+    /// `INFO max_memory`; usize::MAX: none), counted as managers count it
+    /// (see [`memory`]): the tree gets what the rest of the process leaves,
+    /// and at that size the search stops.
+    #[serde(skip)]
     pub max_memory: usize,
 }
 
 impl Default for SearchConfig {
     fn default() -> SearchConfig {
+        let safety = SafetyNetTime::default();
         SearchConfig {
             threads: 2,
             batch_size: 8,
@@ -96,7 +109,8 @@ impl Default for SearchConfig {
             vct_nodes: 2_000,
             vct_plies: 1,
             safety_vct_nodes: 20_000,
-            safety_time: SafetyNetTime::default(),
+            safety_share: safety.share,
+            safety_nodes_per_ms: safety.nodes_per_ms,
             candidate_distance: 2,
             max_memory: 350 << 20,
         }
@@ -104,6 +118,54 @@ impl Default for SearchConfig {
 }
 
 impl SearchConfig {
+    /// Checks the values a file or a tuner may set; the error names the
+    /// key as the configuration file spells it.
+    pub fn validate(&self) -> Result<(), String> {
+        let check = |ok: bool, key: &str, what: &str| {
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("search.{key}: {what}"))
+            }
+        };
+        check(self.batch_size >= 1, "batch_size", "must be at least 1")?;
+        check(self.style <= 4, "style", "must be 0..=4")?;
+        check(
+            self.c_puct.is_finite() && self.c_puct > 0.0,
+            "c_puct",
+            "must be positive",
+        )?;
+        check(
+            self.fpu_reduction.is_finite(),
+            "fpu_reduction",
+            "must be a number",
+        )?;
+        check(
+            self.policy_temperature.is_finite() && self.policy_temperature > 0.0,
+            "policy_temperature",
+            "must be positive",
+        )?;
+        check(
+            (0.0..=0.5).contains(&self.safety_share),
+            "safety_share",
+            "must be between 0 and 0.5",
+        )?;
+        check(
+            self.safety_nodes_per_ms >= 1,
+            "safety_nodes_per_ms",
+            "must be at least 1",
+        )?;
+        Ok(())
+    }
+
+    /// The root safety net's time settings.
+    pub fn safety_time(&self) -> SafetyNetTime {
+        SafetyNetTime {
+            share: self.safety_share,
+            nodes_per_ms: self.safety_nodes_per_ms,
+        }
+    }
+
     /// The weight of a draw in the utility, from the style.
     pub fn draw_weight(&self) -> f32 {
         1.0 - self.style.min(4) as f32 / 4.0
@@ -257,7 +319,7 @@ impl Searcher {
             solver_nodes: AtomicU64::new(0),
         };
         let clock = TimeManager::new(limits.time, limits.since.unwrap_or(start))
-            .with_safety_net(self.config.safety_time);
+            .with_safety_net(self.config.safety_time());
         if limits.excluded.is_empty() {
             self.solve_root(board, &root, &clock);
         }

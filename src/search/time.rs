@@ -72,10 +72,9 @@ mod solver_rate {
 /// How much of the clock the root safety net gets (`[search]`
 /// `safety_share` and `safety_nodes_per_ms`): its share of the target,
 /// kept back from the tree search, and the solver speed its node budgets
-/// assume within what is left of the deadline. The defaults (a tenth, 100
-/// nodes/ms) are conservative: the VCT runs at 360-1,100 nodes/ms on a
-/// 2-core EPYC, and on lost ladder games a third of the opponent's wins
-/// need 20,000 nodes (README.md, "Playing strength": the PentaZen losses).
+/// assume within what is left of the deadline. The defaults are
+/// conservative, so that a slow CPU still finishes the net in time
+/// (measured speeds: docs/tuning.md).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SafetyNetTime {
     /// Share of the target kept for the safety net, at most 200 ms.

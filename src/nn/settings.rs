@@ -1,0 +1,175 @@
+//! The `[network]` section of `config/wuzi.toml`: which network file
+//! evaluates each rule, on which backend, device and precision. Declared
+//! here, beside what reads it (the provider), and embedded by the
+//! configuration file's reader.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::game::Rule;
+use crate::nn::service::EvaluatorThreads;
+
+/// The network settings, with defaults for anything the file leaves out.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct NetworkSettings {
+    /// `cpu`, `auto`, `cuda` or `cuda:N` (falls back to the CPU).
+    pub device: String,
+    /// `auto`, `native` or `torch`: what evaluates the network.
+    pub backend: String,
+    /// `auto`, `avx512`, `avx2` or `portable`: the instruction set of the
+    /// native kernels (a CPU without it uses its widest).
+    pub isa: String,
+    /// Evaluator threads, each running whole batches: `"auto"` (as many
+    /// as the search threads on a CPU, one on a GPU) or a number.
+    #[serde(deserialize_with = "evaluator_threads")]
+    pub evaluator_threads: EvaluatorThreads,
+    /// libtorch CPU threads per evaluator.
+    pub torch_threads: usize,
+    /// Largest batch an evaluator runs.
+    pub batch_size: usize,
+    /// `none`, `random` or `all` board symmetries per evaluation.
+    pub symmetry: String,
+    /// `auto`, `fp32`, `bf16` or `half`: the inference precision.
+    pub precision: String,
+    /// Network file per rule (caro uses the freestyle network when empty).
+    pub freestyle: PathBuf,
+    pub standard: PathBuf,
+    pub renju: PathBuf,
+    pub caro: PathBuf,
+    /// Network file per rule when the precision resolves to fp32 (a CPU
+    /// without bf16 hardware, where a larger network is too slow); empty:
+    /// the rule's network everywhere. Caro uses freestyle's when empty.
+    pub freestyle_fp32: PathBuf,
+    pub standard_fp32: PathBuf,
+    pub renju_fp32: PathBuf,
+    pub caro_fp32: PathBuf,
+    /// When a rule's network file is missing or unusable: `false` refuses
+    /// to play that rule (an error naming the file), `true` plays it with
+    /// the tactics and a uniform policy.
+    pub tactics_only_fallback: bool,
+}
+
+impl Default for NetworkSettings {
+    fn default() -> NetworkSettings {
+        NetworkSettings {
+            device: "auto".to_string(),
+            backend: "auto".to_string(),
+            isa: "auto".to_string(),
+            evaluator_threads: EvaluatorThreads::PerSearchThread,
+            torch_threads: 1,
+            batch_size: 16,
+            symmetry: "random".to_string(),
+            precision: "auto".to_string(),
+            freestyle: PathBuf::from("networks/freestyle-6x64.safetensors"),
+            standard: PathBuf::from("networks/standard15-8x64.safetensors"),
+            renju: PathBuf::from("networks/renju15-6x64.safetensors"),
+            caro: PathBuf::new(),
+            freestyle_fp32: PathBuf::from("networks/freestyle-4x32.safetensors"),
+            standard_fp32: PathBuf::from("networks/standard15-4x32.safetensors"),
+            renju_fp32: PathBuf::from("networks/renju15-4x32.safetensors"),
+            caro_fp32: PathBuf::new(),
+            tactics_only_fallback: false,
+        }
+    }
+}
+
+impl NetworkSettings {
+    /// Checks the values; the error names the key as the file spells it.
+    pub fn validate(&self) -> Result<(), String> {
+        let check = |ok: bool, key: &str, what: &str| {
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("network.{key}: {what}"))
+            }
+        };
+        check(self.torch_threads >= 1, "torch_threads", "must be at least 1")?;
+        check(self.batch_size >= 1, "batch_size", "must be at least 1")?;
+        check(
+            self
+                .symmetry
+                .parse::<super::SymmetryMode>()
+                .is_ok(),
+            "symmetry",
+            "must be none, random or all",
+        )?;
+        self
+            .precision
+            .parse::<super::PrecisionSetting>()
+            .map_err(|e| format!("network.precision: {e}"))?;
+        super::backend::check_device_name(&self.device)
+            .map_err(|e| format!("network.device: {e}"))?;
+        self
+            .backend
+            .parse::<super::BackendSetting>()
+            .map_err(|e| format!("network.backend: {e}"))?;
+        super::native::simd::parse_isa_setting(&self.isa)
+            .map_err(|e| format!("network.isa: {e}"))?;
+        Ok(())
+    }
+
+    /// Makes the relative network paths relative to `base` (the folder the
+    /// configuration belongs to).
+    pub fn resolve_paths(&mut self, base: &Path) {
+        for path in [
+            &mut self.freestyle,
+            &mut self.standard,
+            &mut self.renju,
+            &mut self.caro,
+            &mut self.freestyle_fp32,
+            &mut self.standard_fp32,
+            &mut self.renju_fp32,
+            &mut self.caro_fp32,
+        ] {
+            if !path.as_os_str().is_empty() && path.is_relative() {
+                *path = base.join(&*path);
+            }
+        }
+    }
+
+    /// The network file for `rule`.
+    pub fn network_for(&self, rule: Rule) -> &Path {
+        match rule {
+            Rule::Freestyle => &self.freestyle,
+            Rule::Standard => &self.standard,
+            Rule::Renju => &self.renju,
+            Rule::Caro if self.caro.as_os_str().is_empty() => &self.freestyle,
+            Rule::Caro => &self.caro,
+        }
+    }
+
+    /// The network file for `rule` when inference runs in fp32, if one
+    /// other than [`NetworkSettings::network_for`]'s is configured.
+    pub fn fp32_network_for(&self, rule: Rule) -> Option<&Path> {
+        let n = self;
+        let path = match rule {
+            Rule::Freestyle => &n.freestyle_fp32,
+            Rule::Standard => &n.standard_fp32,
+            Rule::Renju => &n.renju_fp32,
+            Rule::Caro if n.caro.as_os_str().is_empty() && n.caro_fp32.as_os_str().is_empty() => {
+                &n.freestyle_fp32
+            }
+            Rule::Caro => &n.caro_fp32,
+        };
+        (!path.as_os_str().is_empty()).then_some(path.as_path())
+    }
+}
+
+/// `evaluator_threads`: `"auto"` or a number of at least 1.
+fn evaluator_threads<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<EvaluatorThreads, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Number(i64),
+        Word(String),
+    }
+    let text = match Written::deserialize(deserializer)? {
+        Written::Number(n) => n.to_string(),
+        Written::Word(word) => word,
+    };
+    text.parse().map_err(serde::de::Error::custom)
+}
