@@ -1,0 +1,428 @@
+"""The generation loop, driven from one process (the Ray driver):
+
+    self-play shards (tasks) -> training (a task, on a GPU where there is one)
+    -> gating matches (tasks) -> promotion when the SPRT accepts the candidate
+
+Every step reads its inputs from the storage and leaves its outputs there,
+so a loop restarted on the same storage goes on where the last one stopped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import time
+from dataclasses import dataclass
+
+from . import layout, tasks
+from .engine import EngineInterrupted
+from .progress import ProgressBoard, RateMeter
+from .sprt import Sprt, elo_estimate
+from .storage import Storage
+
+
+class LoopError(Exception):
+    """A failure the loop reports in one message, without a traceback."""
+
+
+@dataclass
+class Settings:
+    rule: str = "freestyle"
+    board: int = 15
+    # Self-play.
+    games_per_generation: int = 1000
+    shard_games: int = 50
+    part_games: int = 25
+    selfplay_parallel: int = 2
+    playouts: int = 400
+    fast_playouts: int = 100
+    full_share: float = 0.25
+    sample_plies: int = 6
+    temperature: float = 0.8
+    random_stones: int = 4
+    # Training.
+    window: int = 2
+    train_epochs: int = 2
+    train_steps: int = 0
+    train_minutes: float = 0
+    batch_size: int = 256
+    lr: float = 5e-4
+    warmup_steps: int = 50
+    train_cpus: int = 0
+    train_args: str = ""
+    # Gating.
+    gating_playouts: int = 300
+    gating_max_games: int = 200
+    gating_tasks: int = 1
+    gating_games_per_task: int = 20
+    gating_concurrency: int = 2
+    elo0: float = 0.0
+    elo1: float = 40.0
+    alpha: float = 0.05
+    beta: float = 0.05
+    # Running.
+    seed: int = 1
+    task_retries: int = 3
+    poll_seconds: float = 1.0
+    report_seconds: float = 10.0
+
+
+# Settings that shape the stored data: a loop restarted on the same storage
+# must keep them.
+FIXED_SETTINGS = ("rule", "board")
+
+
+def log(message: str) -> None:
+    print(time.strftime("%H:%M:%S ") + message, flush=True)
+
+
+def describe_failure(error: Exception) -> str:
+    cause = getattr(error, "cause", None)
+    if cause is not None:
+        return f"{type(cause).__name__}: {cause}"
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def check_storage(storage: Storage, settings: Settings, initial_network: str | None,
+                  openings: list[str | None]) -> dict | None:
+    """Refuses, before any cluster is started, what cannot work: a new loop
+    without its first network, or settings that do not fit the stored loop.
+    Returns the stored loop's loop.json (None for a new loop)."""
+    stored = storage.read_json(layout.LOOP)
+    fixed = {key: getattr(settings, key) for key in FIXED_SETTINGS}
+    if stored is None:
+        if not initial_network:
+            raise LoopError(f"{storage.uri} holds no loop yet: give --initial-network to start one")
+        if not os.path.isfile(initial_network):
+            raise LoopError(f"--initial-network {initial_network}: no such file")
+    elif stored["fixed"] != fixed:
+        raise LoopError(f"{storage.uri} holds a loop of {stored['fixed']}, not {fixed}: "
+                        f"use the same settings or another storage")
+    for path in openings:
+        if path and not os.path.isfile(path):
+            raise LoopError(f"openings file {path}: no such file")
+    return stored
+
+
+class Loop:
+    def __init__(self, ray, storage: Storage, settings: Settings, binary: str, local_dir: str | None):
+        self.ray = ray
+        self.storage = storage
+        self.settings = settings
+        self.binary = binary
+        self.local_dir = local_dir
+        s = settings
+        self.sprt = Sprt(s.elo0, s.elo1, s.alpha, s.beta)
+        retry = dict(max_retries=s.task_retries, retry_exceptions=[EngineInterrupted])
+        self.selfplay_task = ray.remote(**retry)(tasks.selfplay_shard)
+        self.train_task = ray.remote(**retry)(tasks.train_generation)
+        self.gating_task = ray.remote(**retry)(tasks.gating_match)
+        self.progress = ray.remote(num_cpus=0)(ProgressBoard).remote()
+        self.state: dict = {}
+        self.last_report = 0.0
+
+    # --- state -----------------------------------------------------------
+
+    def prepare(self, initial_network: str | None, selfplay_openings: str | None,
+                gating_openings: str | None) -> None:
+        stored = check_storage(self.storage, self.settings, initial_network,
+                               [selfplay_openings, gating_openings])
+        if stored is None:
+            self.storage.upload(initial_network, layout.network_name(0))
+            fixed = {key: getattr(self.settings, key) for key in FIXED_SETTINGS}
+            self.storage.write_json(layout.LOOP, {"fixed": fixed, "created": time.time()})
+        elif initial_network:
+            log(f"resuming the loop in {self.storage.uri}; --initial-network is not used")
+        for path, name in [(selfplay_openings, layout.SELFPLAY_OPENINGS),
+                           (gating_openings, layout.GATING_OPENINGS)]:
+            if path:
+                self.storage.upload(path, name)
+        self.state = self.storage.read_json(layout.STATE) or {
+            "generations_done": 0, "current_network": layout.network_name(0),
+            "current_generation": 0, "current_elo": 0.0, "history": []}
+        if self.state["generations_done"]:
+            log(f"resuming after generation {self.state['generations_done']}, "
+                f"current network {layout.network_label(self.state['current_network'])}")
+
+    def save_state(self) -> None:
+        self.storage.write_json(layout.STATE, self.state)
+
+    def check_cluster(self) -> None:
+        nodes = [node for node in self.ray.nodes() if node.get("Alive")]
+        largest = max((node["Resources"].get("CPU", 0) for node in nodes), default=0)
+        s = self.settings
+        for what, cpus in [("--selfplay-parallel", s.selfplay_parallel),
+                           ("--gating-concurrency", s.gating_concurrency)]:
+            if cpus > largest:
+                raise LoopError(f"{what} {cpus} asks for more CPUs than any machine of the cluster has ({largest:g})")
+        self.largest_machine_cpus = int(largest)
+        self.cluster_gpus = self.ray.cluster_resources().get("GPU", 0)
+        log(f"cluster: {len(nodes)} machine(s), {self.ray.cluster_resources().get('CPU', 0):g} CPUs, "
+            f"{self.cluster_gpus:g} GPUs; storage {self.storage.uri}")
+
+    def base_spec(self, generation: int) -> dict:
+        return {"storage": self.storage.uri, "binary": self.binary,
+                "local_dir": self.local_dir, "generation": generation}
+
+    # --- the loop --------------------------------------------------------
+
+    def run(self, generations: int) -> None:
+        while self.state["generations_done"] < generations:
+            self.run_generation(self.state["generations_done"] + 1)
+        log(f"{self.state['generations_done']} generations done; current network "
+            f"{layout.network_label(self.state['current_network'])}")
+
+    def run_generation(self, generation: int) -> None:
+        plan = self.plan(generation)
+        selfplay = self.selfplay(generation, plan)
+        train = self.train(generation, plan)
+        gating = self.gate(generation, plan)
+        promoted = gating["decision"] == "H1"
+        candidate_elo = self.state["current_elo"] + (gating["elo"] if math.isfinite(gating["elo"]) else 0)
+        entry = {"generation": generation, "network": plan["network"],
+                 "candidate": layout.network_name(generation), "selfplay": selfplay,
+                 "train": train, "gating": gating, "promoted": promoted,
+                 "candidate_elo": candidate_elo}
+        if promoted:
+            self.state.update(current_network=layout.network_name(generation),
+                              current_generation=generation, current_elo=candidate_elo)
+        entry["current_elo"] = self.state["current_elo"]
+        self.state["history"].append(entry)
+        self.state["generations_done"] = generation
+        self.save_state()
+        log(f"gen {generation}: candidate {'promoted' if promoted else 'rejected'} "
+            f"({gating['decision']}); current network "
+            f"{layout.network_label(self.state['current_network'])}, "
+            f"{self.state['current_elo']:+.1f} Elo over gen-0000")
+
+    def plan(self, generation: int) -> dict:
+        """The generation's shards, fixed when it starts so that a restart
+        plays the same ones."""
+        stored = self.storage.read_json(layout.plan_name(generation))
+        if stored:
+            return stored
+        s = self.settings
+        shards = []
+        for index in range(math.ceil(s.games_per_generation / s.shard_games)):
+            games = min(s.shard_games, s.games_per_generation - index * s.shard_games)
+            shards.append({"shard": index, "games": games,
+                           "seed": s.seed * 1_000_000 + generation * 1000 + index})
+        has_openings = self.storage.exists(layout.SELFPLAY_OPENINGS)
+        plan = {"generation": generation, "network": self.state["current_network"],
+                "shards": shards, "part_games": s.part_games, "started": time.time(),
+                "options": {"rule": s.rule, "board": s.board, "parallel": s.selfplay_parallel,
+                            "playouts": s.playouts, "fast_playouts": s.fast_playouts,
+                            "full_share": s.full_share, "sample_plies": s.sample_plies,
+                            "temperature": s.temperature, "random_stones": s.random_stones,
+                            "openings": layout.SELFPLAY_OPENINGS if has_openings else None}}
+        self.storage.write_json(layout.plan_name(generation), plan)
+        return plan
+
+    def selfplay(self, generation: int, plan: dict) -> dict:
+        s = self.settings
+        target = sum(shard["games"] for shard in plan["shards"])
+        pending = {}
+        stored_before = 0
+        for shard in plan["shards"]:
+            games = tasks.stored_shard_games(self.storage, generation, shard["shard"])
+            stored = len(games)
+            stored_before += stored
+            self.progress.report_shard.remote(generation, shard["shard"], stored,
+                                              sum(tasks.parse_game(line).positions for line in games))
+            if stored >= shard["games"]:
+                continue
+            spec = {**self.base_spec(generation), "network": plan["network"], "shard": shard["shard"],
+                    "games": shard["games"], "seed": shard["seed"], "part_games": plan["part_games"],
+                    "options": plan["options"], "poll_seconds": s.poll_seconds}
+            ref = self.selfplay_task.options(
+                num_cpus=plan["options"]["parallel"],
+                name=f"selfplay gen-{generation:04d} shard-{shard['shard']:03d}",
+            ).remote(spec, self.progress)
+            pending[ref] = f"self-play shard {shard['shard']} of generation {generation}"
+        self.progress.update.remote(generation=generation, phase="selfplay",
+                                    current_generation=self.state["current_generation"],
+                                    network=layout.network_label(plan["network"]), games_target=target)
+        if pending:
+            log(f"gen {generation} selfplay: {len(pending)} shard task(s) for {target - stored_before} "
+                f"games ({stored_before} already stored), network {layout.network_label(plan['network'])}")
+        meter = RateMeter()
+        started = time.time()
+
+        def report(force: bool = False) -> dict:
+            snapshot = self.ray.get(self.progress.snapshot.remote(generation))
+            rate = meter.add(time.time(), snapshot["games"])
+            if rate is not None:
+                self.progress.update.remote(games_per_minute=rate)
+            self.write_status(generation, "selfplay", {
+                "games": snapshot["games"], "target": target, "positions": snapshot["positions"],
+                "games_per_minute": rate, "running_shards": len(pending)})
+            if force or time.time() - self.last_report >= s.report_seconds:
+                self.last_report = time.time()
+                rate_text = f"{rate:.1f} games/min" if rate is not None else "games/min pending"
+                log(f"gen {generation} selfplay: {snapshot['games']}/{target} games, "
+                    f"{snapshot['positions']} positions, {rate_text}, {len(pending)} shard(s) running")
+            return snapshot
+
+        report()
+        results = self.wait_all(pending, report)
+        seconds = time.time() - started
+        games = positions = 0
+        for shard in plan["shards"]:
+            summaries = [tasks.parse_game(line) for line in
+                         tasks.stored_shard_games(self.storage, generation, shard["shard"])]
+            if len(summaries) < shard["games"]:
+                raise LoopError(f"self-play shard {shard['shard']} of generation {generation} stored "
+                                f"{len(summaries)} of {shard['games']} games")
+            games += len(summaries)
+            positions += sum(summary.positions for summary in summaries)
+        new_games = sum(result["new_games"] for result in results.values())
+        summary = {"games": games, "positions": positions, "new_games": new_games,
+                   "seconds": round(seconds, 1),
+                   "games_per_minute": round(new_games * 60 / seconds, 2) if new_games else None}
+        log(f"gen {generation} selfplay done: {games} games, {positions} positions"
+            + (f", {new_games} new in {seconds:.0f} s ({summary['games_per_minute']} games/min)" if new_games else ""))
+        return summary
+
+    def wait_all(self, pending: dict, report) -> dict:
+        results = {}
+        try:
+            while pending:
+                ready, _ = self.ray.wait(list(pending), num_returns=1,
+                                         timeout=min(self.settings.report_seconds, 5.0))
+                for ref in ready:
+                    label = pending.pop(ref)
+                    try:
+                        results[label] = self.ray.get(ref)
+                    except Exception as error:
+                        raise LoopError(f"{label} failed: {describe_failure(error)}\n"
+                                        f"(what it stored is kept: run the same command again to resume)") from None
+                report()
+        finally:
+            for ref in pending:
+                self.ray.cancel(ref, force=True)
+        return results
+
+    def train(self, generation: int, plan: dict) -> dict:
+        name = layout.network_name(generation)
+        if self.storage.exists(name):
+            return self.storage.read_json(layout.train_name(generation), default={})
+        s = self.settings
+        first = max(1, generation - s.window + 1)
+        if self.cluster_gpus >= 1:
+            device, resources = "auto", {"num_gpus": 1, "num_cpus": min(s.train_cpus or 4, self.largest_machine_cpus)}
+        else:
+            cpus = min(s.train_cpus or self.largest_machine_cpus, self.largest_machine_cpus)
+            device, resources = "cpu", {"num_cpus": cpus}
+        spec = {**self.base_spec(generation), "rule": s.rule, "board": s.board,
+                "init_network": plan["network"], "data_generations": list(range(first, generation + 1)),
+                "device": device, "threads": resources["num_cpus"],
+                "options": {"batch_size": s.batch_size, "lr": s.lr, "warmup_steps": s.warmup_steps,
+                            "epochs": s.train_epochs, "max_steps": s.train_steps,
+                            "max_minutes": s.train_minutes, "seed": generation,
+                            "extra_args": s.train_args}}
+        log(f"gen {generation} training: from {layout.network_label(plan['network'])} on the games of "
+            f"generation(s) {first}..{generation}, {device}, {resources}")
+        self.write_status(generation, "training", {"resources": resources})
+        self.progress.update.remote(phase="training")
+        ref = self.train_task.options(name=f"train gen-{generation:04d}", **resources).remote(spec)
+        result = next(iter(self.wait_all({ref: f"training of generation {generation}"}, lambda: None).values()))
+        log(f"gen {generation} training done: {result.get('steps')} steps on {result.get('games_used')} "
+            f"games ({result.get('positions')} positions) in {result.get('seconds', 0):.0f} s; validation "
+            f"policy loss {result.get('val_policy_loss')}, value loss {result.get('val_value_loss')}")
+        return result
+
+    def gate(self, generation: int, plan: dict) -> dict:
+        stored = self.storage.read_json(layout.gating_name(generation))
+        if stored:
+            return stored
+        s = self.settings
+        single = s.gating_tasks == 1
+        games_per_task = s.gating_max_games if single else s.gating_games_per_task
+        games_per_task += games_per_task % 2  # openings are played twice, colours swapped
+        has_openings = self.storage.exists(layout.GATING_OPENINGS)
+        candidate, current = layout.network_name(generation), plan["network"]
+        results: list[dict] = []
+        started = time.time()
+        round_index = 0
+        while True:
+            pending = {}
+            for task in range(s.gating_tasks):
+                result_name = layout.gating_task_name(generation, round_index, task)
+                done = self.storage.read_json(result_name)
+                if done:
+                    results.append(done)
+                    continue
+                spec = {**self.base_spec(generation), "candidate": candidate, "current": current,
+                        "rule": s.rule, "board": s.board, "games": games_per_task,
+                        "seed": s.seed * 1_000_000 + generation * 1000 + round_index * 50 + task,
+                        "playouts": s.gating_playouts, "concurrency": s.gating_concurrency,
+                        "openings": layout.GATING_OPENINGS if has_openings else None,
+                        "random_stones": s.random_stones, "round": round_index, "task": task,
+                        "result_name": result_name,
+                        # One task plays the whole gate and stops on the engine's own SPRT;
+                        # slices of a pooled gate must not stop on their own.
+                        "sprt_argument": self.sprt.engine_argument() if single else None}
+                ref = self.gating_task.options(
+                    num_cpus=s.gating_concurrency,
+                    name=f"gating gen-{generation:04d} round-{round_index:02d} task-{task:02d}",
+                ).remote(spec)
+                pending[ref] = f"gating match {task} (round {round_index}) of generation {generation}"
+            log(f"gen {generation} gating round {round_index}: {layout.network_label(candidate)} against "
+                f"{layout.network_label(current)}, {len(pending)} task(s) of {games_per_task} games at "
+                f"{s.gating_playouts} playouts, SPRT elo0 {s.elo0:g} elo1 {s.elo1:g}")
+            self.progress.update.remote(phase="gating")
+            results.extend(self.wait_all(pending, lambda: None).values())
+            wins, losses, draws = (sum(r[key] for r in results) for key in ("wins", "losses", "draws"))
+            games = wins + losses + draws
+            llr = self.sprt.llr(wins, losses, draws)
+            decision = self.sprt.decision(wins, losses, draws)
+            elo, margin = elo_estimate(wins, losses, draws)
+            lower, upper = self.sprt.bounds()
+            self.progress.update.remote(gating_games=games, gating_llr=llr,
+                                        gating_elo=elo if math.isfinite(elo) else 0.0)
+            self.write_status(generation, "gating", {"wins": wins, "losses": losses, "draws": draws,
+                                                     "llr": llr, "bounds": [lower, upper], "elo": elo,
+                                                     "decision": decision})
+            log(f"gen {generation} gating: {wins}-{losses}-{draws} in {games}, {elo:+.1f} ± {margin:.1f} Elo, "
+                f"LLR {llr:.2f} [{lower:.2f}, {upper:.2f}]: {decision}")
+            round_index += 1
+            if decision != "undecided" or round_index * s.gating_tasks * games_per_task >= s.gating_max_games:
+                break
+        gating = {"candidate": candidate, "current": current, "wins": wins, "losses": losses,
+                  "draws": draws, "games": games, "elo": elo, "elo_margin": margin, "llr": llr,
+                  "bounds": [lower, upper], "decision": decision, "rounds": round_index,
+                  "sprt": dataclasses.asdict(self.sprt), "playouts": s.gating_playouts,
+                  "seconds": round(time.time() - started, 1)}
+        if single and len(results) == 1 and "engine_llr" in results[0]:
+            gating["engine_llr"] = results[0]["engine_llr"]
+            gating["engine_verdict"] = results[0]["engine_verdict"]
+        self.storage.write_json(layout.gating_name(generation), gating)
+        return gating
+
+    def write_status(self, generation: int, phase: str, detail: dict) -> None:
+        self.storage.write_json(layout.STATUS, {
+            "generation": generation, "phase": phase, "detail": detail,
+            "current_network": self.state["current_network"],
+            "generations_done": self.state["generations_done"], "updated": time.time()})
+
+
+def connect(address: str | None, num_cpus: int | None, dashboard: bool):
+    """Joins the cluster at `address`, or starts a local one in this process."""
+    import logging
+
+    import ray
+    package_dir = os.path.dirname(os.path.abspath(__file__))
+    # Ray ships this package to every machine that runs a task.
+    options = dict(runtime_env={"py_modules": [package_dir]}, logging_level=logging.WARNING)
+    try:
+        if address:
+            context = ray.init(address=address, **options)
+        else:
+            context = ray.init(num_cpus=num_cpus, include_dashboard=dashboard,
+                               dashboard_host="127.0.0.1", **options)
+    except ConnectionError as e:
+        raise LoopError(f"cannot reach the Ray cluster at {address}: {e}") from None
+    if getattr(context, "dashboard_url", None):
+        log(f"Ray dashboard: http://{context.dashboard_url}")
+    return ray

@@ -1,0 +1,186 @@
+"""The loop's tasks. Each runs on whichever machine of the cluster Ray
+picks, fetches what it needs from the storage and stores what it made
+there: nothing passes between tasks except through the storage."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import socket
+import tempfile
+import time
+
+from . import engine, layout
+from .records import file_text, parse_game
+from .storage import Storage
+
+
+def cached_network(storage: Storage, name: str, local_dir: str) -> str:
+    """A local copy of a stored network. Stored networks never change, so a
+    machine downloads each once, whatever number of tasks use it."""
+    key = hashlib.sha1(storage.uri.encode()).hexdigest()[:12]
+    # The file's stem is the player name the engine writes into the records.
+    local = os.path.join(local_dir, "wuzi-cache", key, layout.network_label(name) + ".safetensors")
+    if not os.path.exists(local):
+        storage.download(name, local)
+    return local
+
+
+def stored_shard_games(storage: Storage, generation: int, shard: int) -> list[str]:
+    lines: list[str] = []
+    for part in layout.shard_parts(storage, generation, shard):
+        text = storage.read_bytes(part).decode()
+        lines.extend(line for line in text.split("\n") if line and not line.startswith("#"))
+    return lines
+
+
+class ShardUploader:
+    """Keeps a shard's stored parts equal to the games played so far: a part
+    holds `part_games` games, and the parts a new game falls into are
+    written again whole, so a stored part is always a valid file of
+    finished games."""
+
+    def __init__(self, storage: Storage, generation: int, shard: int, part_games: int,
+                 stored: list[str]):
+        self.storage, self.generation, self.shard = storage, generation, shard
+        self.part_games = part_games
+        self.games = list(stored)
+
+    def add(self, new_games: list[str]) -> None:
+        first_changed = len(self.games) // self.part_games
+        self.games.extend(new_games)
+        last_changed = (len(self.games) - 1) // self.part_games
+        for part in range(first_changed, last_changed + 1):
+            chunk = self.games[part * self.part_games:(part + 1) * self.part_games]
+            self.storage.write_bytes(layout.part_name(self.generation, self.shard, part),
+                                     file_text(chunk).encode())
+
+
+def selfplay_shard(spec: dict, progress=None) -> dict:
+    """Plays a shard's games into the storage, continuing what an earlier
+    attempt stored. A worker that dies loses only the games it had not yet
+    finished (and at most `poll_seconds` of finished ones)."""
+    storage = Storage(spec["storage"])
+    generation, shard, target = spec["generation"], spec["shard"], spec["games"]
+    binary = engine.check_binary(spec["binary"])
+    stored = stored_shard_games(storage, generation, shard)
+    record_start(storage, generation, shard, len(stored))
+    started = time.time()
+    if len(stored) >= target:
+        return shard_result(spec, stored, 0, started)
+    local_dir = spec.get("local_dir") or tempfile.gettempdir()
+    os.makedirs(local_dir, exist_ok=True)
+    work = tempfile.mkdtemp(prefix=f"selfplay-g{generation}-s{shard}-", dir=local_dir)
+    try:
+        network = cached_network(storage, spec["network"], local_dir)
+        out = os.path.join(work, f"shard-{shard:03d}.tsv")
+        # The engine continues an existing file: start it from what is stored.
+        with open(out, "w") as local_file:
+            local_file.write(file_text(stored))
+        reader = engine.WholeGameReader(out, offset=os.path.getsize(out))
+        uploader = ShardUploader(storage, generation, shard, spec["part_games"], stored)
+        positions = sum(parse_game(line).positions for line in stored)
+
+        def store(new_games: list[str]) -> None:
+            nonlocal positions
+            uploader.add(new_games)
+            positions += sum(parse_game(line).positions for line in new_games)
+            if progress is not None:
+                progress.report_shard.remote(generation, shard, len(uploader.games), positions)
+
+        options = dict(spec["options"])
+        if options.get("openings"):
+            local_openings = os.path.join(work, "openings.txt")
+            storage.download(options["openings"], local_openings)
+            options["openings"] = local_openings
+        command = engine.selfplay_command(binary, network, out, target, spec["seed"], options)
+        engine.play_selfplay(command, os.path.join(work, "selfplay.log"), reader, store,
+                             spec.get("poll_seconds", 1.0))
+        return shard_result(spec, uploader.games, len(uploader.games) - len(stored), started)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def record_start(storage: Storage, generation: int, shard: int, stored_games: int) -> None:
+    """Notes each attempt at a shard, so that a retried or resumed shard
+    shows in the storage."""
+    name = layout.shard_log_name(generation, shard)
+    log = storage.read_json(name, default={"starts": []})
+    log["starts"].append({"time": time.time(), "host": socket.gethostname(),
+                          "pid": os.getpid(), "stored_games": stored_games})
+    storage.write_json(name, log)
+
+
+def shard_result(spec: dict, games: list[str], new_games: int, started: float) -> dict:
+    summaries = [parse_game(line) for line in games]
+    return {"shard": spec["shard"], "games": len(summaries), "new_games": new_games,
+            "positions": sum(s.positions for s in summaries),
+            "seconds": time.time() - started, "host": socket.gethostname()}
+
+
+def train_generation(spec: dict) -> dict:
+    """Trains the candidate of a generation from the current network on the
+    stored games of the generations in the window, and stores it."""
+    storage = Storage(spec["storage"])
+    binary = engine.check_binary(spec["binary"])
+    local_dir = spec.get("local_dir") or tempfile.gettempdir()
+    os.makedirs(local_dir, exist_ok=True)
+    work = tempfile.mkdtemp(prefix=f"train-g{spec['generation']}-", dir=local_dir)
+    try:
+        data = os.path.join(work, "data")
+        stored_games = 0
+        for generation in spec["data_generations"]:
+            for part in layout.all_parts(storage, generation):
+                local = os.path.join(data, f"gen-{generation:04d}", os.path.basename(part))
+                storage.download(part, local)
+                with open(local) as part_file:
+                    stored_games += sum(1 for line in part_file if line.strip() and not line.startswith("#"))
+        if stored_games == 0:
+            raise engine.EngineError(f"generation {spec['generation']}: no stored games to train on")
+        init = cached_network(storage, spec["init_network"], local_dir)
+        out = os.path.join(work, "out")
+        started = time.time()
+        summary = engine.train(binary, spec["rule"], spec["board"], init, data, out,
+                               spec["device"], spec["threads"], spec["options"],
+                               os.path.join(work, "train.log"))
+        summary.update(stored_games=stored_games, seconds=time.time() - started,
+                       host=socket.gethostname(), device=spec["device"])
+        loss_curve = os.path.join(out, "loss.csv")
+        if os.path.exists(loss_curve):
+            storage.upload(loss_curve, layout.generation_dir(spec["generation"]) + "/train-loss.csv")
+        network = summary.pop("network_file")
+        storage.write_json(layout.train_name(spec["generation"]), summary)
+        # The network last: its presence marks the training as done.
+        storage.upload(network, layout.network_name(spec["generation"]))
+        return summary
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def gating_match(spec: dict) -> dict:
+    """Plays one slice of a gating match and stores its result."""
+    storage = Storage(spec["storage"])
+    binary = engine.check_binary(spec["binary"])
+    local_dir = spec.get("local_dir") or tempfile.gettempdir()
+    os.makedirs(local_dir, exist_ok=True)
+    work = tempfile.mkdtemp(prefix=f"gating-g{spec['generation']}-", dir=local_dir)
+    try:
+        candidate = cached_network(storage, spec["candidate"], local_dir)
+        current = cached_network(storage, spec["current"], local_dir)
+        openings = None
+        if spec.get("openings"):
+            openings = os.path.join(work, "openings.txt")
+            storage.download(spec["openings"], openings)
+        started = time.time()
+        result = engine.match(binary, candidate, current, spec["rule"], spec["board"],
+                              spec["games"], spec["seed"], spec["playouts"], spec["concurrency"],
+                              openings, spec["random_stones"], spec.get("sprt_argument"),
+                              os.path.join(work, "match.log"))
+        result.update(seconds=time.time() - started, host=socket.gethostname(),
+                      round=spec["round"], task=spec["task"])
+        storage.write_json(spec["result_name"], result)
+        return result
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
