@@ -11,7 +11,7 @@
 set -euo pipefail
 data=${1:?usage: scripts/gpu-prepare.sh DATA_DIR}
 cd "$(dirname "$0")/.."
-cargo build --release --quiet -p wuzi-core --bin wuzi-encode
+cargo build --release --quiet -p wuzi-data --bin wuzi-encode
 rm -rf .gpujob
 mkdir -p .gpujob/data
 cp target/release/wuzi-encode .gpujob/

@@ -18,8 +18,8 @@ fi
 cargo test --release --workspace --all-targets
 # The libtorch-free build (native backend only), in a target folder of its
 # own so that neither build undoes the other's.
-# (The match tests' test brain is the core crate's, whose tests ran above.)
-CARGO_TARGET_DIR=target/native cargo build --release -p wuzi-core --bins
+# (The match tests' test brain is wuzi-arena's, whose tests ran above.)
+CARGO_TARGET_DIR=target/native cargo build --release -p wuzi-arena -p wuzi-data --bins
 CARGO_TARGET_DIR=target/native cargo test --release --no-default-features -p wuzi --all-targets
 # The packages (Windows zip, Linux tarball) and the Windows brain under wine.
 bash scripts/package.sh

@@ -19,8 +19,8 @@ use crate::gomocup::Coord;
 use crate::search::node::Proven;
 use crate::search::result::{column_letter, MoveStats, Notation};
 use crate::search::{SearchLimits, SearchResult, Searcher, TimeBudget};
-use wuzi_core::arena::record::parse_sgf;
-use wuzi_core::records::{parse_board_size, parse_psq, Dataset};
+use wuzi_formats::record::parse_sgf;
+use wuzi_data::records::{parse_board_size, parse_psq, Dataset};
 
 /// Options of `pbrain-wuzi analyse`.
 #[derive(clap::Args, Clone, Debug)]

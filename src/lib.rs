@@ -1,9 +1,11 @@
 //! Wuzi: a gomoku and renju engine.
 //!
-//! The rules, the threat solver, the network's input encoding, the protocol
-//! vocabularies and the match runner live in `wuzi_core` (no libtorch) and
-//! are re-exported here as [`game`], [`tactics`], [`gomocup`], [`gtp`],
-//! [`arena`] and [`nn::features`].
+//! The layers below it need no libtorch and are crates of their own,
+//! re-exported here: `wuzi-game` ([`game`], [`tactics`], [`rng`],
+//! [`nn::features`]), `wuzi-formats` ([`notation`], [`gomocup`], [`gtp`]),
+//! `wuzi-data` (game records for training) and `wuzi-arena` ([`arena`],
+//! [`ws`]). This crate adds the network, the search, the engine and its
+//! front ends.
 //!
 //! * [`game`]: board, rules, line patterns, renju forbidden points.
 //! * [`nn`]: network input features, model, devices and batched evaluation.
@@ -18,7 +20,9 @@ pub mod search;
 #[cfg(feature = "torch")]
 pub mod train;
 
-pub use wuzi_core::{arena, game, gomocup, gtp, rng, tactics, ws};
+pub use wuzi_arena::{arena, ws};
+pub use wuzi_formats::{gomocup, gtp, notation};
+pub use wuzi_game::{game, rng, tactics};
 
 pub mod analyse;
 pub mod bench;

@@ -12,7 +12,7 @@
 //! * A game ends with a five, a full board, or as soon as the search proves
 //!   its result (the solver's proofs are exact, as the tree treats them).
 //! * The output is a Gomocup TSV (the columns of the shared game records)
-//!   with a `search` column (see [`wuzi_core::search_target`]), so `pbrain-
+//!   with a `search` column (see [`wuzi_formats::search_target`]), so `pbrain-
 //!   wuzi train` and `wuzi-encode` read it alongside the Gomocup records.
 //!   Each game is appended as it ends; a run on an existing file continues
 //!   it up to `--games`.
@@ -35,11 +35,11 @@ use crate::nn::EvalService;
 use crate::search::node::Proven;
 use crate::search::result::MoveStats;
 use crate::search::{SearchConfig, SearchLimits, Searcher};
-use wuzi_core::gomocup::Coord;
-use wuzi_core::records::parse_board_size;
-use wuzi_core::rng::{mix, Rng};
-use wuzi_core::search_target::{format_column, SearchTarget};
-use wuzi_core::symmetry::Symmetry;
+use wuzi_formats::gomocup::Coord;
+use wuzi_data::records::parse_board_size;
+use wuzi_game::rng::{mix, Rng};
+use wuzi_formats::search_target::{format_column, SearchTarget};
+use wuzi_game::symmetry::Symmetry;
 
 /// The header of a self-play file: the shared records' columns, then
 /// `search`.

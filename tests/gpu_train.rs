@@ -14,7 +14,7 @@ use wuzi::game::{BoardSize, Rule};
 use wuzi::nn::symmetry::Symmetry;
 use wuzi::nn::{encode, Network, INPUT_PLANES};
 use wuzi::train::data::{make_batch, Dataset};
-use wuzi_core::export::export;
+use wuzi_data::export::export;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -787,7 +787,7 @@ fn the_end_of_input_answers_what_was_asked() {
 }
 
 /// Set-up positions need not alternate (puzzles, renju problems, a GUI's
-/// edit mode): the renju diagrams of crates/wuzi-core/tests/fixtures/renju (quintet), sent as
+/// edit mode): the renju diagrams of crates/wuzi-game/tests/fixtures/renju (quintet), sent as
 /// they are, black to move. SHOWFORBID names exactly the diagram's forbidden
 /// points, and BOARD gets a move that is neither occupied nor forbidden.
 #[test]
@@ -797,7 +797,7 @@ fn unbalanced_renju_diagrams_get_their_forbidden_points_and_a_legal_move() {
     b.send("INFO timeout_turn 100");
     let mut unbalanced = 0;
     for line in
-        include_str!("../crates/wuzi-core/tests/fixtures/renju/quintet_forbidden_cases.jsonl")
+        include_str!("../crates/wuzi-game/tests/fixtures/renju/quintet_forbidden_cases.jsonl")
             .lines()
     {
         if line.trim().is_empty() {

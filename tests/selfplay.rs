@@ -7,7 +7,7 @@ use std::process::Command;
 
 use wuzi::game::{Board, Rule};
 use wuzi::selfplay::HEADER;
-use wuzi_core::records::Dataset;
+use wuzi_data::records::Dataset;
 
 fn selfplay(out: &Path, openings: &Path, games: usize) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))

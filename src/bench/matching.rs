@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::game::Rule;
 use crate::search::{SearchLimits, Searcher, TimeBudget};
-use wuzi_core::records::{Dataset, Sample};
+use wuzi_data::records::{Dataset, Sample};
 
 /// What `bench matching` measures.
 #[derive(Clone, Debug)]

@@ -5,7 +5,7 @@
 pub mod backend;
 #[cfg(feature = "torch")]
 pub mod device;
-pub use wuzi_core::features;
+pub use wuzi_game::features;
 #[cfg(feature = "torch")]
 pub mod model;
 pub mod native;

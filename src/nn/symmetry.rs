@@ -1,10 +1,10 @@
-//! The board's symmetries ([`wuzi_core::symmetry`]) applied to network
+//! The board's symmetries ([`wuzi_game::symmetry`]) applied to network
 //! tensors.
 
 #[cfg(feature = "torch")]
 use tch::Tensor;
 
-pub use wuzi_core::symmetry::Symmetry;
+pub use wuzi_game::symmetry::Symmetry;
 
 /// [`Symmetry`] on `[N, C, H, W]` tensors.
 #[cfg(feature = "torch")]

@@ -1,12 +1,12 @@
 //! Batches of encoded, augmented positions for the trainer; the records, the
-//! split and the epoch plans are `wuzi_core::records`.
+//! split and the epoch plans are `wuzi_data::records`.
 
 use tch::{Kind, Tensor};
 
 use crate::game::BoardSize;
 use crate::nn::symmetry::{Symmetry, TensorSymmetry};
 use crate::nn::{encode, INPUT_PLANES};
-pub use wuzi_core::records::*;
+pub use wuzi_data::records::*;
 
 /// Weight of a self-play position's search value in its value target when
 /// none is given (the rest is the game's result), as `gpu_train.py`.

@@ -4,7 +4,7 @@
 
 pub mod brain;
 
-#[path = "../../crates/wuzi-core/tests/common/mod.rs"]
+#[path = "../../crates/wuzi-game/tests/common/mod.rs"]
 mod boards;
 
 // Not every test binary uses the board helpers.

@@ -1,0 +1,322 @@
+//! One engine process: its pipes, a reader thread per output stream that
+//! timestamps every line, reads with deadlines, and the per-game log.
+
+use std::fmt::Write as _;
+use std::io::{self, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+
+use crate::arena::config::EngineSpec;
+use wuzi_formats::gomocup::LineSplitter;
+
+/// Longest line kept from an engine; the rest of a longer line is dropped.
+const MAX_LINE: usize = 16 * 1024;
+
+/// What a reader thread reports.
+enum Event {
+    /// A line from stdout, `\r`/`\n` removed, never empty.
+    Out(Instant, String),
+    /// A line from stderr (logged only).
+    Err(Instant, String),
+    /// stdout reached end of file (the process exited or closed it).
+    Closed(Instant),
+}
+
+/// The answer to a read.
+#[derive(Debug)]
+pub(crate) enum Reply {
+    Line(Instant, String),
+    Closed,
+    Timeout,
+}
+
+/// A game's log of every line sent to and received from the engines, with
+/// times since the game started. Disabled logs cost nothing.
+pub(crate) struct GameLog {
+    start: Instant,
+    text: Option<String>,
+}
+
+impl GameLog {
+    pub(crate) fn new(enabled: bool) -> GameLog {
+        GameLog {
+            start: Instant::now(),
+            text: enabled.then(|| String::with_capacity(16 * 1024)),
+        }
+    }
+
+    pub(crate) fn enabled(&self) -> bool {
+        self.text.is_some()
+    }
+
+    /// `[seconds] who dir text`; `dir` is `>` (sent), `<` (received), `!`
+    /// (stderr) or `#` (runner note).
+    pub(crate) fn line(&mut self, at: Instant, who: &str, dir: &str, text: &str) {
+        if let Some(log) = self.text.as_mut() {
+            let t = at.saturating_duration_since(self.start).as_secs_f64();
+            let _ = writeln!(log, "[{t:11.6}] {who} {dir} {text}");
+        }
+    }
+
+    pub(crate) fn note(&mut self, who: &str, text: &str) {
+        if self.text.is_some() {
+            self.line(Instant::now(), who, "#", text);
+        }
+    }
+
+    pub(crate) fn take(&mut self) -> Option<String> {
+        self.text.take()
+    }
+}
+
+/// A running engine process.
+pub(crate) struct EngineProcess {
+    pub(crate) label: String,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    rx: Receiver<Event>,
+    /// stdout is at end of file.
+    closed: bool,
+    exited: bool,
+}
+
+fn reader<R: Read>(mut source: R, tx: Sender<Event>, stderr: bool) {
+    let mut splitter = LineSplitter::new(MAX_LINE);
+    let mut buf = [0u8; 8192];
+    let event = |at: Instant, text: String| {
+        if stderr {
+            Event::Err(at, text)
+        } else {
+            Event::Out(at, text)
+        }
+    };
+    let mut open = true;
+    while open {
+        let n = match source.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let at = Instant::now();
+        splitter.feed(&buf[..n], |text| {
+            if !text.is_empty() {
+                open = open && tx.send(event(at, text)).is_ok();
+            }
+        });
+    }
+    if !open {
+        return;
+    }
+    let at = Instant::now();
+    if let Some(text) = splitter.finish() {
+        let _ = tx.send(event(at, text));
+    }
+    if !stderr {
+        let _ = tx.send(Event::Closed(at));
+    }
+}
+
+impl EngineProcess {
+    /// Starts the engine with piped stdin, stdout and stderr.
+    pub(crate) fn spawn(spec: &EngineSpec, label: &str) -> io::Result<EngineProcess> {
+        let mut command = Command::new(&spec.program);
+        command
+            .args(&spec.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(dir) = &spec.dir {
+            command.current_dir(dir);
+        }
+        let mut child = command.spawn()?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let tx_err = tx.clone();
+        let name = format!("{label}-out");
+        thread::Builder::new()
+            .name(name)
+            .spawn(move || reader(stdout, tx, false))?;
+        thread::Builder::new()
+            .name(format!("{label}-err"))
+            .spawn(move || reader(stderr, tx_err, true))?;
+        Ok(EngineProcess {
+            label: label.to_string(),
+            stdin: child.stdin.take(),
+            child,
+            rx,
+            closed: false,
+            exited: false,
+        })
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes `text` (one or more `\n`-terminated lines) in one write and
+    /// logs each line; returns the time just before the write.
+    pub(crate) fn send(&mut self, text: &str, log: &mut GameLog) -> io::Result<Instant> {
+        self.send_timed(text, log).map(|(before, _)| before)
+    }
+
+    /// As [`EngineProcess::send`], returning the times just before and
+    /// just after the write (the engine may answer, and its answer be read,
+    /// before the write call returns to this thread).
+    pub(crate) fn send_timed(
+        &mut self,
+        text: &str,
+        log: &mut GameLog,
+    ) -> io::Result<(Instant, Instant)> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "stdin closed"))?;
+        let at = Instant::now();
+        let result = stdin.write_all(text.as_bytes()).and_then(|_| stdin.flush());
+        let after = Instant::now();
+        if log.enabled() {
+            for line in text.lines() {
+                log.line(at, &self.label, ">", line);
+            }
+        }
+        if let Err(e) = &result {
+            log.note(&self.label, &format!("write failed: {e}"));
+        }
+        result.map(|_| (at, after))
+    }
+
+    /// The next stdout line before `deadline` (stderr lines are logged and
+    /// skipped). Received lines are logged.
+    pub(crate) fn next_line(&mut self, deadline: Instant, log: &mut GameLog) -> Reply {
+        if self.closed {
+            return Reply::Closed;
+        }
+        loop {
+            match self.rx.recv_deadline(deadline) {
+                Ok(Event::Out(at, text)) => {
+                    log.line(at, &self.label, "<", &text);
+                    return Reply::Line(at, text);
+                }
+                Ok(Event::Err(at, text)) => log.line(at, &self.label, "!", &text),
+                Ok(Event::Closed(at)) => {
+                    self.closed = true;
+                    log.line(at, &self.label, "#", "end of output");
+                    return Reply::Closed;
+                }
+                Err(RecvTimeoutError::Timeout) => return Reply::Timeout,
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.closed = true;
+                    return Reply::Closed;
+                }
+            }
+        }
+    }
+
+    /// Logs and discards whatever the engine wrote since the last read
+    /// (stale lines are never taken as answers).
+    pub(crate) fn drain(&mut self, log: &mut GameLog) {
+        while let Ok(event) = self.rx.try_recv() {
+            match event {
+                Event::Out(at, text) => log.line(
+                    at,
+                    &self.label,
+                    "<",
+                    &format!("{text}    (unrequested, ignored)"),
+                ),
+                Event::Err(at, text) => log.line(at, &self.label, "!", &text),
+                Event::Closed(at) => {
+                    self.closed = true;
+                    log.line(at, &self.label, "#", "end of output");
+                }
+            }
+        }
+    }
+
+    /// Whether the process has exited (reaps it if so).
+    pub(crate) fn has_exited(&mut self) -> bool {
+        if !self.exited {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                self.exited = true;
+            }
+        }
+        self.exited
+    }
+
+    /// The exit status text if the process has exited.
+    pub(crate) fn exit_text(&mut self) -> Option<String> {
+        match self.child.try_wait() {
+            Ok(Some(status)) => {
+                self.exited = true;
+                Some(status.to_string())
+            }
+            _ => None,
+        }
+    }
+
+    /// Sends `END` and closes stdin, as the Piskvork manager does.
+    pub(crate) fn send_end(&mut self, log: &mut GameLog) {
+        if self.stdin.is_some() {
+            let _ = self.send("END\n", log);
+        }
+        self.stdin = None;
+    }
+
+    /// Waits for the process to exit until `deadline`, logging its last
+    /// lines; true if it exited.
+    pub(crate) fn wait_exit(&mut self, deadline: Instant, log: &mut GameLog) -> bool {
+        loop {
+            if self.has_exited() {
+                self.drain(log);
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                self.drain(log);
+                return false;
+            }
+            if self.closed {
+                thread::sleep((deadline - now).min(Duration::from_millis(2)));
+                continue;
+            }
+            match self
+                .rx
+                .recv_deadline(deadline.min(now + Duration::from_millis(20)))
+            {
+                Ok(Event::Out(at, text)) => log.line(at, &self.label, "<", &text),
+                Ok(Event::Err(at, text)) => log.line(at, &self.label, "!", &text),
+                Ok(Event::Closed(at)) => {
+                    self.closed = true;
+                    log.line(at, &self.label, "#", "end of output");
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// Kills the process (SIGKILL) and reaps it.
+    pub(crate) fn kill(&mut self, log: &mut GameLog) {
+        self.stdin = None;
+        if !self.has_exited() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            self.exited = true;
+            log.note(&self.label, &format!("killed process {}", self.child.id()));
+        }
+        self.drain(log);
+    }
+}
+
+impl Drop for EngineProcess {
+    fn drop(&mut self) {
+        self.stdin = None;
+        if !self.exited {
+            if let Ok(None) = self.child.try_wait() {
+                let _ = self.child.kill();
+            }
+            let _ = self.child.wait();
+        }
+    }
+}

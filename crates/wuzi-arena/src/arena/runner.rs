@@ -1,0 +1,579 @@
+//! The schedule, the worker threads, progress, records and the summary.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::arena::config::{parse_engine, EngineSpec};
+use crate::arena::engine::GameLog;
+use crate::arena::game::{play_game, retire_slots, GameSettings, GameSummary, Job, Slot};
+use crate::arena::openings::{
+    self as openings, check_opening, parse_file, random_opening, OpeningFormat, OpeningOrder,
+};
+use wuzi_formats::record::{psq_text, sgf_text, SgfInfo};
+use crate::arena::stats::{EloEstimate, SprtDecision, SprtParams, Wld};
+use crate::arena::{ArenaError, MatchArgs, MatchSummary, Overhead};
+use wuzi_game::game::{Color, Outcome, Point};
+
+/// Gives the opening (name, stones) of an opening pair.
+type OpeningSource = dyn FnMut(usize) -> Result<(String, Vec<Point>), ArenaError>;
+
+/// Games without an opening file when `--games` is not given.
+const DEFAULT_GAMES: usize = 100;
+
+enum SgfTarget {
+    File(PathBuf),
+    Dir(PathBuf),
+}
+
+/// A validated match.
+pub(crate) struct Plan {
+    engines: [EngineSpec; 2],
+    labels: [String; 2],
+    settings: GameSettings,
+    jobs: Vec<Job>,
+    concurrency: usize,
+    sprt: Option<SprtParams>,
+    psq: Option<PathBuf>,
+    sgf: Option<SgfTarget>,
+    log_dir: Option<PathBuf>,
+    quiet: bool,
+    seed: u64,
+    openings: String,
+    skipped_openings: Vec<String>,
+}
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> ArenaError + '_ {
+    move |source| ArenaError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+impl Plan {
+    pub(crate) fn from_args(args: &MatchArgs) -> Result<Plan, ArenaError> {
+        let config = ArenaError::Config;
+        let e1 = parse_engine(&args.each, &args.engine1)
+            .map_err(|e| config(format!("engine 1: {e}")))?;
+        let e2 = parse_engine(&args.each, &args.engine2)
+            .map_err(|e| config(format!("engine 2: {e}")))?;
+        let mut labels = [e1.name.clone(), e2.name.clone()];
+        if labels[0] == labels[1] {
+            labels = [format!("{}#1", labels[0]), format!("{}#2", labels[1])];
+        }
+        let size = args.board;
+        let rule = args.rule;
+        let sprt = if args.sprt.is_empty() {
+            None
+        } else {
+            Some(SprtParams::parse(&args.sprt).map_err(config)?)
+        };
+        if args.concurrency == 0 {
+            return Err(config("--concurrency must be at least 1".to_string()));
+        }
+        let seed = args.seed.unwrap_or_else(|| {
+            let t = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default();
+            t.as_nanos() as u64 ^ (std::process::id() as u64) << 32
+        });
+        let mut rng = openings::rng(seed);
+
+        // Openings: (name, stones) per pair.
+        let mut skipped = Vec::new();
+        let (openings_desc, games, mut pick): (String, usize, Box<OpeningSource>) = match &args
+            .openings
+        {
+            Some(path) => {
+                let text = fs::read_to_string(path).map_err(io_error(path))?;
+                let (raw, format) = parse_file(&text, args.opening_format, size)
+                    .map_err(|e| config(format!("{}: {e}", path.display())))?;
+                let file = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| path.display().to_string());
+                let mut valid = Vec::new();
+                for r in raw {
+                    match check_opening(size, rule, &r.moves) {
+                        Ok(board) => valid.push((
+                            format!("{file}:{}", r.line),
+                            board.history().iter().map(|&(p, _)| p).collect::<Vec<_>>(),
+                        )),
+                        Err(e) => skipped.push(format!("{file}:{}: {e}", r.line)),
+                    }
+                }
+                if valid.is_empty() {
+                    return Err(config(format!(
+                        "{}: no opening fits a {size} {rule} board ({} skipped{})",
+                        path.display(),
+                        skipped.len(),
+                        skipped
+                            .first()
+                            .map(|s| format!(", e.g. {s}"))
+                            .unwrap_or_default()
+                    )));
+                }
+                if args.order == OpeningOrder::Random {
+                    rng.shuffle(&mut valid);
+                }
+                let games = args.games.unwrap_or(2 * valid.len());
+                let desc = format!(
+                    "{} ({} openings, {} notation, {} order)",
+                    path.display(),
+                    valid.len(),
+                    match format {
+                        OpeningFormat::Pos => "letter-number",
+                        _ => "offset",
+                    },
+                    match args.order {
+                        OpeningOrder::Random => "random",
+                        OpeningOrder::Sequential => "file",
+                    }
+                );
+                let n = valid.len();
+                (
+                    desc,
+                    games,
+                    Box::new(move |pair| Ok(valid[pair % n].clone())),
+                )
+            }
+            None => {
+                let stones = args.random_stones;
+                let games = args.games.unwrap_or(DEFAULT_GAMES);
+                let desc = if stones == 0 {
+                    "empty board".to_string()
+                } else {
+                    format!("random, {stones} stones")
+                };
+                (
+                    desc,
+                    games,
+                    Box::new(move |pair| {
+                        let moves = random_opening(size, rule, stones, &mut rng).map_err(config)?;
+                        Ok((format!("random #{}", pair + 1), moves))
+                    }),
+                )
+            }
+        };
+        let mut jobs = Vec::with_capacity(games);
+        for pair in 0..games.div_ceil(2) {
+            let (name, opening) = pick(pair)?;
+            for black in 0..2 {
+                let index = 2 * pair + black;
+                if index < games {
+                    jobs.push(Job {
+                        index,
+                        pair,
+                        opening_name: name.clone(),
+                        opening: opening.clone(),
+                        black,
+                    });
+                }
+            }
+        }
+        drop(pick);
+
+        let sgf = args.sgf.as_ref().map(|p| {
+            if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("sgf")) {
+                SgfTarget::File(p.clone())
+            } else {
+                SgfTarget::Dir(p.clone())
+            }
+        });
+        Ok(Plan {
+            engines: [e1, e2],
+            labels,
+            settings: GameSettings {
+                size,
+                rule,
+                tolerance: Duration::from_millis(args.tolerance),
+                init_timeout: Duration::from_millis(args.init_timeout),
+                end_grace: Duration::from_millis(args.end_grace),
+                draw_after: args.draw_after,
+                position: args.position,
+                new_process: args.new_process,
+                about: !args.no_about,
+                skip_unparsable: args.skip_unparsable,
+            },
+            concurrency: args.concurrency.min(jobs.len().max(1)),
+            jobs,
+            sprt,
+            psq: args.psq.clone(),
+            sgf,
+            log_dir: args.log_dir.clone(),
+            quiet: args.quiet,
+            seed,
+            openings: openings_desc,
+            skipped_openings: skipped,
+        })
+    }
+}
+
+enum WorkerMsg {
+    Game(Box<GameSummary>),
+    Failed(ArenaError),
+    Done {
+        end_kills: [u32; 2],
+        about: [Option<String>; 2],
+    },
+}
+
+fn game_file(dir: &Path, index: usize, ext: &str) -> PathBuf {
+    dir.join(format!("game_{:05}.{ext}", index + 1))
+}
+
+fn write_log(dir: &Path, index: usize, text: &str, append: bool) -> Result<(), ArenaError> {
+    let path = game_file(dir, index, "log");
+    let mut file = fs::OpenOptions::new()
+        .create(true)
+        .append(append)
+        .write(true)
+        .truncate(!append)
+        .open(&path)
+        .map_err(io_error(&path))?;
+    file.write_all(text.as_bytes()).map_err(io_error(&path))
+}
+
+fn worker(
+    plan: &Plan,
+    next: &AtomicUsize,
+    stop: &AtomicBool,
+    tx: crossbeam_channel::Sender<WorkerMsg>,
+) {
+    let mut slots = [
+        Slot::new(&plan.engines[0], plan.labels[0].clone()),
+        Slot::new(&plan.engines[1], plan.labels[1].clone()),
+    ];
+    let mut last_game = None;
+    let logging = plan.log_dir.is_some();
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let j = next.fetch_add(1, Ordering::Relaxed);
+        let Some(job) = plan.jobs.get(j) else { break };
+        let mut log = GameLog::new(logging);
+        if logging {
+            let wall = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default();
+            log.note(
+                "runner",
+                &format!(
+                    "game {} at unix time {:.3}: {} black, {} white, {} {}, opening {} ({} stones)",
+                    job.index + 1,
+                    wall.as_secs_f64(),
+                    plan.labels[job.black],
+                    plan.labels[1 - job.black],
+                    plan.settings.size,
+                    plan.settings.rule,
+                    job.opening_name,
+                    job.opening.len()
+                ),
+            );
+        }
+        match play_game(&plan.settings, &mut slots, job, &mut log) {
+            Ok(summary) => {
+                if let (Some(dir), Some(text)) = (&plan.log_dir, log.take()) {
+                    if let Err(e) = write_log(dir, job.index, &text, false) {
+                        let _ = tx.send(WorkerMsg::Failed(e));
+                        break;
+                    }
+                }
+                last_game = Some(job.index);
+                if tx.send(WorkerMsg::Game(Box::new(summary))).is_err() {
+                    break;
+                }
+            }
+            Err(e) => {
+                let _ = tx.send(WorkerMsg::Failed(e));
+                break;
+            }
+        }
+    }
+    let mut log = GameLog::new(logging);
+    // Kills during games are in the game summaries; count only these.
+    let before = [slots[0].end_kills, slots[1].end_kills];
+    retire_slots(&mut slots, plan.settings.end_grace, &mut log);
+    if let (Some(dir), Some(text), Some(index)) = (&plan.log_dir, log.take(), last_game) {
+        if !text.is_empty() {
+            let _ = write_log(dir, index, &format!("# match over\n{text}"), true);
+        }
+    }
+    let [a, b] = slots;
+    let _ = tx.send(WorkerMsg::Done {
+        end_kills: [a.end_kills - before[0], b.end_kills - before[1]],
+        about: [a.about, b.about],
+    });
+}
+
+/// Writes the records of a finished game.
+struct Recorder<'a> {
+    plan: &'a Plan,
+    sgf_file: Option<fs::File>,
+}
+
+impl<'a> Recorder<'a> {
+    fn new(plan: &'a Plan) -> Result<Recorder<'a>, ArenaError> {
+        for dir in [plan.psq.as_ref(), plan.log_dir.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            fs::create_dir_all(dir).map_err(io_error(dir))?;
+        }
+        let sgf_file = match &plan.sgf {
+            Some(SgfTarget::Dir(dir)) => {
+                fs::create_dir_all(dir).map_err(io_error(dir))?;
+                None
+            }
+            Some(SgfTarget::File(path)) => {
+                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    fs::create_dir_all(parent).map_err(io_error(parent))?;
+                }
+                Some(fs::File::create(path).map_err(io_error(path))?)
+            }
+            None => None,
+        };
+        Ok(Recorder { plan, sgf_file })
+    }
+
+    fn record(&mut self, g: &GameSummary) -> Result<(), ArenaError> {
+        let labels = &self.plan.labels;
+        let (black, white) = (&labels[g.black], &labels[1 - g.black]);
+        if let Some(dir) = &self.plan.psq {
+            let path = game_file(dir, g.index, "psq");
+            fs::write(
+                &path,
+                psq_text(self.plan.settings.size, &g.moves, black, white),
+            )
+            .map_err(io_error(&path))?;
+        }
+        if self.plan.sgf.is_some() {
+            let comment = format!(
+                "opening {} ({} stones); {}",
+                g.opening,
+                g.opening_stones,
+                g.describe(labels)
+            );
+            let info = SgfInfo {
+                size: self.plan.settings.size,
+                rule: self.plan.settings.rule,
+                black,
+                white,
+                result: &g.sgf_result(),
+                comment: &comment,
+                game_name: &format!("game {}", g.index + 1),
+            };
+            let text = sgf_text(&info, &g.moves);
+            match (&mut self.sgf_file, &self.plan.sgf) {
+                (Some(file), Some(SgfTarget::File(path))) => {
+                    file.write_all(text.as_bytes()).map_err(io_error(path))?
+                }
+                (_, Some(SgfTarget::Dir(dir))) => {
+                    let path = game_file(dir, g.index, "sgf");
+                    fs::write(&path, text).map_err(io_error(&path))?
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Running tallies.
+#[derive(Default)]
+struct Tally {
+    total: Wld,
+    as_black: [Wld; 2],
+    as_white: [Wld; 2],
+    colors: Wld,
+    overhead: Overhead,
+}
+
+impl Tally {
+    fn add(&mut self, g: &GameSummary) {
+        self.total.add(g.result_for(0));
+        for e in 0..2 {
+            if g.black == e {
+                self.as_black[e].add(g.result_for(e));
+            } else {
+                self.as_white[e].add(g.result_for(e));
+            }
+        }
+        self.colors.add(match g.outcome {
+            Outcome::Win(Color::Black) => Wld::new(1, 0, 0),
+            Outcome::Win(Color::White) => Wld::new(0, 1, 0),
+            Outcome::Draw => Wld::new(0, 0, 1),
+        });
+        self.overhead.moves += g.engine_moves as u64;
+        self.overhead.wall += g.wall;
+        self.overhead.engine += g.engine_time;
+    }
+}
+
+fn progress_bar(plan: &Plan) -> ProgressBar {
+    if plan.quiet {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(plan.jobs.len() as u64);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:30.cyan/blue}] {pos}/{len} games  {msg}",
+    ) {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb
+}
+
+fn score_message(labels: &[String; 2], t: &Tally) -> String {
+    let mut msg = format!(
+        "{} {} - {} {} ({} draws) [{:.3}]",
+        labels[0],
+        t.total.wins,
+        t.total.losses,
+        labels[1],
+        t.total.draws,
+        t.total.score()
+    );
+    if let Some(e) = EloEstimate::new(t.total) {
+        if e.elo.is_finite() {
+            msg.push_str(&format!(" Elo {:+.0}", e.elo));
+            if e.margin.is_finite() {
+                msg.push_str(&format!(" +/- {:.0}", e.margin));
+            }
+        }
+    }
+    msg
+}
+
+pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
+    let mut recorder = Recorder::new(plan)?;
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let pb = progress_bar(plan);
+    pb.set_message(score_message(&plan.labels, &Tally::default()));
+
+    let mut tally = Tally::default();
+    let mut games: Vec<GameSummary> = Vec::with_capacity(plan.jobs.len());
+    let mut failure: Option<ArenaError> = None;
+    let mut end_kills = [0u32; 2];
+    let mut about: [Option<String>; 2] = [None, None];
+    let mut sprt_status = None;
+    let mut stopped_early = false;
+    let mut sprt_decided_after = None;
+
+    std::thread::scope(|scope| {
+        for w in 0..plan.concurrency {
+            let tx = tx.clone();
+            let (next, stop) = (&next, &stop);
+            let spawned = std::thread::Builder::new()
+                .name(format!("arena-worker-{w}"))
+                .spawn_scoped(scope, move || worker(plan, next, stop, tx));
+            if let Err(e) = spawned {
+                // The workers already started finish their games and stop.
+                failure = Some(ArenaError::Config(format!(
+                    "cannot start worker thread {} of {} (--concurrency): {e}",
+                    w + 1,
+                    plan.concurrency
+                )));
+                stop.store(true, Ordering::Relaxed);
+                break;
+            }
+        }
+        drop(tx);
+        for msg in rx.iter() {
+            match msg {
+                WorkerMsg::Game(g) => {
+                    tally.add(&g);
+                    if failure.is_none() {
+                        if let Err(e) = recorder.record(&g) {
+                            failure = Some(e);
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    if !plan.quiet {
+                        let line = format!(
+                            "Game {} ({} vs {}, {}): {} {}",
+                            g.index + 1,
+                            plan.labels[g.black],
+                            plan.labels[1 - g.black],
+                            g.opening,
+                            g.score_text(),
+                            g.describe(&plan.labels)
+                        );
+                        pb.suspend(|| println!("{line}"));
+                    }
+                    games.push(*g);
+                    pb.inc(1);
+                    pb.set_message(score_message(&plan.labels, &tally));
+                    // The verdict is frozen when a bound is crossed; games
+                    // already running finish and are recorded, not tested.
+                    if let (Some(params), None) = (&plan.sprt, sprt_decided_after) {
+                        let status = params.status(tally.total);
+                        sprt_status = Some((*params, status));
+                        if status.decision != SprtDecision::Continue {
+                            sprt_decided_after = Some(games.len());
+                            stop.store(true, Ordering::Relaxed);
+                            stopped_early = games.len() < plan.jobs.len();
+                        }
+                    }
+                }
+                WorkerMsg::Failed(e) => {
+                    if failure.is_none() {
+                        failure = Some(e);
+                    }
+                    stop.store(true, Ordering::Relaxed);
+                }
+                WorkerMsg::Done {
+                    end_kills: kills,
+                    about: ab,
+                } => {
+                    for e in 0..2 {
+                        end_kills[e] += kills[e];
+                        if about[e].is_none() {
+                            about[e] = ab[e].clone();
+                        }
+                    }
+                }
+            }
+        }
+    });
+    pb.finish_and_clear();
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    for g in &games {
+        for (total, kills) in end_kills.iter_mut().zip(g.killed_after_end) {
+            *total += kills;
+        }
+    }
+    games.sort_by_key(|g| g.index);
+    if let (Some(params), None) = (&plan.sprt, sprt_decided_after) {
+        sprt_status = Some((*params, params.status(tally.total)));
+    }
+    Ok(MatchSummary {
+        names: plan.labels.clone(),
+        board: plan.settings.size,
+        rule: plan.settings.rule,
+        seed: plan.seed,
+        openings: plan.openings.clone(),
+        skipped_openings: plan.skipped_openings.clone(),
+        planned_games: plan.jobs.len(),
+        games,
+        total: tally.total,
+        as_black: tally.as_black,
+        as_white: tally.as_white,
+        colors: tally.colors,
+        elo: EloEstimate::new(tally.total),
+        sprt: sprt_status,
+        sprt_decided_after,
+        stopped_early,
+        end_kills,
+        about,
+        overhead: tally.overhead,
+    })
+}

@@ -1,0 +1,238 @@
+//! Encoded training positions written to files, for trainers outside this
+//! program (`scripts/gpu_train.py` with a GPU machine's own PyTorch, which
+//! cannot load this engine's libtorch build).
+//!
+//! An export directory holds, for each split (`train`, `val`) and board size
+//! (`WxH`):
+//! * `SPLIT-WxH.planes`: per position, the [`INPUT_PLANES`] x H x W input
+//!   planes of [`encode`] as bits, plane-major then row-major, packed eight
+//!   to a byte with the first bit in the highest bit (numpy's `packbits`
+//!   order), each position padded to whole bytes;
+//! * `SPLIT-WxH.targets`: per position, four bytes: the move played as
+//!   `y * W + x` (u16, little-endian), the result class for the side to move
+//!   (0 win, 1 draw, 2 loss) and a zero byte;
+//!
+//! * `SPLIT-WxH.soft`, only when some game is a self-play record with
+//!   search targets: per position, `H * W` bytes of policy (the search's
+//!   visit shares in 255ths, `y * W + x` order; the move played as 255 for
+//!   other games) and three bytes of win, draw and loss for the side to
+//!   move in 255ths (the search's value; the result for other games).
+//!
+//! `index.tsv` listing them (`split`, `width`, `height`, `positions`,
+//! `planes`, `bytes_per_position`), and `symmetries.tsv`: per symmetry
+//! `0..8`, [`Symmetry::plane_order`]. Positions are in game order and encoded
+//! under the identity: a trainer applies the symmetries itself, moving the
+//! cells as [`Symmetry::map_cell`] does and reordering the planes by
+//! [`Symmetry::plane_order`].
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use wuzi_game::features::{encode, INPUT_PLANES};
+use wuzi_game::game::{Board, BoardSize};
+use crate::records::Dataset;
+use wuzi_game::symmetry::Symmetry;
+
+/// Bytes of one position's packed planes on a `height x width` board.
+pub fn packed_len(height: usize, width: usize) -> usize {
+    (INPUT_PLANES * height * width).div_ceil(8)
+}
+
+/// Packs 0/1 values eight to a byte, the first in the highest bit.
+pub fn pack_bits(values: &[f32], out: &mut Vec<u8>) {
+    for chunk in values.chunks(8) {
+        let mut byte = 0u8;
+        for (i, &v) in chunk.iter().enumerate() {
+            if v != 0.0 {
+                byte |= 0x80 >> i;
+            }
+        }
+        out.push(byte);
+    }
+}
+
+/// One shard's encoded positions.
+#[derive(Default)]
+struct Shard {
+    planes: Vec<u8>,
+    targets: Vec<u8>,
+    soft: Vec<u8>,
+    positions: usize,
+}
+
+/// Bytes of one position's soft targets on a `height x width` board.
+pub fn soft_len(height: usize, width: usize) -> usize {
+    height * width + 3
+}
+
+/// Appends the soft targets of the position before `ply` of `game`.
+fn push_soft(game: &crate::records::Game, ply: u16, width: usize, out: &mut Vec<u8>) {
+    let start = out.len();
+    out.resize(start + soft_len(game.size.height() as usize, width), 0);
+    let to_255 = |v: f32| (255.0 * v).round().clamp(0.0, 255.0) as u8;
+    let cells = &mut out[start..];
+    match game.search_at(ply) {
+        Some(t) => {
+            for (p, share) in t.policy() {
+                cells[p.y() as usize * width + p.x() as usize] = to_255(share);
+            }
+            let n = cells.len();
+            for (slot, &v) in cells[n - 3..].iter_mut().zip(&t.wdl) {
+                *slot = to_255(f32::from(v) / 1000.0);
+            }
+        }
+        None => {
+            if let Some(p) = game.moves.get(ply as usize) {
+                cells[p.y() as usize * width + p.x() as usize] = 255;
+            }
+            let n = cells.len();
+            cells[n - 3 + game.wdl_class(ply as usize) as usize] = 255;
+        }
+    }
+}
+
+/// Encodes every target position of `games` (indices into `data`), in game
+/// order, grouped by board size; with `soft`, their soft targets too.
+fn encode_games(
+    data: &Dataset,
+    games: &[usize],
+    soft: bool,
+) -> Result<BTreeMap<BoardSize, Shard>, String> {
+    let mut shards: BTreeMap<BoardSize, Shard> = BTreeMap::new();
+    let mut planes = Vec::new();
+    for &g in games {
+        let game = data
+            .games
+            .get(g)
+            .ok_or_else(|| format!("unknown game {g}"))?;
+        let (h, w) = (game.size.height() as usize, game.size.width() as usize);
+        planes.resize(INPUT_PLANES * h * w, 0.0);
+        let shard = shards.entry(game.size).or_default();
+        let mut board = Board::new(game.size, data.rule);
+        for (ply, &p) in game.moves.iter().enumerate().take(game.end_target as usize) {
+            // At most 1024 plies (32x32), so u16 holds them.
+            if game.is_target(ply as u16) {
+                encode(&mut board, &mut planes, h, w);
+                pack_bits(&planes, &mut shard.planes);
+                let target = game.policy_move(ply as u16).unwrap_or(p);
+                let index = target.y() as usize * w + target.x() as usize;
+                let index = u16::try_from(index)
+                    .map_err(|_| format!("game {}: move index {index} too large", game.id))?;
+                shard.targets.extend_from_slice(&index.to_le_bytes());
+                shard.targets.push(game.wdl_class(ply) as u8);
+                shard.targets.push(0);
+                if soft {
+                    push_soft(game, ply as u16, w, &mut shard.soft);
+                }
+                shard.positions += 1;
+            }
+            board
+                .play(p)
+                .map_err(|e| format!("game {}: replay failed: {e}", game.id))?;
+        }
+    }
+    Ok(shards)
+}
+
+/// What [`export`] wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExportSummary {
+    /// (split, board size, positions) per file pair.
+    pub shards: Vec<(String, BoardSize, usize)>,
+    pub bytes: u64,
+}
+
+/// Encodes the target positions of `splits` (a name and its games, as from
+/// [`Dataset::split`]) into `dir`, using `threads` threads.
+pub fn export(
+    data: &Dataset,
+    splits: &[(&str, &[usize])],
+    dir: &Path,
+    threads: usize,
+) -> Result<ExportSummary, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut index = String::from("split\twidth\theight\tpositions\tplanes\tbytes_per_position\n");
+    let mut summary = ExportSummary::default();
+    let soft = data.games.iter().any(|g| !g.search.is_empty());
+    for &(name, games) in splits {
+        // Contiguous chunks keep game order when the parts are joined.
+        let threads = threads.clamp(1, games.len().max(1));
+        let chunk = games.len().div_ceil(threads).max(1);
+        let parts: Vec<Result<BTreeMap<BoardSize, Shard>, String>> = std::thread::scope(|s| {
+            let handles: Vec<_> = games
+                .chunks(chunk)
+                .map(|part| s.spawn(move || encode_games(data, part, soft)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err("an encoding thread panicked".into()))
+                })
+                .collect()
+        });
+        let mut merged: BTreeMap<BoardSize, Shard> = BTreeMap::new();
+        for part in parts {
+            for (size, shard) in part? {
+                let into = merged.entry(size).or_default();
+                into.planes.extend_from_slice(&shard.planes);
+                into.targets.extend_from_slice(&shard.targets);
+                into.soft.extend_from_slice(&shard.soft);
+                into.positions += shard.positions;
+            }
+        }
+        for (size, shard) in merged {
+            let (w, h) = (size.width() as usize, size.height() as usize);
+            let stem = format!("{name}-{w}x{h}");
+            let mut files = vec![("planes", &shard.planes), ("targets", &shard.targets)];
+            if soft {
+                files.push(("soft", &shard.soft));
+            }
+            for (ext, bytes) in files {
+                let path = dir.join(format!("{stem}.{ext}"));
+                let file = File::create(&path)
+                    .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+                let mut out = BufWriter::new(file);
+                out.write_all(bytes)
+                    .and_then(|_| out.flush())
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                summary.bytes += bytes.len() as u64;
+            }
+            let _ = writeln!(
+                index,
+                "{name}\t{w}\t{h}\t{}\t{INPUT_PLANES}\t{}",
+                shard.positions,
+                packed_len(h, w)
+            );
+            summary
+                .shards
+                .push((name.to_string(), size, shard.positions));
+        }
+    }
+    let path = dir.join("index.tsv");
+    std::fs::write(&path, index).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let mut orders = String::from("# symmetry, then the source plane of each output plane\n");
+    for k in 0..8 {
+        let order = Symmetry::new(k).plane_order();
+        let _ = writeln!(orders, "{k}\t{}", order.map(|p| p.to_string()).join("\t"));
+    }
+    let path = dir.join("symmetries.tsv");
+    std::fs::write(&path, orders).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_pack_highest_first() {
+        let mut out = Vec::new();
+        pack_bits(&[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0], &mut out);
+        assert_eq!(out, vec![0x81, 0x80]);
+        assert_eq!(packed_len(15, 15), 1069);
+    }
+}

@@ -1,0 +1,309 @@
+//! The Go Text Protocol, version 2, as gomoku GUIs speak it (KataGomo's
+//! conventions): commands with optional ids, `=`/`?` responses, colours and
+//! vertices. Each type parses and prints itself.
+//!
+//! A vertex is a column letter (Go style: `A`..`Z` without `I`; columns
+//! from the 26th on take two letters, `AA`, `AB`, ..., as KataGo writes
+//! them) and a row number counted from the bottom (`A1` is the bottom-left
+//! corner). Boards store rows from the top, so a vertex becomes a
+//! [`Point`] only on a board of known height.
+
+use std::fmt;
+use std::str::FromStr;
+
+use wuzi_game::game::{BoardSize, Color, Point};
+
+/// Column letters: `I` is skipped, as in Go.
+const COLUMNS: &[u8; 25] = b"ABCDEFGHJKLMNOPQRSTUVWXYZ";
+
+/// A board cell as GTP writes it: column and row, both from 0, the row
+/// counted from the bottom.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Vertex {
+    pub column: u8,
+    pub row: u8,
+}
+
+impl Vertex {
+    /// The vertex of `p` on a board of `size`.
+    pub fn of(p: Point, size: BoardSize) -> Vertex {
+        Vertex {
+            column: p.x(),
+            row: size.height() - 1 - p.y(),
+        }
+    }
+
+    /// The cell on a board of `size`, if the vertex lies on it.
+    pub fn point_on(self, size: BoardSize) -> Option<Point> {
+        if self.column >= size.width() || self.row >= size.height() {
+            return None;
+        }
+        Point::new(self.column, size.height() - 1 - self.row)
+    }
+}
+
+impl fmt::Display for Vertex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = self.column as usize;
+        if c >= COLUMNS.len() {
+            write!(f, "{}", COLUMNS[c / COLUMNS.len() - 1] as char)?;
+        }
+        write!(
+            f,
+            "{}{}",
+            COLUMNS[c % COLUMNS.len()] as char,
+            self.row as u32 + 1
+        )
+    }
+}
+
+/// Why a text is not a vertex.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VertexError(String);
+
+impl fmt::Display for VertexError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid coordinate {:?}", self.0)
+    }
+}
+
+impl std::error::Error for VertexError {}
+
+impl FromStr for Vertex {
+    type Err = VertexError;
+
+    /// `h8`, `H8`, `AB12`; case-insensitive.
+    fn from_str(s: &str) -> Result<Vertex, VertexError> {
+        let bad = || VertexError(s.to_string());
+        let upper = s.to_ascii_uppercase();
+        let split = upper.find(|c: char| c.is_ascii_digit()).ok_or_else(bad)?;
+        let (letters, digits) = upper.split_at(split);
+        let index = |b: u8| COLUMNS.iter().position(|&c| c == b);
+        let column = match letters.as_bytes() {
+            [one] => index(*one).ok_or_else(bad)?,
+            [first, second] => {
+                (index(*first).ok_or_else(bad)? + 1) * COLUMNS.len()
+                    + index(*second).ok_or_else(bad)?
+            }
+            _ => return Err(bad()),
+        };
+        let row: u32 = digits.parse().map_err(|_| bad())?;
+        if row == 0 || digits.starts_with('+') {
+            return Err(bad());
+        }
+        Ok(Vertex {
+            column: u8::try_from(column).map_err(|_| bad())?,
+            row: u8::try_from(row - 1).map_err(|_| bad())?,
+        })
+    }
+}
+
+/// What `play` and `genmove` carry: a vertex, or a pass or resignation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GtpMove {
+    At(Vertex),
+    Pass,
+    Resign,
+}
+
+impl fmt::Display for GtpMove {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GtpMove::At(v) => v.fmt(f),
+            GtpMove::Pass => f.write_str("pass"),
+            GtpMove::Resign => f.write_str("resign"),
+        }
+    }
+}
+
+impl FromStr for GtpMove {
+    type Err = VertexError;
+
+    fn from_str(s: &str) -> Result<GtpMove, VertexError> {
+        match s.to_ascii_lowercase().as_str() {
+            "pass" => Ok(GtpMove::Pass),
+            "resign" => Ok(GtpMove::Resign),
+            _ => s.parse().map(GtpMove::At),
+        }
+    }
+}
+
+/// A GTP colour: `b`, `black`, `w`, `white`, any case.
+pub fn parse_color(s: &str) -> Option<Color> {
+    match s.to_ascii_lowercase().as_str() {
+        "b" | "black" => Some(Color::Black),
+        "w" | "white" => Some(Color::White),
+        _ => None,
+    }
+}
+
+/// A colour as GTP prints it.
+pub fn color_name(c: Color) -> &'static str {
+    match c {
+        Color::Black => "black",
+        Color::White => "white",
+    }
+}
+
+/// One command line: an optional id, the command name, its arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GtpCommand {
+    pub id: Option<u64>,
+    pub name: String,
+    pub args: Vec<String>,
+}
+
+impl GtpCommand {
+    /// Parses one input line after the specification's preprocessing
+    /// (control characters but HT and LF removed, HT as a space, `#`
+    /// comments cut). `None` for a line with nothing left (ignored, no
+    /// response).
+    pub fn parse(line: &str) -> Option<GtpCommand> {
+        let cleaned: String = line
+            .split('#')
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter_map(|c| match c {
+                '\t' => Some(' '),
+                c if c.is_control() => None,
+                c => Some(c),
+            })
+            .collect();
+        let mut words = cleaned.split_whitespace();
+        let first = words.next()?;
+        let (id, name) = match first.parse::<u64>() {
+            Ok(id) => (Some(id), words.next().unwrap_or("").to_string()),
+            Err(_) => (None, first.to_string()),
+        };
+        Some(GtpCommand {
+            id,
+            name,
+            args: words.map(str::to_string).collect(),
+        })
+    }
+}
+
+impl fmt::Display for GtpCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(id) = self.id {
+            write!(f, "{id} ")?;
+        }
+        f.write_str(&self.name)?;
+        for arg in &self.args {
+            write!(f, " {arg}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A response: success (`=`) or failure (`?`), the command's id echoed,
+/// the text (possibly several lines), ended by an empty line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GtpResponse {
+    pub success: bool,
+    pub id: Option<u64>,
+    pub text: String,
+}
+
+impl GtpResponse {
+    pub fn success(id: Option<u64>, text: impl Into<String>) -> GtpResponse {
+        GtpResponse {
+            success: true,
+            id,
+            text: text.into(),
+        }
+    }
+
+    pub fn failure(id: Option<u64>, text: impl Into<String>) -> GtpResponse {
+        GtpResponse {
+            success: false,
+            id,
+            text: text.into(),
+        }
+    }
+}
+
+impl fmt::Display for GtpResponse {
+    /// `= 3 text` or `? 3 text`, then the empty line that ends a response.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.success { "=" } else { "?" })?;
+        if let Some(id) = self.id {
+            write!(f, "{id}")?;
+        }
+        if !self.text.is_empty() {
+            write!(f, " {}", self.text.trim_end())?;
+        }
+        write!(f, "\n\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vertices_parse_print_and_map_to_points() {
+        let size = BoardSize::FIFTEEN;
+        let a1: Vertex = "A1".parse().unwrap();
+        assert_eq!(a1.point_on(size), Point::new(0, 14));
+        let h8: Vertex = "h8".parse().unwrap();
+        assert_eq!(h8.point_on(size), Point::new(7, 7));
+        // No I: J is the ninth column.
+        assert_eq!(
+            "J15".parse::<Vertex>().unwrap().point_on(size),
+            Point::new(8, 0)
+        );
+        assert_eq!(
+            Vertex::of(Point::new(8, 0).unwrap(), size).to_string(),
+            "J15"
+        );
+        assert!("I5".parse::<Vertex>().is_err());
+        // Past Z: two letters.
+        let wide = BoardSize::new(32, 5).unwrap();
+        let v = Vertex::of(Point::new(25, 4).unwrap(), wide);
+        assert_eq!(v.to_string(), "AA1");
+        assert_eq!("aa1".parse::<Vertex>(), Ok(v));
+        assert_eq!(
+            Vertex::of(Point::new(31, 0).unwrap(), wide).to_string(),
+            "AG5"
+        );
+        for p in wide.points() {
+            let v = Vertex::of(p, wide);
+            assert_eq!(v.to_string().parse::<Vertex>(), Ok(v));
+            assert_eq!(v.point_on(wide), Some(p));
+        }
+        for bad in ["", "A", "1", "A0", "A+1", "ZZZ1", "A1x", "Ä1"] {
+            assert!(bad.parse::<Vertex>().is_err(), "{bad}");
+        }
+        assert_eq!(
+            "P1".parse::<Vertex>().unwrap().point_on(size),
+            Point::new(14, 14)
+        );
+        assert_eq!("Q1".parse::<Vertex>().unwrap().point_on(size), None);
+        assert_eq!("A16".parse::<Vertex>().unwrap().point_on(size), None);
+        assert_eq!("PASS".parse::<GtpMove>(), Ok(GtpMove::Pass));
+        assert_eq!("resign".parse::<GtpMove>(), Ok(GtpMove::Resign));
+    }
+
+    #[test]
+    fn commands_and_responses() {
+        assert_eq!(GtpCommand::parse("   # only a comment"), None);
+        assert_eq!(GtpCommand::parse(""), None);
+        let c = GtpCommand::parse("12 play\tb  H8 # comment\r").unwrap();
+        assert_eq!(c.id, Some(12));
+        assert_eq!(c.name, "play");
+        assert_eq!(c.args, ["b", "H8"]);
+        assert_eq!(c.to_string(), "12 play b H8");
+        let c = GtpCommand::parse("genmove w").unwrap();
+        assert_eq!((c.id, c.name.as_str()), (None, "genmove"));
+        assert_eq!(GtpResponse::success(Some(3), "H8").to_string(), "=3 H8\n\n");
+        assert_eq!(GtpResponse::success(None, "").to_string(), "=\n\n");
+        assert_eq!(
+            GtpResponse::failure(None, "illegal move").to_string(),
+            "? illegal move\n\n"
+        );
+        assert_eq!(parse_color("WHITE"), Some(Color::White));
+        assert_eq!(parse_color("x"), None);
+    }
+}

@@ -1,0 +1,16 @@
+//! Every notation and record format Wuzi reads or writes, each parsed and
+//! printed in one module:
+//!
+//! * [`notation`]: cells and moves written with letters (`h8`, `Xh7`).
+//! * [`gomocup`]: the Gomocup protocol family's commands, replies and
+//!   coordinates (`7,7`), for brains, managers and test brains alike.
+//! * [`gtp`]: the Go Text Protocol's commands, responses and vertices.
+//! * [`record`]: game records, Piskvork PSQ and SGF.
+//! * [`search_target`]: a self-play position's search targets as the TSV's
+//!   `search` column writes them.
+
+pub mod gomocup;
+pub mod gtp;
+pub mod notation;
+pub mod record;
+pub mod search_target;

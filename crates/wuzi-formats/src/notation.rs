@@ -1,0 +1,232 @@
+//! Cells and moves as people and GUIs write them with letters, each form
+//! parsed and printed here, in one place:
+//!
+//! * [`Notation::Labels`]: a board diagram's labels, `h8` (column letter
+//!   from the left, row number from the bottom), as `analyse` and
+//!   Yixin-Board's log panel show them; Yixin-Board's own coordinates are
+//!   transposed (`row,col`), which `transposed` accounts for.
+//! * [`Notation::Gomocup`]: the extended Gomocup protocol's PV moves, `Xh7`
+//!   (colour, column letter, row number from 0 at the top), and its cells
+//!   `7,7` ([`Point`]'s own `Display`).
+//!
+//! Column letters run `a..z`, then `A..Z` for boards wider than 26
+//! ([`column_letter`]); on boards at most 26 wide a capital letter is read
+//! as its small one, as people type `H8`. (The opening files' letter form,
+//! counted from the top, is in `arena::openings`; GTP's vertices in `gtp`.)
+
+use std::fmt;
+
+use wuzi_game::game::{BoardSize, Color, Point};
+
+/// The letter of column `x`: `a` for 0; beyond `z` (boards wider than 26)
+/// from `A`.
+pub fn column_letter(x: u8) -> char {
+    if x < 26 {
+        (b'a' + x) as char
+    } else {
+        (b'A' + x - 26) as char
+    }
+}
+
+/// The column of `letter` on a board `width` columns wide: the inverse of
+/// [`column_letter`], and case-blind where no column needs a capital.
+pub fn parse_column_letter(letter: char, width: u8) -> Option<u8> {
+    let x = match letter {
+        'a'..='z' => letter as u8 - b'a',
+        'A'..='Z' if width <= 26 => letter as u8 - b'A',
+        'A'..='Z' => letter as u8 - b'A' + 26,
+        _ => return None,
+    };
+    (x < width).then_some(x)
+}
+
+/// Why a cell or move could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotationError {
+    pub text: String,
+    pub why: &'static str,
+}
+
+impl fmt::Display for NotationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}: {}", self.text, self.why)
+    }
+}
+
+impl std::error::Error for NotationError {}
+
+/// How moves are written in text (summary lines, `INFO evaluate`,
+/// `analyse`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Notation {
+    /// The extended Gomocup PV notation (`Xh7`: row from 0 at the top).
+    Gomocup,
+    /// A board diagram's labels: column letter from the left, row number
+    /// from the bottom (`h8` is the centre of 15x15), as Yixin-Board draws
+    /// them. Yixin-Board sends `row,col` where Piskvork sends `col,row`, so
+    /// with `transposed` a point's x is the GUI's row and its y the column.
+    Labels { size: BoardSize, transposed: bool },
+}
+
+impl Notation {
+    /// The diagram labels of a `size` board, not transposed.
+    pub fn labels(size: BoardSize) -> Notation {
+        Notation::Labels {
+            size,
+            transposed: false,
+        }
+    }
+
+    /// A cell: `h8` (labels) or `7,7` (Gomocup's numbers).
+    pub fn cell(self, mv: Point) -> String {
+        match self {
+            Notation::Gomocup => mv.to_string(),
+            Notation::Labels { size, transposed } => {
+                let (column, row, rows) = if transposed {
+                    (mv.y(), mv.x(), size.width())
+                } else {
+                    (mv.x(), mv.y(), size.height())
+                };
+                format!("{}{}", column_letter(column), rows.saturating_sub(row))
+            }
+        }
+    }
+
+    /// Reads a cell as [`Notation::cell`] writes it.
+    pub fn parse_cell(self, text: &str) -> Result<Point, NotationError> {
+        let error = |why| NotationError {
+            text: text.to_string(),
+            why,
+        };
+        match self {
+            Notation::Gomocup => {
+                let (x, y) = text.split_once(',').ok_or_else(|| error("not x,y"))?;
+                let number = |t: &str| t.trim().parse::<u8>().map_err(|_| error("not x,y"));
+                Point::new(number(x)?, number(y)?).ok_or_else(|| error("off every board"))
+            }
+            Notation::Labels { size, transposed } => {
+                let (columns, rows) = if transposed {
+                    (size.height(), size.width())
+                } else {
+                    (size.width(), size.height())
+                };
+                let mut chars = text.chars();
+                let letter = chars.next().ok_or_else(|| error("empty"))?;
+                let column = parse_column_letter(letter, columns)
+                    .ok_or_else(|| error("not a column of this board"))?;
+                let row: u32 = chars
+                    .as_str()
+                    .parse()
+                    .map_err(|_| error("no row number after the column letter"))?;
+                if !(1..=u32::from(rows)).contains(&row) {
+                    return Err(error("not a row of this board"));
+                }
+                let row = rows - row as u8;
+                let (x, y) = if transposed {
+                    (row, column)
+                } else {
+                    (column, row)
+                };
+                Point::new(x, y)
+                    .filter(|&p| size.contains(p))
+                    .ok_or_else(|| error("off the board"))
+            }
+        }
+    }
+
+    /// A stone of `color` on `mv`, for a line of moves.
+    pub fn stone(self, color: Color, mv: Point) -> String {
+        match self {
+            Notation::Gomocup => format!(
+                "{}{}{}",
+                stone_letter(color),
+                column_letter(mv.x()),
+                mv.y()
+            ),
+            Notation::Labels { .. } => format!("{}{}", stone_letter(color), self.cell(mv)),
+        }
+    }
+
+    /// Reads a stone as [`Notation::stone`] writes it.
+    pub fn parse_stone(self, text: &str) -> Result<(Color, Point), NotationError> {
+        let error = |why| NotationError {
+            text: text.to_string(),
+            why,
+        };
+        let mut chars = text.chars();
+        let color = match chars.next() {
+            Some('X') => Color::Black,
+            Some('O') => Color::White,
+            _ => return Err(error("not a stone (X or O first)")),
+        };
+        let rest = chars.as_str();
+        let point = match self {
+            Notation::Gomocup => {
+                let mut chars = rest.chars();
+                let letter = chars.next().ok_or_else(|| error("no column letter"))?;
+                let x = parse_column_letter(letter, wuzi_game::game::MAX_SIDE)
+                    .ok_or_else(|| error("not a column letter"))?;
+                let y: u8 = chars
+                    .as_str()
+                    .parse()
+                    .map_err(|_| error("no row number after the column letter"))?;
+                Point::new(x, y).ok_or_else(|| error("off every board"))?
+            }
+            Notation::Labels { .. } => self.parse_cell(rest).map_err(|e| error(e.why))?,
+        };
+        Ok((color, point))
+    }
+
+    /// A line of moves, `first` to play the first, each with a leading blank.
+    pub fn line(self, first: Color, moves: &[Point]) -> String {
+        let mut text = String::new();
+        let mut color = first;
+        for &mv in moves {
+            text.push(' ');
+            text.push_str(&self.stone(color, mv));
+            color = color.opponent();
+        }
+        text
+    }
+}
+
+fn stone_letter(color: Color) -> char {
+    if color == Color::Black {
+        'X'
+    } else {
+        'O'
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_count_rows_from_the_bottom() {
+        let size = BoardSize::square(15).unwrap();
+        let labels = Notation::labels(size);
+        let centre = Point::new(7, 7).unwrap();
+        assert_eq!(labels.cell(centre), "h8");
+        assert_eq!(labels.parse_cell("h8"), Ok(centre));
+        assert_eq!(labels.parse_cell("H8"), Ok(centre));
+        assert_eq!(labels.parse_cell("a15"), Ok(Point::new(0, 0).unwrap()));
+        assert_eq!(labels.cell(Point::new(0, 14).unwrap()), "a1");
+        for bad in ["p8", "h16", "h0", "zz", "", "8h", "h-1"] {
+            assert!(labels.parse_cell(bad).is_err(), "{bad}");
+        }
+        assert_eq!(Notation::Gomocup.stone(Color::Black, centre), "Xh7");
+        assert_eq!(labels.stone(Color::White, centre), "Oh8");
+    }
+
+    #[test]
+    fn capitals_are_columns_past_z_on_wide_boards() {
+        let size = BoardSize::square(32).unwrap();
+        let labels = Notation::labels(size);
+        let p = Point::new(26, 31).unwrap();
+        assert_eq!(labels.cell(p), "A1");
+        assert_eq!(labels.parse_cell("A1"), Ok(p));
+        assert_eq!(labels.parse_cell("a1"), Ok(Point::new(0, 31).unwrap()));
+        assert!(labels.parse_cell("G1").is_err(), "column 32 of 0..31");
+    }
+}

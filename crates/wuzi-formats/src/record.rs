@@ -1,0 +1,401 @@
+//! Game records: Piskvork PSQ and SGF (GM[4], gomoku/renju) writers, and a
+//! small SGF reader for checking records.
+
+use std::fmt::Write as _;
+
+use wuzi_game::game::{BoardSize, Color, Point, Rule};
+
+/// One stone of a game record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MoveRecord {
+    pub point: Point,
+    pub color: Color,
+    /// Milliseconds the engine took (0 for opening stones).
+    pub ms: u64,
+    /// Placed by the runner as part of the opening.
+    pub opening: bool,
+}
+
+/// A PSQ record as the Piskvork manager writes it: the header
+/// `Piskvork WxH, 11:11, 0`, one `x,y,ms` line per stone (1-based
+/// coordinates, the engine's time in milliseconds), then the names of the
+/// players of black and of white.
+pub fn psq_text(size: BoardSize, moves: &[MoveRecord], black: &str, white: &str) -> String {
+    let mut text = String::with_capacity(32 + moves.len() * 12);
+    let _ = writeln!(
+        text,
+        "Piskvork {}x{}, 11:11, 0",
+        size.width(),
+        size.height()
+    );
+    for m in moves {
+        let _ = writeln!(text, "{},{},{}", m.point.x() + 1, m.point.y() + 1, m.ms);
+    }
+    let _ = writeln!(text, "{}", one_line(black));
+    let _ = writeln!(text, "{}", one_line(white));
+    text
+}
+
+fn one_line(s: &str) -> String {
+    s.replace(['\r', '\n'], " ")
+}
+
+/// SGF coordinate letter of 0-based `v` (`a`..`z`, then `A`..`Z`).
+fn sgf_letter(v: u8) -> char {
+    if v < 26 {
+        (b'a' + v) as char
+    } else {
+        (b'A' + v - 26) as char
+    }
+}
+
+fn sgf_value(c: char) -> Option<u8> {
+    match c {
+        'a'..='z' => Some(c as u8 - b'a'),
+        'A'..='Z' => Some(c as u8 - b'A' + 26),
+        _ => None,
+    }
+}
+
+/// Escapes `]`, `\` (and `:` when needed) in an SGF text value.
+fn sgf_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c == ']' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// What an SGF record says about the end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SgfInfo<'a> {
+    pub size: BoardSize,
+    pub rule: Rule,
+    pub black: &'a str,
+    pub white: &'a str,
+    /// `RE` value: `B+`, `W+T`, `0` ...
+    pub result: &'a str,
+    /// Free text for `GC` (the reason, the opening).
+    pub comment: &'a str,
+    pub game_name: &'a str,
+}
+
+/// One game as SGF (FF[4], GM[4]); every stone, the opening included, is a
+/// move node.
+pub fn sgf_text(info: &SgfInfo<'_>, moves: &[MoveRecord]) -> String {
+    let mut text = String::with_capacity(160 + moves.len() * 6);
+    let size = if info.size.width() == info.size.height() {
+        info.size.width().to_string()
+    } else {
+        format!("{}:{}", info.size.width(), info.size.height())
+    };
+    let _ = write!(
+        text,
+        "(;FF[4]GM[4]CA[UTF-8]AP[wuzi:{}]SZ[{size}]RU[{}]GN[{}]PB[{}]PW[{}]RE[{}]GC[{}]",
+        env!("CARGO_PKG_VERSION"),
+        info.rule,
+        sgf_escape(info.game_name),
+        sgf_escape(info.black),
+        sgf_escape(info.white),
+        sgf_escape(info.result),
+        sgf_escape(info.comment),
+    );
+    for (i, m) in moves.iter().enumerate() {
+        if i % 12 == 0 {
+            text.push('\n');
+        }
+        let tag = match m.color {
+            Color::Black => 'B',
+            Color::White => 'W',
+        };
+        let _ = write!(
+            text,
+            ";{tag}[{}{}]",
+            sgf_letter(m.point.x()),
+            sgf_letter(m.point.y())
+        );
+    }
+    text.push_str(")\n");
+    text
+}
+
+/// A game read back from SGF: the main line (the first variation at every
+/// branch).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SgfGame {
+    pub size: BoardSize,
+    /// Set-up stones (`AB`, `AW`) placed before the first move.
+    pub setup: Vec<(Color, Point)>,
+    pub moves: Vec<(Color, Point)>,
+    /// Other properties of the main line, in order (`SZ`, `RE`, `PB`, `C`, ...).
+    pub properties: Vec<(String, String)>,
+}
+
+impl SgfGame {
+    pub fn property(&self, key: &str) -> Option<&str> {
+        self.properties
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// One open `(` of an SGF collection.
+struct Subtree {
+    /// On the main line: the first variation of a main-line node.
+    main: bool,
+    /// A variation has been opened inside it (later ones are not main).
+    branched: bool,
+}
+
+/// Reads every game of an SGF file (a collection of `(;...)` trees), each
+/// as its main line. Values are read whole, escapes included, so that text
+/// in comments (`C[... B[aa] ...]`) is never taken for a move. Set-up
+/// stones are kept apart from the moves; removing stones (`AE`), passes and
+/// set-up stones after the first move are refused with the reason.
+pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, String> {
+    let mut games = Vec::new();
+    let mut chars = text.chars();
+    let mut open: Vec<Subtree> = Vec::new();
+    let mut game = SgfGame {
+        size: BoardSize::FIFTEEN,
+        setup: Vec::new(),
+        moves: Vec::new(),
+        properties: Vec::new(),
+    };
+    let mut key = String::new();
+    let mut after_value = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '(' => {
+                let main = match open.last_mut() {
+                    None => {
+                        game.setup.clear();
+                        game.moves.clear();
+                        game.properties.clear();
+                        true
+                    }
+                    Some(parent) => {
+                        let main = parent.main && !parent.branched;
+                        parent.branched = true;
+                        main
+                    }
+                };
+                open.push(Subtree {
+                    main,
+                    branched: false,
+                });
+                key.clear();
+            }
+            ')' => {
+                open.pop().ok_or("unbalanced ')'")?;
+                if open.is_empty() {
+                    games.push(finish_sgf_game(&mut game)?);
+                }
+                key.clear();
+            }
+            ';' => {
+                // A node after a subtree's variations belongs nowhere.
+                if open.last().is_some_and(|t| t.branched) {
+                    return Err("a node after the variations of its subtree".to_string());
+                }
+                key.clear();
+                after_value = false;
+            }
+            '[' => {
+                let mut value = String::new();
+                loop {
+                    match chars.next() {
+                        Some('\\') => {
+                            if let Some(e) = chars.next() {
+                                value.push(e);
+                            }
+                        }
+                        Some(']') => break,
+                        Some(v) => value.push(v),
+                        None => return Err("unterminated property value".to_string()),
+                    }
+                }
+                after_value = true;
+                let Some(subtree) = open.last() else {
+                    return Err("property outside a game tree".to_string());
+                };
+                if subtree.main {
+                    sgf_property(&mut game, &key, value)?;
+                }
+            }
+            c if c.is_ascii_uppercase() => {
+                // After a value a letter starts a new property name;
+                // consecutive values (`AB[aa][bb]`) share one name.
+                if after_value {
+                    key.clear();
+                    after_value = false;
+                }
+                key.push(c);
+            }
+            _ => {}
+        }
+    }
+    if !open.is_empty() {
+        return Err("unterminated game tree".to_string());
+    }
+    Ok(games)
+}
+
+/// One property value of a main-line node.
+fn sgf_property(game: &mut SgfGame, key: &str, value: String) -> Result<(), String> {
+    let color = match key {
+        "B" | "AB" => Color::Black,
+        "W" | "AW" => Color::White,
+        "AE" => return Err(format!("AE[{value}]: removing stones is not supported")),
+        _ => {
+            game.properties.push((key.to_string(), value));
+            return Ok(());
+        }
+    };
+    let mut cs = value.chars();
+    let point = match (
+        cs.next().map(sgf_value),
+        cs.next().map(sgf_value),
+        cs.next(),
+    ) {
+        (Some(Some(x)), Some(Some(y)), None) => Point::new(x, y),
+        (None, _, _) => return Err(format!("{key}[]: passes are not supported")),
+        _ => None,
+    }
+    .ok_or_else(|| format!("bad point {key}[{value}]"))?;
+    if key.starts_with('A') {
+        if !game.moves.is_empty() {
+            return Err(format!(
+                "{key}[{value}]: set-up stones after the first move are not supported"
+            ));
+        }
+        game.setup.push((color, point));
+    } else {
+        game.moves.push((color, point));
+    }
+    Ok(())
+}
+
+/// The size (`SZ[n]` or `SZ[w:h]`, 15 without it), with every stone on the
+/// board; the game is taken and `game` left empty.
+fn finish_sgf_game(game: &mut SgfGame) -> Result<SgfGame, String> {
+    let sz = game.property("SZ").unwrap_or("15").trim().to_string();
+    let side = |v: &str| v.trim().parse().map_err(|_| format!("bad SZ[{sz}]"));
+    let (w, h) = match sz.split_once(':') {
+        Some((w, h)) => (side(w)?, side(h)?),
+        None => (side(&sz)?, side(&sz)?),
+    };
+    let size = BoardSize::new(w, h).map_err(|e| e.to_string())?;
+    if let Some(&(_, p)) = game
+        .setup
+        .iter()
+        .chain(&game.moves)
+        .find(|(_, p)| !size.contains(*p))
+    {
+        return Err(format!("stone {p} is off the {size} board"));
+    }
+    Ok(SgfGame {
+        size,
+        setup: std::mem::take(&mut game.setup),
+        moves: std::mem::take(&mut game.moves),
+        properties: std::mem::take(&mut game.properties),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(x: u8, y: u8, color: Color) -> MoveRecord {
+        MoveRecord {
+            point: Point::new(x, y).unwrap(),
+            color,
+            ms: 5,
+            opening: false,
+        }
+    }
+
+    #[test]
+    fn sgf_round_trip() {
+        let size = BoardSize::new(30, 20).unwrap();
+        let moves = vec![
+            rec(0, 0, Color::Black),
+            rec(29, 19, Color::White),
+            rec(7, 7, Color::Black),
+        ];
+        let info = SgfInfo {
+            size,
+            rule: Rule::Renju,
+            black: "a]b",
+            white: "c\\d",
+            result: "W+F",
+            comment: "black: forbidden",
+            game_name: "game 1",
+        };
+        let text = sgf_text(&info, &moves);
+        let games = parse_sgf(&format!("{text}{text}")).unwrap();
+        assert_eq!(games.len(), 2);
+        let g = &games[0];
+        assert_eq!(g.size, size);
+        assert_eq!(
+            g.moves,
+            moves.iter().map(|m| (m.color, m.point)).collect::<Vec<_>>()
+        );
+        assert_eq!(g.property("PB"), Some("a]b"));
+        assert_eq!(g.property("PW"), Some("c\\d"));
+        assert_eq!(g.property("RE"), Some("W+F"));
+        assert_eq!(g.property("RU"), Some("renju"));
+    }
+
+    #[test]
+    fn sgf_main_line_set_up_stones_and_comments() {
+        let p = |x, y| Point::new(x, y).unwrap();
+        let games = parse_sgf(
+            "(;GM[4]SZ[15]AB[hh][ii]AW[hi]C[not a move: B[aa\\] W[bb\\]]\n\
+             ;W[jj](;B[kk];W[ll])(;B[aa]))",
+        )
+        .unwrap();
+        let g = &games[0];
+        assert_eq!(
+            g.setup,
+            vec![
+                (Color::Black, p(7, 7)),
+                (Color::Black, p(8, 8)),
+                (Color::White, p(7, 8))
+            ]
+        );
+        assert_eq!(
+            g.moves,
+            vec![
+                (Color::White, p(9, 9)),
+                (Color::Black, p(10, 10)),
+                (Color::White, p(11, 11))
+            ]
+        );
+        assert_eq!(g.property("C"), Some("not a move: B[aa] W[bb]"));
+        for (bad, why) in [
+            ("(;SZ[15];B[hh]AE[hh])", "AE"),
+            ("(;SZ[15];B[hh];W[])", "pass"),
+            ("(;SZ[15];B[hh];AB[ii])", "after the first move"),
+            ("(;SZ[15];B[h])", "bad point"),
+            ("(;SZ[9];B[jj])", "off the"),
+            ("(;SZ[15];B[hh]", "unterminated"),
+            ("(;SZ[15]C[open", "unterminated"),
+            ("(;B[aa](;W[bb])(;W[cc]);B[dd])", "after the variations"),
+        ] {
+            let e = parse_sgf(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn psq_layout() {
+        let size = BoardSize::square(15).unwrap();
+        let text = psq_text(size, &[rec(7, 7, Color::Black)], "x", "y");
+        assert_eq!(text, "Piskvork 15x15, 11:11, 0\n8,8,5\nx\ny\n");
+    }
+}
