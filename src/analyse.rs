@@ -17,7 +17,8 @@ use crate::bench::blunders::refutation;
 use crate::game::{Board, BoardSize, Color, Point, Rule};
 use crate::gomocup::Coord;
 use crate::search::node::Proven;
-use crate::search::result::{column_letter, MoveStats, Notation};
+use crate::notation::{column_letter, Notation};
+use crate::search::result::MoveStats;
 use crate::search::{SearchLimits, SearchResult, Searcher, TimeBudget};
 use wuzi_formats::record::parse_sgf;
 use wuzi_data::records::{parse_board_size, parse_psq, Dataset};
@@ -85,41 +86,23 @@ pub struct GameInput {
 /// A cell as text: column letter (a.., then A.. past z), row from the
 /// bottom (1-based).
 pub fn cell_name(p: Point, size: BoardSize) -> String {
-    labels(size).cell(p)
-}
-
-/// The diagram labels of a `size` board.
-fn labels(size: BoardSize) -> Notation {
-    Notation::Labels {
-        size,
-        transposed: false,
-    }
+    Notation::labels(size).cell(p)
 }
 
 /// Reads `h8` (column letter, row from the bottom) or `7,7` (Gomocup's
 /// 0-based x,y from the top left).
 pub fn parse_cell(text: &str, size: BoardSize) -> Result<Point, String> {
     let t = text.trim();
-    let bad = || format!("{t:?} is not a move (h8, or x,y counted from 0)");
-    let (x, y) = if t.contains(',') {
+    if t.contains(',') {
+        let bad = || format!("{t:?} is not a move (h8, or x,y counted from 0)");
         let c: Coord = t.parse().map_err(|_| bad())?;
-        (
-            i32::try_from(c.x).map_err(|_| bad())?,
-            i32::try_from(c.y).map_err(|_| bad())?,
-        )
+        c.point_on(size)
+            .ok_or_else(|| format!("{t:?} is off the {size} board"))
     } else {
-        let mut chars = t.chars();
-        let letter = chars.next().ok_or_else(bad)?;
-        let x = match letter {
-            'a'..='z' => letter as i32 - 'a' as i32,
-            'A'..='Z' => letter.to_ascii_lowercase() as i32 - 'a' as i32,
-            _ => return Err(bad()),
-        };
-        let row: i32 = chars.as_str().parse().map_err(|_| bad())?;
-        (x, size.height() as i32 - row)
-    };
-    size.point(x, y)
-        .ok_or_else(|| format!("{t:?} is off the {size} board"))
+        Notation::labels(size)
+            .parse_cell(t)
+            .map_err(|e| format!("{t:?} is not a move on the {size} board ({})", e.why))
+    }
 }
 
 /// The first game of an SGF file as one sequence of alternate moves, black
@@ -485,7 +468,7 @@ fn position_text(board: &Board, result: &SearchResult, top: usize, color: bool) 
     if let Some(best) = result.best_move {
         let _ = writeln!(out, "best move: {}", cell_name(best, size));
     }
-    let pv = labels(size).line(mover, &result.pv);
+    let pv = Notation::labels(size).line(mover, &result.pv);
     let _ = writeln!(out, "line:{pv}");
     let _ = writeln!(out, "top moves:");
     for m in result.moves.iter().take(top) {

@@ -68,8 +68,8 @@ fn a_five_is_played_and_reported_as_a_proven_win() {
         "{result:?}"
     );
     assert_eq!(result.proven, Proven::Win(1));
-    assert!(result.summary().contains("ev W1"), "{}", result.summary());
-    assert!(result.summary().contains(" pv X"), "{}", result.summary());
+    assert!(summary(&result).contains("ev W1"), "{}", summary(&result));
+    assert!(summary(&result).contains(" pv X"), "{}", summary(&result));
 }
 
 #[test]
@@ -102,7 +102,7 @@ fn a_vcf_is_answered_with_its_first_move_and_a_proven_win() {
     let result = s.search(&b, &playouts(100), &AtomicBool::new(false));
     assert_eq!(result.best_move, Some(p(6, 7)));
     assert!(matches!(result.proven, Proven::Win(_)), "{result:?}");
-    let summary = result.summary();
+    let summary = summary(&result);
     assert!(summary.contains("ev W5"), "{summary}");
     assert!(summary.contains("pv Xg7 Oh7"), "{summary}");
 }
@@ -380,7 +380,7 @@ fn the_safety_net_replaces_a_move_the_opponent_wins_against() {
         assert!(black_wins_after(&b, r, 20_000), "{r} was refuted wrongly");
     }
     // Named before the PV, which GUIs read to the end of the line.
-    let summary = result.summary();
+    let summary = summary(&result);
     let named = summary.find(&format!(" refuted {chosen}"));
     assert!(
         named.is_some_and(|at| summary.find(" pv").is_some_and(|pv| at < pv)),
@@ -428,4 +428,9 @@ fn black_with_only_forbidden_cells_is_lost_not_drawn() {
     // Piskvork scores a forbidden move as black's loss, and there is no pass.
     assert_eq!(result.proven, Proven::Loss(1), "{result:?}");
     assert_eq!(result.best_move, None, "no legal move to name: {result:?}");
+}
+
+/// The Gomocup summary line of a result, as the front ends write it.
+fn summary(result: &wuzi::search::SearchResult) -> String {
+    wuzi::protocol::summary::summary_line(result, wuzi::notation::Notation::Gomocup)
 }

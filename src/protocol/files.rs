@@ -22,6 +22,8 @@ use crate::engine::SearchKind;
 use crate::game::{Board, BoardSize, Color, Point, Rule};
 use crate::gomocup::Clock;
 use crate::nn::provider::NetworkProvider;
+use crate::notation::Notation;
+use crate::protocol::summary::summary_line;
 use crate::search::TimeControl;
 
 /// The brain's name: its folder for persistent files under INFO.DAT's
@@ -234,7 +236,7 @@ fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, String
     let mut line = format!(
         "{BRAIN_NAME} {}: {}",
         env!("CARGO_PKG_VERSION"),
-        result.summary()
+        summary_line(&result, Notation::Gomocup)
     );
     if let Some(note) = note {
         let _ = write!(line, " ({note})");

@@ -13,7 +13,8 @@ use crate::nn::provider::NetworkProvider;
 use crate::protocol::log::LogFile;
 use crate::protocol::session::{Driver, Flow, FrontEnd, Session, Urgency};
 use crate::search::memory;
-use crate::search::result::Notation;
+use crate::notation::Notation;
+use crate::protocol::summary::summary_line;
 use crate::search::{SearchResult, TimeControl};
 
 const NAME: &str = "Wuzi";
@@ -752,7 +753,7 @@ impl FrontEnd for Gomocup {
 
     fn finished(&mut self, s: &mut GomocupSession, job: Job, finished: Finished) {
         let result = finished.result;
-        tracing::info!("search: {}", result.summary());
+        tracing::info!("search: {}", summary_line(&result, Notation::Gomocup));
         let notation = self.dialect.notation(s.engine.board().size());
         match job {
             Job::Move | Job::NBest(_) => {
@@ -762,7 +763,7 @@ impl FrontEnd for Gomocup {
                     1
                 };
                 self.final_reports(s, &result, shown);
-                message(s, &result.summary_in(notation));
+                message(s, &summary_line(&result, notation));
                 self.answer_move(s, &result);
             }
             Job::Swap { stones, swap2 } => Self::swap_decision(s, &result, stones, swap2),

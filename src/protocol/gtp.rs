@@ -15,7 +15,9 @@ use crate::engine::{Finished, NodeReport};
 use crate::game::{Board, BoardSize, Color, MoveError, Point, Rule};
 use crate::gtp::{color_name, parse_color, GtpCommand, GtpMove, GtpResponse, Vertex};
 use crate::nn::provider::NetworkProvider;
+use crate::notation::Notation;
 use crate::protocol::session::{Driver, Flow, FrontEnd, Session, Urgency};
+use crate::protocol::summary::summary_line;
 use crate::search::node::Proven;
 use crate::search::result::MoveStats;
 use crate::search::TimeControl;
@@ -606,7 +608,7 @@ impl FrontEnd for Gtp {
 
     fn finished(&mut self, s: &mut GtpSession, job: Job, finished: Finished) {
         let result = finished.result;
-        tracing::info!("search: {}", result.summary());
+        tracing::info!("search: {}", summary_line(&result, Notation::Gomocup));
         match job {
             Job::GenMove { id, play } => {
                 let size = s.engine.board().size();

@@ -13,6 +13,7 @@ pub mod gtp;
 pub mod log;
 mod reader;
 mod report;
+pub mod summary;
 pub mod session;
 pub mod ws_client;
 

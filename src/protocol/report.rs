@@ -10,7 +10,9 @@ use crate::game::Point;
 use crate::gomocup::Coord;
 use crate::protocol::gomocup::{message, point, Dialect, Gomocup, GomocupSession, Job};
 use crate::search::node::Proven;
-use crate::search::result::{MoveStats, Notation};
+use crate::notation::Notation;
+use crate::protocol::summary::ev_text;
+use crate::search::result::MoveStats;
 use crate::search::SearchResult;
 
 /// Summary lines for Yixin-Board's log panel during a search.
@@ -36,7 +38,7 @@ impl Gomocup {
         }
         match s.engine.report(&path, 5) {
             Some(report) => {
-                let ev = report.proven.ev_text(report.wdl[0] + 0.5 * report.wdl[1]);
+                let ev = ev_text(report.proven, report.wdl[0] + 0.5 * report.wdl[1]);
                 let mut line = format!(
                     "MESSAGE evaluate {} n {} ev {ev} winrate {:.1} drawrate {:.1} pv",
                     if value.trim().is_empty() {
@@ -168,7 +170,7 @@ impl Gomocup {
     /// A summary line from the tree mid-search (the root's visits as `n`).
     fn live_summary(&self, s: &GomocupSession, report: &NodeReport, elapsed: Duration) -> String {
         let notation = self.dialect.notation(s.engine.board().size());
-        let ev = report.proven.ev_text(report.wdl[0] + 0.5 * report.wdl[1]);
+        let ev = ev_text(report.proven, report.wdl[0] + 0.5 * report.wdl[1]);
         let mut line = format!(
             "depth 1-{} ev {ev} winrate {:.1} drawrate {:.1} n {} tm {} pv",
             report.pv.len().max(1),
@@ -267,6 +269,6 @@ impl Gomocup {
 }
 
 fn move_summary(m: &MoveStats) -> String {
-    let value = m.proven.ev_text(m.wdl[0] + 0.5 * m.wdl[1]);
+    let value = ev_text(m.proven, m.wdl[0] + 0.5 * m.wdl[1]);
     format!("{}:{}:{value}", m.mv, m.visits)
 }

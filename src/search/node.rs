@@ -21,17 +21,6 @@ pub enum Proven {
 }
 
 impl Proven {
-    /// The `ev` field of summary lines: W/L with the plies to the end, D,
-    /// or (unproven) `expectation` in %.
-    pub fn ev_text(self, expectation: f32) -> String {
-        match self {
-            Proven::Win(d) => format!("W{d}"),
-            Proven::Loss(d) => format!("L{d}"),
-            Proven::Draw => "D".to_string(),
-            Proven::Unknown => format!("{:.1}", 100.0 * expectation),
-        }
-    }
-
     /// The value of the move leading to a node with this value, for the
     /// player making it: one ply longer, the other way round.
     pub fn for_parent(self) -> Proven {

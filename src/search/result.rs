@@ -1,11 +1,11 @@
-//! What a search reports: the move, its value, statistics, and the
-//! protocol's summary line.
+//! What a search reports: the move, its value and statistics, as neutral
+//! facts; each front end writes them in its own protocol
+//! (`protocol::summary`).
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::game::{Board, BoardSize, CellSet, Color, Point};
+use crate::game::{Board, CellSet, Color, Point};
 use crate::search::expand::fallback_move;
 use crate::search::node::{Edge, Node, Proven};
 use crate::search::select::choose_edge;
@@ -138,115 +138,9 @@ pub(crate) fn summarise(
     }
 }
 
-/// A move in the extended protocol's PV notation: colour letter, column
-/// letter from `a`, row number from 0 (e.g. `Xh7`).
-pub fn pv_move(color: Color, mv: Point) -> String {
-    format!(
-        "{}{}{}",
-        if color == Color::Black { 'X' } else { 'O' },
-        column_letter(mv.x()),
-        mv.y()
-    )
-}
-
-/// How moves are written in text (summary lines, `INFO evaluate`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Notation {
-    /// The extended Gomocup PV notation of [`pv_move`] (`Xh7`).
-    Gomocup,
-    /// A board diagram's labels: column letter from the left, row number
-    /// from the bottom (`Xh8` is the centre of 15x15), as Yixin-Board draws
-    /// them. Yixin-Board sends `row,col` where Piskvork sends `col,row`, so
-    /// with `transposed` a point's x is the GUI's row and its y the column.
-    Labels { size: BoardSize, transposed: bool },
-}
-
-impl Notation {
-    /// A cell: `h8` (labels) or `7,7` (Gomocup's numbers).
-    pub fn cell(self, mv: Point) -> String {
-        match self {
-            Notation::Gomocup => mv.to_string(),
-            Notation::Labels { size, transposed } => {
-                let (column, row, rows) = if transposed {
-                    (mv.y(), mv.x(), size.width() as u8)
-                } else {
-                    (mv.x(), mv.y(), size.height() as u8)
-                };
-                format!("{}{}", column_letter(column), rows.saturating_sub(row))
-            }
-        }
-    }
-
-    /// A line of moves, `first` to play the first, each with a leading blank.
-    pub fn line(self, first: Color, moves: &[Point]) -> String {
-        let mut text = String::new();
-        let mut color = first;
-        for &mv in moves {
-            text.push(' ');
-            text.push_str(&self.stone(color, mv));
-            color = color.opponent();
-        }
-        text
-    }
-
-    /// A stone of `color` on `mv`, for a line of moves.
-    pub fn stone(self, color: Color, mv: Point) -> String {
-        match self {
-            Notation::Gomocup => pv_move(color, mv),
-            Notation::Labels { .. } => format!(
-                "{}{}",
-                if color == Color::Black { 'X' } else { 'O' },
-                self.cell(mv)
-            ),
-        }
-    }
-}
-
-/// Column letters from `a`; beyond `z` (boards wider than 26) from `A`.
-pub fn column_letter(x: u8) -> char {
-    if x < 26 {
-        (b'a' + x) as char
-    } else {
-        (b'A' + x - 26) as char
-    }
-}
-
 impl SearchResult {
     /// Evaluations per second.
     pub fn nodes_per_second(&self) -> u64 {
         (self.counters.playouts as f64 / self.elapsed.as_secs_f64().max(1e-3)) as u64
-    }
-
-    /// The `ev` field: the expectation in %, or W/L/D with the plies to the end.
-    pub fn ev_text(&self) -> String {
-        self.proven.ev_text(self.expectation)
-    }
-
-    /// The summary line sent after a search (without the `MESSAGE` word):
-    /// `depth 1-D ev E winrate W drawrate D n N n/s S tm T [refuted X,Y ...] pv ...`.
-    pub fn summary(&self) -> String {
-        self.summary_in(Notation::Gomocup)
-    }
-
-    /// [`SearchResult::summary`] with the moves in `notation`.
-    pub fn summary_in(&self, notation: Notation) -> String {
-        let mut line = format!(
-            "depth 1-{} ev {} winrate {:.1} drawrate {:.1} n {} n/s {} tm {}",
-            self.pv.len().max(1),
-            self.ev_text(),
-            100.0 * self.wdl[0],
-            100.0 * self.wdl[1],
-            self.counters.playouts,
-            self.nodes_per_second(),
-            self.elapsed.as_millis()
-        );
-        if !self.refuted.is_empty() {
-            // Before the PV, which GUIs read to the end of the line.
-            let refuted: Vec<String> = self.refuted.iter().map(|&p| notation.cell(p)).collect();
-            let _ = write!(line, " refuted {}", refuted.join(" "));
-        }
-        line.push_str(" pv");
-        line.push_str(&notation.line(self.side_to_move, &self.pv));
-        line
     }
 }
