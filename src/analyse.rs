@@ -16,12 +16,13 @@ use serde_json::{json, Value};
 use crate::bench::blunders::refutation;
 use crate::game::{Board, BoardSize, Color, Point, Rule};
 use crate::gomocup::Coord;
-use crate::search::node::Proven;
 use crate::notation::{column_letter, Notation};
+use crate::search::node::Proven;
 use crate::search::result::MoveStats;
 use crate::search::{SearchLimits, SearchResult, Searcher, TimeBudget};
+use wuzi_data::records::{parse_board_size, Dataset};
+use wuzi_formats::record::parse_psq;
 use wuzi_formats::record::parse_sgf;
-use wuzi_data::records::{parse_board_size, parse_psq, Dataset};
 
 /// Options of `pbrain-wuzi analyse`.
 #[derive(clap::Args, Clone, Debug)]

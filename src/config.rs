@@ -150,7 +150,6 @@ impl Config {
             self.log.dir = base.join(&self.log.dir);
         }
     }
-
 }
 
 /// Relative paths of a file in a `config/` folder are relative to the
@@ -305,12 +304,8 @@ mod tests {
     fn the_shipped_file_documents_every_search_parameter() {
         let text = include_str!("../config/wuzi.toml");
         let file: toml::Table = toml::from_str(text).unwrap();
-        let documented: std::collections::BTreeSet<String> = file["search"]
-            .as_table()
-            .unwrap()
-            .keys()
-            .cloned()
-            .collect();
+        let documented: std::collections::BTreeSet<String> =
+            file["search"].as_table().unwrap().keys().cloned().collect();
         let declared: toml::Table =
             toml::from_str(&toml::to_string(&SearchConfig::default()).unwrap()).unwrap();
         let declared: std::collections::BTreeSet<String> = declared.keys().cloned().collect();

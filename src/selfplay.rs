@@ -35,10 +35,10 @@ use crate::nn::EvalService;
 use crate::search::node::Proven;
 use crate::search::result::MoveStats;
 use crate::search::{SearchConfig, SearchLimits, Searcher};
-use wuzi_formats::gomocup::Coord;
 use wuzi_data::records::parse_board_size;
-use wuzi_game::rng::{mix, Rng};
+use wuzi_formats::gomocup::Coord;
 use wuzi_formats::search_target::{format_column, SearchTarget};
+use wuzi_game::rng::{mix, Rng};
 use wuzi_game::symmetry::Symmetry;
 
 /// The header of a self-play file: the shared records' columns, then

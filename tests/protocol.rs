@@ -221,12 +221,7 @@ fn about_protocol_version_and_crlf() {
     let mut b = Brain::start(&[]);
     b.send_raw(b"about\r\n");
     let about = b.answer();
-    for key in [
-        "name=\"Wuzi\"",
-        "version=",
-        "author=",
-        "country=",
-    ] {
+    for key in ["name=\"Wuzi\"", "version=", "author=", "country="] {
         assert!(about.contains(key), "{about}");
     }
     // Only what is true: the project has no web site or address yet.

@@ -23,5 +23,5 @@ pub use model::{Frozen, Network};
 pub use native::{Isa, NativeEvaluator, NativeNetwork};
 pub use network_file::{NetConfig, NetError};
 pub use precision::{Calibration, Precision, PrecisionSetting};
-pub use settings::NetworkSettings;
 pub use service::{EvalService, Evaluation, EvaluatorThreads, ServiceConfig, SymmetryMode};
+pub use settings::NetworkSettings;

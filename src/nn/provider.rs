@@ -41,8 +41,7 @@ impl NetworkProvider {
         #[cfg(feature = "torch")]
         let (device, device_note) = {
             crate::nn::device::tune_cpu(settings.torch_threads);
-            crate::nn::device::select_device(&settings.device)
-                .unwrap_or((tch::Device::Cpu, None))
+            crate::nn::device::select_device(&settings.device).unwrap_or((tch::Device::Cpu, None))
         };
         #[cfg(not(feature = "torch"))]
         let device_note = crate::nn::backend::cpu_only_note(&settings.device);
@@ -55,10 +54,7 @@ impl NetworkProvider {
             service_config: ServiceConfig {
                 batch_size: settings.batch_size,
                 evaluator_threads: settings.evaluator_threads,
-                symmetry: settings
-                    .symmetry
-                    .parse()
-                    .unwrap_or(SymmetryMode::Random),
+                symmetry: settings.symmetry.parse().unwrap_or(SymmetryMode::Random),
                 precision: settings.precision.parse().unwrap_or_default(),
                 ..ServiceConfig::default()
             },

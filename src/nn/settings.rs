@@ -85,24 +85,23 @@ impl NetworkSettings {
                 Err(format!("network.{key}: {what}"))
             }
         };
-        check(self.torch_threads >= 1, "torch_threads", "must be at least 1")?;
+        check(
+            self.torch_threads >= 1,
+            "torch_threads",
+            "must be at least 1",
+        )?;
         check(self.batch_size >= 1, "batch_size", "must be at least 1")?;
         check(
-            self
-                .symmetry
-                .parse::<super::SymmetryMode>()
-                .is_ok(),
+            self.symmetry.parse::<super::SymmetryMode>().is_ok(),
             "symmetry",
             "must be none, random or all",
         )?;
-        self
-            .precision
+        self.precision
             .parse::<super::PrecisionSetting>()
             .map_err(|e| format!("network.precision: {e}"))?;
         super::backend::check_device_name(&self.device)
             .map_err(|e| format!("network.device: {e}"))?;
-        self
-            .backend
+        self.backend
             .parse::<super::BackendSetting>()
             .map_err(|e| format!("network.backend: {e}"))?;
         super::native::simd::parse_isa_setting(&self.isa)

@@ -10,11 +10,11 @@ use crate::engine::{Engine, Finished, SwapChoice};
 use crate::game::{Board, BoardSize, CellSet, Color, MoveError, Point, Rule};
 use crate::gomocup::{position, BlockKind, BrainLine, Clock, Command, Coord, Stone};
 use crate::nn::provider::NetworkProvider;
+use crate::notation::Notation;
 use crate::protocol::log::LogFile;
 use crate::protocol::session::{Driver, Flow, FrontEnd, Session, Urgency};
-use crate::search::memory;
-use crate::notation::Notation;
 use crate::protocol::summary::summary_line;
+use crate::search::memory;
 use crate::search::{SearchResult, TimeControl};
 
 const NAME: &str = "Wuzi";

@@ -13,8 +13,8 @@ pub mod gtp;
 pub mod log;
 mod reader;
 mod report;
-pub mod summary;
 pub mod session;
+pub mod summary;
 pub mod ws_client;
 
 use std::io::{BufRead, Write};

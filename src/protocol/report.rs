@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 use crate::engine::NodeReport;
 use crate::game::Point;
 use crate::gomocup::Coord;
-use crate::protocol::gomocup::{message, point, Dialect, Gomocup, GomocupSession, Job};
-use crate::search::node::Proven;
 use crate::notation::Notation;
+use crate::protocol::gomocup::{message, point, Dialect, Gomocup, GomocupSession, Job};
 use crate::protocol::summary::ev_text;
+use crate::search::node::Proven;
 use crate::search::result::MoveStats;
 use crate::search::SearchResult;
 

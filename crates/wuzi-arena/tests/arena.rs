@@ -7,11 +7,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use wuzi_arena::arena::openings::{self, OpeningFormat};
-use wuzi_formats::record::parse_sgf;
 use wuzi_arena::arena::stats::{self, EloEstimate, SprtModel, SprtParams, Wld};
 use wuzi_arena::arena::{
     run, ArenaError, EndReason, GameSummary, MatchArgs, MatchSummary, SprtDecision,
 };
+use wuzi_formats::record::parse_sgf;
 use wuzi_game::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 
 const BRAIN: &str = env!("CARGO_BIN_EXE_wuzi-test-brain");
@@ -123,7 +123,7 @@ fn random_match(rule: Rule, side: u32, games: usize, extra: &str) {
     for g in &s.games {
         let text = fs::read_to_string(d.join(format!("psq/game_{:05}.psq", g.index + 1))).unwrap();
         assert!(text.starts_with(&format!("Piskvork {side}x{side}, 11:11, 0\n")));
-        let (psq_size, moves) = wuzi_data::records::parse_psq(&text).unwrap();
+        let (psq_size, moves) = wuzi_formats::record::parse_psq(&text).unwrap();
         assert_eq!(psq_size, size);
         let expected: Vec<(i64, i64)> = g
             .moves

@@ -7,11 +7,12 @@
 use std::path::Path;
 
 use proptest::prelude::*;
+use wuzi_arena::ws::ClientMessage;
+use wuzi_data::records::Dataset;
+use wuzi_formats::gtp::GtpCommand;
+use wuzi_formats::record::parse_psq;
 use wuzi_formats::record::{parse_sgf, sgf_text, MoveRecord, SgfInfo};
 use wuzi_game::game::{BoardSize, Color, Point, Rule};
-use wuzi_formats::gtp::GtpCommand;
-use wuzi_data::records::{parse_psq, Dataset};
-use wuzi_arena::ws::ClientMessage;
 
 const CASES: u32 = 2_000;
 

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tungstenite::{Message, WebSocket};
-use wuzi_game::game::{BoardSize, Rule};
 use wuzi_arena::ws::{Server, ServerConfig, ServerStats};
+use wuzi_game::game::{BoardSize, Rule};
 
 type Socket = WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
 

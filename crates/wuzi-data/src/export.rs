@@ -31,9 +31,9 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
+use crate::records::Dataset;
 use wuzi_game::features::{encode, INPUT_PLANES};
 use wuzi_game::game::{Board, BoardSize};
-use crate::records::Dataset;
 use wuzi_game::symmetry::Symmetry;
 
 /// Bytes of one position's packed planes on a `height x width` board.

@@ -13,10 +13,11 @@ use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use wuzi_game::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 use wuzi_formats::gomocup::Coord;
+use wuzi_formats::record::parse_psq;
 use wuzi_formats::search_target;
 pub use wuzi_formats::search_target::SearchTarget;
+use wuzi_game::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 use wuzi_game::symmetry::Symmetry;
 
 /// Warnings kept for the summary (the counts cover everything).
@@ -851,45 +852,6 @@ fn parse_tsv_moves(moves: &str, size: BoardSize) -> Result<Vec<Point>, MoveParse
     Ok(points)
 }
 
-/// Parses a PSQ file: the size from the first line (`Piskvork 20x20, 11:11,
-/// 0`), then moves `x,y,time` (1-based) up to the first line of another
-/// form. Returns the size and the moves made 0-based (not yet checked
-/// against the board).
-pub fn parse_psq(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), String> {
-    let mut lines = text.lines();
-    let first = lines
-        .next()
-        .map(|l| l.trim().trim_start_matches('\u{feff}'))
-        .ok_or("empty file")?;
-    if !first.to_ascii_lowercase().starts_with("piskvork") {
-        return Err(format!(
-            "first line {first:?} is not a Piskvork header like \"Piskvork 20x20, 11:11, 0\""
-        ));
-    }
-    let size = first
-        .split([' ', ','])
-        .map(str::trim)
-        .find_map(|token| {
-            let (w, h) = token.split_once(['x', 'X'])?;
-            Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?))
-        })
-        .ok_or_else(|| format!("no board size WIDTHxHEIGHT in the header {first:?}"))?;
-    let size = BoardSize::new(size.0, size.1).map_err(|e| e.to_string())?;
-    let mut moves = Vec::new();
-    for line in lines {
-        let fields: Vec<&str> = line.trim().split(',').map(str::trim).collect();
-        if fields.len() != 3 {
-            break;
-        }
-        let numbers: Option<Vec<i64>> = fields.iter().map(|f| f.parse::<i64>().ok()).collect();
-        match numbers.as_deref() {
-            Some(&[x, y, _time]) => moves.push((x - 1, y - 1)),
-            _ => break,
-        }
-    }
-    Ok((size, moves))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1038,19 +1000,5 @@ mod tests {
         moves.push(p(12, 12));
         let r = check_game("g".into(), size, Rule::Renju, moves, 0, None);
         assert_eq!(r.unwrap_err(), Reject::Forbidden(10));
-    }
-
-    #[test]
-    fn psq_parsing() {
-        let text = "Piskvork 20x20, 11:11, 0\r\n10,10,100\r\n11,10,0\r\n12,12,5\r\npbrain-a.exe\r\n3,3,3\r\n";
-        let (size, moves) = parse_psq(text).unwrap();
-        assert_eq!(size, BoardSize::square(20).unwrap());
-        assert_eq!(moves, vec![(9, 9), (10, 9), (11, 11)]);
-        assert!(parse_psq("hello\n1,1,1\n").is_err());
-        assert!(parse_psq("").is_err());
-        assert!(parse_psq("Piskvork 40x40, 11:11, 0\n").is_err());
-        let (size, moves) = parse_psq("Piskvorky 15x10, 11:11, 0\n1,1,0\n-1\n").unwrap();
-        assert_eq!(size, BoardSize::new(15, 10).unwrap());
-        assert_eq!(moves, vec![(0, 0)]);
     }
 }

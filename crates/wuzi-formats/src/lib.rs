@@ -5,6 +5,7 @@
 //! * [`gomocup`]: the Gomocup protocol family's commands, replies and
 //!   coordinates (`7,7`), for brains, managers and test brains alike.
 //! * [`gtp`]: the Go Text Protocol's commands, responses and vertices.
+//! * [`opening`]: opening files, in offsets or letters.
 //! * [`record`]: game records, Piskvork PSQ and SGF.
 //! * [`search_target`]: a self-play position's search targets as the TSV's
 //!   `search` column writes them.
@@ -12,5 +13,6 @@
 pub mod gomocup;
 pub mod gtp;
 pub mod notation;
+pub mod opening;
 pub mod record;
 pub mod search_target;

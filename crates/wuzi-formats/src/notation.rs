@@ -137,12 +137,9 @@ impl Notation {
     /// A stone of `color` on `mv`, for a line of moves.
     pub fn stone(self, color: Color, mv: Point) -> String {
         match self {
-            Notation::Gomocup => format!(
-                "{}{}{}",
-                stone_letter(color),
-                column_letter(mv.x()),
-                mv.y()
-            ),
+            Notation::Gomocup => {
+                format!("{}{}{}", stone_letter(color), column_letter(mv.x()), mv.y())
+            }
             Notation::Labels { .. } => format!("{}{}", stone_letter(color), self.cell(mv)),
         }
     }

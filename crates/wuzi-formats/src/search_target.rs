@@ -12,8 +12,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use wuzi_game::game::Point;
 use crate::gomocup::Coord;
+use wuzi_game::game::Point;
 
 /// The search's verdict on one position.
 #[derive(Clone, Debug, PartialEq, Eq)]

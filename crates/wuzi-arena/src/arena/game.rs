@@ -7,11 +7,11 @@ use clap::ValueEnum;
 
 use crate::arena::config::EngineSpec;
 use crate::arena::engine::{EngineProcess, GameLog, Reply};
-use wuzi_formats::record::MoveRecord;
 use crate::arena::stats::Wld;
 use crate::arena::ArenaError;
-use wuzi_game::game::{Board, BoardSize, Color, MoveError, Outcome, Point, Rule};
 use wuzi_formats::gomocup::{BlockKind, BrainLine, Command, Coord, Stone, UNLIMITED_MS};
+use wuzi_formats::record::MoveRecord;
+use wuzi_game::game::{Board, BoardSize, Color, MoveError, Outcome, Point, Rule};
 
 /// How the position is sent before a move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use super::config::EngineSpec;
 use super::engine::{EngineProcess, GameLog, Reply};
 use super::game::{board_command, info_block};
-use wuzi_game::game::Board;
 use wuzi_formats::gomocup::{BrainLine, Command, UNLIMITED_MS};
+use wuzi_game::game::Board;
 
 /// What the brain said of a position it had to move in.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -38,8 +38,8 @@ use wuzi_game::game::{BoardSize, Rule};
 pub use config::{parse_engine, parse_tc, split_command, EngineSpec};
 pub use game::{EndReason, GameSummary, PositionMode};
 pub use openings::{OpeningFormat, OpeningOrder};
-pub use wuzi_formats::record::MoveRecord;
 pub use stats::{EloEstimate, SprtDecision, SprtModel, SprtParams, SprtStatus, Wld};
+pub use wuzi_formats::record::MoveRecord;
 
 const ENGINE_HELP: &str = "\
 Engine settings (--engine1, --engine2, --each): KEY=VALUE words, several per flag:
@@ -91,8 +91,8 @@ pub struct MatchArgs {
     #[arg(long, value_name = "FILE")]
     pub openings: Option<PathBuf>,
     /// Notation of the opening file: offsets from the centre (`0,0, 1,-1`)
-    /// or letter-number from the top-left (`h8i7`).
-    #[arg(long, value_enum, default_value_t = OpeningFormat::Auto)]
+    /// or letter-number from the top-left (`h8i7`): auto, offset or pos.
+    #[arg(long, default_value_t = OpeningFormat::Auto)]
     pub opening_format: OpeningFormat,
     /// Order of the file's openings.
     #[arg(long, value_enum, default_value_t = OpeningOrder::Sequential)]

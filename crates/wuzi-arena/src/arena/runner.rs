@@ -14,9 +14,9 @@ use crate::arena::game::{play_game, retire_slots, GameSettings, GameSummary, Job
 use crate::arena::openings::{
     self as openings, check_opening, parse_file, random_opening, OpeningFormat, OpeningOrder,
 };
-use wuzi_formats::record::{psq_text, sgf_text, SgfInfo};
 use crate::arena::stats::{EloEstimate, SprtDecision, SprtParams, Wld};
 use crate::arena::{ArenaError, MatchArgs, MatchSummary, Overhead};
+use wuzi_formats::record::{psq_text, sgf_text, SgfInfo};
 use wuzi_game::game::{Color, Outcome, Point};
 
 /// Gives the opening (name, stones) of an opening pair.

@@ -27,8 +27,8 @@ use std::process::ExitCode;
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use wuzi_game::game::{Board, BoardSize, Color, Point, Rule};
 use wuzi_formats::gomocup::{BlockKind, BrainLine, Clock, Command, CommandParser, Coord, Stone};
+use wuzi_game::game::{Board, BoardSize, Color, Point, Rule};
 use wuzi_game::rng::Rng;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

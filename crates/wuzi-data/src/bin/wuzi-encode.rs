@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use clap::Parser;
 use wuzi_data::export::export;
-use wuzi_game::game::{BoardSize, Rule};
 use wuzi_data::records::{parse_board_size, Dataset};
+use wuzi_game::game::{BoardSize, Rule};
 
 /// Encodes game records into input planes and targets for an outside trainer.
 #[derive(Parser, Debug)]

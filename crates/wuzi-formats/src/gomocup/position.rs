@@ -61,8 +61,8 @@ pub fn position(size: BoardSize, rule: Rule, stones: &[Stone]) -> Result<Board, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wuzi_game::game::Point;
     use crate::gomocup::Coord;
+    use wuzi_game::game::Point;
 
     fn stone(x: i64, y: i64, field: Option<u8>) -> Stone {
         Stone {

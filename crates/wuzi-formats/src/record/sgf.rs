@@ -1,44 +1,10 @@
-//! Game records: Piskvork PSQ and SGF (GM[4], gomoku/renju) writers, and a
-//! small SGF reader for checking records.
+//! SGF game records (FF[4], GM[4]: gomoku and renju), written and read.
 
 use std::fmt::Write as _;
 
 use wuzi_game::game::{BoardSize, Color, Point, Rule};
 
-/// One stone of a game record.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MoveRecord {
-    pub point: Point,
-    pub color: Color,
-    /// Milliseconds the engine took (0 for opening stones).
-    pub ms: u64,
-    /// Placed by the runner as part of the opening.
-    pub opening: bool,
-}
-
-/// A PSQ record as the Piskvork manager writes it: the header
-/// `Piskvork WxH, 11:11, 0`, one `x,y,ms` line per stone (1-based
-/// coordinates, the engine's time in milliseconds), then the names of the
-/// players of black and of white.
-pub fn psq_text(size: BoardSize, moves: &[MoveRecord], black: &str, white: &str) -> String {
-    let mut text = String::with_capacity(32 + moves.len() * 12);
-    let _ = writeln!(
-        text,
-        "Piskvork {}x{}, 11:11, 0",
-        size.width(),
-        size.height()
-    );
-    for m in moves {
-        let _ = writeln!(text, "{},{},{}", m.point.x() + 1, m.point.y() + 1, m.ms);
-    }
-    let _ = writeln!(text, "{}", one_line(black));
-    let _ = writeln!(text, "{}", one_line(white));
-    text
-}
-
-fn one_line(s: &str) -> String {
-    s.replace(['\r', '\n'], " ")
-}
+use crate::record::MoveRecord;
 
 /// SGF coordinate letter of 0-based `v` (`a`..`z`, then `A`..`Z`).
 fn sgf_letter(v: u8) -> char {
@@ -390,12 +356,5 @@ mod tests {
             let e = parse_sgf(bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
         }
-    }
-
-    #[test]
-    fn psq_layout() {
-        let size = BoardSize::square(15).unwrap();
-        let text = psq_text(size, &[rec(7, 7, Color::Black)], "x", "y");
-        assert_eq!(text, "Piskvork 15x15, 11:11, 0\n8,8,5\nx\ny\n");
     }
 }

@@ -1,0 +1,21 @@
+//! Game records as files: PSQ ([`psq`]) and SGF ([`sgf`]), each written
+//! and read in its own module.
+
+pub mod psq;
+pub mod sgf;
+
+use wuzi_game::game::{Color, Point};
+
+pub use psq::{parse_psq, psq_text};
+pub use sgf::{parse_sgf, sgf_text, SgfGame, SgfInfo};
+
+/// One stone of a game record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MoveRecord {
+    pub point: Point,
+    pub color: Color,
+    /// Milliseconds the engine took (0 for opening stones).
+    pub ms: u64,
+    /// Placed by the runner as part of the opening.
+    pub opening: bool,
+}
