@@ -36,14 +36,10 @@ use crate::search::node::Proven;
 use crate::search::result::MoveStats;
 use crate::search::{SearchConfig, SearchLimits, Searcher};
 use wuzi_data::records::parse_board_size;
-use wuzi_formats::gomocup::Coord;
-use wuzi_formats::search_target::{format_column, SearchTarget};
+use wuzi_formats::search_target::SearchTarget;
+use wuzi_formats::tsv::{self, TsvGame};
 use wuzi_game::rng::{mix, Rng};
 use wuzi_game::symmetry::Symmetry;
-
-/// The header of a self-play file: the shared records' columns, then
-/// `search`.
-pub const HEADER: &str = "#game_id\tyear\tleague\trule\tboard\tblack\twhite\twinner\tend\tn_opening\tn_moves\tmoves\tsearch";
 
 /// Options of `pbrain-wuzi selfplay`.
 #[derive(clap::Args, Clone, Debug)]
@@ -127,31 +123,20 @@ pub struct PlayedGame {
 impl PlayedGame {
     /// The game as a line of the self-play TSV (no newline).
     pub fn tsv_line(&self, seed: u64, player: &str) -> String {
-        let winner = match self.outcome {
-            Outcome::Win(Color::Black) => "B",
-            Outcome::Win(Color::White) => "W",
-            Outcome::Draw => "D",
-        };
-        let moves: Vec<String> = self
-            .moves
-            .iter()
-            .map(|&p| Coord::from(p).to_string())
-            .collect();
-        let board = if self.size.width() == self.size.height() {
-            self.size.width().to_string()
-        } else {
-            format!("{}x{}", self.size.width(), self.size.height())
-        };
-        format!(
-            "selfplay/{seed}/{}\t-\tselfplay\t{}\t{board}\t{player}\t{player}\t{winner}\t{}\t{}\t{}\t{}\t{}",
-            self.index,
-            self.rule,
-            self.end.label(),
-            self.opening,
-            self.moves.len(),
-            moves.join(" "),
-            format_column(&self.search)
-        )
+        TsvGame {
+            id: format!("selfplay/{seed}/{}", self.index),
+            league: "selfplay".to_string(),
+            rule: self.rule,
+            size: self.size,
+            black: player.to_string(),
+            white: player.to_string(),
+            winner: self.outcome,
+            end: self.end.label().to_string(),
+            opening: self.opening,
+            moves: self.moves.clone(),
+            search: self.search.clone(),
+        }
+        .line()
     }
 
     /// Positions that are training targets.
@@ -344,7 +329,7 @@ fn existing_games(path: &Path) -> Result<usize, String> {
             break;
         }
         if first {
-            if line.trim_end() != HEADER {
+            if line.trim_end() != tsv::header() {
                 return Err(format!(
                     "{} exists and is not a self-play file (its first line is not the header)",
                     path.display()
@@ -472,7 +457,7 @@ pub fn run(
         .open(&args.out)
         .map_err(|e| format!("cannot open {}: {e}", args.out.display()))?;
     if done == 0 {
-        writeln!(out, "{HEADER}").map_err(|e| e.to_string())?;
+        writeln!(out, "{}", tsv::header()).map_err(|e| e.to_string())?;
     }
     let todo = args.games - done;
     let threads = args.parallel.clamp(1, todo);

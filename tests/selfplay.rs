@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use wuzi::game::{Board, Rule};
-use wuzi::selfplay::HEADER;
+
 use wuzi_data::records::Dataset;
 
 fn selfplay(out: &Path, openings: &Path, games: usize) -> std::process::Output {
@@ -58,7 +58,10 @@ fn selfplay_writes_records_the_trainer_reads_and_continues_a_file() {
         String::from_utf8_lossy(&run.stderr)
     );
     let text = std::fs::read_to_string(&out).expect("output written");
-    assert_eq!(text.lines().next(), Some(HEADER));
+    assert_eq!(
+        text.lines().next(),
+        Some(wuzi_formats::tsv::header().as_str())
+    );
     assert_eq!(game_lines(&text).len(), 3, "{text}");
 
     let data = Dataset::load(std::slice::from_ref(&out), Rule::Freestyle, &[]).expect("loads");

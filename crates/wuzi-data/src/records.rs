@@ -13,10 +13,9 @@ use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use wuzi_formats::gomocup::Coord;
 use wuzi_formats::record::parse_psq;
-use wuzi_formats::search_target;
 pub use wuzi_formats::search_target::SearchTarget;
+use wuzi_formats::tsv::{self, MovesError};
 use wuzi_game::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 use wuzi_game::symmetry::Symmetry;
 
@@ -311,21 +310,7 @@ fn outcome_name(o: Outcome) -> &'static str {
     }
 }
 
-/// Parses a board size: `15` (square) or `WIDTHxHEIGHT` (`20x15`).
-pub fn parse_board_size(s: &str) -> Result<BoardSize, String> {
-    let s = s.trim();
-    let (w, h) = match s.split_once(['x', 'X']) {
-        Some((w, h)) => (w.trim(), h.trim()),
-        None => (s, s),
-    };
-    let w: u32 = w
-        .parse()
-        .map_err(|_| format!("board size {s:?}: expected N or WIDTHxHEIGHT"))?;
-    let h: u32 = h
-        .parse()
-        .map_err(|_| format!("board size {s:?}: expected N or WIDTHxHEIGHT"))?;
-    BoardSize::new(w, h).map_err(|e| e.to_string())
-}
+pub use wuzi_formats::tsv::parse_board as parse_board_size;
 
 /// The kinds of record file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -625,42 +610,19 @@ impl Loader<'_> {
         }
     }
 
-    /// A Gomocup TSV file: a `#` header naming the columns, one game a line.
+    /// A Gomocup TSV file: a `#` header naming the columns, one game a
+    /// line (`wuzi_formats::tsv`).
     fn tsv(&mut self, file: &Path, text: &str) -> Result<(), String> {
         let mut lines = text.lines().enumerate();
         let header = loop {
             match lines.next() {
                 Some((_, l)) if l.trim().is_empty() => continue,
-                Some((_, l)) => break l.trim_end_matches('\r'),
+                Some((_, l)) => break l,
                 None => return Ok(()),
             }
         };
-        let Some(header) = header.strip_prefix('#') else {
-            return Err(format!(
-                "{}: the first line must be a '#' header with the column names \
-                 (game_id year league rule board black white winner end n_opening n_moves moves)",
-                file.display()
-            ));
-        };
-        let names: Vec<&str> = header.split('\t').map(str::trim).collect();
-        let col = |name: &str| names.iter().position(|&n| n == name);
-        let need = |name: &str| {
-            col(name).ok_or_else(|| {
-                format!(
-                    "{}: the header has no column {name:?} (columns: {})",
-                    file.display(),
-                    names.join(", ")
-                )
-            })
-        };
-        let c_rule = need("rule")?;
-        let c_board = need("board")?;
-        let c_winner = need("winner")?;
-        let c_moves = need("moves")?;
-        let c_id = col("game_id");
-        let c_opening = col("n_opening");
-        let c_count = col("n_moves");
-        let c_search = col("search");
+        let columns =
+            tsv::Columns::from_header(header).map_err(|e| format!("{}: {e}", file.display()))?;
         for (index, raw) in lines {
             let line_no = index + 1;
             let line = raw.trim_end_matches('\r');
@@ -668,29 +630,21 @@ impl Loader<'_> {
                 continue;
             }
             self.stats.records += 1;
-            let fields: Vec<&str> = line.split('\t').collect();
-            let field = |c: usize| fields.get(c).map(|f| f.trim());
-            let (Some(rule), Some(board), Some(winner), Some(moves)) = (
-                field(c_rule),
-                field(c_board),
-                field(c_winner),
-                field(c_moves),
-            ) else {
-                self.malformed(
-                    file,
-                    line_no,
-                    format!("{} fields, expected {}", fields.len(), names.len()),
-                );
-                continue;
+            let row = match columns.row(line) {
+                Ok(row) => row,
+                Err(why) => {
+                    self.malformed(file, line_no, why);
+                    continue;
+                }
             };
-            match rule.parse::<Rule>() {
+            match row.rule() {
                 Ok(r) if r == self.rule => {}
                 _ => {
                     self.stats.other_rule += 1;
                     continue;
                 }
             }
-            let size = match parse_board_size(board) {
+            let size = match row.board() {
                 Ok(size) => size,
                 Err(e) => {
                     self.malformed(file, line_no, e);
@@ -701,59 +655,29 @@ impl Loader<'_> {
                 self.stats.other_size += 1;
                 continue;
             }
-            let outcome = match winner {
-                "B" | "b" => Outcome::Win(Color::Black),
-                "W" | "w" => Outcome::Win(Color::White),
-                "D" | "d" => Outcome::Draw,
-                other => {
-                    self.malformed(
-                        file,
-                        line_no,
-                        format!("winner {other:?}, expected B, W or D"),
-                    );
-                    continue;
-                }
-            };
-            let opening = match c_opening.map(|c| field(c).map(str::parse::<usize>)) {
-                None => 0,
-                Some(Some(Ok(n))) => n,
-                Some(_) => {
-                    self.malformed(file, line_no, "bad n_opening");
-                    continue;
-                }
-            };
-            let points = match parse_tsv_moves(moves, size) {
-                Ok(points) => points,
-                Err(MoveParse::Malformed(why)) => {
+            let fields = row
+                .winner()
+                .and_then(|w| Ok((w, row.opening()?)))
+                .map_err(MovesError::Malformed)
+                .and_then(|(w, opening)| Ok((w, opening, row.moves(size)?)));
+            let (outcome, opening, points) = match fields {
+                Ok(fields) => fields,
+                Err(MovesError::Malformed(why)) => {
                     self.malformed(file, line_no, why);
                     continue;
                 }
-                Err(MoveParse::OffBoard(why)) => {
+                Err(MovesError::OffBoard(why)) => {
                     self.add(Err(Reject::Illegal(why)), file, line_no);
                     continue;
                 }
             };
-            if let Some(c) = c_count {
-                match field(c).map(str::parse::<usize>) {
-                    Some(Ok(n)) if n == points.len() => {}
-                    _ => {
-                        self.malformed(
-                            file,
-                            line_no,
-                            format!("n_moves does not match the {} moves", points.len()),
-                        );
-                        continue;
-                    }
-                }
-            }
-            let id = match c_id.and_then(field) {
-                Some(id) if !id.is_empty() => id.to_string(),
-                _ => format!("{}:{line_no}", file.display()),
+            let id = match row.id() {
+                Some(id) => id.to_string(),
+                None => format!("{}:{line_no}", file.display()),
             };
-            let search = match c_search.and_then(field).map(search_target::parse_column) {
-                None => Vec::new(),
-                Some(Ok(entries)) => entries,
-                Some(Err(why)) => {
+            let search = match row.search() {
+                Ok(entries) => entries,
+                Err(why) => {
                     self.malformed(file, line_no, why);
                     continue;
                 }
@@ -823,33 +747,6 @@ impl Loader<'_> {
             }
         }
     }
-}
-
-enum MoveParse {
-    Malformed(String),
-    OffBoard(String),
-}
-
-fn parse_tsv_moves(moves: &str, size: BoardSize) -> Result<Vec<Point>, MoveParse> {
-    let mut points = Vec::new();
-    for (i, token) in moves.split_whitespace().enumerate() {
-        let Ok(c) = token.parse::<Coord>() else {
-            return Err(MoveParse::Malformed(format!(
-                "move {} {token:?} is not x,y",
-                i + 1
-            )));
-        };
-        match c.point_on(size) {
-            Some(p) => points.push(p),
-            None => {
-                return Err(MoveParse::OffBoard(format!(
-                    "move {} ({c}) is off the {size} board",
-                    i + 1
-                )))
-            }
-        }
-    }
-    Ok(points)
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! * [`gtp`]: the Go Text Protocol's commands, responses and vertices.
 //! * [`opening`]: opening files, in offsets or letters.
 //! * [`record`]: game records, Piskvork PSQ and SGF.
+//! * [`tsv`]: Gomocup TSV game records, self-play's included.
 //! * [`search_target`]: a self-play position's search targets as the TSV's
 //!   `search` column writes them.
 
@@ -16,3 +17,4 @@ pub mod notation;
 pub mod opening;
 pub mod record;
 pub mod search_target;
+pub mod tsv;
