@@ -293,8 +293,10 @@ mod tests {
     fn the_shipped_file_parses_and_matches_the_defaults() {
         let text = include_str!("../config/wuzi.toml");
         let config = Config::parse(text).unwrap();
-        let mut defaults = Config::default();
-        defaults.log = config.log.clone();
+        let defaults = Config {
+            log: config.log.clone(),
+            ..Config::default()
+        };
         assert_eq!(config, defaults, "config/wuzi.toml documents the defaults");
     }
 

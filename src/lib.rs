@@ -27,4 +27,5 @@ pub use wuzi_game::{game, rng, tactics};
 pub mod analyse;
 pub mod bench;
 pub mod cli;
+pub mod commands;
 pub mod selfplay;

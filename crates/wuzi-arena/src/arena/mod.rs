@@ -81,7 +81,7 @@ pub struct MatchArgs {
     #[arg(long, default_value = "0")]
     pub rule: Rule,
     /// Board size: N (square, 5..32) or WxH (RECTSTART).
-    #[arg(long, default_value = "15", value_parser = parse_board)]
+    #[arg(long, default_value = "15", value_parser = wuzi_formats::tsv::parse_board)]
     pub board: BoardSize,
     /// Games to play (default: two per opening of the file, else 100).
     /// Games 2k and 2k+1 share an opening with colours swapped.
@@ -174,19 +174,6 @@ impl MatchArgs {
     }
 }
 
-fn parse_board(s: &str) -> Result<BoardSize, String> {
-    let (w, h) = match s.split_once(['x', 'X']) {
-        Some((w, h)) => (w.trim(), h.trim()),
-        None => (s.trim(), s.trim()),
-    };
-    let (w, h) = (
-        w.parse::<u32>()
-            .map_err(|_| format!("bad board size {s:?}"))?,
-        h.parse::<u32>()
-            .map_err(|_| format!("bad board size {s:?}"))?,
-    );
-    BoardSize::new(w, h).map_err(|e| e.to_string())
-}
 
 /// Errors that stop a match.
 #[derive(Debug, thiserror::Error)]

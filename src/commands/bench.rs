@@ -1,0 +1,257 @@
+//! `pbrain-wuzi bench`: the figures of one part of the engine.
+
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use super::{configure, network_service, Cli};
+use crate::nn::NetConfig;
+
+#[derive(Args)]
+pub(crate) struct BenchArgs {
+    /// Which part to measure.
+    #[arg(value_enum)]
+    part: BenchPart,
+    /// Seconds spent on each figure.
+    #[arg(long, default_value_t = 1.0, value_parser = crate::cli::parse_seconds)]
+    seconds: f64,
+    /// nn: a network file to measure (default: random weights of --net's size).
+    #[arg(long)]
+    weights: Option<PathBuf>,
+    /// nn: network size BLOCKSxCHANNELS when no --weights are given.
+    #[arg(long, default_value = "4x32")]
+    net: NetConfig,
+    /// nn, search: the backend to measure (native, torch); nn without it:
+    /// every backend built in, side by side, and the one `auto` chooses;
+    /// search without it: native.
+    #[arg(long, value_parser = parse_backend)]
+    backend: Option<crate::nn::Backend>,
+    /// nn, search: the native kernels' instruction set (auto, avx512, avx2,
+    /// portable); one this CPU lacks is replaced by its widest.
+    #[arg(long, value_parser = parse_isa)]
+    isa: Option<crate::nn::Isa>,
+    /// nn: device (cpu, auto, cuda, cuda:N); falls back to the CPU with a note.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+    /// nn: libtorch CPU threads (per evaluator).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// nn, search: evaluator threads of the service (default: 1 for nn; for
+    /// search, as many as the search threads, as the engine's `auto`).
+    #[arg(long)]
+    evaluators: Option<usize>,
+    /// nn: board side.
+    #[arg(long, default_value_t = 15)]
+    board: u32,
+    /// nn: batch sizes, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,32,128,256")]
+    batches: Vec<usize>,
+    /// nn, search: inference precision of the service (auto, fp32, bf16, half).
+    #[arg(long, default_value = "auto")]
+    precision: crate::nn::PrecisionSetting,
+    /// blunders: the suite's fixture file.
+    #[arg(long, default_value = "tests/fixtures/blunders/freestyle15.tsv")]
+    fixture: PathBuf,
+    /// blunders: playouts per position.
+    #[arg(long, default_value_t = 400)]
+    playouts: u64,
+    /// blunders: a reference brain that judges each move played too, as
+    /// match runner engine settings (`cmd=PATH tc=0/5 threads=2`: 5 s per
+    /// move; `turn=` counts milliseconds): after
+    /// the move, does it announce a forced win?
+    #[arg(long)]
+    reference: Option<String>,
+    /// matching: a Gomocup TSV of games (its validation games are used).
+    #[arg(
+        long,
+        default_value = "../shared/data/gomocup_games/gomocup2024_freestyle15_2.tsv"
+    )]
+    data: PathBuf,
+    /// matching: positions measured (spread over the validation games).
+    #[arg(long, default_value_t = 500)]
+    positions: usize,
+    /// matching: the split of `pbrain-wuzi train` (its --split-seed, or its
+    /// --seed without one; fraction 0.05).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// matching: write the positions (TSV) to this file instead of
+    /// measuring, to measure another engine on them
+    /// (`scripts/peer_matching.py`).
+    #[arg(long)]
+    positions_out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum BenchPart {
+    /// Board make/unmake, forbidden-point scans, VCF/VCT solver.
+    Rules,
+    /// Network forward passes against the batched evaluation service.
+    Nn,
+    /// Search speed against the evaluation service (first --batches value;
+    /// the [search] settings of --config).
+    Search,
+    /// The match runner's own time per move, between two instant test brains.
+    Arena,
+    /// Move matching: share of held-out positions of a game file where the
+    /// engine's move is the one played (--data, --positions, --seconds per
+    /// position; configured freestyle network).
+    Matching,
+    /// The blunder suite: share of positions where the move played is not
+    /// refuted by the solver (--fixture, --playouts; configured networks).
+    Blunders,
+}
+
+/// `bench blunders` with the configured networks (no symmetry, so that the
+/// search is deterministic).
+pub(crate) fn bench_blunders(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
+    use crate::bench::blunders;
+    use std::collections::HashMap;
+    use std::sync::Arc;
+    let mut config = configure(cli).map_err(io::Error::other)?;
+    config.network.symmetry = "none".to_string();
+    let text = std::fs::read_to_string(&args.fixture)
+        .map_err(|e| io::Error::other(format!("{}: {e}", args.fixture.display())))?;
+    let positions = blunders::parse(&text).map_err(io::Error::other)?;
+    let reference = args
+        .reference
+        .as_deref()
+        .map(|words| {
+            let words: Vec<String> = words.split_whitespace().map(str::to_string).collect();
+            crate::arena::parse_engine(&[], &words)
+        })
+        .transpose()
+        .map_err(|e| io::Error::other(format!("--reference: {e}")))?;
+    let reach = blunders::solver_reach(&positions).map_err(io::Error::other)?;
+    blunders::print_reach(&reach, positions.len(), &mut io::stdout().lock())?;
+    let mut provider = crate::nn::provider::NetworkProvider::new(&config.network);
+    let search = blunders::suite_config(&config.search_config());
+    let mut searchers = HashMap::new();
+    let summary = blunders::evaluate(
+        &positions,
+        |rule| {
+            if let Some(searcher) = searchers.get(&rule) {
+                return Ok(Arc::clone(searcher));
+            }
+            let (service, note) = provider.service_for(rule)?;
+            if let Some(note) = note {
+                eprintln!("note: {note}");
+            }
+            let searcher = Arc::new(crate::search::Searcher::new(service, search.clone()));
+            searchers.insert(rule, Arc::clone(&searcher));
+            Ok(searcher)
+        },
+        args.playouts,
+        reference.as_ref(),
+    )
+    .map_err(io::Error::other)?;
+    blunders::print(&summary, args.playouts, &mut io::stdout().lock())
+}
+
+/// Runs `bench PART`.
+pub(crate) fn run(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
+    let per_item = Duration::from_secs_f64(args.seconds.clamp(0.01, 600.0));
+    match args.part {
+        BenchPart::Rules => crate::bench::rules::run(per_item, &mut io::stdout().lock()),
+        BenchPart::Arena => bench_arena(),
+        BenchPart::Blunders => bench_blunders(cli, args),
+        BenchPart::Matching => bench_matching(cli, args),
+        BenchPart::Nn | BenchPart::Search => {
+            let options = crate::bench::nn::NnBenchOptions {
+                weights: args.weights.clone(),
+                net: args.net,
+                backend: args.backend,
+                isa: args.isa,
+                device: args.device.clone(),
+                threads: args.threads,
+                evaluators: args.evaluators,
+                board_side: args.board,
+                batch_sizes: args.batches.clone(),
+                per_item,
+                precision: args.precision,
+            };
+            if matches!(args.part, BenchPart::Nn) {
+                crate::bench::nn::run(&options, &mut io::stdout().lock())
+            } else {
+                // The engine's own search settings (solver budgets,
+                // c_puct...), so that a configuration can be measured.
+                match configure(cli) {
+                    Ok(config) => crate::bench::search::run(
+                        &options,
+                        &config.search_config(),
+                        &mut io::stdout().lock(),
+                    ),
+                    Err(e) => Err(io::Error::other(e)),
+                }
+            }
+        }
+    }
+}
+
+/// `bench matching` with the configured freestyle network, or, with
+/// `--positions-out`, only the positions it measures (no network loaded).
+fn bench_matching(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
+    let rule = crate::game::Rule::Freestyle;
+    let options = crate::bench::matching::MatchingOptions {
+        data: args.data.clone(),
+        rule,
+        positions: args.positions,
+        seconds: args.seconds,
+        seed: args.seed,
+        val_fraction: 0.05,
+    };
+    if let Some(path) = &args.positions_out {
+        return crate::bench::matching::write_positions(&options, path, &mut io::stdout().lock())
+            .map(|_| ());
+    }
+    let config = configure(cli).map_err(io::Error::other)?;
+    let (service, note) = network_service(&config, rule)?;
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
+    let searcher = crate::search::Searcher::new(service, config.search_config());
+    crate::bench::matching::run(&searcher, &options, &mut io::stdout().lock()).map(|_| ())
+}
+
+/// Runner overhead per move, with the test brain built beside this binary.
+fn bench_arena() -> io::Result<()> {
+    let brain = std::env::current_exe()?.with_file_name("wuzi-test-brain");
+    if !brain.is_file() {
+        return Err(io::Error::other(format!(
+            "{} not found: build it with cargo build --release --bins",
+            brain.display()
+        )));
+    }
+    for (rule, logs) in [
+        (crate::game::Rule::Freestyle, false),
+        (crate::game::Rule::Renju, true),
+    ] {
+        let dir = std::env::temp_dir().join(format!("wuzi-bench-arena-{}", std::process::id()));
+        let log_dir = logs.then_some(dir.as_path());
+        let overhead =
+            crate::arena::bench_overhead(&brain, &["--mode", "random"], 30, 15, rule, log_dir)
+                .map_err(io::Error::other)?;
+        println!(
+            "bench arena: {rule}, 30 games, {}: {overhead}",
+            if logs { "with logs" } else { "no logs" }
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(())
+}
+
+/// `--isa`: an instruction set, or auto for the widest this CPU has.
+fn parse_isa(s: &str) -> Result<crate::nn::Isa, String> {
+    Ok(crate::nn::native::simd::resolve_isa(
+        crate::nn::native::simd::parse_isa_setting(s)?,
+    ))
+}
+
+/// `--backend`: native or torch (the latter only in builds with libtorch).
+fn parse_backend(s: &str) -> Result<crate::nn::Backend, String> {
+    match s.parse::<crate::nn::BackendSetting>()? {
+        crate::nn::BackendSetting::Fixed(backend) => Ok(backend),
+        crate::nn::BackendSetting::Auto => Err("expected native or torch".into()),
+    }
+}

@@ -1,0 +1,206 @@
+//! The `pbrain-wuzi` command line: the global options, the subcommands and
+//! how each starts. Each subcommand with more than a few lines of set-up
+//! has a module here; the work itself is in the library's modules.
+
+mod bench;
+mod play;
+mod serve;
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::Config;
+
+/// Wuzi, a gomoku and renju engine: a Gomocup brain.
+///
+/// Without a subcommand it speaks the Gomocup protocol (with the extended
+/// Gomocup and Yixin-Board commands) on stdin/stdout, as Piskvork, the
+/// Gomocup tournament tools, c-gomoku-cli and Yixin-Board expect.
+///
+/// Settings come from config/wuzi.toml (see --config); the flags below
+/// override it.
+#[derive(Parser)]
+#[command(name = "pbrain-wuzi", version, about, long_about)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Configuration file (default: wuzi.toml or config/wuzi.toml beside the
+    /// binary or the project, then ./config/wuzi.toml).
+    #[arg(long, global = true)]
+    pub(crate) config: Option<PathBuf>,
+    /// Search threads.
+    #[arg(long)]
+    pub(crate) threads: Option<usize>,
+    /// Network device: cpu, auto, cuda or cuda:N.
+    #[arg(long)]
+    pub(crate) device: Option<String>,
+    /// Write a log file per START into this folder.
+    #[arg(long)]
+    pub(crate) log_dir: Option<PathBuf>,
+    /// Network file for every rule and precision (instead of the configured
+    /// ones).
+    #[arg(long)]
+    pub(crate) network: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Prints speed figures of one part of the engine.
+    Bench(bench::BenchArgs),
+    /// Analyses a position or reviews a game (moves, PSQ, SGF, TSV or stdin).
+    Analyse(crate::analyse::AnalyseArgs),
+    /// Trains a network from game records (Gomocup TSV, PSQ).
+    #[cfg(feature = "torch")]
+    Train(crate::train::TrainArgs),
+    /// Plays a match between two Gomocup brains (Elo, LOS, SPRT, records).
+    Match(crate::arena::MatchArgs),
+    /// Plays the engine against itself and writes the games as training
+    /// records (the configured network of the rule, or --network).
+    Selfplay(crate::selfplay::SelfplayArgs),
+    /// Speaks GTP version 2 on stdin/stdout (gomoku conventions of
+    /// KataGomo; lz-analyze and kata-analyze for Lizzie and LizzieYzy).
+    Gtp,
+    /// Answers one move of the old file protocol: reads PLOCHA.DAT, TAH.DAT,
+    /// TIMEOUTS.DAT and INFO.DAT in DIR, writes the move into TAH.DAT and a
+    /// line into MSG.DAT, and exits (non-zero, with the reason in MSG.DAT,
+    /// when a file is missing or malformed). A copy or link of this program
+    /// named wuzi-files does this in the current folder without arguments,
+    /// as managers of that protocol start their brains.
+    Files {
+        /// The folder of the files (default: the current one).
+        dir: Option<PathBuf>,
+    },
+    /// Runs a game server of the WebSocket game protocol: clients connect
+    /// to ws://HOST:PORT/ and the first two named ones are paired; the
+    /// board referees; a plain GET / on the same port is a page.
+    Serve(serve::ServeArgs),
+    /// Plays on a WebSocket game server as NAME, the engine choosing the
+    /// moves; reconnects when the connection drops.
+    Connect {
+        /// ws://HOST:PORT/
+        url: String,
+        #[arg(long, default_value = "wuzi")]
+        name: String,
+    },
+}
+
+/// The configuration file, with the command-line overrides.
+pub(crate) fn configure(cli: &Cli) -> Result<Config, String> {
+    let (mut config, _) = Config::locate(cli.config.as_deref())?;
+    if let Some(threads) = cli.threads {
+        config.engine.threads = threads.max(1);
+    }
+    if let Some(device) = &cli.device {
+        crate::nn::backend::check_device_name(device)?;
+        config.network.device = device.clone();
+    }
+    if let Some(dir) = &cli.log_dir {
+        config.log.enabled = true;
+        config.log.dir = dir.clone();
+    }
+    if let Some(network) = &cli.network {
+        config.network.freestyle = network.clone();
+        config.network.standard = network.clone();
+        config.network.renju = network.clone();
+        config.network.caro = network.clone();
+        // The one network in every precision: a CPU without bf16 would
+        // otherwise play the configured smaller fp32 networks instead.
+        for fp32 in [
+            &mut config.network.freestyle_fp32,
+            &mut config.network.standard_fp32,
+            &mut config.network.renju_fp32,
+            &mut config.network.caro_fp32,
+        ] {
+            *fp32 = PathBuf::new();
+        }
+    }
+    Ok(config)
+}
+
+/// The configured network of `rule` behind an evaluation service, saying
+/// on stderr when the device had to change; the note says why the network
+/// could not be used (the service then evaluates uniformly, where
+/// `network.tactics_only_fallback` allows it; otherwise this fails).
+pub(crate) fn network_service(
+    config: &Config,
+    rule: crate::game::Rule,
+) -> io::Result<(std::sync::Arc<crate::nn::EvalService>, Option<String>)> {
+    let mut provider = crate::nn::provider::NetworkProvider::new(&config.network);
+    if let Some(note) = &provider.device_note {
+        eprintln!("note: {note}");
+    }
+    provider.service_for(rule).map_err(io::Error::other)
+}
+
+/// Runs the command line of this process (`pbrain-wuzi`, or `wuzi-files`).
+pub fn main() -> ExitCode {
+    let started = std::time::Instant::now();
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let invoked_for_files = args.first().is_some_and(|name| {
+        std::path::Path::new(name)
+            .file_stem()
+            .is_some_and(|stem| stem.to_string_lossy() == play::FILES_NAME)
+    });
+    if invoked_for_files {
+        args.push("files".into());
+    }
+    let cli = Cli::parse_from(args);
+    let result = match &cli.command {
+        Some(Command::Bench(args)) => bench::run(&cli, args),
+        Some(Command::Analyse(args)) => play::analyse(&cli, args),
+        #[cfg(feature = "torch")]
+        Some(Command::Train(args)) => crate::train::run(args)
+            .map(|_| ())
+            .map_err(io::Error::other),
+        Some(Command::Match(args)) => crate::arena::run(args)
+            .map(|_| ())
+            .map_err(io::Error::other),
+        Some(Command::Selfplay(args)) => play::selfplay(&cli, args),
+        Some(Command::Files { dir }) => {
+            let dir = dir.clone().unwrap_or_else(|| PathBuf::from("."));
+            return play::files_protocol(&cli, &dir, started);
+        }
+        Some(Command::Serve(args)) => serve::run(args),
+        Some(Command::Connect { url, name }) => match configure(&cli) {
+            Ok(config) => {
+                crate::protocol::ws_client::run(config, url, name).map_err(io::Error::other)
+            }
+            Err(e) => Err(io::Error::other(e)),
+        },
+        Some(Command::Gtp) => {
+            let config = match configure(&cli) {
+                Ok(config) => config,
+                Err(e) => {
+                    // A GTP controller reads responses only: say it on stderr.
+                    eprintln!("pbrain-wuzi: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            crate::protocol::run_gtp(config, io::BufReader::new(io::stdin()), io::stdout());
+            Ok(())
+        }
+        None => {
+            let config = match configure(&cli) {
+                Ok(config) => config,
+                Err(e) => {
+                    // The manager reads stdout: say it there too, as an ERROR line.
+                    println!("ERROR {e}");
+                    eprintln!("pbrain-wuzi: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            crate::protocol::run(config, io::BufReader::new(io::stdin()), io::stdout());
+            Ok(())
+        }
+    };
+    match result.and_then(|()| io::stdout().flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("pbrain-wuzi: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

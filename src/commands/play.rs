@@ -1,0 +1,76 @@
+//! The subcommands that play or analyse with the configured networks:
+//! `analyse`, `selfplay`, and the file protocol's one move.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use super::{configure, network_service, Cli};
+
+/// `analyse` with the configured network of the game's rule.
+pub(crate) fn analyse(cli: &Cli, args: &crate::analyse::AnalyseArgs) -> io::Result<()> {
+    let config = configure(cli).map_err(io::Error::other)?;
+    let text = crate::analyse::run(args, |rule| {
+        let (service, note) = network_service(&config, rule).map_err(|e| e.to_string())?;
+        if let Some(note) = note {
+            eprintln!("note: {note}");
+        }
+        Ok(crate::search::Searcher::new(
+            service,
+            config.search_config(),
+        ))
+    })
+    .map_err(io::Error::other)?;
+    io::stdout().write_all(text.as_bytes())
+}
+
+/// `selfplay` with the configured network of the rule.
+pub(crate) fn selfplay(cli: &Cli, args: &crate::selfplay::SelfplayArgs) -> io::Result<()> {
+    let mut config = configure(cli).map_err(io::Error::other)?;
+    if let Some(batch) = args.eval_batch {
+        config.network.batch_size = batch.max(1);
+    }
+    let (service, note) = network_service(&config, args.rule)?;
+    if let Some(note) = note {
+        // Self-play without the network would write worthless targets.
+        return Err(io::Error::other(note));
+    }
+    let player = config
+        .network
+        .network_for(args.rule)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "wuzi".to_string());
+    crate::selfplay::run(
+        args,
+        service,
+        config.search_config(),
+        &player,
+        &mut io::stderr(),
+    )
+    .map(|_| ())
+    .map_err(io::Error::other)
+}
+
+/// The name under which this program answers the old file protocol in the
+/// current folder (managers of that protocol give a brain no arguments).
+pub(crate) const FILES_NAME: &str = "wuzi-files";
+
+/// `pbrain-wuzi files DIR`: one move of the old file protocol.
+pub(crate) fn files_protocol(
+    cli: &Cli,
+    dir: &std::path::Path,
+    started: std::time::Instant,
+) -> ExitCode {
+    let outcome = configure(cli)
+        .and_then(|config| crate::protocol::files::run(config, dir, started).map_err(Into::into));
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // The manager reads MSG.DAT (written by run, or here when the
+            // configuration failed before it); a person reads stderr.
+            let _ = std::fs::write(dir.join("MSG.DAT"), format!("{e}\n"));
+            eprintln!("pbrain-wuzi files: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

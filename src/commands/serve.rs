@@ -1,0 +1,106 @@
+//! `pbrain-wuzi serve`: the WebSocket game server with its web board.
+
+use std::io;
+use std::time::Duration;
+
+use clap::Args;
+
+#[derive(Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on (0.0.0.0: every interface).
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// Rule (freestyle, standard, renju, caro).
+    #[arg(long, default_value = "freestyle")]
+    rule: crate::game::Rule,
+    /// Board side.
+    #[arg(long, default_value_t = 15)]
+    board: u32,
+    /// Each player's time for a game, in seconds.
+    #[arg(long, default_value_t = 300.0, value_parser = crate::cli::parse_seconds)]
+    time: f64,
+    /// Heartbeat: a ping every this many milliseconds; a client that has
+    /// not answered the previous ping is disconnected.
+    #[arg(long, default_value_t = 10_000)]
+    ping_interval_ms: u64,
+    /// Start a game as soon as two named clients wait (without it, the web
+    /// board's Start button starts games).
+    #[arg(long)]
+    pair: bool,
+    /// How long an interrupted game waits for both players to come back,
+    /// in seconds.
+    #[arg(long, default_value_t = 600)]
+    resume_window_s: u64,
+    /// Connections open at once; more are refused (503).
+    #[arg(long, default_value_t = 512)]
+    max_connections: usize,
+    /// Connections open at once from one remote address (this machine's
+    /// own clients count only toward --max-connections).
+    #[arg(long, default_value_t = 16)]
+    max_per_address: usize,
+    /// An origin that browsers may connect from besides the server's own
+    /// page, as browsers send it (`http://example.org:8080`); repeatable.
+    #[arg(long = "allow-origin")]
+    allow_origins: Vec<String>,
+    /// A shared secret that players and web boards must give in the URL
+    /// (`ws://HOST:PORT/?token=SECRET`, the page `http://HOST:PORT/?token=SECRET`).
+    #[arg(long)]
+    token: Option<String>,
+}
+
+/// `pbrain-wuzi serve`: runs until the process is stopped.
+pub(crate) fn run(args: &ServeArgs) -> io::Result<()> {
+    use crate::ws::{Server, ServerConfig};
+    let size =
+        crate::game::BoardSize::square(args.board).map_err(|e| io::Error::other(e.to_string()))?;
+    // The parser (cli::parse_seconds) refused nan, inf and non-positive
+    // times; a game server also takes no clock of 1e7 seconds or more.
+    if args.time >= 1e7 {
+        return Err(io::Error::other(
+            "--time must be less than 10000000 seconds",
+        ));
+    }
+    let listener = std::net::TcpListener::bind((args.host.as_str(), args.port)).map_err(|e| {
+        io::Error::other(format!("cannot listen on {}:{}: {e}", args.host, args.port))
+    })?;
+    // The token travels in URLs as it is (it is not percent-decoded).
+    if let Some(token) = &args.token {
+        if token.is_empty()
+            || !token
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-._~".contains(c))
+        {
+            return Err(io::Error::other(
+                "--token: use letters, digits and - . _ ~ only (it goes into URLs as it is)",
+            ));
+        }
+    }
+    let config = ServerConfig {
+        size,
+        rule: args.rule,
+        time: Duration::from_secs_f64(args.time),
+        ping_interval: Duration::from_millis(args.ping_interval_ms.max(10)),
+        auto_pair: args.pair,
+        resume_window: Duration::from_secs(args.resume_window_s),
+        max_connections: args.max_connections.max(1),
+        max_per_address: args.max_per_address.max(1),
+        allowed_origins: args.allow_origins.clone(),
+        token: args.token.clone(),
+        ..ServerConfig::default()
+    };
+    // The referee's events (clients, games, results) on stderr.
+    let _ = tracing_subscriber::fmt()
+        .with_writer(io::stderr)
+        .with_target(false)
+        .try_init();
+    let server = Server::spawn(listener, config, crate::ws::PAGE)?;
+    eprintln!(
+        "serving {} {size} games on ws://{}/ (the page: http://{}/)",
+        args.rule, server.address, server.address
+    );
+    loop {
+        std::thread::park();
+    }
+}
