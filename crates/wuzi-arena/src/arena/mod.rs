@@ -174,7 +174,6 @@ impl MatchArgs {
     }
 }
 
-
 /// Errors that stop a match.
 #[derive(Debug, thiserror::Error)]
 pub enum ArenaError {

@@ -1,0 +1,327 @@
+//! The game server: clients connect to `ws://HOST:PORT/`, name themselves,
+//! and are paired; the board referees; clocks run per player; after every
+//! move the game is its own checkpoint, so that a game interrupted by a
+//! disconnection resumes with a `START` carrying the move log when both
+//! players are back. A heartbeat (a WebSocket ping every interval) drops
+//! clients that stopped answering.
+//!
+//! One thread accepts connections, one per connection moves frames, and one
+//! (the referee loop) owns all state and decides. Threads rather than an
+//! async runtime: the connection caps bound them, and every blocking step
+//! has a deadline (the request and handshake, every write), so a client
+//! that stops talking or reading costs one thread for a bounded time.
+//!
+//! Against misbehaving clients: a cap on connections in all and per remote
+//! address (refused with 503), bounded queues to every connection (a web
+//! board that cannot keep up is dropped, never a game), state broadcasts
+//! coalesced, pings to web boards too, an Origin check (browsers may
+//! connect only from the server's own page, or from origins allowed by
+//! name), and optionally a shared token required of everyone.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::io::{self, ErrorKind, Read, Write};
+use std::net::{IpAddr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
+use parking_lot::Mutex;
+use tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tungstenite::{Message, WebSocket};
+
+use wuzi_game::game::{BoardSize, Color, Rule};
+
+use crate::ws::game::{Ending, WsGame};
+use serde_json::Value;
+
+mod connection;
+mod referee;
+
+use connection::{connection, refuse, ConnectionGuard};
+use referee::Referee;
+
+use crate::ws::message::{
+    ClientMessage, EndReason, PerPlayer, PlayerInfo, ProtocolVersion, ServerMessage, WsColor,
+};
+
+/// How the server plays its games.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    pub size: BoardSize,
+    pub rule: Rule,
+    /// Each player's time for a game.
+    pub time: Duration,
+    /// The heartbeat: a ping every interval; a client that has not answered
+    /// the previous one by then is disconnected.
+    pub ping_interval: Duration,
+    /// Start a game as soon as two named clients wait (otherwise the web
+    /// board's button starts one). An interrupted game resumes either way.
+    pub auto_pair: bool,
+    /// How long an interrupted game waits for its players to come back
+    /// before it is forgotten (a server that runs for days must not keep
+    /// every abandoned game).
+    pub resume_window: Duration,
+    /// Connections open at once (players, web boards, page requests);
+    /// more are refused with 503.
+    pub max_connections: usize,
+    /// Connections open at once from one remote address. Loopback clients
+    /// (this machine's own programs) count only toward `max_connections`.
+    pub max_per_address: usize,
+    /// Time a new connection has to send its whole request (and so to
+    /// complete the WebSocket handshake).
+    pub handshake_timeout: Duration,
+    /// Time one write may block before the client is taken as gone.
+    pub write_timeout: Duration,
+    /// Origins that browsers may connect from (as they send them:
+    /// `http://example.org:8080`), besides the server's own page. Clients
+    /// that send no Origin (programs, not browsers) are not concerned.
+    pub allowed_origins: Vec<String>,
+    /// A shared secret that players and web boards must give in the URL
+    /// (`ws://host:port/?token=SECRET`, the page `http://host:port/?token=SECRET`).
+    pub token: Option<String>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            size: BoardSize::FIFTEEN,
+            rule: Rule::Freestyle,
+            time: Duration::from_secs(300),
+            ping_interval: Duration::from_secs(10),
+            auto_pair: false,
+            resume_window: Duration::from_secs(600),
+            max_connections: 512,
+            max_per_address: 16,
+            handshake_timeout: Duration::from_secs(5),
+            write_timeout: Duration::from_secs(10),
+            allowed_origins: Vec::new(),
+            token: None,
+        }
+    }
+}
+
+/// At most this many interrupted games wait at once; beyond it the oldest
+/// is forgotten first.
+const MAX_CHECKPOINTS: usize = 1000;
+
+/// What the server holds, counted by the referee loop after every event
+/// and by the connection threads as they start and end: a long-running
+/// server's memory is these, and all return to zero when the clients go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServerStats {
+    /// Connected game clients.
+    pub clients: usize,
+    /// Connected web boards.
+    pub viewers: usize,
+    /// Games being played.
+    pub games: usize,
+    /// Interrupted games waiting for their players.
+    pub checkpoints: usize,
+    /// Connection threads alive (game clients, viewers and page requests).
+    pub connections: usize,
+    /// Connections refused so far (over a cap).
+    pub refused: usize,
+    /// Web boards dropped so far because they did not read what was sent.
+    pub slow_viewers_dropped: usize,
+}
+
+#[derive(Default)]
+struct SharedStats {
+    clients: AtomicUsize,
+    viewers: AtomicUsize,
+    games: AtomicUsize,
+    checkpoints: AtomicUsize,
+    connections: AtomicUsize,
+    refused: AtomicUsize,
+    slow_viewers_dropped: AtomicUsize,
+    /// Open connections per remote address.
+    by_address: Mutex<HashMap<IpAddr, usize>>,
+}
+
+impl SharedStats {
+    fn snapshot(&self) -> ServerStats {
+        ServerStats {
+            clients: self.clients.load(Ordering::SeqCst),
+            viewers: self.viewers.load(Ordering::SeqCst),
+            games: self.games.load(Ordering::SeqCst),
+            checkpoints: self.checkpoints.load(Ordering::SeqCst),
+            connections: self.connections.load(Ordering::SeqCst),
+            refused: self.refused.load(Ordering::SeqCst),
+            slow_viewers_dropped: self.slow_viewers_dropped.load(Ordering::SeqCst),
+        }
+    }
+}
+
+type ClientId = u64;
+
+/// The largest message a client may send (a 32x32 board's state is about
+/// 5 KB).
+const MAX_MESSAGE: usize = 64 << 10;
+
+/// Messages waiting for one connection at most: a player gets a few per
+/// move, a web board one state per broadcast. A connection whose queue is
+/// full is not reading (its writes are blocked): it is dropped.
+const OUTGOING_QUEUE: usize = 64;
+
+/// Events waiting for the referee at most; connection threads then wait
+/// (and stop reading their clients) until it catches up.
+const EVENT_QUEUE: usize = 4096;
+
+/// Web boards get the state at most this often (and at once when a game
+/// ends or a board connects).
+const BROADCAST_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Messages one connection may send in a second: a player sends a move and
+/// an INFO or two, a web board a click. More is a flood that would delay
+/// everyone's moves behind it in the referee's queue: the connection is
+/// closed.
+const MAX_MESSAGES_PER_SECOND: u32 = 100;
+
+/// What a connection thread is told to do.
+enum Outgoing {
+    Text(String),
+    /// The same text for many connections (the web boards' state).
+    Shared(Arc<str>),
+    Ping,
+    Close,
+}
+
+/// Who is on the other end of a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// A game client (`ws://HOST:PORT/`).
+    Player,
+    /// A web board watching (`ws://HOST:PORT/watch`, an extension): it gets
+    /// the server's state after every change and may start games.
+    Viewer,
+}
+
+/// What the connection threads report to the referee loop.
+enum Event {
+    /// A new connection: its queue, and its socket, which the referee shuts
+    /// down when it drops the connection (so that a thread stuck writing
+    /// to a client that reads a byte at a time ends at once).
+    Connected(ClientId, Sender<Outgoing>, Option<TcpStream>, Role),
+    Text(ClientId, String),
+    Pong(ClientId),
+    Disconnected(ClientId),
+}
+
+/// A running server.
+pub struct Server {
+    pub address: SocketAddr,
+    stop: Arc<AtomicBool>,
+    stats: Arc<SharedStats>,
+}
+
+impl Server {
+    /// Serves on `listener` in background threads.
+    pub fn spawn(
+        listener: TcpListener,
+        config: ServerConfig,
+        page: &'static str,
+    ) -> io::Result<Server> {
+        let address = listener.local_addr()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let stats = Arc::new(SharedStats::default());
+        let (events, inbox) = bounded(EVENT_QUEUE);
+        let rules = Arc::new(config.clone());
+        let referee_stop = Arc::clone(&stop);
+        let referee_stats = Arc::clone(&stats);
+        thread::Builder::new()
+            .name("ws-referee".into())
+            .spawn(move || referee_loop(config, inbox, &referee_stop, referee_stats))?;
+        let accept_stats = Arc::clone(&stats);
+        let accept_stop = Arc::clone(&stop);
+        thread::Builder::new()
+            .name("ws-accept".into())
+            .spawn(move || {
+                let mut next_id: ClientId = 0;
+                for stream in listener.incoming() {
+                    if accept_stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let stream = match stream {
+                        Ok(stream) => stream,
+                        Err(e) => {
+                            // Out of descriptors, for instance: retrying at
+                            // once would spin; connections end meanwhile.
+                            tracing::warn!("cannot accept a connection: {e}");
+                            thread::sleep(Duration::from_millis(100));
+                            continue;
+                        }
+                    };
+                    let address = match stream.peer_addr() {
+                        Ok(a) => a.ip(),
+                        Err(_) => continue,
+                    };
+                    let guard = match ConnectionGuard::admit(&accept_stats, address, &rules) {
+                        Ok(guard) => guard,
+                        Err(why) => {
+                            refuse(stream, why);
+                            continue;
+                        }
+                    };
+                    next_id += 1;
+                    let (id, events, rules) = (next_id, events.clone(), Arc::clone(&rules));
+                    let spawned = thread::Builder::new()
+                        .name(format!("ws-client-{id}"))
+                        .spawn(move || {
+                            let _guard = guard;
+                            connection(id, stream, events, page, &rules)
+                        });
+                    if let Err(e) = spawned {
+                        tracing::warn!("cannot start a connection thread: {e}");
+                        thread::sleep(Duration::from_millis(100));
+                    }
+                }
+            })?;
+        Ok(Server {
+            address,
+            stop,
+            stats,
+        })
+    }
+
+    /// What the server holds now (see [`ServerStats`]).
+    pub fn stats(&self) -> ServerStats {
+        self.stats.snapshot()
+    }
+
+    /// Stops accepting and refereeing (connections close as they notice).
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the acceptor with a connection of our own.
+        let _ = TcpStream::connect(self.address);
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn referee_loop(
+    config: ServerConfig,
+    inbox: Receiver<Event>,
+    stop: &AtomicBool,
+    stats: Arc<SharedStats>,
+) {
+    let mut referee = Referee::new(config, stats);
+    while !stop.load(Ordering::SeqCst) {
+        match inbox.recv_timeout(Duration::from_millis(10)) {
+            Ok(event) => {
+                referee.handle(event);
+                referee.drop_overflowed();
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        referee.tick();
+    }
+    referee.close_all();
+}

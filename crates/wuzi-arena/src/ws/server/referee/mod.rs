@@ -1,0 +1,614 @@
+//! The referee: the server's whole state (clients, web boards, games,
+//! interrupted games), owned by one thread and changed by events.
+
+mod views;
+
+use super::connection::cut;
+use super::*;
+
+struct Client {
+    name: Option<String>,
+    protocol: ProtocolVersion,
+    /// It takes part in the seat extension (its NAME had a `seat` field).
+    seat_aware: bool,
+    /// The seat secret it gave with its name (to resume a game).
+    seat: Option<String>,
+    out: Sender<Outgoing>,
+    socket: Option<TcpStream>,
+    alive: bool,
+}
+
+/// A web board watching.
+struct Viewer {
+    out: Sender<Outgoing>,
+    socket: Option<TcpStream>,
+    /// Answered the last ping.
+    alive: bool,
+}
+
+struct Running {
+    game: WsGame,
+    /// Black's and white's client.
+    players: [ClientId; 2],
+    turn_started: Instant,
+    /// What the players said of the game (extension INFO), black's, white's.
+    analysis: [Option<PlayerInfo>; 2],
+    /// The seats' secrets, given to v2 players in START.
+    seats: [Option<String>; 2],
+}
+
+/// A game waiting for its players to come back: by name, and for a seat
+/// whose player got a secret, with that secret (so that whoever takes a
+/// dropped player's name does not take the seat).
+struct Checkpoint {
+    game: WsGame,
+    names: [String; 2],
+    seats: [Option<String>; 2],
+    /// The players who did not drop: still their seats' holders.
+    stayed: [Option<ClientId>; 2],
+    since: Instant,
+}
+
+/// A new seat secret: 128 bits from the operating system, in hex; `None`
+/// if it has none to give (the seat is then resumed by name, as the
+/// protocol says).
+fn seat_secret() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The server's state, owned by the referee loop. Any number of games run
+/// at once, each between two clients.
+pub(super) struct Referee {
+    config: ServerConfig,
+    clients: BTreeMap<ClientId, Client>,
+    viewers: BTreeMap<ClientId, Viewer>,
+    /// The last game's ending and final position, for the viewers.
+    last_result: Option<Value>,
+    /// The viewers' picture is out of date.
+    changed: bool,
+    /// ... and they should see it now (a game ended, a board connected).
+    urgent: bool,
+    last_broadcast: Instant,
+    /// Connections whose queue was full: dropped after the event at hand.
+    overflowed: RefCell<Vec<ClientId>>,
+    games: Vec<Running>,
+    checkpoints: Vec<Checkpoint>,
+    last_ping: Instant,
+    stats: Arc<SharedStats>,
+}
+
+fn color_of_seat(i: usize) -> Color {
+    if i == 0 {
+        Color::Black
+    } else {
+        Color::White
+    }
+}
+
+const NO_TIME: PerPlayer<u64> = PerPlayer { black: 0, white: 0 };
+
+impl Referee {
+    /// Asks every client's connection to close (the server stops).
+    pub(super) fn close_all(&self) {
+        for client in self.clients.values() {
+            let _ = client.out.try_send(Outgoing::Close);
+        }
+    }
+
+    pub(super) fn new(config: ServerConfig, stats: Arc<SharedStats>) -> Referee {
+        Referee {
+            config,
+            clients: BTreeMap::new(),
+            viewers: BTreeMap::new(),
+            last_result: None,
+            changed: false,
+            urgent: false,
+            last_broadcast: Instant::now(),
+            overflowed: RefCell::new(Vec::new()),
+            games: Vec::new(),
+            checkpoints: Vec::new(),
+            last_ping: Instant::now(),
+            stats,
+        }
+    }
+
+    fn send(&self, id: ClientId, message: &ServerMessage) {
+        if let Some(client) = self.clients.get(&id) {
+            self.queue(id, &client.out, Outgoing::Text(message.to_json()));
+        }
+    }
+
+    /// Queues `what` for connection `id`, or marks it to be dropped when
+    /// its queue is full (it has stopped reading).
+    fn queue(&self, id: ClientId, out: &Sender<Outgoing>, what: Outgoing) {
+        if let Err(TrySendError::Full(_)) = out.try_send(what) {
+            self.overflowed.borrow_mut().push(id);
+        }
+    }
+
+    /// Drops the connections that stopped reading: a web board simply goes
+    /// (it reconnects and gets the state anew); a player's game becomes a
+    /// checkpoint as for any disconnection.
+    pub(super) fn drop_overflowed(&mut self) {
+        let overflowed = std::mem::take(&mut *self.overflowed.borrow_mut());
+        for id in overflowed {
+            if let Some(viewer) = self.viewers.remove(&id) {
+                cut(&viewer.socket);
+                tracing::info!("web board {id} dropped: it does not read");
+                self.stats
+                    .slow_viewers_dropped
+                    .fetch_add(1, Ordering::SeqCst);
+            } else {
+                self.drop_client(id);
+            }
+            self.changed = true;
+        }
+    }
+
+    /// The game `id` plays in, and its seat there.
+    fn game_of(&self, id: ClientId) -> Option<(usize, usize)> {
+        self.games.iter().enumerate().find_map(|(g, running)| {
+            running
+                .players
+                .iter()
+                .position(|&p| p == id)
+                .map(|seat| (g, seat))
+        })
+    }
+
+    fn is_playing(&self, id: ClientId) -> bool {
+        self.game_of(id).is_some()
+    }
+
+    pub(super) fn handle(&mut self, event: Event) {
+        // Pongs and web boards' messages change nothing the boards show
+        // (a game a board starts marks the change itself).
+        let viewer_text = matches!(&event, Event::Text(id, _) if self.viewers.contains_key(id));
+        self.changed |= !matches!(event, Event::Pong(_)) && !viewer_text;
+        match event {
+            Event::Connected(id, out, socket, Role::Viewer) => {
+                self.viewers.insert(
+                    id,
+                    Viewer {
+                        out,
+                        socket,
+                        alive: true,
+                    },
+                );
+                self.urgent = true;
+            }
+            Event::Text(id, text) if self.viewers.contains_key(&id) => self.viewer_command(&text),
+            Event::Disconnected(id) if self.viewers.contains_key(&id) => {
+                self.viewers.remove(&id);
+            }
+            Event::Pong(id) if self.viewers.contains_key(&id) => {
+                if let Some(v) = self.viewers.get_mut(&id) {
+                    v.alive = true;
+                }
+            }
+            Event::Connected(id, out, socket, Role::Player) => {
+                self.queue(id, &out, Outgoing::Text(ServerMessage::Name.to_json()));
+                self.clients.insert(
+                    id,
+                    Client {
+                        name: None,
+                        protocol: ProtocolVersion::V1,
+                        seat_aware: false,
+                        seat: None,
+                        out,
+                        socket,
+                        alive: true,
+                    },
+                );
+            }
+            Event::Pong(id) => {
+                if let Some(c) = self.clients.get_mut(&id) {
+                    c.alive = true;
+                }
+            }
+            Event::Disconnected(id) => self.drop_client(id),
+            Event::Text(id, text) => match ClientMessage::parse(&text) {
+                Ok(ClientMessage::Name {
+                    name,
+                    protocol,
+                    seat,
+                }) => {
+                    tracing::info!("client {id} is {name:?} ({protocol:?})");
+                    if let Some(c) = self.clients.get_mut(&id) {
+                        c.name = Some(name);
+                        c.protocol = protocol;
+                        c.seat_aware = seat.is_some();
+                        c.seat = seat.filter(|s| !s.is_empty());
+                    }
+                }
+                Ok(ClientMessage::Move(mv)) => self.play(id, mv),
+                Ok(ClientMessage::Info(info)) => {
+                    if let Some((g, seat)) = self.game_of(id) {
+                        self.games[g].analysis[seat] = Some(info);
+                    }
+                }
+                Err(why) => {
+                    let remaining = self.game_of(id).map_or(NO_TIME, |(g, _)| {
+                        let r = &self.games[g];
+                        r.game.remaining_time(r.turn_started.elapsed())
+                    });
+                    let message = ServerMessage::Invalid {
+                        message: why,
+                        remaining_time: remaining,
+                    };
+                    self.send(id, &message);
+                }
+            },
+        }
+    }
+
+    fn play(&mut self, id: ClientId, mv: crate::ws::message::WsMove) {
+        let Some((g, seat)) = self.game_of(id) else {
+            let message = ServerMessage::Invalid {
+                message: "you are not playing a game".into(),
+                remaining_time: NO_TIME,
+            };
+            return self.send(id, &message);
+        };
+        let color = color_of_seat(seat);
+        let running = &mut self.games[g];
+        let thinking = running.turn_started.elapsed();
+        match running.game.play(color, mv, thinking) {
+            Err(why) => {
+                let message = ServerMessage::Invalid {
+                    message: why,
+                    remaining_time: running.game.remaining_time(thinking),
+                };
+                self.send(id, &message);
+            }
+            Ok(ending) => {
+                let timed_out = matches!(ending, Some(e) if e.reason == EndReason::Timeout);
+                let remaining = running.game.remaining_time(Duration::ZERO);
+                running.turn_started = Instant::now();
+                let other = running.players[1 - seat];
+                if !timed_out {
+                    self.send(
+                        id,
+                        &ServerMessage::Valid {
+                            remaining_time: remaining,
+                        },
+                    );
+                    self.send(
+                        other,
+                        &ServerMessage::Move {
+                            mv,
+                            remaining_time: remaining,
+                        },
+                    );
+                }
+                if let Some(ending) = ending {
+                    self.end(g, ending);
+                }
+            }
+        }
+    }
+
+    /// Ends game `g`: END to both players.
+    fn end(&mut self, g: usize, ending: Ending) {
+        self.urgent = true;
+        let running = self.games.remove(g);
+        self.last_result = Some(serde_json::json!({
+            "reason": ending.reason,
+            "winner": ending.winner.map(WsColor::from),
+            "timedOut": ending.timed_out.map(WsColor::from),
+            "final": self.game_view(&running),
+        }));
+        tracing::info!(
+            "game of clients {} and {} over after {} moves: {:?}, winner {:?}",
+            running.players[0],
+            running.players[1],
+            running.game.moves(),
+            ending.reason,
+            ending.winner
+        );
+        let message = running.game.end_message(ending);
+        for id in running.players {
+            self.send(id, &message);
+        }
+    }
+
+    fn drop_client(&mut self, id: ClientId) {
+        let Some(client) = self.clients.remove(&id) else {
+            return;
+        };
+        tracing::info!("client {id} disconnected");
+        let _ = client.out.try_send(Outgoing::Close);
+        cut(&client.socket);
+        let Some(g) = self.games.iter().position(|r| r.players.contains(&id)) else {
+            return;
+        };
+        // A player is gone: the game becomes a checkpoint, with the time
+        // the side to move had spent, and the other player gets END error.
+        let mut running = self.games.remove(g);
+        running.game.pause(running.turn_started.elapsed());
+        let name = |cid: ClientId| {
+            if cid == id {
+                client.name.clone()
+            } else {
+                self.clients.get(&cid).and_then(|c| c.name.clone())
+            }
+        };
+        let names = [name(running.players[0]), name(running.players[1])];
+        let ending = Ending {
+            reason: EndReason::Error,
+            winner: None,
+            timed_out: None,
+        };
+        let message = running.game.end_message(ending);
+        for cid in running.players {
+            self.send(cid, &message);
+        }
+        if let [Some(black), Some(white)] = names {
+            // One interrupted game per pair of names: the latest.
+            self.checkpoints
+                .retain(|c| c.names != [black.clone(), white.clone()]);
+            if self.checkpoints.len() >= MAX_CHECKPOINTS {
+                self.checkpoints.remove(0);
+            }
+            let stayed = running
+                .players
+                .map(|p| (p != id && self.clients.contains_key(&p)).then_some(p));
+            self.checkpoints.push(Checkpoint {
+                game: running.game,
+                names: [black, white],
+                seats: running.seats,
+                stayed,
+                since: Instant::now(),
+            });
+        }
+    }
+
+    /// Starts a game between two named clients (the web board's button).
+    fn start_game(&mut self, black: ClientId, white: ClientId) -> Result<(), String> {
+        let named = |id: ClientId| self.clients.get(&id).is_some_and(|c| c.name.is_some());
+        if black == white || !named(black) || !named(white) {
+            return Err("pick two different named clients".into());
+        }
+        if self.is_playing(black) || self.is_playing(white) {
+            return Err("one of them is playing".into());
+        }
+        let reserved = |id: ClientId| {
+            let name = self.clients.get(&id).and_then(|c| c.name.as_deref());
+            self.checkpoints
+                .iter()
+                .any(|c| c.names.iter().any(|n| Some(n.as_str()) == name))
+        };
+        if reserved(black) || reserved(white) {
+            return Err("an interrupted game waits for one of them".into());
+        }
+        let game = WsGame::new(self.config.size, self.config.rule, self.config.time);
+        self.launch(game, [black, white], [None, None]);
+        Ok(())
+    }
+
+    fn viewer_command(&mut self, text: &str) {
+        let Ok(value) = serde_json::from_str::<Value>(text) else {
+            return;
+        };
+        if value.get("type").and_then(Value::as_str) == Some("START_GAME") {
+            let id = |key: &str| value.get(key).and_then(Value::as_u64);
+            if let (Some(black), Some(white)) = (id("black"), id("white")) {
+                if let Err(why) = self.start_game(black, white) {
+                    tracing::info!("web board: cannot start: {why}");
+                }
+            }
+        }
+    }
+
+    /// Resumes every interrupted game whose two players (by name) wait,
+    /// then, with automatic pairing, pairs the other waiting clients in the
+    /// order they came.
+    fn pair(&mut self) {
+        let waiting: Vec<(ClientId, String, Option<String>)> = self
+            .clients
+            .iter()
+            .filter(|(&id, _)| !self.is_playing(id))
+            .filter_map(|(&id, c)| c.name.clone().map(|n| (id, n, c.seat.clone())))
+            .collect();
+        let mut taken: Vec<ClientId> = Vec::new();
+        let mut resumed = Vec::new();
+        for (i, checkpoint) in self.checkpoints.iter().enumerate() {
+            // The client that takes `seat`, other than `except` (two
+            // players may share a name).
+            let find = |seat: usize, except: Option<ClientId>| {
+                let (name, secret) = (&checkpoint.names[seat], &checkpoint.seats[seat]);
+                waiting
+                    .iter()
+                    .find(|(id, n, given)| {
+                        !taken.contains(id)
+                            && Some(*id) != except
+                            && (checkpoint.stayed[seat] == Some(*id)
+                                || n == name
+                                    && secret.as_ref().map_or(true, |s| given.as_ref() == Some(s)))
+                    })
+                    .map(|(id, _, _)| *id)
+            };
+            let black = find(0, None);
+            let white = black.and_then(|b| find(1, Some(b)));
+            if let (Some(black), Some(white)) = (black, white) {
+                if black != white {
+                    taken.extend([black, white]);
+                    resumed.push((i, [black, white]));
+                }
+            }
+        }
+        for (i, players) in resumed.into_iter().rev() {
+            let checkpoint = self.checkpoints.remove(i);
+            self.launch(checkpoint.game, players, checkpoint.seats);
+        }
+        if !self.config.auto_pair {
+            return;
+        }
+        // Names that an interrupted game waits for are kept for it.
+        let reserved = |name: &str| {
+            self.checkpoints
+                .iter()
+                .any(|c| c.names.iter().any(|n| n == name))
+        };
+        let free: Vec<ClientId> = waiting
+            .iter()
+            .filter(|(id, name, _)| !taken.contains(id) && !reserved(name))
+            .map(|(id, _, _)| *id)
+            .collect();
+        for pair in free.chunks_exact(2) {
+            let game = WsGame::new(self.config.size, self.config.rule, self.config.time);
+            self.launch(game, [pair[0], pair[1]], [None, None]);
+        }
+    }
+
+    /// Sends START to both players and runs the game. A seat keeps its
+    /// secret (a resumed game); a player that takes part in the seat
+    /// extension, in a seat without one, gets a new one.
+    fn launch(&mut self, game: WsGame, players: [ClientId; 2], mut seats: [Option<String>; 2]) {
+        self.changed = true;
+        tracing::info!(
+            "game starts ({} moves logged): black client {}, white client {}",
+            game.moves(),
+            players[0],
+            players[1]
+        );
+        for (i, &id) in players.iter().enumerate() {
+            let v2 = self
+                .clients
+                .get(&id)
+                .is_some_and(|c| c.protocol == ProtocolVersion::V2);
+            let seat_aware = self.clients.get(&id).is_some_and(|c| c.seat_aware);
+            if seat_aware && seats[i].is_none() {
+                seats[i] = seat_secret();
+            }
+            let message = ServerMessage::Start {
+                configuration: game.configuration(v2),
+                color: color_of_seat(i).into(),
+                seat: seats[i].clone().filter(|_| seat_aware),
+            };
+            self.send(id, &message);
+        }
+        self.games.push(Running {
+            game,
+            players,
+            turn_started: Instant::now(),
+            analysis: [None, None],
+            seats,
+        });
+    }
+
+    /// Time, heartbeat and forgetting, checked between events.
+    pub(super) fn tick(&mut self) {
+        let window = self.config.resume_window;
+        let before = self.checkpoints.len();
+        self.checkpoints.retain(|c| c.since.elapsed() < window);
+        if self.checkpoints.len() != before {
+            tracing::info!(
+                "{} interrupted game(s) forgotten after {window:?}",
+                before - self.checkpoints.len()
+            );
+            self.changed = true;
+        }
+        while let Some(g) = self
+            .games
+            .iter()
+            .position(|r| r.game.time_left(r.turn_started.elapsed()).is_zero())
+        {
+            let ending = self.games[g].game.time_out();
+            self.end(g, ending);
+            self.changed = true;
+        }
+        if self.last_ping.elapsed() >= self.config.ping_interval {
+            self.last_ping = Instant::now();
+            let silent: Vec<ClientId> = self
+                .clients
+                .iter()
+                .filter(|(_, c)| !c.alive)
+                .map(|(&id, _)| id)
+                .collect();
+            for id in silent {
+                self.changed = true;
+                self.drop_client(id);
+            }
+            self.viewers.retain(|_, v| {
+                if !v.alive {
+                    cut(&v.socket);
+                }
+                v.alive
+            });
+            for client in self.clients.values_mut() {
+                client.alive = false;
+            }
+            for viewer in self.viewers.values_mut() {
+                viewer.alive = false;
+            }
+            for (&id, client) in &self.clients {
+                self.queue(id, &client.out, Outgoing::Ping);
+            }
+            for (&id, viewer) in &self.viewers {
+                self.queue(id, &viewer.out, Outgoing::Ping);
+            }
+        }
+        self.drop_overflowed();
+        // The viewers see a game's end before the next game (automatic
+        // pairing starts it in the same tick).
+        self.broadcast();
+        self.pair();
+        self.broadcast();
+        self.count();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A web board that reads nothing is dropped once its queue is full;
+    /// the game beside it goes on and its players lose nothing.
+    #[test]
+    fn a_slow_web_board_is_dropped_and_the_game_goes_on() {
+        let stats = Arc::new(SharedStats::default());
+        let mut referee = Referee::new(
+            ServerConfig {
+                auto_pair: true,
+                ..ServerConfig::default()
+            },
+            Arc::clone(&stats),
+        );
+        let (viewer_out, viewer_never_read) = bounded(OUTGOING_QUEUE);
+        referee.handle(Event::Connected(100, viewer_out, None, Role::Viewer));
+        let mut players = Vec::new();
+        for (id, name) in [(1, "a"), (2, "b")] {
+            let (out, inbox) = bounded(OUTGOING_QUEUE);
+            referee.handle(Event::Connected(id, out, None, Role::Player));
+            referee.handle(Event::Text(
+                id,
+                format!(r#"{{"type":"NAME","name":"{name}"}}"#),
+            ));
+            players.push(inbox);
+        }
+        referee.tick();
+        assert_eq!(referee.games.len(), 1);
+        let drain = |inbox: &Receiver<Outgoing>| inbox.try_iter().count();
+        // The states it was sent already (on connecting, at the pairing).
+        let room = OUTGOING_QUEUE - viewer_never_read.len();
+        for round in 0..=room {
+            // A state change the board must see, at once.
+            referee.changed = true;
+            referee.urgent = true;
+            referee.broadcast();
+            for inbox in &players {
+                drain(inbox);
+            }
+            if round < room {
+                assert!(referee.viewers.contains_key(&100), "dropped at {round}");
+            }
+        }
+        assert!(!referee.viewers.contains_key(&100));
+        assert_eq!(stats.slow_viewers_dropped.load(Ordering::SeqCst), 1);
+        assert_eq!(referee.games.len(), 1);
+        assert_eq!(referee.clients.len(), 2);
+    }
+}
