@@ -8,9 +8,10 @@
 
 use std::time::{Duration, Instant};
 
+use super::brain::info_block;
 use super::config::EngineSpec;
 use super::engine::{EngineProcess, GameLog, Reply};
-use super::game::{board_command, info_block};
+use super::game::board_command;
 use wuzi_formats::gomocup::{BrainLine, Command, UNLIMITED_MS};
 use wuzi_game::game::Board;
 

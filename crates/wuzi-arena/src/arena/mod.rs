@@ -19,11 +19,13 @@
 //! The entry point is [`run`] with [`MatchArgs`] (clap); [`bench_overhead`]
 //! measures the runner's own time per move.
 
+mod brain;
 mod config;
 mod engine;
 mod game;
 pub mod judge;
 pub mod openings;
+mod result;
 mod runner;
 pub mod stats;
 
@@ -36,8 +38,9 @@ use clap::{Args, Parser};
 use wuzi_game::game::{BoardSize, Rule};
 
 pub use config::{parse_engine, parse_tc, split_command, EngineSpec};
-pub use game::{EndReason, GameSummary, PositionMode};
+pub use game::PositionMode;
 pub use openings::{OpeningFormat, OpeningOrder};
+pub use result::{EndReason, GameSummary};
 pub use stats::{EloEstimate, SprtDecision, SprtModel, SprtParams, SprtStatus, Wld};
 pub use wuzi_formats::record::MoveRecord;
 

@@ -8,12 +8,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::arena::brain::{retire_slots, GameSettings, Slot};
 use crate::arena::config::{parse_engine, EngineSpec};
 use crate::arena::engine::GameLog;
-use crate::arena::game::{play_game, retire_slots, GameSettings, GameSummary, Job, Slot};
+use crate::arena::game::{play_game, Job};
 use crate::arena::openings::{
     self as openings, check_opening, parse_file, random_opening, OpeningFormat, OpeningOrder,
 };
+use crate::arena::result::GameSummary;
 use crate::arena::stats::{EloEstimate, SprtDecision, SprtParams, Wld};
 use crate::arena::{ArenaError, MatchArgs, MatchSummary, Overhead};
 use wuzi_formats::record::{psq_text, sgf_text, SgfInfo};
