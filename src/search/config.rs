@@ -1,0 +1,153 @@
+//! The search's settings, declared once: the `[search]` section of the
+//! configuration file deserialises straight into [`SearchConfig`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::search::select::PuctParams;
+use crate::search::SafetyNetTime;
+
+/// How the search plays: the `[search]` section of `config/wuzi.toml`,
+/// read straight into this type (each parameter is declared here once, with
+/// its default below), plus the thread count and memory limit, which come
+/// from `[engine]` and `INFO`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SearchConfig {
+    /// Search threads (`[engine] threads`, `INFO thread_num`).
+    #[serde(skip)]
+    pub threads: usize,
+    /// Leaves a thread gathers before evaluating them.
+    pub batch_size: usize,
+    /// Batches a thread keeps with the network at once: with 2, it gathers
+    /// the next batch while the network works. 1 is the deterministic mode
+    /// (with 1 thread): batches are then always evaluated alone.
+    pub pipeline: usize,
+    /// Exploration constant of PUCT.
+    pub c_puct: f32,
+    /// First-play urgency: an unvisited move is valued at its parent's
+    /// value less this.
+    pub fpu_reduction: f32,
+    /// Softmax temperature of the network's policy over the legal moves:
+    /// priors are `p^(1/T)`, renormalised. Above 1 it flattens a policy
+    /// that is too sure of itself, so that the search also tries the
+    /// network's second thoughts.
+    pub policy_temperature: f32,
+    /// 0 (defensive, P(win)+P(draw)) .. 2 (classic) .. 4 (offensive, P(win)).
+    pub style: u8,
+    /// Solver budget per new leaf (VCF of the side to move).
+    pub leaf_vcf_nodes: u64,
+    /// Solver budget at the root (VCT of the side to move).
+    pub root_vct_nodes: u64,
+    /// Solver budget per new leaf for the opponent's VCF (as if the side to
+    /// move passed): a leaf where it has one keeps only the moves that
+    /// could break it.
+    pub opponent_vcf_nodes: u64,
+    /// Solver budget for the side to move's VCT at every new node within
+    /// `vct_plies` of the root (ply 1: the opponent's VCT after a root move).
+    pub vct_nodes: u64,
+    pub vct_plies: u8,
+    /// Root safety net: budget for the opponent's VCT after the move about
+    /// to be played (capped by the time left).
+    pub safety_vct_nodes: u64,
+    /// The safety net's share of each move's target time, kept back from
+    /// the tree search ([`SafetyNetTime`]).
+    pub safety_share: f32,
+    /// Solver nodes per millisecond that the safety net's budget assumes.
+    pub safety_nodes_per_ms: u64,
+    /// Candidate moves: within this many steps of a stone (plus threats).
+    pub candidate_distance: u8,
+    /// The process's memory limit in bytes (`[engine] max_memory_mb`,
+    /// `INFO max_memory`; usize::MAX: none), counted as managers count it
+    /// (see [`memory`]): the tree gets what the rest of the process leaves,
+    /// and at that size the search stops.
+    #[serde(skip)]
+    pub max_memory: usize,
+}
+
+impl Default for SearchConfig {
+    fn default() -> SearchConfig {
+        let safety = SafetyNetTime::default();
+        SearchConfig {
+            threads: 2,
+            batch_size: 8,
+            pipeline: 2,
+            c_puct: 0.7,
+            fpu_reduction: 0.2,
+            policy_temperature: 1.0,
+            style: 2,
+            leaf_vcf_nodes: 200,
+            root_vct_nodes: 20_000,
+            opponent_vcf_nodes: 200,
+            vct_nodes: 2_000,
+            vct_plies: 1,
+            safety_vct_nodes: 20_000,
+            safety_share: safety.share,
+            safety_nodes_per_ms: safety.nodes_per_ms,
+            candidate_distance: 2,
+            max_memory: 350 << 20,
+        }
+    }
+}
+
+impl SearchConfig {
+    /// Checks the values a file or a tuner may set; the error names the
+    /// key as the configuration file spells it.
+    pub fn validate(&self) -> Result<(), String> {
+        let check = |ok: bool, key: &str, what: &str| {
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("search.{key}: {what}"))
+            }
+        };
+        check(self.batch_size >= 1, "batch_size", "must be at least 1")?;
+        check(self.style <= 4, "style", "must be 0..=4")?;
+        check(
+            self.c_puct.is_finite() && self.c_puct > 0.0,
+            "c_puct",
+            "must be positive",
+        )?;
+        check(
+            self.fpu_reduction.is_finite(),
+            "fpu_reduction",
+            "must be a number",
+        )?;
+        check(
+            self.policy_temperature.is_finite() && self.policy_temperature > 0.0,
+            "policy_temperature",
+            "must be positive",
+        )?;
+        check(
+            (0.0..=0.5).contains(&self.safety_share),
+            "safety_share",
+            "must be between 0 and 0.5",
+        )?;
+        check(
+            self.safety_nodes_per_ms >= 1,
+            "safety_nodes_per_ms",
+            "must be at least 1",
+        )?;
+        Ok(())
+    }
+
+    /// The root safety net's time settings.
+    pub fn safety_time(&self) -> SafetyNetTime {
+        SafetyNetTime {
+            share: self.safety_share,
+            nodes_per_ms: self.safety_nodes_per_ms,
+        }
+    }
+
+    /// The weight of a draw in the utility, from the style.
+    pub fn draw_weight(&self) -> f32 {
+        1.0 - self.style.min(4) as f32 / 4.0
+    }
+
+    pub(super) fn puct(&self) -> PuctParams {
+        PuctParams {
+            c_puct: self.c_puct,
+            fpu_reduction: self.fpu_reduction,
+            draw_weight: self.draw_weight(),
+        }
+    }
+}
