@@ -1,0 +1,300 @@
+//! Reading record files: which files (folders walked, kinds told by name
+//! or content), and each file's games through `wuzi_formats` (TSV, PSQ),
+//! counted by why they were kept or skipped.
+
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use wuzi_formats::record::parse_psq;
+use wuzi_formats::tsv::{self, MovesError};
+use wuzi_game::game::{BoardSize, Rule};
+
+use super::*;
+
+/// The kinds of record file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FileKind {
+    Tsv,
+    Psq,
+}
+
+fn kind_by_extension(path: &Path) -> Option<FileKind> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "tsv" => Some(FileKind::Tsv),
+        "psq" => Some(FileKind::Psq),
+        _ => None,
+    }
+}
+
+fn kind_by_content(text: &str) -> Option<FileKind> {
+    let first = text.lines().find(|l| !l.trim().is_empty())?.trim_start();
+    if first.starts_with('#') {
+        Some(FileKind::Tsv)
+    } else if first.to_ascii_lowercase().starts_with("piskvork") {
+        Some(FileKind::Psq)
+    } else {
+        None
+    }
+}
+
+/// The record files under `paths`: files as given, directories searched
+/// recursively for `*.tsv` and `*.psq` (sorted, so the order is stable).
+pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+        let entries = fs::read_dir(dir)
+            .map_err(|e| format!("cannot read directory {}: {e}", dir.display()))?;
+        let mut paths = Vec::new();
+        for entry in entries {
+            let entry =
+                entry.map_err(|e| format!("cannot read directory {}: {e}", dir.display()))?;
+            paths.push(entry.path());
+        }
+        paths.sort();
+        for path in paths {
+            if path.is_dir() {
+                walk(&path, out)?;
+            } else if kind_by_extension(&path).is_some() {
+                out.push(path);
+            }
+        }
+        Ok(())
+    }
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let before = files.len();
+            walk(path, &mut files)?;
+            if files.len() == before {
+                return Err(format!(
+                    "directory {} holds no .tsv or .psq file",
+                    path.display()
+                ));
+            }
+        } else if path.exists() {
+            files.push(path.clone());
+        } else {
+            return Err(format!("no such file or directory: {}", path.display()));
+        }
+    }
+    Ok(files)
+}
+
+pub(super) struct Loader<'a> {
+    rule: Rule,
+    sizes: &'a [BoardSize],
+    games: Vec<Game>,
+    stats: LoadStats,
+}
+
+impl Loader<'_> {
+    pub(super) fn new(rule: Rule, sizes: &[BoardSize]) -> Loader<'_> {
+        Loader {
+            rule,
+            sizes,
+            games: Vec::new(),
+            stats: LoadStats::default(),
+        }
+    }
+
+    fn size_wanted(&self, size: BoardSize) -> bool {
+        self.sizes.is_empty() || self.sizes.contains(&size)
+    }
+
+    fn malformed(&mut self, file: &Path, line: usize, why: impl fmt::Display) {
+        self.stats.malformed += 1;
+        let what = format!("{}:{line}: {why}", file.display());
+        self.stats.warn(what);
+    }
+
+    fn add(&mut self, result: Result<Game, Reject>, file: &Path, line: usize) {
+        match result {
+            Ok(game) => {
+                if game.end_target as usize != game.moves.len() {
+                    self.stats.forbidden_last_move += 1;
+                }
+                self.games.push(game);
+                return;
+            }
+            Err(Reject::Illegal(_)) => self.stats.illegal_move += 1,
+            Err(Reject::Forbidden(_)) => self.stats.forbidden_move += 1,
+            Err(Reject::AfterWin(_)) => self.stats.moves_after_win += 1,
+            Err(Reject::Mismatch(_)) => self.stats.result_mismatch += 1,
+            Err(Reject::NoTargets) => {
+                self.stats.no_targets += 1;
+                return;
+            }
+        }
+        if let Err(why) = result {
+            let what = format!("{}:{line}: {why}", file.display());
+            self.stats.warn(what);
+        }
+    }
+
+    /// One record file's text.
+    pub(super) fn text(&mut self, file: &Path, text: &str) -> Result<(), String> {
+        self.stats.files += 1;
+        match kind_by_extension(file).or_else(|| kind_by_content(text)) {
+            Some(FileKind::Tsv) => self.tsv(file, text),
+            Some(FileKind::Psq) => {
+                self.psq(file, text);
+                Ok(())
+            }
+            None => Err(format!(
+                "{}: not a game record file (expected a Gomocup TSV with a '#' header \
+                 line or a Piskvork PSQ file)",
+                file.display()
+            )),
+        }
+    }
+
+    pub(super) fn finish(self) -> Dataset {
+        let mut stats = self.stats;
+        stats.games = self.games.len();
+        stats.positions = self.games.iter().map(Game::targets).sum();
+        Dataset {
+            rule: self.rule,
+            games: self.games,
+            stats,
+        }
+    }
+
+    /// A Gomocup TSV file: a `#` header naming the columns, one game a
+    /// line (`wuzi_formats::tsv`).
+    fn tsv(&mut self, file: &Path, text: &str) -> Result<(), String> {
+        let mut lines = text.lines().enumerate();
+        let header = loop {
+            match lines.next() {
+                Some((_, l)) if l.trim().is_empty() => continue,
+                Some((_, l)) => break l,
+                None => return Ok(()),
+            }
+        };
+        let columns =
+            tsv::Columns::from_header(header).map_err(|e| format!("{}: {e}", file.display()))?;
+        for (index, raw) in lines {
+            let line_no = index + 1;
+            let line = raw.trim_end_matches('\r');
+            if line.trim().is_empty() || line.starts_with('#') {
+                continue;
+            }
+            self.stats.records += 1;
+            let row = match columns.row(line) {
+                Ok(row) => row,
+                Err(why) => {
+                    self.malformed(file, line_no, why);
+                    continue;
+                }
+            };
+            match row.rule() {
+                Ok(r) if r == self.rule => {}
+                _ => {
+                    self.stats.other_rule += 1;
+                    continue;
+                }
+            }
+            let size = match row.board() {
+                Ok(size) => size,
+                Err(e) => {
+                    self.malformed(file, line_no, e);
+                    continue;
+                }
+            };
+            if !self.size_wanted(size) {
+                self.stats.other_size += 1;
+                continue;
+            }
+            let fields = row
+                .winner()
+                .and_then(|w| Ok((w, row.opening()?)))
+                .map_err(MovesError::Malformed)
+                .and_then(|(w, opening)| Ok((w, opening, row.moves(size)?)));
+            let (outcome, opening, points) = match fields {
+                Ok(fields) => fields,
+                Err(MovesError::Malformed(why)) => {
+                    self.malformed(file, line_no, why);
+                    continue;
+                }
+                Err(MovesError::OffBoard(why)) => {
+                    self.add(Err(Reject::Illegal(why)), file, line_no);
+                    continue;
+                }
+            };
+            let id = match row.id() {
+                Some(id) => id.to_string(),
+                None => format!("{}:{line_no}", file.display()),
+            };
+            let search = match row.search() {
+                Ok(entries) => entries,
+                Err(why) => {
+                    self.malformed(file, line_no, why);
+                    continue;
+                }
+            };
+            let mut result = check_game(id, size, self.rule, points, opening, Some(outcome));
+            if let Ok(game) = &mut result {
+                if !search.is_empty() {
+                    let plies = game.moves.len() - game.first_target as usize;
+                    let off_board = search
+                        .iter()
+                        .flatten()
+                        .flat_map(|t| &t.visits)
+                        .find(|(p, _)| !size.contains(*p));
+                    let why = if search.len() != plies {
+                        Some(format!(
+                            "{} search entries for {plies} moves after the opening",
+                            search.len()
+                        ))
+                    } else {
+                        off_board.map(|(p, _)| format!("search visit {p} is off the {size} board"))
+                    };
+                    if let Some(why) = why {
+                        self.malformed(file, line_no, why);
+                        continue;
+                    }
+                    game.search = search;
+                }
+            }
+            self.add(result, file, line_no);
+        }
+        Ok(())
+    }
+
+    /// A Piskvork PSQ file: one game.
+    fn psq(&mut self, file: &Path, text: &str) {
+        self.stats.records += 1;
+        match parse_psq(text) {
+            Err(why) => self.malformed(file, 1, why),
+            Ok((size, moves)) => {
+                if !self.size_wanted(size) {
+                    self.stats.other_size += 1;
+                    return;
+                }
+                let mut points = Vec::with_capacity(moves.len());
+                for (i, &(x, y)) in moves.iter().enumerate() {
+                    match i32::try_from(x)
+                        .ok()
+                        .zip(i32::try_from(y).ok())
+                        .and_then(|(x, y)| size.point(x, y))
+                    {
+                        Some(p) => points.push(p),
+                        None => {
+                            let why = format!(
+                                "move {} ({},{} 1-based) is off the {size} board",
+                                i + 1,
+                                x + 1,
+                                y + 1
+                            );
+                            self.add(Err(Reject::Illegal(why)), file, i + 2);
+                            return;
+                        }
+                    }
+                }
+                let id = file.display().to_string();
+                let result = check_game(id, size, self.rule, points, 0, None);
+                self.add(result, file, 1);
+            }
+        }
+    }
+}
