@@ -17,6 +17,11 @@ use crate::protocol::summary::summary_line;
 use crate::search::memory;
 use crate::search::{SearchResult, TimeControl};
 
+mod info;
+mod swap;
+
+use swap::keep_proposed;
+
 const NAME: &str = "Wuzi";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -312,96 +317,6 @@ impl Gomocup {
 
     // ---- INFO -------------------------------------------------------------
 
-    fn info(&mut self, s: &mut GomocupSession, key: &str, value: &str) {
-        let number = || value.trim().parse::<i64>();
-        let bad = |s: &mut GomocupSession, what: &str| {
-            message(s, &format!("ERROR INFO {key} {value}: {what}"));
-        };
-        if let Some(set) = self.clock.set(key, value) {
-            match set {
-                Ok(()) => self.apply_clock(&mut s.engine),
-                Err(e) => bad(s, &e.to_string()),
-            }
-            return;
-        }
-        let engine = &mut s.engine;
-        match key {
-            "max_memory" => match number() {
-                Ok(bytes) => {
-                    let limit = if bytes <= 0 { usize::MAX } else { bytes as usize };
-                    engine.configure(|c| c.max_memory = limit);
-                    check_memory_limit(s, limit);
-                }
-                Err(_) => bad(s, "expected a number of bytes"),
-            },
-            "hash_size" => match number() {
-                // Yixin-Board: KiB.
-                Ok(kib) if kib > 0 => {
-                    engine.configure(|c| c.max_memory = (kib as usize).saturating_mul(1024))
-                }
-                Ok(_) => {}
-                Err(_) => bad(s, "expected a size in KiB"),
-            },
-            "rule" => match number() {
-                Ok(v) => match self.dialect.rule(v) {
-                    Some(rule) => self.set_rule(s, rule),
-                    None => bad(
-                        s,
-                        "unsupported rule: expected 0 (freestyle), 1 (standard), 4 (renju) or 8 (caro)",
-                    ),
-                },
-                Err(_) => bad(s, "expected a rule number"),
-            },
-            "max_depth" => match number() {
-                Ok(v) => engine.limits.max_depth = (v > 0).then(|| v.min(u32::MAX as i64) as u32),
-                Err(_) => bad(s, "expected an integer"),
-            },
-            "max_node" => match number() {
-                Ok(v) => engine.limits.max_playouts = (v > 0).then_some(v as u64),
-                Err(_) => bad(s, "expected an integer"),
-            },
-            "thread_num" => match number() {
-                Ok(v) if v >= 1 => engine.configure(|c| c.threads = v.min(256) as usize),
-                _ => bad(s, "expected a number of threads, at least 1"),
-            },
-            "style" => match number() {
-                Ok(v @ 0..=4) => engine.configure(|c| c.style = v as u8),
-                _ => bad(s, "expected 0..4"),
-            },
-            "analysis_mode" => match number() {
-                Ok(v @ 0..=1) => self.analysis_mode = v == 1,
-                _ => bad(s, "expected 0 or 1"),
-            },
-            "auto_pondering" | "pondering" => match number() {
-                Ok(v @ 0..=1) => s.auto_ponder = v == 1,
-                _ => bad(s, "expected 0 or 1"),
-            },
-            "show_detail" => match number() {
-                Ok(v) if v >= 0 => self.show_detail = (v & 3) as u8,
-                _ => bad(s, "expected a bit mask 0..3"),
-            },
-            "caution_factor" => match number() {
-                Ok(v @ 0..=5) => engine.configure(|c| c.candidate_distance = 1 + v.min(3) as u8),
-                _ => bad(s, "expected 0..5"),
-            },
-            "evaluate" => self.evaluate(s, value),
-            // Known keys with nothing to change here (game_type, folder,
-            // vcthread, checkmate, nbestsym, start_depth, usedatabase,
-            // database_readonly, thread_split_depth), and unknown ones.
-            _ => {}
-        }
-    }
-
-    /// The engine's time control from the manager's clock.
-    fn apply_clock(&self, engine: &mut Engine) {
-        engine.time = TimeControl {
-            turn: self.clock.turn_limit(self.dialect.turn_zero_is_unlimited()),
-            left: self.clock.game_left(),
-            increment: self.clock.increment(),
-            lag: self.clock.lag(),
-        };
-    }
-
     fn set_rule(&mut self, s: &mut GomocupSession, rule: Rule) {
         let note = super::switch_rule(&mut s.engine, &mut self.networks, rule);
         self.pending_notes(s, note);
@@ -458,129 +373,6 @@ impl Gomocup {
     }
 
     // ---- swap rules ---------------------------------------------------------
-
-    fn swap_board(&mut self, s: &mut GomocupSession, swap2: bool, stones: &[Stone]) {
-        if self.refuses(s) {
-            return;
-        }
-        let name = if swap2 { "SWAP2BOARD" } else { "SWAPBOARD" };
-        let valid_counts: &[usize] = if swap2 { &[0, 3, 5] } else { &[0, 3] };
-        if !valid_counts.contains(&stones.len()) {
-            error(
-                s,
-                &format!(
-                    "{name} expects {valid_counts:?} stones, got {}",
-                    stones.len()
-                ),
-            );
-            return;
-        }
-        // Swap blocks list stones in playing order, usually without fields.
-        let plain: Vec<Stone> = stones
-            .iter()
-            .map(|s| Stone {
-                at: s.at,
-                field: None,
-            })
-            .collect();
-        let board = match Self::position_of(s, name, &plain) {
-            Ok(b) => b,
-            Err(e) => return error(s, &e),
-        };
-        s.engine.set_board(board);
-        if stones.is_empty() {
-            let moves = s.engine.opening_stones();
-            if moves.len() == 3 {
-                s.send(&move_list(&moves));
-            } else {
-                error(s, "cannot choose opening stones on this board");
-            }
-            return;
-        }
-        self.think(
-            s,
-            Job::Swap {
-                stones: stones.len(),
-                swap2,
-            },
-        );
-    }
-
-    /// The engine's swap decision on the position handed over, in the
-    /// Gomocup swap commands' answers.
-    fn swap_decision(s: &mut GomocupSession, result: &SearchResult, stones: usize, swap2: bool) {
-        match SwapChoice::after_search(result, stones, swap2) {
-            SwapChoice::TakeBlack => s.send("SWAP"),
-            SwapChoice::Balance => {
-                let board = s.engine.board().clone();
-                match s.engine.balancing_moves(&board, 2, 0.0)[..] {
-                    [m4, m5] => s.send(&format!("{m4} {m5}")),
-                    _ => Self::answer_swap_move(s, result),
-                }
-            }
-            SwapChoice::Stay => Self::answer_swap_move(s, result),
-        }
-    }
-
-    fn answer_swap_move(s: &mut GomocupSession, result: &SearchResult) {
-        match result.best_move {
-            Some(mv) => reply(s, BrainLine::Move(mv.into())),
-            None => error(s, "no legal move"),
-        }
-    }
-
-    /// The same decision in Yixin-Board's swap2 messages.
-    fn yixin_swap_decision(s: &mut GomocupSession, result: &SearchResult, stones: usize) {
-        let step = if stones == 3 { "SWAP1" } else { "SWAP2" };
-        match SwapChoice::after_search(result, stones, true) {
-            SwapChoice::TakeBlack => message(s, &format!("SWAP2 {step} YES")),
-            SwapChoice::Balance => {
-                let board = s.engine.board().clone();
-                let moves = s.engine.balancing_moves(&board, 2, 0.0);
-                if let [m4, m5] = moves[..] {
-                    message(s, &format!("SWAP2 MOVE4 {} {}", m4.x(), m4.y()));
-                    message(s, &format!("SWAP2 MOVE5 {} {}", m5.x(), m5.y()));
-                    keep_proposed(s, board, &moves);
-                } else {
-                    message(s, &format!("SWAP2 {step} NO"));
-                }
-            }
-            SwapChoice::Stay => message(s, &format!("SWAP2 {step} NO")),
-        }
-    }
-
-    fn yixin_swap2(&mut self, s: &mut GomocupSession, step: u8) {
-        if self.refuses(s) {
-            return;
-        }
-        match step {
-            1 => {
-                let moves = s.engine.opening_stones();
-                for (i, m) in moves.iter().enumerate() {
-                    message(s, &format!("SWAP2 MOVE{} {} {}", i + 1, m.x(), m.y()));
-                }
-                let board = s.engine.board();
-                let empty = Board::new(board.size(), board.rule());
-                keep_proposed(s, empty, &moves);
-            }
-            _ => {
-                let stones = s.engine.board().stone_count();
-                self.think(s, Job::YixinSwap2 { stones });
-            }
-        }
-    }
-}
-
-/// Stones the engine proposes to Yixin-Board (balancing moves, swap2
-/// stones) go on its own board too: the GUI places them and then asks about
-/// the position (yxshowforbid, a search) without sending it again.
-fn keep_proposed(s: &mut GomocupSession, mut board: Board, moves: &[Point]) {
-    for &m in moves {
-        if board.play(m).is_err() {
-            return;
-        }
-    }
-    s.engine.set_board(board);
 }
 
 /// `FORBID x,y x,y` (extended Gomocup) or `FORBID RRCC....` (Yixin).
@@ -601,30 +393,6 @@ fn forbid_line(board: &mut Board, yixin: bool) -> String {
         format!("FORBID {}", move_list(&points))
             .trim_end()
             .to_string()
-    }
-}
-
-/// Says so when `limit` (bytes, the whole process's) is below what the
-/// engine holds without a tree plus the margin and the smallest tree.
-fn check_memory_limit(s: &mut GomocupSession, limit: usize) {
-    const MB: f64 = (1 << 20) as f64;
-    let Some(used) = memory::process_private_bytes() else {
-        return;
-    };
-    let baseline = used.saturating_sub(s.engine.tree_bytes());
-    let floor = memory::minimum_limit(baseline);
-    if limit < floor {
-        message(
-            s,
-            &format!(
-                "max_memory {:.0} MB is below the {:.0} MB this engine needs ({:.0} MB for its \
-                 code and network): searching with the smallest tree ({:.0} MB)",
-                limit as f64 / MB,
-                floor as f64 / MB,
-                baseline as f64 / MB,
-                memory::MIN_TREE as f64 / MB
-            ),
-        );
     }
 }
 

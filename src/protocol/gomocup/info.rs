@@ -1,0 +1,121 @@
+//! INFO: the manager's settings (clock, memory, rule, threads, the
+//! extended keys and Yixin-Board's), each applied to the engine or the
+//! session at once.
+
+use super::*;
+
+impl Gomocup {
+    pub(super) fn info(&mut self, s: &mut GomocupSession, key: &str, value: &str) {
+        let number = || value.trim().parse::<i64>();
+        let bad = |s: &mut GomocupSession, what: &str| {
+            message(s, &format!("ERROR INFO {key} {value}: {what}"));
+        };
+        if let Some(set) = self.clock.set(key, value) {
+            match set {
+                Ok(()) => self.apply_clock(&mut s.engine),
+                Err(e) => bad(s, &e.to_string()),
+            }
+            return;
+        }
+        let engine = &mut s.engine;
+        match key {
+            "max_memory" => match number() {
+                Ok(bytes) => {
+                    let limit = if bytes <= 0 { usize::MAX } else { bytes as usize };
+                    engine.configure(|c| c.max_memory = limit);
+                    check_memory_limit(s, limit);
+                }
+                Err(_) => bad(s, "expected a number of bytes"),
+            },
+            "hash_size" => match number() {
+                // Yixin-Board: KiB.
+                Ok(kib) if kib > 0 => {
+                    engine.configure(|c| c.max_memory = (kib as usize).saturating_mul(1024))
+                }
+                Ok(_) => {}
+                Err(_) => bad(s, "expected a size in KiB"),
+            },
+            "rule" => match number() {
+                Ok(v) => match self.dialect.rule(v) {
+                    Some(rule) => self.set_rule(s, rule),
+                    None => bad(
+                        s,
+                        "unsupported rule: expected 0 (freestyle), 1 (standard), 4 (renju) or 8 (caro)",
+                    ),
+                },
+                Err(_) => bad(s, "expected a rule number"),
+            },
+            "max_depth" => match number() {
+                Ok(v) => engine.limits.max_depth = (v > 0).then(|| v.min(u32::MAX as i64) as u32),
+                Err(_) => bad(s, "expected an integer"),
+            },
+            "max_node" => match number() {
+                Ok(v) => engine.limits.max_playouts = (v > 0).then_some(v as u64),
+                Err(_) => bad(s, "expected an integer"),
+            },
+            "thread_num" => match number() {
+                Ok(v) if v >= 1 => engine.configure(|c| c.threads = v.min(256) as usize),
+                _ => bad(s, "expected a number of threads, at least 1"),
+            },
+            "style" => match number() {
+                Ok(v @ 0..=4) => engine.configure(|c| c.style = v as u8),
+                _ => bad(s, "expected 0..4"),
+            },
+            "analysis_mode" => match number() {
+                Ok(v @ 0..=1) => self.analysis_mode = v == 1,
+                _ => bad(s, "expected 0 or 1"),
+            },
+            "auto_pondering" | "pondering" => match number() {
+                Ok(v @ 0..=1) => s.auto_ponder = v == 1,
+                _ => bad(s, "expected 0 or 1"),
+            },
+            "show_detail" => match number() {
+                Ok(v) if v >= 0 => self.show_detail = (v & 3) as u8,
+                _ => bad(s, "expected a bit mask 0..3"),
+            },
+            "caution_factor" => match number() {
+                Ok(v @ 0..=5) => engine.configure(|c| c.candidate_distance = 1 + v.min(3) as u8),
+                _ => bad(s, "expected 0..5"),
+            },
+            "evaluate" => self.evaluate(s, value),
+            // Known keys with nothing to change here (game_type, folder,
+            // vcthread, checkmate, nbestsym, start_depth, usedatabase,
+            // database_readonly, thread_split_depth), and unknown ones.
+            _ => {}
+        }
+    }
+
+    /// The engine's time control from the manager's clock.
+    pub(super) fn apply_clock(&self, engine: &mut Engine) {
+        engine.time = TimeControl {
+            turn: self.clock.turn_limit(self.dialect.turn_zero_is_unlimited()),
+            left: self.clock.game_left(),
+            increment: self.clock.increment(),
+            lag: self.clock.lag(),
+        };
+    }
+}
+
+/// Says so when `limit` (bytes, the whole process's) is below what the
+/// engine holds without a tree plus the margin and the smallest tree.
+pub(super) fn check_memory_limit(s: &mut GomocupSession, limit: usize) {
+    const MB: f64 = (1 << 20) as f64;
+    let Some(used) = memory::process_private_bytes() else {
+        return;
+    };
+    let baseline = used.saturating_sub(s.engine.tree_bytes());
+    let floor = memory::minimum_limit(baseline);
+    if limit < floor {
+        message(
+            s,
+            &format!(
+                "max_memory {:.0} MB is below the {:.0} MB this engine needs ({:.0} MB for its \
+                 code and network): searching with the smallest tree ({:.0} MB)",
+                limit as f64 / MB,
+                floor as f64 / MB,
+                baseline as f64 / MB,
+                memory::MIN_TREE as f64 / MB
+            ),
+        );
+    }
+}

@@ -1,0 +1,138 @@
+//! Opening rules: SWAPBOARD, SWAP2BOARD and Yixin-Board's swap2 steps, as
+//! the manager asks them; the decisions are the engine's.
+
+use super::*;
+
+impl Gomocup {
+    pub(super) fn swap_board(&mut self, s: &mut GomocupSession, swap2: bool, stones: &[Stone]) {
+        if self.refuses(s) {
+            return;
+        }
+        let name = if swap2 { "SWAP2BOARD" } else { "SWAPBOARD" };
+        let valid_counts: &[usize] = if swap2 { &[0, 3, 5] } else { &[0, 3] };
+        if !valid_counts.contains(&stones.len()) {
+            error(
+                s,
+                &format!(
+                    "{name} expects {valid_counts:?} stones, got {}",
+                    stones.len()
+                ),
+            );
+            return;
+        }
+        // Swap blocks list stones in playing order, usually without fields.
+        let plain: Vec<Stone> = stones
+            .iter()
+            .map(|s| Stone {
+                at: s.at,
+                field: None,
+            })
+            .collect();
+        let board = match Self::position_of(s, name, &plain) {
+            Ok(b) => b,
+            Err(e) => return error(s, &e),
+        };
+        s.engine.set_board(board);
+        if stones.is_empty() {
+            let moves = s.engine.opening_stones();
+            if moves.len() == 3 {
+                s.send(&move_list(&moves));
+            } else {
+                error(s, "cannot choose opening stones on this board");
+            }
+            return;
+        }
+        self.think(
+            s,
+            Job::Swap {
+                stones: stones.len(),
+                swap2,
+            },
+        );
+    }
+
+    /// The engine's swap decision on the position handed over, in the
+    /// Gomocup swap commands' answers.
+    pub(super) fn swap_decision(
+        s: &mut GomocupSession,
+        result: &SearchResult,
+        stones: usize,
+        swap2: bool,
+    ) {
+        match SwapChoice::after_search(result, stones, swap2) {
+            SwapChoice::TakeBlack => s.send("SWAP"),
+            SwapChoice::Balance => {
+                let board = s.engine.board().clone();
+                match s.engine.balancing_moves(&board, 2, 0.0)[..] {
+                    [m4, m5] => s.send(&format!("{m4} {m5}")),
+                    _ => Self::answer_swap_move(s, result),
+                }
+            }
+            SwapChoice::Stay => Self::answer_swap_move(s, result),
+        }
+    }
+
+    fn answer_swap_move(s: &mut GomocupSession, result: &SearchResult) {
+        match result.best_move {
+            Some(mv) => reply(s, BrainLine::Move(mv.into())),
+            None => error(s, "no legal move"),
+        }
+    }
+
+    /// The same decision in Yixin-Board's swap2 messages.
+    pub(super) fn yixin_swap_decision(
+        s: &mut GomocupSession,
+        result: &SearchResult,
+        stones: usize,
+    ) {
+        let step = if stones == 3 { "SWAP1" } else { "SWAP2" };
+        match SwapChoice::after_search(result, stones, true) {
+            SwapChoice::TakeBlack => message(s, &format!("SWAP2 {step} YES")),
+            SwapChoice::Balance => {
+                let board = s.engine.board().clone();
+                let moves = s.engine.balancing_moves(&board, 2, 0.0);
+                if let [m4, m5] = moves[..] {
+                    message(s, &format!("SWAP2 MOVE4 {} {}", m4.x(), m4.y()));
+                    message(s, &format!("SWAP2 MOVE5 {} {}", m5.x(), m5.y()));
+                    keep_proposed(s, board, &moves);
+                } else {
+                    message(s, &format!("SWAP2 {step} NO"));
+                }
+            }
+            SwapChoice::Stay => message(s, &format!("SWAP2 {step} NO")),
+        }
+    }
+
+    pub(super) fn yixin_swap2(&mut self, s: &mut GomocupSession, step: u8) {
+        if self.refuses(s) {
+            return;
+        }
+        match step {
+            1 => {
+                let moves = s.engine.opening_stones();
+                for (i, m) in moves.iter().enumerate() {
+                    message(s, &format!("SWAP2 MOVE{} {} {}", i + 1, m.x(), m.y()));
+                }
+                let board = s.engine.board();
+                let empty = Board::new(board.size(), board.rule());
+                keep_proposed(s, empty, &moves);
+            }
+            _ => {
+                let stones = s.engine.board().stone_count();
+                self.think(s, Job::YixinSwap2 { stones });
+            }
+        }
+    }
+}
+
+/// Stones the engine proposes to Yixin-Board (balancing moves, swap2
+/// stones) go on its own board too: the GUI places them and then asks about
+/// the position (yxshowforbid, a search) without sending it again.
+pub(super) fn keep_proposed(s: &mut GomocupSession, mut board: Board, moves: &[Point]) {
+    for &m in moves {
+        if board.play(m).is_err() {
+            return;
+        }
+    }
+    s.engine.set_board(board);
+}
