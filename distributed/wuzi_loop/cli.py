@@ -97,28 +97,32 @@ def command_plot(args) -> int:
 
 
 def command_bench(args) -> int:
-    """Self-play games per minute with 1, 2, ... concurrent shard tasks."""
+    """Self-play games per minute of the same shards (the same seeds) on
+    local clusters of 1, 2, ... workers, each worker a `selfplay` process
+    playing --selfplay-parallel games at once (and as many Ray CPUs)."""
     engine.check_binary(args.binary)
+    if args.address:
+        raise LoopError("bench starts a local cluster of each --workers size: leave --address out")
     if not os.path.isfile(args.network):
         raise LoopError(f"--network {args.network}: no such file")
-    ray = connect(args.address, args.num_cpus, not args.no_dashboard)
-    settings = settings_from(args)
+    settings = dataclasses.replace(settings_from(args), gating_concurrency=1,
+                                   games_per_generation=args.shards * args.games_per_shard,
+                                   shard_games=args.games_per_shard)
     figures = []
-    try:
-        for workers in args.workers:
+    for workers in args.workers:
+        ray = connect(None, workers * settings.selfplay_parallel, not args.no_dashboard)
+        try:
             with tempfile.TemporaryDirectory(prefix="wuzi-bench-") as folder:
-                storage = Storage(folder)
-                loop = Loop(ray, storage, dataclasses.replace(
-                    settings, games_per_generation=workers * args.games_per_worker,
-                    shard_games=args.games_per_worker), os.path.abspath(args.binary), args.local_dir)
+                loop = Loop(ray, Storage(folder), settings, os.path.abspath(args.binary), args.local_dir)
                 loop.check_cluster()
                 loop.prepare(args.network, args.openings, None)
                 summary = loop.selfplay(1, loop.plan(1))
-                figures.append({"workers": workers, **summary})
-                log(f"bench: {workers} worker(s): {summary['games']} games in {summary['seconds']} s = "
-                    f"{summary['games_per_minute']} games/min, {summary['positions']} positions")
-    finally:
-        ray.shutdown()
+        finally:
+            ray.shutdown()
+        figures.append({"workers": workers, **summary})
+        log(f"bench: {workers} worker(s): {summary['games']} games in {summary['seconds']} s = "
+            f"{summary['games_per_minute']} games/min, {summary['positions']} positions, "
+            f"{summary['engine_cpu_seconds_per_game']} engine CPU-seconds a game")
     print(json.dumps(figures))
     return 0
 
@@ -151,8 +155,10 @@ def main(argv: list[str] | None = None) -> int:
 
     bench = commands.add_parser("bench", help="self-play games per minute with N concurrent workers")
     bench.add_argument("--network", required=True)
-    bench.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    bench.add_argument("--games-per-worker", type=int, default=10)
+    bench.add_argument("--workers", type=int, nargs="+", default=[1, 2],
+                       help="numbers of concurrent self-play workers to measure (default: 1 2)")
+    bench.add_argument("--shards", type=int, default=2, help="shards every size plays (default 2)")
+    bench.add_argument("--games-per-shard", type=int, default=10)
     bench.add_argument("--openings")
     add_cluster(bench)
     add_settings(bench)

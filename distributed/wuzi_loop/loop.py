@@ -12,12 +12,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import signal
 import time
 from dataclasses import dataclass
 
 from . import layout, tasks
 from .engine import EngineInterrupted
 from .progress import ProgressBoard, RateMeter
+from .records import parse_game
 from .sprt import Sprt, elo_estimate
 from .storage import Storage
 
@@ -229,7 +231,7 @@ class Loop:
             stored = len(games)
             stored_before += stored
             self.progress.report_shard.remote(generation, shard["shard"], stored,
-                                              sum(tasks.parse_game(line).positions for line in games))
+                                              sum(parse_game(line).positions for line in games))
             if stored >= shard["games"]:
                 continue
             spec = {**self.base_spec(generation), "network": plan["network"], "shard": shard["shard"],
@@ -261,7 +263,7 @@ class Loop:
                 self.last_report = time.time()
                 rate_text = f"{rate:.1f} games/min" if rate is not None else "games/min pending"
                 log(f"gen {generation} selfplay: {snapshot['games']}/{target} games, "
-                    f"{snapshot['positions']} positions, {rate_text}, {len(pending)} shard(s) running")
+                    f"{snapshot['positions']} positions, {rate_text}, {len(pending)} shard task(s) to finish")
             return snapshot
 
         report()
@@ -269,7 +271,7 @@ class Loop:
         seconds = time.time() - started
         games = positions = 0
         for shard in plan["shards"]:
-            summaries = [tasks.parse_game(line) for line in
+            summaries = [parse_game(line) for line in
                          tasks.stored_shard_games(self.storage, generation, shard["shard"])]
             if len(summaries) < shard["games"]:
                 raise LoopError(f"self-play shard {shard['shard']} of generation {generation} stored "
@@ -277,9 +279,11 @@ class Loop:
             games += len(summaries)
             positions += sum(summary.positions for summary in summaries)
         new_games = sum(result["new_games"] for result in results.values())
+        cpu_seconds = sum(result.get("engine_cpu_seconds", 0) for result in results.values())
         summary = {"games": games, "positions": positions, "new_games": new_games,
                    "seconds": round(seconds, 1),
-                   "games_per_minute": round(new_games * 60 / seconds, 2) if new_games else None}
+                   "games_per_minute": round(new_games * 60 / seconds, 2) if new_games else None,
+                   "engine_cpu_seconds_per_game": round(cpu_seconds / new_games, 2) if new_games else None}
         log(f"gen {generation} selfplay done: {games} games, {positions} positions"
             + (f", {new_games} new in {seconds:.0f} s ({summary['games_per_minute']} games/min)" if new_games else ""))
         return summary
@@ -290,6 +294,7 @@ class Loop:
             while pending:
                 ready, _ = self.ray.wait(list(pending), num_returns=1,
                                          timeout=min(self.settings.report_seconds, 5.0))
+                self.progress.refresh.remote()
                 for ref in ready:
                     label = pending.pop(ref)
                     try:
@@ -377,6 +382,11 @@ class Loop:
             games = wins + losses + draws
             llr = self.sprt.llr(wins, losses, draws)
             decision = self.sprt.decision(wins, losses, draws)
+            if single:
+                # The engine stopped its match where its LLR crossed a bound;
+                # the games then in flight still count in the W/L/D, and may
+                # move the LLR back inside the bounds: its decision stands.
+                decision = engine_decision(results) or decision
             elo, margin = elo_estimate(wins, losses, draws)
             lower, upper = self.sprt.bounds()
             self.progress.update.remote(gating_games=games, gating_llr=llr,
@@ -407,10 +417,25 @@ class Loop:
             "generations_done": self.state["generations_done"], "updated": time.time()})
 
 
+def engine_decision(results: list[dict]) -> str | None:
+    verdict = results[0].get("engine_verdict", "") if len(results) == 1 else ""
+    if verdict.startswith("H1 accepted"):
+        return "H1"
+    if verdict.startswith("H0 accepted"):
+        return "H0"
+    return None
+
+
 def connect(address: str | None, num_cpus: int | None, dashboard: bool):
     """Joins the cluster at `address`, or starts a local one in this process."""
     import logging
 
+    # Ray reads these when it is imported. A local cluster that no other
+    # machine joins listens on the loopback interface only, and no usage
+    # statistics leave the machine.
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if not address:
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     import ray
     package_dir = os.path.dirname(os.path.abspath(__file__))
     # Ray ships this package to every machine that runs a task.
@@ -423,6 +448,9 @@ def connect(address: str | None, num_cpus: int | None, dashboard: bool):
                                dashboard_host="127.0.0.1", **options)
     except ConnectionError as e:
         raise LoopError(f"cannot reach the Ray cluster at {address}: {e}") from None
+    # Ray's own SIGTERM handler (a crash report) replaced ours: put it back,
+    # so that SIGTERM stops the loop as Ctrl-C does.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     if getattr(context, "dashboard_url", None):
         log(f"Ray dashboard: http://{context.dashboard_url}")
     return ray

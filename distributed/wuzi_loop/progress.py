@@ -16,6 +16,7 @@ class ProgressBoard:
         self.shards: dict[tuple[int, int], tuple[int, int]] = {}
         self.info: dict = {}
         self.gauges = {}
+        self.values: dict[str, float] = {}
         try:
             from ray.util.metrics import Gauge
             for name, description in [
@@ -61,10 +62,16 @@ class ProgressBoard:
     def snapshot(self, generation: int) -> dict:
         return {**self.info, **self.selfplay_totals(generation), "time": time.time()}
 
+    def refresh(self) -> None:
+        # Ray exports a gauge's value only in the export period it was set
+        # in: set every value again, so that none drops off the dashboard.
+        for name, value in self.values.items():
+            self.gauges[name].set(value)
+
     def _set(self, name: str, value: float) -> None:
-        gauge = self.gauges.get(name)
-        if gauge is not None:
-            gauge.set(float(value))
+        if name in self.gauges:
+            self.values[name] = float(value)
+            self.gauges[name].set(float(value))
 
 
 class RateMeter:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import resource
 import shutil
 import socket
 import tempfile
@@ -95,9 +96,16 @@ def selfplay_shard(spec: dict, progress=None) -> dict:
             storage.download(options["openings"], local_openings)
             options["openings"] = local_openings
         command = engine.selfplay_command(binary, network, out, target, spec["seed"], options)
+        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         engine.play_selfplay(command, os.path.join(work, "selfplay.log"), reader, store,
                              spec.get("poll_seconds", 1.0))
-        return shard_result(spec, uploader.games, len(uploader.games) - len(stored), started)
+        children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        result = shard_result(spec, uploader.games, len(uploader.games) - len(stored), started)
+        # The engine's CPU time: games per CPU-minute hold when the machine
+        # is shared, where games per minute do not.
+        result["engine_cpu_seconds"] = (children_after.ru_utime - children_before.ru_utime
+                                        + children_after.ru_stime - children_before.ru_stime)
+        return result
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
