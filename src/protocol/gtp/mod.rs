@@ -22,6 +22,11 @@ use crate::search::node::Proven;
 use crate::search::result::MoveStats;
 use crate::search::TimeControl;
 
+mod analysis;
+mod clock;
+
+use clock::{GtpClock, TimeSettings};
+
 const NAME: &str = "Wuzi";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -73,55 +78,6 @@ pub enum Job {
         format: AnalysisFormat,
         max_moves: usize,
     },
-}
-
-/// The clock as `time_settings` and `time_left` describe it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct GtpClock {
-    /// `None`: no `time_settings` yet.
-    settings: Option<TimeSettings>,
-    /// The last `time_left` per colour: time, and stones (0: main time).
-    left: [Option<(Duration, u32)>; 2],
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct TimeSettings {
-    main: Duration,
-    byo_yomi: Duration,
-    stones: u32,
-}
-
-impl GtpClock {
-    /// The engine's time control for `color`'s next move (section 4.2 of
-    /// the specification: Canadian byo-yomi, `byo_yomi_stones` 0 with a
-    /// byo-yomi time is no limit).
-    fn time_control(&self, color: Color, lag: Duration) -> TimeControl {
-        let limited = |turn, left, increment| TimeControl {
-            turn,
-            left,
-            increment,
-            lag,
-        };
-        let Some(settings) = self.settings else {
-            return limited(Some(DEFAULT_MOVE_TIME), None, Duration::ZERO);
-        };
-        if settings.stones == 0 && !settings.byo_yomi.is_zero() {
-            return limited(None, None, Duration::ZERO);
-        }
-        let per_stone = |time: Duration, stones: u32| time / stones.max(1);
-        let byo_per_move = per_stone(settings.byo_yomi, settings.stones);
-        let index = usize::from(color == Color::White);
-        match self.left[index] {
-            // In byo-yomi: the period's time over its stones.
-            Some((time, stones)) if stones > 0 => {
-                limited(Some(per_stone(time, stones)), None, Duration::ZERO)
-            }
-            // Main time left, then byo-yomi per move as a guaranteed share.
-            Some((time, _)) => limited(None, Some(time), byo_per_move),
-            None if settings.main.is_zero() => limited(Some(byo_per_move), None, Duration::ZERO),
-            None => limited(None, Some(settings.main), byo_per_move),
-        }
-    }
 }
 
 /// The GTP engine state besides the session.
@@ -391,53 +347,6 @@ impl Gtp {
         success(s, id, "");
     }
 
-    /// `lz-analyze [COLOR] [INTERVAL] [interval N] [maxmoves N] ...`: the
-    /// response opens at once, info lines follow every interval (in
-    /// centiseconds), and the next command closes it.
-    fn analyse(
-        &mut self,
-        s: &mut GtpSession,
-        id: Option<u64>,
-        args: &[String],
-        format: AnalysisFormat,
-    ) {
-        if let Some(why) = self.networks.refusal(s.engine.rule()) {
-            return failure(s, id, why.to_string());
-        }
-        let mut args = args.iter().peekable();
-        let color = args.peek().and_then(|a| parse_color(a));
-        if color.is_some() {
-            args.next();
-        }
-        let mut interval_cs: u64 = 100;
-        let mut max_moves = usize::MAX;
-        if let Some(n) = args.peek().and_then(|a| a.parse::<u64>().ok()) {
-            interval_cs = n;
-            args.next();
-        }
-        while let Some(key) = args.next() {
-            let value = args.next().and_then(|v| v.parse::<u64>().ok());
-            match (key.as_str(), value) {
-                ("interval", Some(n)) => interval_cs = n,
-                ("maxmoves", Some(n)) => max_moves = n as usize,
-                // Go-only keys (ownership, minmoves, avoid, ...) are ignored.
-                _ => {}
-            }
-        }
-        if let Some(color) = color {
-            Self::with_side_to_move(s, color);
-        }
-        // The response starts now and stays open.
-        let head = GtpResponse::success(id, "").to_string();
-        s.send(head.trim_end());
-        if s.engine.board().outcome().is_some() {
-            s.send("");
-            return;
-        }
-        let every = Duration::from_millis(interval_cs.max(1) * 10);
-        s.analyse(Job::Analyse { format, max_moves }, every);
-    }
-
     fn showboard(s: &GtpSession) -> String {
         let board = s.engine.board();
         let size = board.size();
@@ -474,61 +383,6 @@ impl Gtp {
             board.rule()
         );
         text
-    }
-
-    /// One line of analysis: the root's searched moves with their lines.
-    fn analysis_line(s: &GtpSession, format: AnalysisFormat, max_moves: usize) -> Option<String> {
-        let report: NodeReport = s.engine.report(&[], usize::MAX)?;
-        let size = s.engine.board().size();
-        let searched: Vec<&MoveStats> = report
-            .moves
-            .iter()
-            .filter(|m| m.visits > 0 || m.proven.is_known())
-            .take(max_moves)
-            .collect();
-        let mut line = String::new();
-        for (order, m) in searched.iter().enumerate() {
-            let winrate = match m.proven {
-                Proven::Win(_) => 1.0,
-                Proven::Loss(_) => 0.0,
-                _ => m.wdl[0] + 0.5 * m.wdl[1],
-            };
-            let mut pv = vec![m.mv];
-            if let Some(after) = s.engine.report(&[m.mv], 0) {
-                pv.extend(after.pv);
-            }
-            let pv: Vec<String> = pv
-                .iter()
-                .map(|&p| Vertex::of(p, size).to_string())
-                .collect();
-            let vertex = Vertex::of(m.mv, size);
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            let _ = match format {
-                AnalysisFormat::Leela => write!(
-                    line,
-                    "info move {vertex} visits {} winrate {} prior {} lcb {} order {order} pv {}",
-                    m.visits,
-                    (winrate * 10_000.0).round() as i64,
-                    (m.prior * 10_000.0).round() as i64,
-                    (winrate * 10_000.0).round() as i64,
-                    pv.join(" ")
-                ),
-                AnalysisFormat::KataGo => write!(
-                    line,
-                    "info move {vertex} visits {} utility {:.6} winrate {winrate:.6} scoreMean 0 \
-                     scoreStdev 0 scoreLead 0 scoreSelfplay 0 prior {:.6} lcb {winrate:.6} \
-                     utilityLcb {:.6} order {order} pv {}",
-                    m.visits,
-                    2.0 * winrate - 1.0,
-                    m.prior,
-                    2.0 * winrate - 1.0,
-                    pv.join(" ")
-                ),
-            };
-        }
-        (!line.is_empty()).then_some(line)
     }
 }
 
@@ -646,60 +500,5 @@ impl FrontEnd for Gtp {
                 s.send(&line);
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn secs(n: u64) -> Duration {
-        Duration::from_secs(n)
-    }
-
-    #[test]
-    fn time_settings_become_time_controls() {
-        let lag = Duration::from_millis(100);
-        let mut clock = GtpClock {
-            settings: None,
-            left: [None; 2],
-        };
-        let tc = clock.time_control(Color::Black, lag);
-        assert_eq!((tc.turn, tc.left), (Some(DEFAULT_MOVE_TIME), None));
-        // Byo-yomi time without stones: no limit.
-        clock.settings = Some(TimeSettings {
-            main: secs(0),
-            byo_yomi: secs(1),
-            stones: 0,
-        });
-        let tc = clock.time_control(Color::Black, lag);
-        assert_eq!((tc.turn, tc.left), (None, None));
-        // 10 minutes, then 30 s per 5 stones.
-        clock.settings = Some(TimeSettings {
-            main: secs(600),
-            byo_yomi: secs(30),
-            stones: 5,
-        });
-        let tc = clock.time_control(Color::White, lag);
-        assert_eq!(
-            (tc.turn, tc.left, tc.increment),
-            (None, Some(secs(600)), secs(6))
-        );
-        // time_left per colour: main time, then a byo-yomi period.
-        clock.left[1] = Some((secs(42), 0));
-        assert_eq!(clock.time_control(Color::White, lag).left, Some(secs(42)));
-        clock.left[0] = Some((secs(20), 4));
-        let tc = clock.time_control(Color::Black, lag);
-        assert_eq!((tc.turn, tc.left), (Some(secs(5)), None));
-        assert_eq!(tc.lag, lag);
-        // Byo-yomi from the start (no main time).
-        clock.settings = Some(TimeSettings {
-            main: secs(0),
-            byo_yomi: secs(1),
-            stones: 5,
-        });
-        clock.left = [None; 2];
-        let tc = clock.time_control(Color::Black, lag);
-        assert_eq!(tc.turn, Some(Duration::from_millis(200)));
     }
 }
