@@ -11,6 +11,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+mod producer;
+mod progress;
+
+use producer::Producer;
+use progress::{Interval, Logger};
+
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tch::nn::OptimizerConfig;
 use tch::{nn, Device, Kind, Tensor};
@@ -117,81 +123,6 @@ pub struct LoopResult {
 
 type Produced = (usize, Result<Batch, String>);
 
-/// Batches of `plan`, built on `threads` CPU threads ahead of use and
-/// handed out in plan order.
-struct Producer {
-    rx: Option<Receiver<Produced>>,
-    workers: Vec<JoinHandle<()>>,
-    next: usize,
-    len: usize,
-    waiting: BTreeMap<usize, Result<Batch, String>>,
-}
-
-impl Producer {
-    fn start(
-        data: Arc<Dataset>,
-        plan: Vec<Vec<(Sample, Symmetry)>>,
-        threads: usize,
-        search_value_weight: f32,
-    ) -> Producer {
-        let threads = threads.clamp(1, 16);
-        let len = plan.len();
-        let plan = Arc::new(plan);
-        let counter = Arc::new(AtomicUsize::new(0));
-        let (tx, rx) = sync_channel::<Produced>(2 * threads);
-        let workers = (0..threads)
-            .map(|_| {
-                let (data, plan, counter, tx) =
-                    (data.clone(), plan.clone(), counter.clone(), tx.clone());
-                std::thread::spawn(move || loop {
-                    let i = counter.fetch_add(1, Ordering::Relaxed);
-                    let Some(items) = plan.get(i) else { return };
-                    let batch = make_batch_with(&data, items, search_value_weight);
-                    if tx.send((i, batch)).is_err() {
-                        return;
-                    }
-                })
-            })
-            .collect();
-        Producer {
-            rx: Some(rx),
-            workers,
-            next: 0,
-            len,
-            waiting: BTreeMap::new(),
-        }
-    }
-
-    fn next_batch(&mut self) -> Option<Result<Batch, String>> {
-        if self.next >= self.len {
-            return None;
-        }
-        loop {
-            if let Some(batch) = self.waiting.remove(&self.next) {
-                self.next += 1;
-                return Some(batch);
-            }
-            match self.rx.as_ref()?.recv() {
-                Ok((i, batch)) => {
-                    self.waiting.insert(i, batch);
-                }
-                Err(_) => return Some(Err("the batch threads stopped".into())),
-            }
-        }
-    }
-}
-
-impl Drop for Producer {
-    fn drop(&mut self) {
-        // Closing the channel stops the workers at their next batch.
-        self.rx = None;
-        self.waiting.clear();
-        for worker in self.workers.drain(..) {
-            let _ = worker.join();
-        }
-    }
-}
-
 fn scalar(t: &Tensor) -> Result<f64, String> {
     t.f_double_value(&[])
         .map_err(|e| format!("libtorch: {}", e.to_string().lines().next().unwrap_or("")))
@@ -255,90 +186,6 @@ pub fn validate(
         value_loss: vl / n_f,
         value_accuracy: value_correct / n_f,
     }))
-}
-
-/// Sums of the training figures since the last logged row.
-#[derive(Default)]
-struct Interval {
-    steps: u64,
-    samples: u64,
-    policy: f64,
-    value: f64,
-    accuracy: f64,
-    seconds: f64,
-}
-
-impl Interval {
-    fn means(&self) -> Option<(f64, f64, f64)> {
-        (self.samples > 0).then(|| {
-            let n = self.samples as f64;
-            (self.policy / n, self.value / n, self.accuracy / n)
-        })
-    }
-}
-
-struct Logger {
-    bar: ProgressBar,
-    plain: bool,
-    quiet: bool,
-    last_plain: Instant,
-}
-
-impl Logger {
-    fn new(quiet: bool) -> Logger {
-        let plain = !quiet && !std::io::stderr().is_terminal();
-        let bar = ProgressBar::hidden();
-        Logger {
-            bar,
-            plain,
-            quiet,
-            last_plain: Instant::now(),
-        }
-    }
-
-    fn start_epoch(&mut self, epoch: usize, epochs: usize, batches: usize) {
-        self.bar.finish_and_clear();
-        let target = if self.quiet || self.plain {
-            ProgressDrawTarget::hidden()
-        } else {
-            ProgressDrawTarget::stderr()
-        };
-        self.bar = ProgressBar::with_draw_target(Some(batches as u64), target);
-        let style = ProgressStyle::with_template(
-            "{prefix} [{bar:25.cyan/blue}] {pos}/{len} {msg} [{elapsed_precise}<{eta_precise}]",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ");
-        self.bar.set_style(style);
-        self.bar.set_prefix(format!("epoch {epoch}/{epochs}"));
-        if self.plain {
-            eprintln!("epoch {epoch}/{epochs}: {batches} batches");
-        }
-    }
-
-    fn progress(&mut self, message: String) {
-        self.bar.inc(1);
-        if self.plain && self.last_plain.elapsed() >= Duration::from_secs(15) {
-            self.last_plain = Instant::now();
-            eprintln!(
-                "  {}/{} {message}",
-                self.bar.position(),
-                self.bar.length().unwrap_or(0)
-            );
-        }
-        self.bar.set_message(message);
-    }
-
-    fn note(&self, line: &str) {
-        if self.quiet {
-            return;
-        }
-        if self.plain {
-            eprintln!("{line}");
-        } else {
-            self.bar.println(line);
-        }
-    }
 }
 
 fn save(net: &Network, path: &Path) -> Result<PathBuf, String> {
@@ -581,7 +428,7 @@ pub fn train(
             break 'epochs;
         }
     }
-    log.bar.finish_and_clear();
+    log.finish();
     let final_network = save(net, &config.out.join("final.safetensors"))?;
     let png_has_text = plot::write_png(&png_path, &records)?;
     Ok(LoopResult {

@@ -1,0 +1,191 @@
+//! The evaluator threads: each takes whole batches from the service's
+//! queue, encodes symmetries, runs the network and answers every request.
+
+use super::*;
+
+pub(super) fn start_evaluator(
+    network: Option<Box<dyn BatchEvaluator>>,
+    config: &ServiceConfig,
+    requests: &Receiver<Job>,
+    index: usize,
+) -> std::io::Result<JoinHandle<()>> {
+    let requests = requests.clone();
+    let config = config.clone();
+    std::thread::Builder::new()
+        .name(format!("evaluator-{index}"))
+        .spawn(move || evaluator(network, &config, &requests, config.seed ^ index as u64))
+}
+
+/// An evaluator thread: gathers batches of one board size and runs them.
+pub(super) fn evaluator(
+    mut network: Option<Box<dyn BatchEvaluator>>,
+    config: &ServiceConfig,
+    requests: &Receiver<Job>,
+    seed: u64,
+) {
+    let mut rng = seed | 1;
+    let batch_size = config.batch_size.max(1);
+    let mut queued: VecDeque<Request> = VecDeque::new();
+    let mut retiring = false;
+    loop {
+        if queued.is_empty() {
+            if retiring {
+                return;
+            }
+            match requests.recv() {
+                Ok(Job::Positions(group)) => queued.extend(group),
+                Ok(Job::Retire) | Err(_) => return,
+            }
+        }
+        let deadline = Instant::now() + config.max_wait;
+        while queued.len() < batch_size && !retiring {
+            let more = if config.max_wait.is_zero() {
+                requests.try_recv().ok()
+            } else {
+                requests.recv_deadline(deadline).ok()
+            };
+            match more {
+                Some(Job::Positions(group)) => queued.extend(group),
+                Some(Job::Retire) => retiring = true,
+                None => break,
+            }
+        }
+        let Some(first) = queued.front() else {
+            continue;
+        };
+        let (height, width) = (first.height, first.width);
+        // The first request's board size, in queue order; others wait.
+        let mut batch = Vec::with_capacity(batch_size);
+        let mut rest = VecDeque::with_capacity(queued.len());
+        for request in queued.drain(..) {
+            if batch.len() < batch_size && request.height == height && request.width == width {
+                batch.push(request);
+            } else {
+                rest.push_back(request);
+            }
+        }
+        queued = rest;
+        let symmetries: Vec<Symmetry> = match config.symmetry {
+            SymmetryMode::None => vec![Symmetry::IDENTITY],
+            SymmetryMode::All => Symmetry::all_for(height, width).to_vec(),
+            SymmetryMode::Random => {
+                // xorshift64: cheap, and reproducible from the seed.
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                let all = Symmetry::all_for(height, width);
+                vec![all[(rng % all.len() as u64) as usize]]
+            }
+        };
+        let results = match network.as_mut() {
+            Some(network) => run_batch(&mut **network, &batch, height, width, &symmetries),
+            None => batch
+                .iter()
+                .map(|r| uniform(&r.features, height * width))
+                .collect(),
+        };
+        for (request, evaluation) in batch.into_iter().zip(results) {
+            // The submitter may have given up waiting; that is fine.
+            let _ = request.reply.send(evaluation);
+        }
+    }
+}
+
+/// The uniform evaluation of encoded features: equal probability on every
+/// legal cell, and an even value.
+pub(super) fn uniform(features: &[f32], area: usize) -> Evaluation {
+    let legal = &features[3 * area..4 * area];
+    let count = legal.iter().filter(|&&v| v > 0.0).count().max(1) as f32;
+    Evaluation {
+        policy: legal
+            .iter()
+            .map(|&v| if v > 0.0 { 1.0 / count } else { 0.0 })
+            .collect(),
+        wdl: [0.35, 0.3, 0.35],
+    }
+}
+
+/// Runs one batch through the network under each symmetry and averages.
+pub(super) fn run_batch(
+    network: &mut dyn BatchEvaluator,
+    batch: &[Request],
+    height: usize,
+    width: usize,
+    symmetries: &[Symmetry],
+) -> Vec<Evaluation> {
+    let n = batch.len();
+    let area = height * width;
+    let mut data = Vec::with_capacity(n * INPUT_PLANES * area);
+    for request in batch {
+        data.extend_from_slice(&request.features);
+    }
+    let (policy, wdl) = evaluate_symmetries(network, &data, n, height, width, symmetries);
+    (0..n)
+        .map(|i| Evaluation {
+            policy: policy[i * area..(i + 1) * area].to_vec(),
+            wdl: [wdl[3 * i], wdl[3 * i + 1], wdl[3 * i + 2]],
+        })
+        .collect()
+}
+
+/// Evaluates `n` encoded positions: flat policies (`n * height * width`)
+/// and flat WDLs (`n * 3`), averaged over `symmetries` (evaluated as one
+/// batch of `n * symmetries.len()`).
+pub fn evaluate_symmetries(
+    network: &mut dyn BatchEvaluator,
+    data: &[f32],
+    n: usize,
+    height: usize,
+    width: usize,
+    symmetries: &[Symmetry],
+) -> (Vec<f32>, Vec<f32>) {
+    if let [Symmetry::IDENTITY] = symmetries {
+        return network.evaluate(data, n, height, width);
+    }
+    let area = height * width;
+    let position = INPUT_PLANES * area;
+    let mut transformed = vec![0.0f32; symmetries.len() * data.len()];
+    // Where each cell goes under each symmetry.
+    let maps: Vec<Vec<usize>> = symmetries
+        .iter()
+        .map(|s| {
+            (0..area)
+                .map(|cell| {
+                    let (x, y) = s.map_cell(cell % width, cell / width, height, width);
+                    y * width + x
+                })
+                .collect()
+        })
+        .collect();
+    for (k, s) in symmetries.iter().enumerate() {
+        let order = s.plane_order();
+        for i in 0..n {
+            let src = &data[i * position..][..position];
+            let dst = &mut transformed[(k * n + i) * position..][..position];
+            for (plane, &from) in order.iter().enumerate() {
+                let src = &src[from * area..][..area];
+                let dst = &mut dst[plane * area..][..area];
+                for (cell, &to) in maps[k].iter().enumerate() {
+                    dst[to] = src[cell];
+                }
+            }
+        }
+    }
+    let (policy, wdl) = network.evaluate(&transformed, symmetries.len() * n, height, width);
+    let share = 1.0 / symmetries.len() as f32;
+    let mut mean_policy = vec![0.0f32; n * area];
+    let mut mean_wdl = vec![0.0f32; n * 3];
+    for k in 0..symmetries.len() {
+        for i in 0..n {
+            let evaluated = &policy[(k * n + i) * area..][..area];
+            let out = &mut mean_policy[i * area..][..area];
+            for (cell, &to) in maps[k].iter().enumerate() {
+                out[cell] += evaluated[to] * share;
+            }
+            for j in 0..3 {
+                mean_wdl[i * 3 + j] += wdl[(k * n + i) * 3 + j] * share;
+            }
+        }
+    }
+    (mean_policy, mean_wdl)
+}

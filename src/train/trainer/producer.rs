@@ -1,0 +1,78 @@
+//! Batches made on another thread while the network trains on the last.
+
+use super::*;
+
+/// Batches of `plan`, built on `threads` CPU threads ahead of use and
+/// handed out in plan order.
+pub(super) struct Producer {
+    rx: Option<Receiver<Produced>>,
+    workers: Vec<JoinHandle<()>>,
+    next: usize,
+    len: usize,
+    waiting: BTreeMap<usize, Result<Batch, String>>,
+}
+
+impl Producer {
+    pub(super) fn start(
+        data: Arc<Dataset>,
+        plan: Vec<Vec<(Sample, Symmetry)>>,
+        threads: usize,
+        search_value_weight: f32,
+    ) -> Producer {
+        let threads = threads.clamp(1, 16);
+        let len = plan.len();
+        let plan = Arc::new(plan);
+        let counter = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = sync_channel::<Produced>(2 * threads);
+        let workers = (0..threads)
+            .map(|_| {
+                let (data, plan, counter, tx) =
+                    (data.clone(), plan.clone(), counter.clone(), tx.clone());
+                std::thread::spawn(move || loop {
+                    let i = counter.fetch_add(1, Ordering::Relaxed);
+                    let Some(items) = plan.get(i) else { return };
+                    let batch = make_batch_with(&data, items, search_value_weight);
+                    if tx.send((i, batch)).is_err() {
+                        return;
+                    }
+                })
+            })
+            .collect();
+        Producer {
+            rx: Some(rx),
+            workers,
+            next: 0,
+            len,
+            waiting: BTreeMap::new(),
+        }
+    }
+
+    pub(super) fn next_batch(&mut self) -> Option<Result<Batch, String>> {
+        if self.next >= self.len {
+            return None;
+        }
+        loop {
+            if let Some(batch) = self.waiting.remove(&self.next) {
+                self.next += 1;
+                return Some(batch);
+            }
+            match self.rx.as_ref()?.recv() {
+                Ok((i, batch)) => {
+                    self.waiting.insert(i, batch);
+                }
+                Err(_) => return Some(Err("the batch threads stopped".into())),
+            }
+        }
+    }
+}
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        // Closing the channel stops the workers at their next batch.
+        self.rx = None;
+        self.waiting.clear();
+        for worker in self.workers.drain(..) {
+            let _ = worker.join();
+        }
+    }
+}
