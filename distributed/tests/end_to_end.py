@@ -254,6 +254,15 @@ def unit_checks() -> None:
               and not [n for n in os.listdir(os.path.join(folder, "a")) if n.startswith(".partial-")])
         storage_uri = Storage("file://" + folder)
         check("file:// names the same folder", storage_uri.read_json("a/b.json") == {"x": 1})
+        # An fsspec file system that is not local takes the object-store path
+        # (whole-object PUTs, uploads and downloads through fsspec).
+        store = Storage("memory://wzd-unit")
+        store.write_json("gen-0001/x.json", {"y": 2})
+        store.upload(os.path.join(folder, "a", "c.tsv"), "gen-0001/games/c.tsv")
+        store.download("gen-0001/games/c.tsv", os.path.join(folder, "back.tsv"))
+        check("an object-store URI (memory://) writes, lists, uploads and downloads",
+              store.read_json("gen-0001/x.json") == {"y": 2} and store.list("gen-0001/games") == ["gen-0001/games/c.tsv"]
+              and open(os.path.join(folder, "back.tsv")).read() == "1" and not store.is_local)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -181,7 +181,11 @@ class Loop:
         train = self.train(generation, plan)
         gating = self.gate(generation, plan)
         promoted = gating["decision"] == "H1"
-        candidate_elo = self.state["current_elo"] + (gating["elo"] if math.isfinite(gating["elo"]) else 0)
+        gating_elo = gating["elo"]
+        if not math.isfinite(gating_elo):
+            # A clean sweep has no finite Elo: count half a game each way.
+            gating_elo, _ = elo_estimate(gating["wins"] + 0.5, gating["losses"] + 0.5, gating["draws"])
+        candidate_elo = self.state["current_elo"] + gating_elo
         entry = {"generation": generation, "network": plan["network"],
                  "candidate": layout.network_name(generation), "selfplay": selfplay,
                  "train": train, "gating": gating, "promoted": promoted,

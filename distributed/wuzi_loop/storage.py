@@ -47,6 +47,7 @@ class Storage:
         return posixpath.join(self.root, name) if name else self.root
 
     def exists(self, name: str) -> bool:
+        self.fs.invalidate_cache(posixpath.dirname(self.path(name)))
         return self.fs.exists(self.path(name))
 
     def read_bytes(self, name: str) -> bytes:
@@ -100,6 +101,8 @@ class Storage:
         """Names (relative to the storage root) of the files directly in
         `folder`, sorted; none when it does not exist. Half-written local
         files are left out."""
+        # Object-store file systems cache listings; other machines add files.
+        self.fs.invalidate_cache(self.path(folder))
         try:
             entries = self.fs.ls(self.path(folder), detail=False)
         except FileNotFoundError:
