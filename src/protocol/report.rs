@@ -115,13 +115,7 @@ impl Gomocup {
             }
         }
         if self.show_detail & 2 != 0 {
-            let searched: Vec<MoveStats> = report
-                .moves
-                .iter()
-                .filter(|m| m.visits > 0 || m.proven != Proven::Unknown)
-                .take(n.max(1))
-                .cloned()
-                .collect();
+            let searched = searched_moves(&report.moves, n);
             self.pv_blocks(s, &searched, report.visits, elapsed.as_millis() as u64);
         }
         if self.live.last_summary.elapsed() >= SUMMARY_EVERY {
@@ -192,15 +186,7 @@ impl Gomocup {
         if self.dialect != Dialect::YixinBoard || self.show_detail & 2 == 0 {
             return;
         }
-        // Only searched moves: an unvisited one has no value to show (the
-        // GUI would paint it 0%), and proven ones carry theirs.
-        let moves: Vec<MoveStats> = result
-            .moves
-            .iter()
-            .filter(|m| m.visits > 0 || m.proven != Proven::Unknown)
-            .take(n.max(1))
-            .cloned()
-            .collect();
+        let moves = searched_moves(&result.moves, n);
         // The tree is reused across moves, so a move's visits may exceed this
         // search's playouts: the total is the root's visits, never less.
         let total = result
@@ -271,4 +257,15 @@ impl Gomocup {
 fn move_summary(m: &MoveStats) -> String {
     let value = ev_text(m.proven, m.wdl[0] + 0.5 * m.wdl[1]);
     format!("{}:{}:{value}", m.mv, m.visits)
+}
+
+/// The first `n` (at least one) moves that have a value to show: visited,
+/// or proven. An unvisited one has none (the GUI would paint it 0%).
+fn searched_moves(moves: &[MoveStats], n: usize) -> Vec<MoveStats> {
+    moves
+        .iter()
+        .filter(|m| m.visits > 0 || m.proven != Proven::Unknown)
+        .take(n.max(1))
+        .cloned()
+        .collect()
 }
