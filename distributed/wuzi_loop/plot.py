@@ -30,7 +30,7 @@ def plot_elo(state: dict, out_path: str, title: str | None = None) -> int:
     axes.set_ylabel("Elo over generation 0")
     axes.set_xticks(generations)
     axes.grid(alpha=0.3)
-    axes.legend(loc="upper left", fontsize=8)
+    axes.legend(loc="lower right", fontsize=8)
     if title:
         axes.set_title(title, fontsize=9)
     figure.tight_layout()
