@@ -16,6 +16,9 @@ if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get 
     echo "test.sh: could not install chromium; tests/web_board.rs will say so" >&2
 fi
 cargo test --release --workspace --all-targets
+# The distributed generation loop on a local Ray cluster (it uses the
+# binary the line above built).
+bash scripts/test-distributed.sh
 # The libtorch-free build (native backend only), in a target folder of its
 # own so that neither build undoes the other's.
 # (The match tests' test brain is wuzi-arena's, whose tests ran above.)

@@ -1,5 +1,5 @@
 """Elo and the SPRT of pooled match results, with the formulas of
-`pbrain-wuzi match` (crates/wuzi-core/src/arena/stats.rs, cutechess-cli's):
+`pbrain-wuzi match` (crates/wuzi-arena/src/arena/stats.rs, cutechess-cli's):
 gating tasks on several machines each play part of the games, and the
 decision is taken on their sum.
 """
