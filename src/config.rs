@@ -146,9 +146,7 @@ impl Config {
 
     fn resolve_paths(&mut self, base: &Path) {
         self.network.resolve_paths(base);
-        if !self.log.dir.as_os_str().is_empty() && self.log.dir.is_relative() {
-            self.log.dir = base.join(&self.log.dir);
-        }
+        crate::nn::settings::resolve_relative(&mut self.log.dir, base);
     }
 }
 

@@ -122,9 +122,7 @@ impl NetworkSettings {
             &mut self.renju_fp32,
             &mut self.caro_fp32,
         ] {
-            if !path.as_os_str().is_empty() && path.is_relative() {
-                *path = base.join(&*path);
-            }
+            resolve_relative(path, base);
         }
     }
 
@@ -171,4 +169,12 @@ fn evaluator_threads<'de, D: serde::Deserializer<'de>>(
         Written::Word(word) => word,
     };
     text.parse().map_err(serde::de::Error::custom)
+}
+
+/// Makes a relative, non-empty `path` relative to `base` (an empty path
+/// means "none" and stays empty).
+pub fn resolve_relative(path: &mut PathBuf, base: &Path) {
+    if !path.as_os_str().is_empty() && path.is_relative() {
+        *path = base.join(&*path);
+    }
 }

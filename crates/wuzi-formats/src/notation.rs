@@ -18,6 +18,8 @@ use std::fmt;
 
 use wuzi_game::game::{BoardSize, Color, Point};
 
+use crate::gomocup::Coord;
+
 /// The letter of column `x`: `a` for 0; beyond `z` (boards wider than 26)
 /// from `A`.
 pub fn column_letter(x: u8) -> char {
@@ -99,11 +101,11 @@ impl Notation {
             why,
         };
         match self {
-            Notation::Gomocup => {
-                let (x, y) = text.split_once(',').ok_or_else(|| error("not x,y"))?;
-                let number = |t: &str| t.trim().parse::<u8>().map_err(|_| error("not x,y"));
-                Point::new(number(x)?, number(y)?).ok_or_else(|| error("off every board"))
-            }
+            Notation::Gomocup => text
+                .parse::<Coord>()
+                .map_err(|_| error("not x,y"))?
+                .point()
+                .ok_or_else(|| error("off every board")),
             Notation::Labels { size, transposed } => {
                 let (columns, rows) = if transposed {
                     (size.height(), size.width())

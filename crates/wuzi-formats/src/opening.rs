@@ -15,6 +15,8 @@ use std::str::FromStr;
 
 use wuzi_game::game::BoardSize;
 
+use crate::notation::{column_letter, parse_column_letter};
+
 /// Notation of an opening file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpeningFormat {
@@ -75,7 +77,7 @@ fn parse_offset(line: &str, size: BoardSize) -> Result<Vec<(i64, i64)>, String> 
             numbers.len()
         ));
     }
-    let (cx, cy) = (size.width() as i64 / 2, size.height() as i64 / 2);
+    let (cx, cy) = centre(size);
     Ok(numbers
         .chunks(2)
         .map(|pair| (cx + pair[0], cy + pair[1]))
@@ -90,10 +92,10 @@ fn parse_pos(line: &str) -> Result<Vec<(i64, i64)>, String> {
             chars.next();
         }
         let Some(letter) = chars.next() else { break };
-        if !letter.is_ascii_alphabetic() {
-            return Err(format!("expected a column letter, found {letter:?}"));
-        }
-        let x = (letter.to_ascii_lowercase() as u8 - b'a') as i64;
+        // Any letter, in either case: the pos notation has 26 columns.
+        let x = parse_column_letter(letter, 26)
+            .ok_or_else(|| format!("expected a column letter, found {letter:?}"))?
+            as i64;
         let mut digits = String::new();
         while let Some(&c) = chars.peek() {
             if !c.is_ascii_digit() {
@@ -162,6 +164,11 @@ impl fmt::Display for OpeningFormat {
     }
 }
 
+/// The cell offsets count from: `(floor(W/2), floor(H/2))`.
+fn centre(size: BoardSize) -> (i64, i64) {
+    (size.width() as i64 / 2, size.height() as i64 / 2)
+}
+
 /// Writes an opening of board coordinates as one line of a file in
 /// `format` (`Auto` writes offsets), for a board of `size`: the inverse of
 /// [`parse_line`]. `pos` has letters for 26 columns only.
@@ -170,6 +177,7 @@ pub fn format_line(
     format: OpeningFormat,
     size: BoardSize,
 ) -> Result<String, String> {
+    let (cx, cy) = centre(size);
     let mut parts = Vec::with_capacity(moves.len());
     for &(x, y) in moves {
         parts.push(match format {
@@ -181,12 +189,9 @@ pub fn format_line(
                 if y < 0 {
                     return Err(format!("row {y} is above the board"));
                 }
-                format!("{}{}", (b'a' + letter) as char, y + 1)
+                format!("{}{}", column_letter(letter), y + 1)
             }
-            OpeningFormat::Offset | OpeningFormat::Auto => {
-                let (cx, cy) = (size.width() as i64 / 2, size.height() as i64 / 2);
-                format!("{},{}", x - cx, y - cy)
-            }
+            OpeningFormat::Offset | OpeningFormat::Auto => format!("{},{}", x - cx, y - cy),
         });
     }
     Ok(match format {

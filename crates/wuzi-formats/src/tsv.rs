@@ -220,8 +220,10 @@ impl<'a> Row<'a> {
 
     /// Stones of the opening (0 without the column).
     pub fn opening(&self) -> Result<usize, String> {
-        match self.field(self.columns.opening) {
-            None if self.columns.opening.is_none() => Ok(0),
+        let Some(column) = self.columns.opening else {
+            return Ok(0);
+        };
+        match self.fields.get(column) {
             Some(text) => text
                 .parse()
                 .map_err(|_| format!("n_opening {text:?} is not a number")),

@@ -19,3 +19,18 @@ pub struct MoveRecord {
     /// Placed by the runner as part of the opening.
     pub opening: bool,
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A stone of a record, for the formats' tests.
+    pub(crate) fn rec(x: u8, y: u8, color: Color) -> MoveRecord {
+        MoveRecord {
+            point: Point::new(x, y).unwrap(),
+            color,
+            ms: 5,
+            opening: false,
+        }
+    }
+}

@@ -73,16 +73,9 @@ pub fn parse_psq(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wuzi_game::game::{Color, Point};
+    use wuzi_game::game::Color;
 
-    fn rec(x: u8, y: u8, color: Color) -> MoveRecord {
-        MoveRecord {
-            point: Point::new(x, y).unwrap(),
-            color,
-            ms: 5,
-            opening: false,
-        }
-    }
+    use crate::record::tests::rec;
 
     #[test]
     fn psq_layout() {

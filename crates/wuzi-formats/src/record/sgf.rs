@@ -4,16 +4,8 @@ use std::fmt::Write as _;
 
 use wuzi_game::game::{BoardSize, Color, Point, Rule};
 
+use crate::notation::column_letter;
 use crate::record::MoveRecord;
-
-/// SGF coordinate letter of 0-based `v` (`a`..`z`, then `A`..`Z`).
-fn sgf_letter(v: u8) -> char {
-    if v < 26 {
-        (b'a' + v) as char
-    } else {
-        (b'A' + v - 26) as char
-    }
-}
 
 fn sgf_value(c: char) -> Option<u8> {
     match c {
@@ -80,8 +72,8 @@ pub fn sgf_text(info: &SgfInfo<'_>, moves: &[MoveRecord]) -> String {
         let _ = write!(
             text,
             ";{tag}[{}{}]",
-            sgf_letter(m.point.x()),
-            sgf_letter(m.point.y())
+            column_letter(m.point.x()),
+            column_letter(m.point.y())
         );
     }
     text.push_str(")\n");
@@ -276,14 +268,7 @@ fn finish_sgf_game(game: &mut SgfGame) -> Result<SgfGame, String> {
 mod tests {
     use super::*;
 
-    fn rec(x: u8, y: u8, color: Color) -> MoveRecord {
-        MoveRecord {
-            point: Point::new(x, y).unwrap(),
-            color,
-            ms: 5,
-            opening: false,
-        }
-    }
+    use crate::record::tests::rec;
 
     #[test]
     fn sgf_round_trip() {
