@@ -12,7 +12,7 @@ import subprocess
 import time
 from typing import Callable
 
-from .records import RecordError, parse_game
+from .records import RecordError, game_lines, parse_game
 
 
 class EngineError(Exception):
@@ -92,8 +92,7 @@ class WholeGameReader:
         if end < 0:
             return []
         self.offset += end + 1
-        lines = chunk[: end + 1].decode().split("\n")[:-1]
-        return [line for line in lines if line and not line.startswith("#")]
+        return game_lines(chunk[: end + 1].decode())
 
 
 def selfplay_command(binary: str, network: str, out: str, games: int, seed: int,

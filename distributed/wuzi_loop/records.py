@@ -25,14 +25,19 @@ class GameSummary:
     positions: int  # fully searched positions: the training targets
 
 
+def game_lines(text: str) -> list[str]:
+    """The game lines of a stored part's text (parts are written whole),
+    without the header."""
+    return [line for line in text.split("\n") if line and not line.startswith("#")]
+
+
 def whole_game_lines(text: str) -> list[str]:
     """The finished game lines of a self-play file's text, without the
     header and without a partly written last line."""
     lines = text.split("\n")
     # The last element is "" when the text ends with a newline, otherwise a
     # line the writer had not finished.
-    finished = lines[:-1]
-    return [line for line in finished if line and not line.startswith("#")]
+    return game_lines("\n".join(lines[:-1]))
 
 
 def parse_game(line: str) -> GameSummary:

@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from . import engine, layout
-from .records import file_text, parse_game
+from .records import file_text, game_lines, parse_game
 from .storage import Storage
 
 
@@ -28,11 +28,18 @@ def cached_network(storage: Storage, name: str, local_dir: str) -> str:
     return local
 
 
+def task_workspace(spec: dict, prefix: str) -> tuple[str, str]:
+    """This machine's folder for the loop (`local_dir`, or the system's
+    temporary folder) and a fresh work folder in it for one task."""
+    local_dir = spec.get("local_dir") or tempfile.gettempdir()
+    os.makedirs(local_dir, exist_ok=True)
+    return local_dir, tempfile.mkdtemp(prefix=prefix, dir=local_dir)
+
+
 def stored_shard_games(storage: Storage, generation: int, shard: int) -> list[str]:
     lines: list[str] = []
     for part in layout.shard_parts(storage, generation, shard):
-        text = storage.read_bytes(part).decode()
-        lines.extend(line for line in text.split("\n") if line and not line.startswith("#"))
+        lines.extend(game_lines(storage.read_bytes(part).decode()))
     return lines
 
 
@@ -70,9 +77,7 @@ def selfplay_shard(spec: dict, progress=None) -> dict:
     started = time.time()
     if len(stored) >= target:
         return shard_result(spec, stored, 0, started)
-    local_dir = spec.get("local_dir") or tempfile.gettempdir()
-    os.makedirs(local_dir, exist_ok=True)
-    work = tempfile.mkdtemp(prefix=f"selfplay-g{generation}-s{shard}-", dir=local_dir)
+    local_dir, work = task_workspace(spec, f"selfplay-g{generation}-s{shard}-")
     try:
         network = cached_network(storage, spec["network"], local_dir)
         out = os.path.join(work, f"shard-{shard:03d}.tsv")
@@ -132,9 +137,7 @@ def train_generation(spec: dict) -> dict:
     stored games of the generations in the window, and stores it."""
     storage = Storage(spec["storage"])
     binary = engine.check_binary(spec["binary"])
-    local_dir = spec.get("local_dir") or tempfile.gettempdir()
-    os.makedirs(local_dir, exist_ok=True)
-    work = tempfile.mkdtemp(prefix=f"train-g{spec['generation']}-", dir=local_dir)
+    local_dir, work = task_workspace(spec, f"train-g{spec['generation']}-")
     try:
         data = os.path.join(work, "data")
         stored_games = 0
@@ -143,7 +146,7 @@ def train_generation(spec: dict) -> dict:
                 local = os.path.join(data, f"gen-{generation:04d}", os.path.basename(part))
                 storage.download(part, local)
                 with open(local) as part_file:
-                    stored_games += sum(1 for line in part_file if line.strip() and not line.startswith("#"))
+                    stored_games += len(game_lines(part_file.read()))
         if stored_games == 0:
             raise engine.EngineError(f"generation {spec['generation']}: no stored games to train on")
         init = cached_network(storage, spec["init_network"], local_dir)
@@ -170,9 +173,7 @@ def gating_match(spec: dict) -> dict:
     """Plays one slice of a gating match and stores its result."""
     storage = Storage(spec["storage"])
     binary = engine.check_binary(spec["binary"])
-    local_dir = spec.get("local_dir") or tempfile.gettempdir()
-    os.makedirs(local_dir, exist_ok=True)
-    work = tempfile.mkdtemp(prefix=f"gating-g{spec['generation']}-", dir=local_dir)
+    local_dir, work = task_workspace(spec, f"gating-g{spec['generation']}-")
     try:
         candidate = cached_network(storage, spec["candidate"], local_dir)
         current = cached_network(storage, spec["current"], local_dir)
