@@ -11,6 +11,8 @@
 # Usage: scripts/gpu-selfplay.sh RULE MINUTES [selfplay args...]
 #   WUZI_BIN: the engine binary (default .devbin/pbrain-wuzi, with its
 #   config/ beside it); the networks are the repository's.
+#   WUZI_NETWORK: a network file instead of the configured one.
+#   DEVICE: cuda (the default) or cpu (to try the script without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rule=${1:?usage: gpu-selfplay.sh RULE MINUTES [selfplay args...]}
@@ -27,7 +29,8 @@ export LD_LIBRARY_PATH="$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 log="$work/selfplay/$rule.log"
 # SIGINT at the time limit: the games under way are lost, the file keeps
 # every finished one (each is appended whole).
-timeout -s INT "$((minutes * 60))" "$bin" --device cuda selfplay --rule "$rule" \
+timeout -s INT "$((minutes * 60))" "$bin" --device "${DEVICE:-cuda}" \
+  ${WUZI_NETWORK:+--network "$WUZI_NETWORK"} selfplay --rule "$rule" \
   --out "$work/selfplay/$rule.tsv" "$@" >"$log" 2>&1 || true
 tail -n 3 "$log"
 echo "gpu-selfplay: $(($(grep -vc '^#' "$work/selfplay/$rule.tsv") )) games in $work/selfplay/$rule.tsv"

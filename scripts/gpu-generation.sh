@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# One self-play generation for several rules in one device call: self-play
+# of every rule at once from its shipped network (scripts/gpu-selfplay.sh),
+# then scripts/gpu-job.sh trains each rule's network from the shipped
+# weights on its Gomocup records plus every self-play file of that rule
+# (the earlier generations in .gpujob/selfplay/ and this one), each copied
+# WEIGHT times so that the self-play positions weigh about as much as the
+# tournament ones. Brings back, in $OUT: RULE-gen.tar (the trained
+# weights, curve and log) and RULE-selfplay.tsv.gz (this run's games).
+#
+# Usage: scripts/gpu-generation.sh SELFPLAY_MINUTES TRAIN_MINUTES RULE...
+#   Each RULE's openings: .gpujob/openings/RULE15-pool.txt (balanced
+#   openings drawn fresh for every game, never an evaluation set).
+#   PARALLEL (default 8): games at once per rule. WEIGHT (default 6).
+#   SEED (default 1): self-play seed.
+# Prepared here with scripts/gpu-prepare.sh and scripts/build-for-torch.sh;
+# see networks/README.md, "Self-play on a GPU machine".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+selfplay_minutes=${1:?usage: gpu-generation.sh SELFPLAY_MINUTES TRAIN_MINUTES RULE...}
+train_minutes=${2:?usage: gpu-generation.sh SELFPLAY_MINUTES TRAIN_MINUTES RULE...}
+shift 2
+[[ $# -gt 0 ]] || { echo "gpu-generation: name at least one rule" >&2; exit 2; }
+out=${OUT:-gpu-out}
+export GPU_JOB_WORK=${GPU_JOB_WORK:-/tmp/wuzi-gpu-job}
+mkdir -p "$out" "$GPU_JOB_WORK/selfplay"
+bin=${WUZI_BIN:-.devbin/pbrain-wuzi}
+# gpu-selfplay.sh links the networks beside the binary; made once here, as
+# the rules' runs start together.
+[[ -e "$(dirname "$bin")/networks" ]] || ln -s "$PWD/networks" "$(dirname "$bin")/networks"
+
+spec() { # RULE -> NET NETWORK_FILE
+  case $1 in
+    freestyle) echo "6x64 networks/freestyle-6x64.safetensors" ;;
+    standard) echo "8x64 networks/standard15-8x64.safetensors" ;;
+    renju) echo "6x64 networks/renju15-6x64.safetensors" ;;
+    *) echo "gpu-generation: unknown rule $1" >&2; return 2 ;;
+  esac
+}
+
+pids=()
+seed=${SEED:-1}
+for rule in "$@"; do
+  spec "$rule" >/dev/null
+  WUZI_NETWORK=$(spec "$rule" | cut -d' ' -f2) bash scripts/gpu-selfplay.sh "$rule" "$selfplay_minutes" --board 15 \
+    --parallel "${PARALLEL:-8}" --eval-batch 256 --playouts 400 --fast-playouts 100 \
+    --full-share 0.25 --sample-plies 6 --temperature 0.8 \
+    --openings ".gpujob/openings/${rule}15-pool.txt" --games 1000000 --seed "$seed" &
+  pids+=($!)
+  seed=$((seed + 1))
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+
+# The training data: every generation's games, WEIGHT copies each.
+data="$GPU_JOB_WORK/weighted"
+mkdir -p "$data"
+specs=()
+for rule in "$@"; do
+  gzip -c "$GPU_JOB_WORK/selfplay/$rule.tsv" >"$out/$rule-selfplay.tsv.gz"
+  read -r net network < <(spec "$rule")
+  shopt -s nullglob
+  for file in .gpujob/selfplay/"$rule"*.tsv "$GPU_JOB_WORK/selfplay/$rule.tsv"; do
+    for i in $(seq "${WEIGHT:-6}"); do cp "$file" "$data/$rule-$(basename "$file" .tsv)-$i.tsv"; done
+  done
+  shopt -u nullglob
+  specs+=("$rule:$net:$train_minutes:$rule-gen,--init,$network")
+done
+SELFPLAY_DIR="$data" bash scripts/gpu-job.sh "${specs[@]}" -- \
+  --batch-size 256 --lr 5e-4 --warmup-steps 50 --epochs 3 --val-every 200
