@@ -15,6 +15,7 @@ pub mod node;
 mod playout;
 pub mod result;
 pub mod select;
+mod stoppers;
 pub mod time;
 
 use std::collections::VecDeque;
@@ -30,6 +31,7 @@ use crate::search::cache::NodeCache;
 use crate::search::expand::{analyse, LeafAnalysis, LeafSettings};
 use crate::search::node::{Edge, Node, NodeState, Proven};
 use crate::search::select::{choose_edge, select_edge, tempered_prior, PuctParams};
+use crate::search::stoppers::{SearchProgress, StopCondition, Stoppers};
 use crate::tactics::forced_win;
 
 pub use config::SearchConfig;
@@ -186,7 +188,8 @@ impl Searcher {
                 for _ in 0..threads {
                     scope.spawn(|| self.worker(board, &root, limits, &clock, &progress));
                 }
-                let reason = self.watch(&root, limits, &clock, stop, &progress, tree_budget);
+                let stoppers = Stoppers::for_search(limits, &clock, tree_budget);
+                let reason = self.watch(&root, &stoppers, &clock, stop, &progress);
                 progress.halt.store(true, Ordering::SeqCst);
                 reason
             });
@@ -326,57 +329,59 @@ impl Searcher {
         }
     }
 
-    /// The controlling loop: checks the limits until one is reached.
+    /// The controlling loop: checks the stop conditions until one holds.
     fn watch(
         &self,
         root: &Arc<Node>,
-        limits: &SearchLimits,
+        stoppers: &Stoppers,
         clock: &TimeManager,
         stop: &AtomicBool,
         progress: &Progress,
-        tree_budget: usize,
     ) -> StopReason {
         loop {
             std::thread::sleep(Duration::from_millis(1));
-            if stop.load(Ordering::SeqCst) {
-                return StopReason::Stopped;
-            }
-            let root_progress = {
-                let data = root.data.lock();
-                if data.proven.is_known() {
-                    return StopReason::Proven;
-                }
-                if data.edges.len() == 1 && data.visits >= 2 {
-                    return StopReason::OnlyMove;
-                }
-                let (mut best, mut second) = (0, 0);
-                for edge in &data.edges {
-                    if edge.visits > best {
-                        (best, second) = (edge.visits, best);
-                    } else if edge.visits > second {
-                        second = edge.visits;
-                    }
-                }
-                RootProgress {
-                    best_visits: best,
-                    second_visits: second,
-                    playouts: progress.playouts.load(Ordering::Relaxed),
-                }
-            };
-            let playouts = progress.playouts.load(Ordering::Relaxed);
-            if limits.max_playouts.is_some_and(|max| playouts >= max) {
-                return StopReason::Playouts;
-            }
-            if self.cache.memory_bytes() >= tree_budget {
-                return StopReason::Memory;
-            }
-            if progress.idle_rounds.load(Ordering::Relaxed) > 64 {
-                return StopReason::Exhausted;
-            }
-            if clock.tree_search_done(root_progress) {
-                return StopReason::Time;
+            let now = self.search_progress(root, clock, stop, progress);
+            if let Some(reason) = stoppers.check(&now) {
+                return reason;
             }
         }
+    }
+
+    /// The search as the stop conditions see it now, read in the order
+    /// they are checked.
+    fn search_progress(
+        &self,
+        root: &Arc<Node>,
+        clock: &TimeManager,
+        stop: &AtomicBool,
+        progress: &Progress,
+    ) -> SearchProgress {
+        let stop_requested = stop.load(Ordering::SeqCst);
+        let mut now = {
+            let data = root.data.lock();
+            let (mut best, mut second) = (0, 0);
+            for edge in &data.edges {
+                if edge.visits > best {
+                    (best, second) = (edge.visits, best);
+                } else if edge.visits > second {
+                    second = edge.visits;
+                }
+            }
+            SearchProgress {
+                stop_requested,
+                root_proven: data.proven.is_known(),
+                root_moves: data.edges.len(),
+                root_visits: data.visits,
+                best_visits: best,
+                second_visits: second,
+                playouts: progress.playouts.load(Ordering::Relaxed),
+                ..SearchProgress::default()
+            }
+        };
+        now.tree_bytes = self.cache.memory_bytes();
+        now.idle_rounds = progress.idle_rounds.load(Ordering::Relaxed);
+        now.elapsed = clock.elapsed();
+        now
     }
 
     /// The node of the position after `path` from `board`, if searched.

@@ -154,12 +154,17 @@ impl TimeManager {
     /// the current speed in the time left, and in any case at twice the
     /// target.
     pub fn tree_search_done(&self, root: RootProgress) -> bool {
+        self.tree_search_done_at(root, self.elapsed())
+    }
+
+    /// [`Self::tree_search_done`] with the clock read by the caller, so
+    /// that a snapshot of the search is judged at the moment it was taken.
+    pub fn tree_search_done_at(&self, root: RootProgress, elapsed: Duration) -> bool {
         let Some(budget) = self.budget else {
             return false;
         };
         let reserve = self.safety_reserve(budget);
         let (target, deadline) = (budget.target - reserve, budget.deadline - reserve);
-        let elapsed = self.elapsed();
         if elapsed >= deadline {
             return true;
         }

@@ -1,0 +1,409 @@
+//! What ends a search: one type per stop condition, each judging a
+//! snapshot of the search's progress, and [`Stoppers`], the list the
+//! controlling loop checks in order (after lc0's `mcts/stoppers`).
+//!
+//! The order is part of the behaviour: when several conditions hold at
+//! once, the first one names the [`StopReason`].
+
+use std::time::Duration;
+
+use crate::search::result::StopReason;
+use crate::search::time::{RootProgress, TimeManager};
+use crate::search::SearchLimits;
+
+/// Idle rounds in a row after which the tree has nothing left to search:
+/// enough that a thread waiting briefly for the network is not taken for
+/// an exhausted tree.
+pub const EXHAUSTED_IDLE_ROUNDS: u32 = 64;
+
+/// The search at one moment, as the stop conditions see it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SearchProgress {
+    /// A stop request arrived (STOP, END, a new position).
+    pub stop_requested: bool,
+    /// The root's value is proven.
+    pub root_proven: bool,
+    /// Moves at the root (edges of the expanded root).
+    pub root_moves: usize,
+    /// Visits of the root itself.
+    pub root_visits: u32,
+    /// Visits of the most visited root move and of the runner-up.
+    pub best_visits: u32,
+    pub second_visits: u32,
+    /// Playouts of this search so far.
+    pub playouts: u64,
+    /// Bytes the tree takes.
+    pub tree_bytes: usize,
+    /// Rounds in a row in which no search thread found work.
+    pub idle_rounds: u32,
+    /// Time since the request arrived, on the time manager's clock.
+    pub elapsed: Duration,
+}
+
+impl SearchProgress {
+    /// What the time manager needs of the root.
+    pub fn root(&self) -> RootProgress {
+        RootProgress {
+            best_visits: self.best_visits,
+            second_visits: self.second_visits,
+            playouts: self.playouts,
+        }
+    }
+}
+
+/// One reason to end a search.
+pub trait StopCondition {
+    /// The reason to stop now, if this condition holds.
+    fn check(&self, progress: &SearchProgress) -> Option<StopReason>;
+}
+
+/// An external stop request.
+pub struct StopRequest;
+
+impl StopCondition for StopRequest {
+    fn check(&self, progress: &SearchProgress) -> Option<StopReason> {
+        progress.stop_requested.then_some(StopReason::Stopped)
+    }
+}
+
+/// The root's value is known: more search cannot change the move.
+pub struct ProvenRoot;
+
+impl StopCondition for ProvenRoot {
+    fn check(&self, progress: &SearchProgress) -> Option<StopReason> {
+        progress.root_proven.then_some(StopReason::Proven)
+    }
+}
+
+/// A single root move (a forced block). The root must have been visited
+/// twice, so that the move has a value to report.
+pub struct OnlyMove;
+
+impl StopCondition for OnlyMove {
+    fn check(&self, progress: &SearchProgress) -> Option<StopReason> {
+        (progress.root_moves == 1 && progress.root_visits >= 2).then_some(StopReason::OnlyMove)
+    }
+}
+
+/// The playout limit of [`SearchLimits::max_playouts`].
+pub struct PlayoutLimit {
+    pub max: u64,
+}
+
+impl StopCondition for PlayoutLimit {
+    fn check(&self, progress: &SearchProgress) -> Option<StopReason> {
+        (progress.playouts >= self.max).then_some(StopReason::Playouts)
+    }
+}
+
+/// The tree has reached the bytes it may use in this search.
+pub struct TreeMemory {
+    pub budget: usize,
+}
+
+impl StopCondition for TreeMemory {
+    fn check(&self, progress: &SearchProgress) -> Option<StopReason> {
+        (progress.tree_bytes >= self.budget).then_some(StopReason::Memory)
+    }
+}
+
+/// No thread has found work for a while: every leaf within the limits
+/// (the depth limit, proven lines) is searched.
+pub struct ExhaustedTree;
+
+impl StopCondition for ExhaustedTree {
+    fn check(&self, progress: &SearchProgress) -> Option<StopReason> {
+        (progress.idle_rounds > EXHAUSTED_IDLE_ROUNDS).then_some(StopReason::Exhausted)
+    }
+}
+
+/// The clock, as the search's one time manager judges it.
+pub struct TimeLimit<'a> {
+    pub clock: &'a TimeManager,
+}
+
+impl StopCondition for TimeLimit<'_> {
+    fn check(&self, progress: &SearchProgress) -> Option<StopReason> {
+        self.clock
+            .tree_search_done_at(progress.root(), progress.elapsed)
+            .then_some(StopReason::Time)
+    }
+}
+
+/// Stop conditions checked in order: the first that holds ends the search.
+#[derive(Default)]
+pub struct Stoppers<'a> {
+    conditions: Vec<Box<dyn StopCondition + 'a>>,
+}
+
+impl<'a> Stoppers<'a> {
+    /// No condition: a search that only ends when told to by its caller.
+    pub fn new() -> Stoppers<'a> {
+        Stoppers::default()
+    }
+
+    /// The list with `condition` checked after those already in it.
+    pub fn with(mut self, condition: impl StopCondition + 'a) -> Stoppers<'a> {
+        self.conditions.push(Box::new(condition));
+        self
+    }
+
+    /// The conditions of one search. A stop request comes first so that
+    /// a caller who stops hears that it was obeyed; a proven root before
+    /// the limits, as its move is certain whatever else holds.
+    pub fn for_search(
+        limits: &SearchLimits,
+        clock: &'a TimeManager,
+        tree_budget: usize,
+    ) -> Stoppers<'a> {
+        let mut stoppers = Stoppers::new()
+            .with(StopRequest)
+            .with(ProvenRoot)
+            .with(OnlyMove);
+        if let Some(max) = limits.max_playouts {
+            stoppers = stoppers.with(PlayoutLimit { max });
+        }
+        stoppers
+            .with(TreeMemory {
+                budget: tree_budget,
+            })
+            .with(ExhaustedTree)
+            .with(TimeLimit { clock })
+    }
+}
+
+impl StopCondition for Stoppers<'_> {
+    fn check(&self, progress: &SearchProgress) -> Option<StopReason> {
+        self.conditions.iter().find_map(|c| c.check(progress))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+    use crate::search::time::TimeBudget;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// Nothing holds: a search well under way, under every limit.
+    fn running() -> SearchProgress {
+        SearchProgress {
+            stop_requested: false,
+            root_proven: false,
+            root_moves: 30,
+            root_visits: 500,
+            best_visits: 200,
+            second_visits: 150,
+            playouts: 500,
+            tree_bytes: 1 << 20,
+            idle_rounds: 0,
+            elapsed: ms(10),
+        }
+    }
+
+    #[test]
+    fn a_stop_request_stops() {
+        assert_eq!(StopRequest.check(&running()), None);
+        let stopped = SearchProgress {
+            stop_requested: true,
+            ..running()
+        };
+        assert_eq!(StopRequest.check(&stopped), Some(StopReason::Stopped));
+    }
+
+    #[test]
+    fn a_proven_root_stops() {
+        assert_eq!(ProvenRoot.check(&running()), None);
+        let proven = SearchProgress {
+            root_proven: true,
+            ..running()
+        };
+        assert_eq!(ProvenRoot.check(&proven), Some(StopReason::Proven));
+    }
+
+    #[test]
+    fn an_only_move_stops_once_the_root_has_a_value() {
+        let only = |root_visits| SearchProgress {
+            root_moves: 1,
+            root_visits,
+            ..running()
+        };
+        assert_eq!(OnlyMove.check(&only(0)), None);
+        assert_eq!(OnlyMove.check(&only(1)), None);
+        assert_eq!(OnlyMove.check(&only(2)), Some(StopReason::OnlyMove));
+        // Two moves, or a root not yet expanded, go on.
+        for root_moves in [0, 2] {
+            let many = SearchProgress {
+                root_moves,
+                ..only(100)
+            };
+            assert_eq!(OnlyMove.check(&many), None);
+        }
+    }
+
+    #[test]
+    fn the_playout_limit_stops_at_exactly_max() {
+        let limit = PlayoutLimit { max: 100 };
+        let at = |playouts| SearchProgress {
+            playouts,
+            ..running()
+        };
+        assert_eq!(limit.check(&at(99)), None);
+        assert_eq!(limit.check(&at(100)), Some(StopReason::Playouts));
+        assert_eq!(limit.check(&at(101)), Some(StopReason::Playouts));
+    }
+
+    #[test]
+    fn the_tree_memory_stops_at_the_budget() {
+        let memory = TreeMemory { budget: 4096 };
+        let at = |tree_bytes| SearchProgress {
+            tree_bytes,
+            ..running()
+        };
+        assert_eq!(memory.check(&at(4095)), None);
+        assert_eq!(memory.check(&at(4096)), Some(StopReason::Memory));
+        // No budget: the largest tree goes on.
+        let unlimited = TreeMemory { budget: usize::MAX };
+        assert_eq!(unlimited.check(&at(usize::MAX - 1)), None);
+    }
+
+    #[test]
+    fn an_exhausted_tree_stops_after_the_idle_rounds() {
+        let at = |idle_rounds| SearchProgress {
+            idle_rounds,
+            ..running()
+        };
+        assert_eq!(ExhaustedTree.check(&at(EXHAUSTED_IDLE_ROUNDS)), None);
+        assert_eq!(
+            ExhaustedTree.check(&at(EXHAUSTED_IDLE_ROUNDS + 1)),
+            Some(StopReason::Exhausted)
+        );
+    }
+
+    #[test]
+    fn the_time_limit_asks_the_time_manager() {
+        let now = Instant::now();
+        let unlimited = TimeManager::new(None, now);
+        let late = SearchProgress {
+            elapsed: Duration::from_secs(3600),
+            ..running()
+        };
+        assert_eq!(TimeLimit { clock: &unlimited }.check(&late), None);
+        // A fixed budget stops at its end less the safety net's share.
+        let fixed = TimeManager::new(Some(TimeBudget::fixed(ms(100))), now);
+        let at = |elapsed| SearchProgress {
+            elapsed,
+            ..running()
+        };
+        let time = TimeLimit { clock: &fixed };
+        assert_eq!(time.check(&at(ms(50))), None);
+        assert_eq!(time.check(&at(ms(95))), Some(StopReason::Time));
+        // Past the target the root's race decides: a lead the runner-up
+        // cannot close stops, a close race extends.
+        let budget = TimeBudget {
+            target: ms(1000),
+            deadline: ms(3000),
+        };
+        let extensible = TimeManager::new(Some(budget), now);
+        let time = TimeLimit { clock: &extensible };
+        let race = |best_visits, second_visits| SearchProgress {
+            best_visits,
+            second_visits,
+            playouts: 1000,
+            elapsed: ms(1000),
+            ..running()
+        };
+        assert_eq!(time.check(&race(2500, 10)), Some(StopReason::Time));
+        assert_eq!(time.check(&race(500, 450)), None);
+    }
+
+    #[test]
+    fn the_chain_keeps_the_order_of_the_reasons() {
+        let clock = TimeManager::new(Some(TimeBudget::fixed(ms(100))), Instant::now());
+        let limits = SearchLimits {
+            max_playouts: Some(100),
+            ..SearchLimits::default()
+        };
+        let stoppers = Stoppers::for_search(&limits, &clock, 4096);
+        // Every condition holds; each step clears the one that answered,
+        // and the next in the order must answer.
+        let mut progress = SearchProgress {
+            stop_requested: true,
+            root_proven: true,
+            root_moves: 1,
+            root_visits: 2,
+            best_visits: 2,
+            second_visits: 0,
+            playouts: 100,
+            tree_bytes: 4096,
+            idle_rounds: EXHAUSTED_IDLE_ROUNDS + 1,
+            elapsed: ms(95),
+        };
+        type Clear = fn(&mut SearchProgress);
+        let clears: [(StopReason, Clear); 7] = [
+            (StopReason::Stopped, |p| p.stop_requested = false),
+            (StopReason::Proven, |p| p.root_proven = false),
+            (StopReason::OnlyMove, |p| p.root_moves = 2),
+            (StopReason::Playouts, |p| p.playouts = 99),
+            (StopReason::Memory, |p| p.tree_bytes = 4095),
+            (StopReason::Exhausted, |p| p.idle_rounds = 0),
+            (StopReason::Time, |p| p.elapsed = ms(10)),
+        ];
+        for (reason, clear) in clears {
+            assert_eq!(stoppers.check(&progress), Some(reason));
+            clear(&mut progress);
+        }
+        assert_eq!(stoppers.check(&progress), None);
+    }
+
+    #[test]
+    fn a_proven_root_wins_over_an_exceeded_playout_limit() {
+        let clock = TimeManager::new(None, Instant::now());
+        let limits = SearchLimits {
+            max_playouts: Some(10),
+            ..SearchLimits::default()
+        };
+        let stoppers = Stoppers::for_search(&limits, &clock, usize::MAX);
+        let proven = SearchProgress {
+            root_proven: true,
+            playouts: 1000,
+            ..running()
+        };
+        assert_eq!(stoppers.check(&proven), Some(StopReason::Proven));
+    }
+
+    #[test]
+    fn the_chain_follows_the_limits() {
+        let clock = TimeManager::new(None, Instant::now());
+        let many = SearchProgress {
+            playouts: u64::MAX,
+            tree_bytes: usize::MAX - 1,
+            elapsed: Duration::from_secs(3600),
+            ..running()
+        };
+        // No playout, memory or time limit: nothing stops but the search.
+        let unlimited = Stoppers::for_search(&SearchLimits::default(), &clock, usize::MAX);
+        assert_eq!(unlimited.check(&many), None);
+        let limited = SearchLimits {
+            max_playouts: Some(u64::MAX),
+            ..SearchLimits::default()
+        };
+        let stoppers = Stoppers::for_search(&limited, &clock, usize::MAX);
+        assert_eq!(stoppers.check(&many), Some(StopReason::Playouts));
+        // An empty list never stops; a list nests in another, in order.
+        assert_eq!(Stoppers::new().check(&many), None);
+        let nested = Stoppers::new()
+            .with(Stoppers::new().with(ExhaustedTree))
+            .with(PlayoutLimit { max: 1 });
+        assert_eq!(nested.check(&many), Some(StopReason::Playouts));
+        let idle = SearchProgress {
+            idle_rounds: EXHAUSTED_IDLE_ROUNDS + 1,
+            ..many
+        };
+        assert_eq!(nested.check(&idle), Some(StopReason::Exhausted));
+    }
+}
