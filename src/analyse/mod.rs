@@ -110,7 +110,7 @@ pub fn parse_cell(text: &str, size: BoardSize) -> Result<Point, String> {
     } else {
         Notation::labels(size)
             .parse_cell(t)
-            .map_err(|e| format!("{t:?} is not a move on the {size} board ({})", e.why))
+            .map_err(|e| format!("{t:?} is not a move on the {size} board ({})", e.kind))
     }
 }
 
@@ -242,7 +242,7 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
             .collect()
     };
     if trimmed.to_ascii_lowercase().starts_with("piskvork") {
-        let (size, moves) = parse_psq(trimmed)?;
+        let (size, moves) = parse_psq(trimmed).map_err(|e| e.to_string())?;
         return Ok(GameInput {
             size,
             rule: args.rule,

@@ -57,43 +57,52 @@ impl fmt::Display for Vertex {
     }
 }
 
-/// Why a text is not a vertex.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct VertexError(String);
-
-impl fmt::Display for VertexError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid coordinate {:?}", self.0)
-    }
+/// Why a text is not a vertex. Every kind reads `invalid coordinate "I8"`,
+/// the text GTP engines answer with (after `syntax error: `).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VertexError {
+    /// No row number after the letters.
+    #[error("invalid coordinate {text:?}")]
+    NoRow { text: String },
+    /// Letters that name no column: `I`, more than two, none at all, or
+    /// a column past the widest board.
+    #[error("invalid coordinate {text:?}")]
+    Column { text: String },
+    /// A row number that is 0, signed, not a number or past the tallest
+    /// board.
+    #[error("invalid coordinate {text:?}")]
+    Row { text: String },
 }
-
-impl std::error::Error for VertexError {}
 
 impl FromStr for Vertex {
     type Err = VertexError;
 
     /// `h8`, `H8`, `AB12`; case-insensitive.
     fn from_str(s: &str) -> Result<Vertex, VertexError> {
-        let bad = || VertexError(s.to_string());
+        let text = || s.to_string();
+        let bad_column = || VertexError::Column { text: text() };
+        let bad_row = || VertexError::Row { text: text() };
         let upper = s.to_ascii_uppercase();
-        let split = upper.find(|c: char| c.is_ascii_digit()).ok_or_else(bad)?;
+        let split = upper
+            .find(|c: char| c.is_ascii_digit())
+            .ok_or_else(|| VertexError::NoRow { text: text() })?;
         let (letters, digits) = upper.split_at(split);
         let index = |b: u8| COLUMNS.iter().position(|&c| c == b);
         let column = match letters.as_bytes() {
-            [one] => index(*one).ok_or_else(bad)?,
+            [one] => index(*one).ok_or_else(bad_column)?,
             [first, second] => {
-                (index(*first).ok_or_else(bad)? + 1) * COLUMNS.len()
-                    + index(*second).ok_or_else(bad)?
+                (index(*first).ok_or_else(bad_column)? + 1) * COLUMNS.len()
+                    + index(*second).ok_or_else(bad_column)?
             }
-            _ => return Err(bad()),
+            _ => return Err(bad_column()),
         };
-        let row: u32 = digits.parse().map_err(|_| bad())?;
+        let row: u32 = digits.parse().map_err(|_| bad_row())?;
         if row == 0 || digits.starts_with('+') {
-            return Err(bad());
+            return Err(bad_row());
         }
         Ok(Vertex {
-            column: u8::try_from(column).map_err(|_| bad())?,
-            row: u8::try_from(row - 1).map_err(|_| bad())?,
+            column: u8::try_from(column).map_err(|_| bad_column())?,
+            row: u8::try_from(row - 1).map_err(|_| bad_row())?,
         })
     }
 }
@@ -276,6 +285,21 @@ mod tests {
         for bad in ["", "A", "1", "A0", "A+1", "ZZZ1", "A1x", "Ä1"] {
             assert!(bad.parse::<Vertex>().is_err(), "{bad}");
         }
+        let err = |s: &str| s.parse::<Vertex>().unwrap_err();
+        assert!(matches!(err("I8"), VertexError::Column { text } if text == "I8"));
+        assert!(
+            matches!(err("ZZ1"), VertexError::Column { .. }),
+            "column 674"
+        );
+        assert!(matches!(err("H"), VertexError::NoRow { .. }));
+        assert!(matches!(err("H0"), VertexError::Row { .. }));
+        assert!(matches!(err("H300"), VertexError::Row { .. }));
+        assert!(matches!(err("H8x"), VertexError::Row { .. }));
+        assert_eq!(err("I8").to_string(), "invalid coordinate \"I8\"");
+        assert!(matches!(
+            "pas".parse::<GtpMove>(),
+            Err(VertexError::NoRow { .. })
+        ));
         assert_eq!(
             "P1".parse::<Vertex>().unwrap().point_on(size),
             Point::new(14, 14)

@@ -10,6 +10,11 @@
 //! * [`tsv`]: Gomocup TSV game records, self-play's included.
 //! * [`search_target`]: a self-play position's search targets as the TSV's
 //!   `search` column writes them.
+//!
+//! Every parser says why it refused its input with its module's own error
+//! type (`OpeningError`, `TsvError`, `SgfError`, ...), whose variants carry
+//! the facts (line, offending text, board size) and whose `Display` is the
+//! message that protocol replies and logs show.
 
 pub mod gomocup;
 pub mod gtp;

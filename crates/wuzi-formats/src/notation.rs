@@ -14,11 +14,9 @@
 //! as its small one, as people type `H8`. (The opening files' letter form,
 //! counted from the top, is in `arena::openings`; GTP's vertices in `gtp`.)
 
-use std::fmt;
-
 use wuzi_game::game::{BoardSize, Color, Point};
 
-use crate::gomocup::Coord;
+use crate::gomocup::{Coord, CoordError};
 
 /// The letter of column `x`: `a` for 0; beyond `z` (boards wider than 26)
 /// from `A`.
@@ -42,20 +40,47 @@ pub fn parse_column_letter(letter: char, width: u8) -> Option<u8> {
     (x < width).then_some(x)
 }
 
-/// Why a cell or move could not be read.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Why a cell or move could not be read: the text as given, and what is
+/// wrong with it (`"p8": not a column of this board`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{text:?}: {kind}")]
 pub struct NotationError {
     pub text: String,
-    pub why: &'static str,
+    pub kind: NotationErrorKind,
 }
 
-impl fmt::Display for NotationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?}: {}", self.text, self.why)
-    }
+/// What is wrong with a cell or move ([`NotationError::kind`]); its
+/// `Display` is the reason alone.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotationErrorKind {
+    /// A Gomocup cell that is not `x,y`.
+    #[error("not x,y")]
+    NotXy(#[source] CoordError),
+    /// `x,y` with a coordinate beyond the largest board.
+    #[error("off every board")]
+    OffEveryBoard,
+    #[error("empty")]
+    Empty,
+    /// A letter that names no column of a board `columns` wide.
+    #[error("not a column of this board")]
+    NotAColumn { letter: char, columns: u8 },
+    #[error("no row number after the column letter")]
+    NoRow,
+    /// A row number outside `1..=rows`.
+    #[error("not a row of this board")]
+    NotARow { row: u32, rows: u8 },
+    /// A cell whose column and row each exist but not together (a
+    /// transposed board).
+    #[error("off the board")]
+    OffBoard { size: BoardSize },
+    #[error("not a stone (X or O first)")]
+    NotAStone,
+    #[error("no column letter")]
+    NoColumnLetter,
+    /// A character that is no column letter on any board.
+    #[error("not a column letter")]
+    NotAColumnLetter { letter: char },
 }
-
-impl std::error::Error for NotationError {}
 
 /// How moves are written in text (summary lines, `INFO evaluate`,
 /// `analyse`).
@@ -96,16 +121,16 @@ impl Notation {
 
     /// Reads a cell as [`Notation::cell`] writes it.
     pub fn parse_cell(self, text: &str) -> Result<Point, NotationError> {
-        let error = |why| NotationError {
+        let error = |kind| NotationError {
             text: text.to_string(),
-            why,
+            kind,
         };
         match self {
             Notation::Gomocup => text
                 .parse::<Coord>()
-                .map_err(|_| error("not x,y"))?
+                .map_err(|e| error(NotationErrorKind::NotXy(e)))?
                 .point()
-                .ok_or_else(|| error("off every board")),
+                .ok_or_else(|| error(NotationErrorKind::OffEveryBoard)),
             Notation::Labels { size, transposed } => {
                 let (columns, rows) = if transposed {
                     (size.height(), size.width())
@@ -113,15 +138,17 @@ impl Notation {
                     (size.width(), size.height())
                 };
                 let mut chars = text.chars();
-                let letter = chars.next().ok_or_else(|| error("empty"))?;
+                let letter = chars
+                    .next()
+                    .ok_or_else(|| error(NotationErrorKind::Empty))?;
                 let column = parse_column_letter(letter, columns)
-                    .ok_or_else(|| error("not a column of this board"))?;
+                    .ok_or_else(|| error(NotationErrorKind::NotAColumn { letter, columns }))?;
                 let row: u32 = chars
                     .as_str()
                     .parse()
-                    .map_err(|_| error("no row number after the column letter"))?;
+                    .map_err(|_| error(NotationErrorKind::NoRow))?;
                 if !(1..=u32::from(rows)).contains(&row) {
-                    return Err(error("not a row of this board"));
+                    return Err(error(NotationErrorKind::NotARow { row, rows }));
                 }
                 let row = rows - row as u8;
                 let (x, y) = if transposed {
@@ -131,7 +158,7 @@ impl Notation {
                 };
                 Point::new(x, y)
                     .filter(|&p| size.contains(p))
-                    .ok_or_else(|| error("off the board"))
+                    .ok_or_else(|| error(NotationErrorKind::OffBoard { size }))
             }
         }
     }
@@ -148,30 +175,33 @@ impl Notation {
 
     /// Reads a stone as [`Notation::stone`] writes it.
     pub fn parse_stone(self, text: &str) -> Result<(Color, Point), NotationError> {
-        let error = |why| NotationError {
+        let error = |kind| NotationError {
             text: text.to_string(),
-            why,
+            kind,
         };
         let mut chars = text.chars();
         let color = match chars.next() {
             Some('X') => Color::Black,
             Some('O') => Color::White,
-            _ => return Err(error("not a stone (X or O first)")),
+            _ => return Err(error(NotationErrorKind::NotAStone)),
         };
         let rest = chars.as_str();
         let point = match self {
             Notation::Gomocup => {
                 let mut chars = rest.chars();
-                let letter = chars.next().ok_or_else(|| error("no column letter"))?;
+                let letter = chars
+                    .next()
+                    .ok_or_else(|| error(NotationErrorKind::NoColumnLetter))?;
                 let x = parse_column_letter(letter, wuzi_game::game::MAX_SIDE)
-                    .ok_or_else(|| error("not a column letter"))?;
+                    .ok_or_else(|| error(NotationErrorKind::NotAColumnLetter { letter }))?;
                 let y: u8 = chars
                     .as_str()
                     .parse()
-                    .map_err(|_| error("no row number after the column letter"))?;
-                Point::new(x, y).ok_or_else(|| error("off every board"))?
+                    .map_err(|_| error(NotationErrorKind::NoRow))?;
+                Point::new(x, y).ok_or_else(|| error(NotationErrorKind::OffEveryBoard))?
             }
-            Notation::Labels { .. } => self.parse_cell(rest).map_err(|e| error(e.why))?,
+            // The cell's reason, said of the whole stone.
+            Notation::Labels { .. } => self.parse_cell(rest).map_err(|e| error(e.kind))?,
         };
         Ok((color, point))
     }
@@ -227,5 +257,44 @@ mod tests {
         assert_eq!(labels.parse_cell("A1"), Ok(p));
         assert_eq!(labels.parse_cell("a1"), Ok(Point::new(0, 31).unwrap()));
         assert!(labels.parse_cell("G1").is_err(), "column 32 of 0..31");
+    }
+
+    #[test]
+    fn errors_say_which_part_is_wrong() {
+        let labels = Notation::labels(BoardSize::FIFTEEN);
+        let kind = |r: Result<_, NotationError>| r.map(|_: Point| ()).unwrap_err().kind;
+        assert!(matches!(
+            kind(labels.parse_cell("p8")),
+            NotationErrorKind::NotAColumn {
+                letter: 'p',
+                columns: 15
+            }
+        ));
+        assert_eq!(
+            kind(labels.parse_cell("h16")),
+            NotationErrorKind::NotARow { row: 16, rows: 15 }
+        );
+        assert_eq!(kind(labels.parse_cell("h")), NotationErrorKind::NoRow);
+        assert_eq!(kind(labels.parse_cell("")), NotationErrorKind::Empty);
+        assert!(matches!(
+            kind(Notation::Gomocup.parse_cell("7;7")),
+            NotationErrorKind::NotXy(_)
+        ));
+        assert_eq!(
+            kind(Notation::Gomocup.parse_cell("32,0")),
+            NotationErrorKind::OffEveryBoard
+        );
+        // The text in the message is the whole stone, the reason its cell's.
+        let err = labels.parse_stone("Xz9").unwrap_err();
+        assert_eq!(err.text, "Xz9");
+        assert_eq!(err.to_string(), "\"Xz9\": not a column of this board");
+        assert_eq!(
+            labels.parse_stone("h8").unwrap_err().kind,
+            NotationErrorKind::NotAStone
+        );
+        assert_eq!(
+            Notation::Gomocup.parse_stone("X-1").unwrap_err().kind,
+            NotationErrorKind::NotAColumnLetter { letter: '-' }
+        );
     }
 }

@@ -37,6 +37,43 @@ pub struct RawOpening {
     pub moves: Vec<(i64, i64)>,
 }
 
+/// Why an opening line, file or format name could not be read, or an
+/// opening not written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OpeningError {
+    /// An offset that is not an integer.
+    #[error("{text:?} is not an integer offset")]
+    Offset { text: String },
+    /// An odd count of offsets.
+    #[error("{count} numbers: offsets come in dx,dy pairs")]
+    OddOffsets { count: usize },
+    /// In `pos`, something other than a letter where a move starts.
+    #[error("expected a column letter, found {found:?}")]
+    NotALetter { found: char },
+    /// In `pos`, a column letter without a row number.
+    #[error("column {letter:?} is not followed by a row number")]
+    NoRow { letter: char },
+    /// In `pos`, row 0.
+    #[error("row {row} of {letter}{row}: rows count from 1")]
+    RowZero { letter: char, row: i64 },
+    /// A line of a file (1-based) that could not be read; the message is
+    /// the line's error after `line N: `.
+    #[error("line {line}: {error}")]
+    Line {
+        line: usize,
+        error: Box<OpeningError>,
+    },
+    /// A format name other than `auto`, `offset` and `pos`.
+    #[error("{text:?} is not an opening format (auto, offset, pos)")]
+    Format { text: String },
+    /// A column past `z`, or left of the board, written as `pos`.
+    #[error("column {x} has no letter in the pos notation")]
+    NoLetter { x: i64 },
+    /// A row above the board written as `pos`.
+    #[error("row {y} is above the board")]
+    AboveBoard { y: i64 },
+}
+
 /// Which notation a line uses (`Auto` decides by the presence of letters).
 pub fn detect_format(line: &str) -> OpeningFormat {
     if line.chars().any(|c| c.is_ascii_alphabetic()) {
@@ -51,7 +88,7 @@ pub fn parse_line(
     line: &str,
     format: OpeningFormat,
     size: BoardSize,
-) -> Result<Vec<(i64, i64)>, String> {
+) -> Result<Vec<(i64, i64)>, OpeningError> {
     let format = match format {
         OpeningFormat::Auto => detect_format(line),
         f => f,
@@ -62,29 +99,30 @@ pub fn parse_line(
     }
 }
 
-fn parse_offset(line: &str, size: BoardSize) -> Result<Vec<(i64, i64)>, String> {
+fn parse_offset(line: &str, size: BoardSize) -> Result<Vec<(i64, i64)>, OpeningError> {
     let numbers = line
         .split(|c: char| c == ',' || c.is_whitespace())
         .filter(|t| !t.is_empty())
         .map(|t| {
-            t.parse::<i64>()
-                .map_err(|_| format!("{t:?} is not an integer offset"))
+            t.parse::<i64>().map_err(|_| OpeningError::Offset {
+                text: t.to_string(),
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     if numbers.len() % 2 != 0 {
-        return Err(format!(
-            "{} numbers: offsets come in dx,dy pairs",
-            numbers.len()
-        ));
+        return Err(OpeningError::OddOffsets {
+            count: numbers.len(),
+        });
     }
     let (cx, cy) = centre(size);
     Ok(numbers
         .chunks(2)
-        .map(|pair| (cx + pair[0], cy + pair[1]))
+        // Saturating: an absurd offset stays far off the board, no overflow.
+        .map(|pair| (cx.saturating_add(pair[0]), cy.saturating_add(pair[1])))
         .collect())
 }
 
-fn parse_pos(line: &str) -> Result<Vec<(i64, i64)>, String> {
+fn parse_pos(line: &str) -> Result<Vec<(i64, i64)>, OpeningError> {
     let mut moves = Vec::new();
     let mut chars = line.chars().peekable();
     loop {
@@ -93,8 +131,7 @@ fn parse_pos(line: &str) -> Result<Vec<(i64, i64)>, String> {
         }
         let Some(letter) = chars.next() else { break };
         // Any letter, in either case: the pos notation has 26 columns.
-        let x = parse_column_letter(letter, 26)
-            .ok_or_else(|| format!("expected a column letter, found {letter:?}"))?
+        let x = parse_column_letter(letter, 26).ok_or(OpeningError::NotALetter { found: letter })?
             as i64;
         let mut digits = String::new();
         while let Some(&c) = chars.peek() {
@@ -104,11 +141,9 @@ fn parse_pos(line: &str) -> Result<Vec<(i64, i64)>, String> {
             digits.push(c);
             chars.next();
         }
-        let row: i64 = digits
-            .parse()
-            .map_err(|_| format!("column {letter:?} is not followed by a row number"))?;
+        let row: i64 = digits.parse().map_err(|_| OpeningError::NoRow { letter })?;
         if row < 1 {
-            return Err(format!("row {row} of {letter}{row}: rows count from 1"));
+            return Err(OpeningError::RowZero { letter, row });
         }
         moves.push((x, row - 1));
     }
@@ -122,7 +157,7 @@ pub fn parse_file(
     text: &str,
     format: OpeningFormat,
     size: BoardSize,
-) -> Result<(Vec<RawOpening>, OpeningFormat), String> {
+) -> Result<(Vec<RawOpening>, OpeningFormat), OpeningError> {
     let mut format = format;
     let mut openings = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -133,23 +168,26 @@ pub fn parse_file(
         if format == OpeningFormat::Auto {
             format = detect_format(line);
         }
-        let moves = parse_line(line, format, size).map_err(|e| format!("line {}: {e}", i + 1))?;
+        let moves = parse_line(line, format, size).map_err(|e| OpeningError::Line {
+            line: i + 1,
+            error: Box::new(e),
+        })?;
         openings.push(RawOpening { line: i + 1, moves });
     }
     Ok((openings, format))
 }
 
 impl FromStr for OpeningFormat {
-    type Err = String;
+    type Err = OpeningError;
 
-    fn from_str(s: &str) -> Result<OpeningFormat, String> {
+    fn from_str(s: &str) -> Result<OpeningFormat, OpeningError> {
         match s {
             "auto" => Ok(OpeningFormat::Auto),
             "offset" => Ok(OpeningFormat::Offset),
             "pos" => Ok(OpeningFormat::Pos),
-            other => Err(format!(
-                "{other:?} is not an opening format (auto, offset, pos)"
-            )),
+            other => Err(OpeningError::Format {
+                text: other.to_string(),
+            }),
         }
     }
 }
@@ -176,7 +214,7 @@ pub fn format_line(
     moves: &[(i64, i64)],
     format: OpeningFormat,
     size: BoardSize,
-) -> Result<String, String> {
+) -> Result<String, OpeningError> {
     let (cx, cy) = centre(size);
     let mut parts = Vec::with_capacity(moves.len());
     for &(x, y) in moves {
@@ -185,13 +223,15 @@ pub fn format_line(
                 let letter = u8::try_from(x)
                     .ok()
                     .filter(|&x| x < 26)
-                    .ok_or_else(|| format!("column {x} has no letter in the pos notation"))?;
+                    .ok_or(OpeningError::NoLetter { x })?;
                 if y < 0 {
-                    return Err(format!("row {y} is above the board"));
+                    return Err(OpeningError::AboveBoard { y });
                 }
-                format!("{}{}", column_letter(letter), y + 1)
+                format!("{}{}", column_letter(letter), y.saturating_add(1))
             }
-            OpeningFormat::Offset | OpeningFormat::Auto => format!("{},{}", x - cx, y - cy),
+            OpeningFormat::Offset | OpeningFormat::Auto => {
+                format!("{},{}", x.saturating_sub(cx), y.saturating_sub(cy))
+            }
         });
     }
     Ok(match format {
@@ -228,5 +268,61 @@ mod tests {
         );
         assert!(parse_line("h", OpeningFormat::Pos, s15).is_err());
         assert!(parse_line("h0", OpeningFormat::Pos, s15).is_err());
+    }
+
+    #[test]
+    fn errors_carry_what_is_wrong() {
+        let s15 = BoardSize::FIFTEEN;
+        assert_eq!(
+            parse_line("0,0, 1", OpeningFormat::Offset, s15),
+            Err(OpeningError::OddOffsets { count: 3 })
+        );
+        assert_eq!(
+            parse_line("0,0, 1.5,2", OpeningFormat::Offset, s15),
+            Err(OpeningError::Offset {
+                text: "1.5".to_string()
+            })
+        );
+        assert_eq!(
+            parse_line("h", OpeningFormat::Pos, s15),
+            Err(OpeningError::NoRow { letter: 'h' })
+        );
+        let err = parse_line("h8i0", OpeningFormat::Pos, s15).unwrap_err();
+        assert!(matches!(
+            err,
+            OpeningError::RowZero {
+                letter: 'i',
+                row: 0
+            }
+        ));
+        assert_eq!(err.to_string(), "row 0 of i0: rows count from 1");
+        assert!(matches!(
+            parse_line("h8 8h", OpeningFormat::Pos, s15),
+            Err(OpeningError::NotALetter { found: '8' })
+        ));
+        // A file's error says the line, then what is wrong on it.
+        let err = parse_file("# offsets\n0,0\n\n0,0, 1\n", OpeningFormat::Auto, s15).unwrap_err();
+        assert!(
+            matches!(&err, OpeningError::Line { line: 4, error } if **error == OpeningError::OddOffsets { count: 3 })
+        );
+        assert_eq!(
+            err.to_string(),
+            "line 4: 3 numbers: offsets come in dx,dy pairs"
+        );
+        assert!(matches!(
+            "letters".parse::<OpeningFormat>(),
+            Err(OpeningError::Format { text }) if text == "letters"
+        ));
+        assert_eq!(
+            format_line(&[(26, 0)], OpeningFormat::Pos, s15),
+            Err(OpeningError::NoLetter { x: 26 })
+        );
+        assert_eq!(
+            format_line(&[(0, -1)], OpeningFormat::Pos, s15),
+            Err(OpeningError::AboveBoard { y: -1 })
+        );
+        // Offsets past i64 stay far off the board rather than overflow.
+        let far = parse_line("9223372036854775807,0", OpeningFormat::Offset, s15).unwrap();
+        assert_eq!(far, vec![(i64::MAX, 7)]);
     }
 }

@@ -83,25 +83,41 @@ impl fmt::Display for SearchTarget {
     }
 }
 
-impl FromStr for SearchTarget {
-    type Err = String;
+/// Why a `search` entry could not be read; each message names the entry.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SearchTargetError {
+    /// No `/` between the W:D:L and the moves.
+    #[error("search entry {entry:?}: expected W:D:L/x,y=N;...")]
+    NoSlash { entry: String },
+    /// Fewer than three per-mille numbers.
+    #[error("search entry {entry:?}: bad W:D:L")]
+    Wdl { entry: String },
+    /// More than three numbers, or three that do not sum to 1000.
+    #[error("search entry {entry:?}: W:D:L must be three per-mille values summing to 1000")]
+    WdlSum { entry: String },
+    /// A move that is not `x,y=VISITS` with at least one visit.
+    #[error("search entry {entry:?}: bad move {item:?} (x,y=VISITS)")]
+    Move { entry: String, item: String },
+}
 
-    fn from_str(s: &str) -> Result<SearchTarget, String> {
+impl FromStr for SearchTarget {
+    type Err = SearchTargetError;
+
+    fn from_str(s: &str) -> Result<SearchTarget, SearchTargetError> {
+        let entry = || s.to_string();
         let (wdl_text, moves) = s
             .split_once('/')
-            .ok_or_else(|| format!("search entry {s:?}: expected W:D:L/x,y=N;..."))?;
+            .ok_or_else(|| SearchTargetError::NoSlash { entry: entry() })?;
         let mut wdl = [0u16; 3];
         let mut parts = wdl_text.split(':');
         for slot in &mut wdl {
             *slot = parts
                 .next()
                 .and_then(|v| v.parse().ok())
-                .ok_or_else(|| format!("search entry {s:?}: bad W:D:L"))?;
+                .ok_or_else(|| SearchTargetError::Wdl { entry: entry() })?;
         }
         if parts.next().is_some() || wdl.iter().map(|&v| u32::from(v)).sum::<u32>() != 1000 {
-            return Err(format!(
-                "search entry {s:?}: W:D:L must be three per-mille values summing to 1000"
-            ));
+            return Err(SearchTargetError::WdlSum { entry: entry() });
         }
         let mut visits = Vec::new();
         for item in moves.split(';') {
@@ -112,9 +128,10 @@ impl FromStr for SearchTarget {
             match parsed {
                 Some((p, n)) if n > 0 => visits.push((p, n)),
                 _ => {
-                    return Err(format!(
-                        "search entry {s:?}: bad move {item:?} (x,y=VISITS)"
-                    ))
+                    return Err(SearchTargetError::Move {
+                        entry: entry(),
+                        item: item.to_string(),
+                    })
                 }
             }
         }
@@ -123,7 +140,7 @@ impl FromStr for SearchTarget {
 }
 
 /// Parses a `search` column: one entry or `-` per move after the opening.
-pub fn parse_column(text: &str) -> Result<Vec<Option<SearchTarget>>, String> {
+pub fn parse_column(text: &str) -> Result<Vec<Option<SearchTarget>>, SearchTargetError> {
     text.split_whitespace()
         .map(|entry| match entry {
             "-" => Ok(None),
@@ -197,5 +214,27 @@ mod tests {
         ] {
             assert!(bad.parse::<SearchTarget>().is_err(), "{bad} accepted");
         }
+        let err = |s: &str| s.parse::<SearchTarget>().unwrap_err();
+        assert!(matches!(err("x"), SearchTargetError::NoSlash { entry } if entry == "x"));
+        assert!(matches!(
+            err("600:100/7,7=1"),
+            SearchTargetError::Wdl { .. }
+        ));
+        assert!(matches!(
+            err("600:100:200/7,7=1"),
+            SearchTargetError::WdlSum { .. }
+        ));
+        assert!(matches!(
+            err("600:100:300/7,7=1;8,8=0"),
+            SearchTargetError::Move { item, .. } if item == "8,8=0"
+        ));
+        assert_eq!(
+            err("600:100:300/").to_string(),
+            "search entry \"600:100:300/\": bad move \"\" (x,y=VISITS)"
+        );
+        assert!(matches!(
+            parse_column("- 500:500:0/1,1=3 - 1000:0:0"),
+            Err(SearchTargetError::NoSlash { entry }) if entry == "1000:0:0"
+        ));
     }
 }

@@ -8,12 +8,51 @@
 //! has its own parser, so that a reader can skip a game by its rule or size
 //! before it parses the moves.
 
-use std::fmt;
-
-use wuzi_game::game::{BoardSize, Color, Outcome, Point, Rule};
+use wuzi_game::game::{BoardSize, BoardSizeError, Color, Outcome, Point, Rule, RuleError};
 
 use crate::gomocup::Coord;
-use crate::search_target::{self, SearchTarget};
+use crate::search_target::{self, SearchTarget, SearchTargetError};
+
+/// Why a TSV header, game line or field could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TsvError {
+    /// A first line that is not a `#` header.
+    #[error("the first line must be a '#' header with the column names ({})", COLUMNS.join(" "))]
+    NoHeader,
+    /// A header without a required column (`rule`, `board`, `winner`,
+    /// `moves`).
+    #[error("the header has no column {name:?} (columns: {})", .columns.join(", "))]
+    MissingColumn {
+        name: &'static str,
+        columns: Vec<String>,
+    },
+    /// A game line too short for the required columns.
+    #[error("{found} fields, expected {expected}")]
+    FieldCount { found: usize, expected: usize },
+    /// A `board` that is not `N` or `WIDTHxHEIGHT`.
+    #[error("board size {text:?}: expected N or WIDTHxHEIGHT")]
+    BoardSyntax { text: String },
+    /// A board size the engine does not play.
+    #[error(transparent)]
+    BoardSize(#[from] BoardSizeError),
+    #[error("rule {text:?} is not a rule")]
+    Rule {
+        text: String,
+        #[source]
+        error: RuleError,
+    },
+    #[error("winner {text:?}, expected B, W or D")]
+    Winner { text: String },
+    #[error("n_opening {text:?} is not a number")]
+    Opening { text: String },
+    /// The header names `n_opening` but the line has no such field.
+    #[error("no n_opening field")]
+    NoOpening,
+    #[error(transparent)]
+    Moves(#[from] MovesError),
+    #[error(transparent)]
+    Search(#[from] SearchTargetError),
+}
 
 /// The columns that self-play writes, in order.
 pub const COLUMNS: [&str; 13] = [
@@ -47,17 +86,18 @@ pub fn board_text(size: BoardSize) -> String {
 }
 
 /// Reads `N` or `WIDTHxHEIGHT` (also what `--board` takes).
-pub fn parse_board(s: &str) -> Result<BoardSize, String> {
+pub fn parse_board(s: &str) -> Result<BoardSize, TsvError> {
     let s = s.trim();
     let (w, h) = match s.split_once(['x', 'X']) {
         Some((w, h)) => (w.trim(), h.trim()),
         None => (s, s),
     };
     let number = |t: &str| {
-        t.parse::<u32>()
-            .map_err(|_| format!("board size {s:?}: expected N or WIDTHxHEIGHT"))
+        t.parse::<u32>().map_err(|_| TsvError::BoardSyntax {
+            text: s.to_string(),
+        })
     };
-    BoardSize::new(number(w)?, number(h)?).map_err(|e| e.to_string())
+    Ok(BoardSize::new(number(w)?, number(h)?)?)
 }
 
 /// The `winner` column: `B`, `W` or `D`.
@@ -70,12 +110,14 @@ pub fn winner_text(outcome: Outcome) -> &'static str {
 }
 
 /// Reads the `winner` column (either case).
-pub fn parse_winner(s: &str) -> Result<Outcome, String> {
+pub fn parse_winner(s: &str) -> Result<Outcome, TsvError> {
     match s.trim() {
         "B" | "b" => Ok(Outcome::Win(Color::Black)),
         "W" | "w" => Ok(Outcome::Win(Color::White)),
         "D" | "d" => Ok(Outcome::Draw),
-        other => Err(format!("winner {other:?}, expected B, W or D")),
+        other => Err(TsvError::Winner {
+            text: other.to_string(),
+        }),
     }
 }
 
@@ -85,40 +127,42 @@ pub fn moves_text(moves: &[Point]) -> String {
     cells.join(" ")
 }
 
-/// Why the `moves` column could not be read.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Why the `moves` column could not be read. Moves are numbered from 1.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MovesError {
-    /// Not a list of `x,y` cells.
-    Malformed(String),
-    /// A cell is off the board: a well-formed record of an illegal game.
-    OffBoard(String),
-}
-
-impl fmt::Display for MovesError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            MovesError::Malformed(why) | MovesError::OffBoard(why) => f.write_str(why),
-        }
-    }
+    /// A move that is not an `x,y` cell.
+    #[error("move {number} {text:?} is not x,y")]
+    Malformed { number: usize, text: String },
+    /// A cell off the board: a well-formed record of an illegal game.
+    #[error("move {number} ({at}) is off the {size} board")]
+    OffBoard {
+        number: usize,
+        at: Coord,
+        size: BoardSize,
+    },
+    /// `n_moves` missing, not a number, or not the number of moves.
+    #[error("n_moves does not match the {moves} moves")]
+    Count { moves: usize },
 }
 
 /// Reads the `moves` column for a board of `size`.
 pub fn parse_moves(text: &str, size: BoardSize) -> Result<Vec<Point>, MovesError> {
     let mut points = Vec::new();
     for (i, token) in text.split_whitespace().enumerate() {
-        let Ok(c) = token.parse::<Coord>() else {
-            return Err(MovesError::Malformed(format!(
-                "move {} {token:?} is not x,y",
-                i + 1
-            )));
+        let Ok(at) = token.parse::<Coord>() else {
+            return Err(MovesError::Malformed {
+                number: i + 1,
+                text: token.to_string(),
+            });
         };
-        match c.point_on(size) {
+        match at.point_on(size) {
             Some(p) => points.push(p),
             None => {
-                return Err(MovesError::OffBoard(format!(
-                    "move {} ({c}) is off the {size} board",
-                    i + 1
-                )))
+                return Err(MovesError::OffBoard {
+                    number: i + 1,
+                    at,
+                    size,
+                })
             }
         }
     }
@@ -141,21 +185,16 @@ pub struct Columns {
 
 impl Columns {
     /// Reads the header line (`#` and tab-separated names).
-    pub fn from_header(line: &str) -> Result<Columns, String> {
+    pub fn from_header(line: &str) -> Result<Columns, TsvError> {
         let Some(header) = line.trim_end_matches(['\r', '\n']).strip_prefix('#') else {
-            return Err(format!(
-                "the first line must be a '#' header with the column names ({})",
-                COLUMNS.join(" ")
-            ));
+            return Err(TsvError::NoHeader);
         };
         let names: Vec<String> = header.split('\t').map(|n| n.trim().to_string()).collect();
         let col = |name: &str| names.iter().position(|n| n == name);
-        let need = |name: &str| {
-            col(name).ok_or_else(|| {
-                format!(
-                    "the header has no column {name:?} (columns: {})",
-                    names.join(", ")
-                )
+        let need = |name: &'static str| {
+            col(name).ok_or_else(|| TsvError::MissingColumn {
+                name,
+                columns: names.clone(),
             })
         };
         Ok(Columns {
@@ -172,7 +211,7 @@ impl Columns {
     }
 
     /// The fields of one game line.
-    pub fn row<'a>(&'a self, line: &'a str) -> Result<Row<'a>, String> {
+    pub fn row<'a>(&'a self, line: &'a str) -> Result<Row<'a>, TsvError> {
         let fields: Vec<&'a str> = line
             .trim_end_matches(['\r', '\n'])
             .split('\t')
@@ -180,11 +219,10 @@ impl Columns {
             .collect();
         let needed = [self.rule, self.board, self.winner, self.moves];
         if needed.iter().any(|&c| c >= fields.len()) {
-            return Err(format!(
-                "{} fields, expected {}",
-                fields.len(),
-                self.names.len()
-            ));
+            return Err(TsvError::FieldCount {
+                found: fields.len(),
+                expected: self.names.len(),
+            });
         }
         Ok(Row {
             fields,
@@ -204,30 +242,32 @@ impl<'a> Row<'a> {
         column.and_then(|c| self.fields.get(c).copied())
     }
 
-    pub fn rule(&self) -> Result<Rule, String> {
+    pub fn rule(&self) -> Result<Rule, TsvError> {
         let text = self.fields[self.columns.rule];
-        text.parse::<Rule>()
-            .map_err(|_| format!("rule {text:?} is not a rule"))
+        text.parse::<Rule>().map_err(|error| TsvError::Rule {
+            text: text.to_string(),
+            error,
+        })
     }
 
-    pub fn board(&self) -> Result<BoardSize, String> {
+    pub fn board(&self) -> Result<BoardSize, TsvError> {
         parse_board(self.fields[self.columns.board])
     }
 
-    pub fn winner(&self) -> Result<Outcome, String> {
+    pub fn winner(&self) -> Result<Outcome, TsvError> {
         parse_winner(self.fields[self.columns.winner])
     }
 
     /// Stones of the opening (0 without the column).
-    pub fn opening(&self) -> Result<usize, String> {
+    pub fn opening(&self) -> Result<usize, TsvError> {
         let Some(column) = self.columns.opening else {
             return Ok(0);
         };
         match self.fields.get(column) {
-            Some(text) => text
-                .parse()
-                .map_err(|_| format!("n_opening {text:?} is not a number")),
-            None => Err("no n_opening field".to_string()),
+            Some(text) => text.parse().map_err(|_| TsvError::Opening {
+                text: text.to_string(),
+            }),
+            None => Err(TsvError::NoOpening),
         }
     }
 
@@ -237,12 +277,7 @@ impl<'a> Row<'a> {
         if self.columns.count.is_some() {
             match self.field(self.columns.count).map(str::parse::<usize>) {
                 Some(Ok(n)) if n == moves.len() => {}
-                _ => {
-                    return Err(MovesError::Malformed(format!(
-                        "n_moves does not match the {} moves",
-                        moves.len()
-                    )))
-                }
+                _ => return Err(MovesError::Count { moves: moves.len() }),
             }
         }
         Ok(moves)
@@ -254,7 +289,7 @@ impl<'a> Row<'a> {
     }
 
     /// The `search` column's entries (none without the column).
-    pub fn search(&self) -> Result<Vec<Option<SearchTarget>>, String> {
+    pub fn search(&self) -> Result<Vec<Option<SearchTarget>>, SearchTargetError> {
         match self.field(self.columns.search) {
             None => Ok(Vec::new()),
             Some(text) => search_target::parse_column(text),
@@ -303,7 +338,7 @@ impl TsvGame {
     }
 
     /// Reads a line that [`TsvGame::line`] wrote, under `columns`.
-    pub fn parse(columns: &Columns, line: &str) -> Result<TsvGame, String> {
+    pub fn parse(columns: &Columns, line: &str) -> Result<TsvGame, TsvError> {
         let row = columns.row(line)?;
         let named = |name: &str| {
             let column = columns.names.iter().position(|n| n == name);
@@ -320,8 +355,110 @@ impl TsvGame {
             winner: row.winner()?,
             end: named("end"),
             opening: row.opening()?,
-            moves: row.moves(size).map_err(|e| e.to_string())?,
+            moves: row.moves(size)?,
             search: row.search()?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn columns() -> Columns {
+        Columns::from_header(&header()).unwrap()
+    }
+
+    /// A self-play line with `field` (by column name) replaced by `value`.
+    fn line_with(field: &str, value: &str) -> String {
+        let mut fields = vec![
+            "id", "-", "selfplay", "renju", "15", "a", "b", "B", "five", "1", "2", "7,7 8,8", "",
+        ];
+        let i = COLUMNS.iter().position(|&c| c == field).unwrap();
+        fields[i] = value;
+        fields.join("\t")
+    }
+
+    #[test]
+    fn a_good_line_reads() {
+        let game = TsvGame::parse(&columns(), &line_with("game_id", "g1")).unwrap();
+        assert_eq!(game.rule, Rule::Renju);
+        assert_eq!(game.moves.len(), 2);
+        assert_eq!(game.opening, 1);
+    }
+
+    #[test]
+    fn errors_carry_the_offending_field() {
+        let parse = |field: &str, value: &str| TsvGame::parse(&columns(), &line_with(field, value));
+        assert!(matches!(
+            parse("rule", "go"),
+            Err(TsvError::Rule { text, .. }) if text == "go"
+        ));
+        assert!(matches!(
+            parse("board", "15x"),
+            Err(TsvError::BoardSyntax { text }) if text == "15x"
+        ));
+        assert_eq!(
+            parse("board", "4"),
+            Err(TsvError::BoardSize(BoardSizeError {
+                width: 4,
+                height: 4
+            }))
+        );
+        assert!(matches!(parse("winner", "X"), Err(TsvError::Winner { text }) if text == "X"));
+        assert!(matches!(
+            parse("n_opening", "one"),
+            Err(TsvError::Opening { .. })
+        ));
+        assert_eq!(
+            parse("moves", "7,7 15,0"),
+            Err(TsvError::Moves(MovesError::OffBoard {
+                number: 2,
+                at: Coord { x: 15, y: 0 },
+                size: BoardSize::FIFTEEN
+            }))
+        );
+        let err = parse("moves", "7,7 8;8").unwrap_err();
+        assert!(
+            matches!(&err, TsvError::Moves(MovesError::Malformed { number: 2, text }) if text == "8;8")
+        );
+        assert_eq!(err.to_string(), "move 2 \"8;8\" is not x,y");
+        assert_eq!(
+            parse("n_moves", "3"),
+            Err(TsvError::Moves(MovesError::Count { moves: 2 }))
+        );
+        assert!(matches!(
+            parse("search", "1000:0:0/7,7"),
+            Err(TsvError::Search(SearchTargetError::Move { .. }))
+        ));
+        assert_eq!(
+            columns().row("id\t-").err(),
+            Some(TsvError::FieldCount {
+                found: 2,
+                expected: 13
+            })
+        );
+    }
+
+    #[test]
+    fn headers_need_the_four_columns() {
+        assert_eq!(
+            Columns::from_header("rule\tboard").err(),
+            Some(TsvError::NoHeader)
+        );
+        let err = Columns::from_header("#rule\tboard\tmoves").unwrap_err();
+        assert!(matches!(
+            &err,
+            TsvError::MissingColumn { name: "winner", .. }
+        ));
+        assert_eq!(
+            err.to_string(),
+            "the header has no column \"winner\" (columns: rule, board, moves)"
+        );
+        assert!(matches!(
+            parse_board("20 x y"),
+            Err(TsvError::BoardSyntax { text }) if text == "20 x y"
+        ));
+        assert_eq!(parse_board(" 20X15 "), Ok(BoardSize::new(20, 15).unwrap()));
     }
 }

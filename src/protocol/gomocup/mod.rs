@@ -514,7 +514,7 @@ impl FrontEnd for Gomocup {
             // Yixin-Board logs UNKNOWN lines and goes on (its protocol
             // notes): answered in both dialects, so nothing is lost silently.
             Command::Unknown(line) => reply(s, BrainLine::Unknown(line)),
-            Command::Malformed(why) => error(s, &why),
+            Command::Malformed(why) => error(s, &why.to_string()),
         }
         Flow::Continue
     }

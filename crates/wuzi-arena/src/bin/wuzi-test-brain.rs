@@ -388,7 +388,7 @@ impl Brain {
                 "name=\"wuzi-test-brain\", version=\"0.1\", author=\"Wuzi\", country=\"CZ\"".into(),
             )),
             Command::End => self.end(),
-            Command::Malformed(reason) => self.reply(BrainLine::Error(reason)),
+            Command::Malformed(reason) => self.reply(BrainLine::Error(reason.to_string())),
             other => self.reply(BrainLine::Unknown(other.to_string())),
         }
     }

@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use wuzi_formats::record::parse_psq;
-use wuzi_formats::tsv::{self, MovesError};
+use wuzi_formats::tsv::{self, MovesError, TsvError};
 use wuzi_game::game::{BoardSize, Rule};
 
 use super::*;
@@ -207,17 +207,15 @@ impl Loader<'_> {
             }
             let fields = row
                 .winner()
-                .and_then(|w| Ok((w, row.opening()?)))
-                .map_err(MovesError::Malformed)
-                .and_then(|(w, opening)| Ok((w, opening, row.moves(size)?)));
+                .and_then(|w| Ok((w, row.opening()?, row.moves(size)?)));
             let (outcome, opening, points) = match fields {
                 Ok(fields) => fields,
-                Err(MovesError::Malformed(why)) => {
-                    self.malformed(file, line_no, why);
+                Err(TsvError::Moves(why @ MovesError::OffBoard { .. })) => {
+                    self.add(Err(Reject::Illegal(why.to_string())), file, line_no);
                     continue;
                 }
-                Err(MovesError::OffBoard(why)) => {
-                    self.add(Err(Reject::Illegal(why)), file, line_no);
+                Err(why) => {
+                    self.malformed(file, line_no, why);
                     continue;
                 }
             };

@@ -37,16 +37,9 @@ impl Default for Clock {
 }
 
 /// An `INFO` clock key with a value that is not a whole number.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("expected an integer (milliseconds)")]
 pub struct ClockValueError;
-
-impl std::fmt::Display for ClockValueError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("expected an integer (milliseconds)")
-    }
-}
-
-impl std::error::Error for ClockValueError {}
 
 impl Clock {
     /// Whether `key` is one of the clock's `INFO` keys.

@@ -112,7 +112,36 @@ pub enum Command {
     /// Not a command we know: answered `UNKNOWN <line>`.
     Unknown(String),
     /// A known command with bad arguments: answered `ERROR <reason>`.
-    Malformed(String),
+    Malformed(CommandError),
+}
+
+/// Why a known command cannot be carried out as written: the reason that
+/// `ERROR` answers.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    /// START without one or two integer sizes.
+    #[error("START expects a board size, got {args:?}")]
+    StartSize { args: String },
+    #[error("RECTSTART expects width,height, got {args:?}")]
+    RectStartSize { args: String },
+    /// TURN, PLAY or TAKEBACK without `x,y`.
+    #[error("{command} expects x,y, got {args:?}")]
+    Coord { command: String, args: String },
+    /// A command whose argument must be an integer.
+    #[error("{command} expects an integer, got {args:?}")]
+    Integer { command: String, args: String },
+    #[error("BALANCE {moves}: the number of moves must be 1..=64")]
+    BalanceMoves { moves: i64 },
+    #[error("INFO expects a key and a value")]
+    InfoKey,
+    #[error("YXNBEST {n}: expects at least 1")]
+    NBest { n: i64 },
+    /// A line in a block that is neither a stone nor DONE.
+    #[error("{block}: bad line {line:?} (expected x,y,field or DONE)")]
+    BlockLine { block: String, line: String },
+    /// A command word before the DONE of an open block.
+    #[error("{block} block not closed by DONE before {line:?}")]
+    Unclosed { block: String, line: String },
 }
 
 impl fmt::Display for Command {
@@ -157,9 +186,8 @@ impl fmt::Display for Command {
             Command::YxSearchDefend => f.write_str("YXSEARCHDEFEND"),
             Command::YxBlockReset => f.write_str("YXBLOCKRESET"),
             Command::YxSwap2Step(n) => write!(f, "YXSWAP2STEP{n}"),
-            Command::Ignored(line) | Command::Unknown(line) | Command::Malformed(line) => {
-                f.write_str(line)
-            }
+            Command::Ignored(line) | Command::Unknown(line) => f.write_str(line),
+            Command::Malformed(why) => write!(f, "{why}"),
         }
     }
 }
@@ -190,11 +218,14 @@ fn parse_stone(s: &str) -> Option<Stone> {
     }
 }
 
-/// An integer argument, in range, for `what`.
-fn int_arg(rest: &str, what: &str) -> Result<i64, String> {
+/// An integer argument of `command`.
+fn int_arg(rest: &str, command: &str) -> Result<i64, CommandError> {
     rest.trim()
         .parse::<i64>()
-        .map_err(|_| format!("{what} expects an integer, got {:?}", rest.trim()))
+        .map_err(|_| CommandError::Integer {
+            command: command.to_string(),
+            args: rest.trim().to_string(),
+        })
 }
 
 /// Gathers block commands line by line; everything else is one line.
@@ -210,7 +241,7 @@ struct OpenBlock {
     kind: BlockKind,
     name: String,
     stones: Vec<Stone>,
-    error: Option<String>,
+    error: Option<CommandError>,
 }
 
 impl CommandParser {
@@ -249,11 +280,9 @@ impl CommandParser {
                 match parse_stone(line) {
                     Some(stone) => block.stones.push(stone),
                     None => {
-                        block.error.get_or_insert_with(|| {
-                            format!(
-                                "{}: bad line {line:?} (expected x,y,field or DONE)",
-                                block.name
-                            )
+                        block.error.get_or_insert_with(|| CommandError::BlockLine {
+                            block: block.name.clone(),
+                            line: line.to_string(),
                         });
                     }
                 }
@@ -261,10 +290,10 @@ impl CommandParser {
                 return Vec::new();
             }
             // A command word inside a block: the block was never closed.
-            let mut out = vec![Command::Malformed(format!(
-                "{} block not closed by DONE before {line:?}",
-                block.name
-            ))];
+            let mut out = vec![Command::Malformed(CommandError::Unclosed {
+                block: block.name,
+                line: line.to_string(),
+            })];
             out.extend(self.feed(line));
             return out;
         }
@@ -304,12 +333,14 @@ impl CommandParser {
                                 width: w,
                                 height: h,
                             },
-                            _ => Command::Malformed(format!(
-                                "START expects a board size, got {rest:?}"
-                            )),
+                            _ => Command::Malformed(CommandError::StartSize {
+                                args: rest.to_string(),
+                            }),
                         }
                     }
-                    _ => Command::Malformed(format!("START expects a board size, got {rest:?}")),
+                    _ => Command::Malformed(CommandError::StartSize {
+                        args: rest.to_string(),
+                    }),
                 }
             }
             "RECTSTART" => match rest.parse::<Coord>().ok() {
@@ -317,7 +348,9 @@ impl CommandParser {
                     width: c.x,
                     height: c.y,
                 },
-                None => Command::Malformed(format!("RECTSTART expects width,height, got {rest:?}")),
+                None => Command::Malformed(CommandError::RectStartSize {
+                    args: rest.to_string(),
+                }),
             },
             "RESTART" => Command::Restart,
             "BEGIN" => Command::Begin,
@@ -327,7 +360,10 @@ impl CommandParser {
                     "PLAY" => Command::Play(c),
                     _ => Command::Takeback(c),
                 },
-                None => Command::Malformed(format!("{upper} expects x,y, got {rest:?}")),
+                None => Command::Malformed(CommandError::Coord {
+                    command: upper.clone(),
+                    args: rest.to_string(),
+                }),
             },
             "BOARD" => {
                 self.open(BlockKind::Board, "BOARD");
@@ -358,8 +394,7 @@ impl CommandParser {
                     // Still read the block, so that its lines are not taken as commands.
                     self.open(BlockKind::Ignored("BALANCE".to_string()), "BALANCE");
                     if let Some(block) = &mut self.block {
-                        block.error =
-                            Some(format!("BALANCE {n}: the number of moves must be 1..=64"));
+                        block.error = Some(CommandError::BalanceMoves { moves: n });
                     }
                     return None;
                 }
@@ -371,7 +406,7 @@ impl CommandParser {
                     None => (rest, ""),
                 };
                 if key.is_empty() {
-                    Command::Malformed("INFO expects a key and a value".to_string())
+                    Command::Malformed(CommandError::InfoKey)
                 } else {
                     Command::Info {
                         key: key.to_ascii_lowercase(),
@@ -399,7 +434,7 @@ impl CommandParser {
             "YXSHOWFORBID" => Command::YxShowForbid,
             "YXNBEST" => match int_arg(rest, "YXNBEST") {
                 Ok(n) if n >= 1 => Command::YxNbest(n.min(256) as u32),
-                Ok(n) => Command::Malformed(format!("YXNBEST {n}: expects at least 1")),
+                Ok(n) => Command::Malformed(CommandError::NBest { n }),
                 Err(e) => Command::Malformed(e),
             },
             "YXBALANCEONE" | "YXBALANCETWO" => {
@@ -522,8 +557,31 @@ mod tests {
             parse(&["hello world"]),
             vec![Command::Unknown("hello world".into())]
         );
-        assert!(matches!(parse(&["TURN 7"])[..], [Command::Malformed(_)]));
-        assert!(matches!(parse(&["START x"])[..], [Command::Malformed(_)]));
+        assert!(matches!(
+            &parse(&["TURN 7"])[..],
+            [Command::Malformed(CommandError::Coord { command, args })]
+                if command == "TURN" && args == "7"
+        ));
+        assert!(matches!(
+            parse(&["START x"])[..],
+            [Command::Malformed(CommandError::StartSize { .. })]
+        ));
+        assert!(matches!(
+            &parse(&["ponder soon"])[..],
+            [Command::Malformed(CommandError::Integer { command, .. })] if command == "PONDER"
+        ));
+        assert_eq!(
+            parse(&["YXNBEST 0"]),
+            vec![Command::Malformed(CommandError::NBest { n: 0 })]
+        );
+        assert_eq!(
+            parse(&["YXBALANCETWO x"])[0].to_string(),
+            "YXBALANCETWO expects an integer, got \"x\""
+        );
+        assert_eq!(
+            parse(&["INFO"]),
+            vec![Command::Malformed(CommandError::InfoKey)]
+        );
         assert!(matches!(
             parse(&["TURN 99999999999999999999,1"])[..],
             [Command::Malformed(_)]
@@ -570,17 +628,25 @@ mod tests {
         ));
         assert!(matches!(
             &parse(&["BALANCE 0", "7,7,2", "DONE"])[..],
-            [Command::Malformed(_)]
+            [Command::Malformed(CommandError::BalanceMoves { moves: 0 })]
         ));
     }
 
     #[test]
     fn a_bad_block_line_is_reported_at_done_and_an_unclosed_block_before_the_next_command() {
         let got = parse(&["BOARD", "7,7,1", "7;7", "DONE", "TURN 1,1"]);
-        assert!(matches!(&got[0], Command::Malformed(e) if e.contains("7;7")));
+        assert!(matches!(&got[0], Command::Malformed(e) if e.to_string().contains("7;7")));
+        assert!(
+            matches!(&got[0], Command::Malformed(CommandError::BlockLine { block, line })
+                if block == "BOARD" && line == "7;7")
+        );
         assert_eq!(got[1], Command::Turn(c(1, 1)));
         let got = parse(&["BOARD", "7,7,1", "START 15"]);
-        assert!(matches!(&got[0], Command::Malformed(e) if e.contains("not closed")));
+        assert!(matches!(&got[0], Command::Malformed(e) if e.to_string().contains("not closed")));
+        assert!(
+            matches!(&got[0], Command::Malformed(CommandError::Unclosed { line, .. })
+                if line == "START 15")
+        );
         assert_eq!(
             got[1],
             Command::Start {

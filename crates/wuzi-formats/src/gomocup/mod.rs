@@ -18,9 +18,9 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use clock::{Clock, ClockValueError};
-pub use command::{BlockKind, Command, CommandParser, Stone};
+pub use command::{BlockKind, Command, CommandError, CommandParser, Stone};
 pub use lines::LineSplitter;
-pub use position::position;
+pub use position::{position, PositionError};
 pub use reply::BrainLine;
 
 use wuzi_game::game::{BoardSize, Point};
@@ -65,17 +65,10 @@ impl From<Point> for Coord {
     }
 }
 
-/// Why a text is not `x,y`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CoordError(String);
-
-impl fmt::Display for CoordError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "expected x,y, got {:?}", self.0)
-    }
-}
-
-impl std::error::Error for CoordError {}
+/// Why a text is not `x,y`: the text.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("expected x,y, got {0:?}")]
+pub struct CoordError(pub String);
 
 impl FromStr for Coord {
     type Err = CoordError;

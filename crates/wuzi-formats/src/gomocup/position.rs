@@ -1,29 +1,42 @@
 //! The position a block of stones (BOARD, YXBOARD, the swap and balance
 //! blocks) describes.
 
-use wuzi_game::game::{Board, BoardSize, Color, Rule};
+use wuzi_game::game::{Board, BoardSize, Color, MoveError, Rule};
 
-use super::Stone;
+use super::{Coord, Stone};
+
+/// Why a block of stones is not a position.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PositionError {
+    /// Field 3: a continuous game's blocked stone.
+    #[error("stone {at} has field 3 (a continuous-game blocked stone), which is not supported")]
+    BlockedStone { at: Coord },
+    /// A field other than 1, 2 or 3.
+    #[error("stone {at} has field {field}; expected 1 or 2")]
+    Field { at: Coord, field: u8 },
+    /// A stone off the board or on an occupied cell.
+    #[error(transparent)]
+    Move(#[from] MoveError),
+}
 
 /// The position `stones` describe on an empty board of `size` under
 /// `rule`: stones in playing order, field 1 for the side to move and 2 for
 /// the other (missing fields alternate from black), in any numbers; the
 /// first stone is black (as Rapfi reads it). The error says what is wrong,
 /// for the command's name to precede.
-pub fn position(size: BoardSize, rule: Rule, stones: &[Stone]) -> Result<Board, String> {
+pub fn position(size: BoardSize, rule: Rule, stones: &[Stone]) -> Result<Board, PositionError> {
     let mut board = Board::new(size, rule);
-    if let Some(stone) = stones
-        .iter()
-        .find(|s| s.field.is_some_and(|f| f != 1 && f != 2))
-    {
-        return Err(match stone.field {
-            Some(3) => format!(
-                "stone {} has field 3 (a continuous-game blocked stone), which is not supported",
-                stone.at
-            ),
-            Some(f) => format!("stone {} has field {f}; expected 1 or 2", stone.at),
-            None => String::new(),
-        });
+    for stone in stones {
+        match stone.field {
+            None | Some(1 | 2) => {}
+            Some(3) => return Err(PositionError::BlockedStone { at: stone.at }),
+            Some(field) => {
+                return Err(PositionError::Field {
+                    at: stone.at,
+                    field,
+                })
+            }
+        }
     }
     let fielded = stones.iter().any(|s| s.field.is_some());
     // The first stone is black (the stones come in playing order), which
@@ -49,10 +62,8 @@ pub fn position(size: BoardSize, rule: Rule, stones: &[Stone]) -> Result<Board, 
             None if i % 2 == 0 => Color::Black,
             None => Color::White,
         };
-        let p = board
-            .point(stone.at.x, stone.at.y)
-            .map_err(|e| e.to_string())?;
-        board.place(p, color).map_err(|e| e.to_string())?;
+        let p = board.point(stone.at.x, stone.at.y)?;
+        board.place(p, color)?;
     }
     board.set_side_to_move(to_move);
     Ok(board)
@@ -93,13 +104,24 @@ mod tests {
         assert_eq!(board.side_to_move(), Color::White);
         // Bad blocks say why.
         let err = position(size, Rule::Freestyle, &[stone(1, 1, Some(3))]).unwrap_err();
-        assert!(err.contains("field 3"), "{err}");
+        assert!(err.to_string().contains("field 3"), "{err}");
+        assert!(matches!(err, PositionError::BlockedStone { at } if at == Coord { x: 1, y: 1 }));
+        assert!(matches!(
+            position(size, Rule::Freestyle, &[stone(1, 1, Some(7))]),
+            Err(PositionError::Field { field: 7, .. })
+        ));
         let err = position(
             size,
             Rule::Freestyle,
             &[stone(1, 1, None), stone(1, 1, None)],
         );
-        assert!(err.is_err());
-        assert!(position(size, Rule::Freestyle, &[stone(15, 0, None)]).is_err());
+        assert!(matches!(
+            err,
+            Err(PositionError::Move(MoveError::Occupied(_)))
+        ));
+        assert!(matches!(
+            position(size, Rule::Freestyle, &[stone(15, 0, None)]),
+            Err(PositionError::Move(MoveError::OffBoard { x: 15, y: 0, .. }))
+        ));
     }
 }

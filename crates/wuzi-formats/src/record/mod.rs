@@ -6,8 +6,8 @@ pub mod sgf;
 
 use wuzi_game::game::{Color, Point};
 
-pub use psq::{parse_psq, psq_text};
-pub use sgf::{parse_sgf, sgf_text, SgfGame, SgfInfo};
+pub use psq::{parse_psq, psq_text, PsqError};
+pub use sgf::{parse_sgf, sgf_text, SgfError, SgfGame, SgfInfo};
 
 /// One stone of a game record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

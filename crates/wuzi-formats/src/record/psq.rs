@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use wuzi_game::game::BoardSize;
+use wuzi_game::game::{BoardSize, BoardSizeError};
 
 use crate::record::MoveRecord;
 
@@ -31,20 +31,36 @@ fn one_line(s: &str) -> String {
     s.replace(['\r', '\n'], " ")
 }
 
+/// Why a text is not a PSQ record.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PsqError {
+    #[error("empty file")]
+    Empty,
+    /// A first line that does not start with `Piskvork`.
+    #[error("first line {first:?} is not a Piskvork header like \"Piskvork 20x20, 11:11, 0\"")]
+    Header { first: String },
+    /// A header without `WIDTHxHEIGHT`.
+    #[error("no board size WIDTHxHEIGHT in the header {header:?}")]
+    NoSize { header: String },
+    /// A board size the engine does not play.
+    #[error(transparent)]
+    Size(#[from] BoardSizeError),
+}
+
 /// Parses a PSQ file: the size from the first line (`Piskvork 20x20, 11:11,
 /// 0`), then moves `x,y,time` (1-based) up to the first line of another
 /// form. Returns the size and the moves made 0-based (not yet checked
 /// against the board).
-pub fn parse_psq(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), String> {
+pub fn parse_psq(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), PsqError> {
     let mut lines = text.lines();
     let first = lines
         .next()
         .map(|l| l.trim().trim_start_matches('\u{feff}'))
-        .ok_or("empty file")?;
+        .ok_or(PsqError::Empty)?;
     if !first.to_ascii_lowercase().starts_with("piskvork") {
-        return Err(format!(
-            "first line {first:?} is not a Piskvork header like \"Piskvork 20x20, 11:11, 0\""
-        ));
+        return Err(PsqError::Header {
+            first: first.to_string(),
+        });
     }
     let size = first
         .split([' ', ','])
@@ -53,8 +69,10 @@ pub fn parse_psq(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), String> {
             let (w, h) = token.split_once(['x', 'X'])?;
             Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?))
         })
-        .ok_or_else(|| format!("no board size WIDTHxHEIGHT in the header {first:?}"))?;
-    let size = BoardSize::new(size.0, size.1).map_err(|e| e.to_string())?;
+        .ok_or_else(|| PsqError::NoSize {
+            header: first.to_string(),
+        })?;
+    let size = BoardSize::new(size.0, size.1)?;
     let mut moves = Vec::new();
     for line in lines {
         let fields: Vec<&str> = line.trim().split(',').map(str::trim).collect();
@@ -63,7 +81,7 @@ pub fn parse_psq(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), String> {
         }
         let numbers: Option<Vec<i64>> = fields.iter().map(|f| f.parse::<i64>().ok()).collect();
         match numbers.as_deref() {
-            Some(&[x, y, _time]) => moves.push((x - 1, y - 1)),
+            Some(&[x, y, _time]) => moves.push((x.saturating_sub(1), y.saturating_sub(1))),
             _ => break,
         }
     }
@@ -90,9 +108,22 @@ mod tests {
         let (size, moves) = parse_psq(text).unwrap();
         assert_eq!(size, BoardSize::square(20).unwrap());
         assert_eq!(moves, vec![(9, 9), (10, 9), (11, 11)]);
-        assert!(parse_psq("hello\n1,1,1\n").is_err());
-        assert!(parse_psq("").is_err());
-        assert!(parse_psq("Piskvork 40x40, 11:11, 0\n").is_err());
+        assert!(matches!(
+            parse_psq("hello\n1,1,1\n"),
+            Err(PsqError::Header { first }) if first == "hello"
+        ));
+        assert_eq!(parse_psq(""), Err(PsqError::Empty));
+        assert_eq!(
+            parse_psq("Piskvork 40x40, 11:11, 0\n"),
+            Err(PsqError::Size(BoardSizeError {
+                width: 40,
+                height: 40
+            }))
+        );
+        assert!(matches!(
+            parse_psq("Piskvork, 11:11, 0\n"),
+            Err(PsqError::NoSize { .. })
+        ));
         let (size, moves) = parse_psq("Piskvorky 15x10, 11:11, 0\n1,1,0\n-1\n").unwrap();
         assert_eq!(size, BoardSize::new(15, 10).unwrap());
         assert_eq!(moves, vec![(0, 0)]);

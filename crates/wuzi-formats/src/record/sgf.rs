@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use wuzi_game::game::{BoardSize, Color, Point, Rule};
+use wuzi_game::game::{BoardSize, BoardSizeError, Color, Point, Rule};
 
 use crate::notation::column_letter;
 use crate::record::MoveRecord;
@@ -101,6 +101,42 @@ impl SgfGame {
     }
 }
 
+/// Why an SGF text could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SgfError {
+    #[error("unbalanced ')'")]
+    Unbalanced,
+    /// A node after the variations of its subtree (`(;B[aa](;W[bb]);W[cc])`).
+    #[error("a node after the variations of its subtree")]
+    NodeAfterVariations,
+    #[error("unterminated property value")]
+    UnterminatedValue,
+    #[error("property outside a game tree")]
+    PropertyOutsideTree,
+    #[error("unterminated game tree")]
+    UnterminatedTree,
+    /// `AE`: removing stones.
+    #[error("AE[{value}]: removing stones is not supported")]
+    RemoveStones { value: String },
+    /// `B[]` or `W[]` (`key` is the property).
+    #[error("{key}[]: passes are not supported")]
+    Pass { key: String },
+    /// A stone's value that is not two letters.
+    #[error("bad point {key}[{value}]")]
+    BadPoint { key: String, value: String },
+    /// `AB` or `AW` after the first move.
+    #[error("{key}[{value}]: set-up stones after the first move are not supported")]
+    SetupAfterMoves { key: String, value: String },
+    /// `SZ` that is not `n` or `w:h`.
+    #[error("bad SZ[{value}]")]
+    BadSize { value: String },
+    /// A board size the engine does not play.
+    #[error(transparent)]
+    Size(#[from] BoardSizeError),
+    #[error("stone {point} is off the {size} board")]
+    OffBoard { point: Point, size: BoardSize },
+}
+
 /// One open `(` of an SGF collection.
 struct Subtree {
     /// On the main line: the first variation of a main-line node.
@@ -114,7 +150,7 @@ struct Subtree {
 /// in comments (`C[... B[aa] ...]`) is never taken for a move. Set-up
 /// stones are kept apart from the moves; removing stones (`AE`), passes and
 /// set-up stones after the first move are refused with the reason.
-pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, String> {
+pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, SgfError> {
     let mut games = Vec::new();
     let mut chars = text.chars();
     let mut open: Vec<Subtree> = Vec::new();
@@ -149,7 +185,7 @@ pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, String> {
                 key.clear();
             }
             ')' => {
-                open.pop().ok_or("unbalanced ')'")?;
+                open.pop().ok_or(SgfError::Unbalanced)?;
                 if open.is_empty() {
                     games.push(finish_sgf_game(&mut game)?);
                 }
@@ -158,7 +194,7 @@ pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, String> {
             ';' => {
                 // A node after a subtree's variations belongs nowhere.
                 if open.last().is_some_and(|t| t.branched) {
-                    return Err("a node after the variations of its subtree".to_string());
+                    return Err(SgfError::NodeAfterVariations);
                 }
                 key.clear();
                 after_value = false;
@@ -174,12 +210,12 @@ pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, String> {
                         }
                         Some(']') => break,
                         Some(v) => value.push(v),
-                        None => return Err("unterminated property value".to_string()),
+                        None => return Err(SgfError::UnterminatedValue),
                     }
                 }
                 after_value = true;
                 let Some(subtree) = open.last() else {
-                    return Err("property outside a game tree".to_string());
+                    return Err(SgfError::PropertyOutsideTree);
                 };
                 if subtree.main {
                     sgf_property(&mut game, &key, value)?;
@@ -198,17 +234,17 @@ pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, String> {
         }
     }
     if !open.is_empty() {
-        return Err("unterminated game tree".to_string());
+        return Err(SgfError::UnterminatedTree);
     }
     Ok(games)
 }
 
 /// One property value of a main-line node.
-fn sgf_property(game: &mut SgfGame, key: &str, value: String) -> Result<(), String> {
+fn sgf_property(game: &mut SgfGame, key: &str, value: String) -> Result<(), SgfError> {
     let color = match key {
         "B" | "AB" => Color::Black,
         "W" | "AW" => Color::White,
-        "AE" => return Err(format!("AE[{value}]: removing stones is not supported")),
+        "AE" => return Err(SgfError::RemoveStones { value }),
         _ => {
             game.properties.push((key.to_string(), value));
             return Ok(());
@@ -221,15 +257,25 @@ fn sgf_property(game: &mut SgfGame, key: &str, value: String) -> Result<(), Stri
         cs.next(),
     ) {
         (Some(Some(x)), Some(Some(y)), None) => Point::new(x, y),
-        (None, _, _) => return Err(format!("{key}[]: passes are not supported")),
+        (None, _, _) => {
+            return Err(SgfError::Pass {
+                key: key.to_string(),
+            })
+        }
         _ => None,
-    }
-    .ok_or_else(|| format!("bad point {key}[{value}]"))?;
+    };
+    let Some(point) = point else {
+        return Err(SgfError::BadPoint {
+            key: key.to_string(),
+            value,
+        });
+    };
     if key.starts_with('A') {
         if !game.moves.is_empty() {
-            return Err(format!(
-                "{key}[{value}]: set-up stones after the first move are not supported"
-            ));
+            return Err(SgfError::SetupAfterMoves {
+                key: key.to_string(),
+                value,
+            });
         }
         game.setup.push((color, point));
     } else {
@@ -240,21 +286,25 @@ fn sgf_property(game: &mut SgfGame, key: &str, value: String) -> Result<(), Stri
 
 /// The size (`SZ[n]` or `SZ[w:h]`, 15 without it), with every stone on the
 /// board; the game is taken and `game` left empty.
-fn finish_sgf_game(game: &mut SgfGame) -> Result<SgfGame, String> {
+fn finish_sgf_game(game: &mut SgfGame) -> Result<SgfGame, SgfError> {
     let sz = game.property("SZ").unwrap_or("15").trim().to_string();
-    let side = |v: &str| v.trim().parse().map_err(|_| format!("bad SZ[{sz}]"));
+    let side = |v: &str| {
+        v.trim()
+            .parse()
+            .map_err(|_| SgfError::BadSize { value: sz.clone() })
+    };
     let (w, h) = match sz.split_once(':') {
         Some((w, h)) => (side(w)?, side(h)?),
         None => (side(&sz)?, side(&sz)?),
     };
-    let size = BoardSize::new(w, h).map_err(|e| e.to_string())?;
-    if let Some(&(_, p)) = game
+    let size = BoardSize::new(w, h)?;
+    if let Some(&(_, point)) = game
         .setup
         .iter()
         .chain(&game.moves)
         .find(|(_, p)| !size.contains(*p))
     {
-        return Err(format!("stone {p} is off the {size} board"));
+        return Err(SgfError::OffBoard { point, size });
     }
     Ok(SgfGame {
         size,
@@ -339,7 +389,33 @@ mod tests {
             ("(;B[aa](;W[bb])(;W[cc]);B[dd])", "after the variations"),
         ] {
             let e = parse_sgf(bad).unwrap_err();
-            assert!(e.contains(why), "{bad}: {e}");
+            assert!(e.to_string().contains(why), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn sgf_errors_carry_what_is_wrong() {
+        let err = |text: &str| parse_sgf(text).unwrap_err();
+        assert!(matches!(
+            err("(;SZ[15];B[h])"),
+            SgfError::BadPoint { key, value } if key == "B" && value == "h"
+        ));
+        assert!(matches!(err("(;SZ[15];W[])"), SgfError::Pass { key } if key == "W"));
+        assert!(matches!(
+            err("(;SZ[9];B[jj])"),
+            SgfError::OffBoard { point, .. } if point == Point::new(9, 9).unwrap()
+        ));
+        assert!(matches!(err("(;SZ[x])"), SgfError::BadSize { value } if value == "x"));
+        assert_eq!(
+            err("(;SZ[3:40])"),
+            SgfError::Size(BoardSizeError {
+                width: 3,
+                height: 40
+            })
+        );
+        assert_eq!(err(")"), SgfError::Unbalanced);
+        assert_eq!(err("B[aa]"), SgfError::PropertyOutsideTree);
+        assert_eq!(err("(;B[aa]"), SgfError::UnterminatedTree);
+        assert_eq!(err("(;C[x"), SgfError::UnterminatedValue);
     }
 }
