@@ -46,15 +46,16 @@ class Brain:
         self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
 
-    def reply(self):
+    def reply(self, timeout=None):
         """The next line that is a move, OK or an error. Other lines are
         skipped: PentaZen's MESSAGE lines hold a raw byte that may be a line
         break, so a piece of one can stand on a line of its own."""
+        timeout = timeout or self.timeout
         while True:
             try:
-                line = self.lines.get(timeout=self.timeout)
+                line = self.lines.get(timeout=timeout)
             except queue.Empty:
-                raise RuntimeError(f"no answer within {self.timeout:.1f} s")
+                raise RuntimeError(f"no answer within {timeout:.1f} s")
             if line is None:
                 raise RuntimeError("the brain closed its output")
             line = line.strip()
@@ -83,12 +84,17 @@ class Brain:
             self.proc.wait()
 
 
+START_TIMEOUT_S = 30
+
+
 def start(args, board_side):
     """A brain process set up for `board_side` boards."""
     brain = Brain(args.brain, timeout=3 * args.turn_ms / 1000 + 2)
     brain.side = board_side
     brain.send(f"START {board_side}")
-    if brain.reply() != "OK":
+    # Loading a network (and, for Wuzi, timing its precisions) is not
+    # bounded by the turn time; the Gomocup managers also wait longer here.
+    if brain.reply(timeout=max(brain.timeout, START_TIMEOUT_S)) != "OK":
         sys.exit("the brain refused START")
     for info in (f"timeout_turn {args.turn_ms}", "timeout_match 0",
                  f"thread_num {args.threads}", "rule 0", "max_memory 367001600"):

@@ -1,0 +1,624 @@
+#!/usr/bin/env python3
+"""Runs the tournament ladder: Wuzi against every peer, league by league.
+
+    python3 scripts/ladder.py                        # all leagues, every peer, 40 games each
+    python3 scripts/ladder.py --dry-run              # print the match commands only
+    python3 scripts/ladder.py --leagues freestyle15 --peers pela --games 2 --out /tmp/l.md
+
+For each league (freestyle15, freestyle20, standard15, renju15) it plays
+Wuzi against each peer of ../shared/peers that plays that rule and board,
+one match at a time, with `pbrain-wuzi match` from the league's evaluation
+openings (openings/<league>-eval.txt, colours swapped), and writes a
+markdown table (default docs/ladder.md): one row per (league, peer) with
+W-L-D, score, Elo with its 95% interval and the forfeits, crashes and other
+losses by error, and above each league's table the date, commit, CPU
+(AVX-512, AMX), the conditions and the commands to rerun it. Each match's
+full terminal output, per-game logs (every line each way) and SGF records
+are kept under --log-dir (default runs/ladder/).
+
+A league whose openings file is missing is skipped with a message. A match
+that cannot run (Wuzi's binary or a named peer missing, the runner failing)
+stops the ladder with a non-zero exit; the finished rows then go to
+<out>.partial.md, not to --out.
+
+Python 3 standard library only. Relative paths given on the command line
+are taken from the current directory; the defaults are relative to the
+repository root, where the matches run.
+"""
+import argparse
+import datetime
+import math
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# league -> (rule name, Gomocup rule number, board side)
+LEAGUES = {
+    "freestyle15": ("freestyle", 0, 15),
+    "freestyle20": ("freestyle", 0, 20),
+    "standard15": ("standard", 1, 15),
+    "renju15": ("renju", 4, 15),
+}
+
+# The peers of ../shared/peers (see its README), weakest first. `leagues`:
+# what each plays. Rapfi 2018 reads `INFO rule` and ignores it (freestyle
+# only; boards up to 24); PentaZen is 15x15 freestyle only; Pela (the
+# Piskvork example brain) follows `INFO rule` (exact five, renju fouls) on
+# any board up to 127; Rapfi 0.43 plays every rule on boards up to 22.
+PEERS = {
+    "pela": {
+        "label": "Pela",
+        "binary": "pela/pbrain-pela",
+        "leagues": ("freestyle15", "freestyle20", "standard15", "renju15"),
+    },
+    "rapfi2018": {
+        "label": "Rapfi 2018",
+        "binary": "rapfi2018/pbrain-rapfi2018",
+        "leagues": ("freestyle15", "freestyle20"),
+        # It keeps about 240 ms of each turn in reserve (peers README).
+        "min_turn_s": 0.5,
+    },
+    "pentazen": {
+        "label": "PentaZen (`--skip-unparsable`)",
+        "binary": "pentazen/pbrain-pentazen",
+        "leagues": ("freestyle15",),
+        # It prints its search depth as a raw byte; depth 10 is a line break.
+        "match_flags": ["--skip-unparsable"],
+    },
+    "rapfi": {
+        "label": "Rapfi 0.43, classical",
+        "binary": "rapfi/pbrain-rapfi",
+        "leagues": ("freestyle15", "freestyle20", "standard15", "renju15"),
+    },
+}
+
+DEFAULTS = {
+    "peers_dir": "../shared/peers",
+    "games": 40,
+    "tc": "0.5",
+    "wuzi": "target/release/pbrain-wuzi",
+    "threads": 2,
+    "seed": 1,
+    "out": "docs/ladder.md",
+    "log_dir": "runs/ladder",
+}
+
+Z_975 = 1.959963984540054
+
+
+class LadderError(Exception):
+    pass
+
+
+def split_list(values, known, what):
+    """`a,b c` -> [a, b, c], each checked against `known`, order of `known`."""
+    items = []
+    for v in values:
+        items.extend(x for x in v.replace(",", " ").split() if x)
+    unknown = [x for x in items if x not in known]
+    if unknown:
+        raise LadderError(f"unknown {what}: {', '.join(unknown)} (known: {', '.join(known)})")
+    return [k for k in known if k in items]
+
+
+def user_path(value, default):
+    """A path given on the command line is from the current directory; the
+    default is from the repository root. Returned absolute."""
+    if value is None:
+        return os.path.normpath(os.path.join(REPO, default))
+    return os.path.abspath(value)
+
+
+def rel(path):
+    """The path as the commands show it: relative to the repository root
+    when it lies in it or beside it (../shared/peers), else absolute."""
+    r = os.path.relpath(path, REPO)
+    return path if r.startswith(os.path.join("..", "..")) else r
+
+
+def turn_control(tc):
+    """`0.5` -> `0/0.5` (seconds per move, no game clock); `M/T+I` as is."""
+    if "/" in tc:
+        return tc
+    try:
+        seconds = float(tc)
+    except ValueError:
+        raise LadderError(f"--tc {tc!r}: seconds per move (0.5) or c-gomoku-cli's M/T+I")
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise LadderError(f"--tc {tc!r}: must be a positive number of seconds")
+    return f"0/{tc}"
+
+
+def turn_seconds(tc):
+    """The turn time of a c-gomoku-cli time control `M/T+I` (None if none)."""
+    m = re.fullmatch(r"[\d.]+/([\d.]+)(\+[\d.]+)?", tc)
+    return float(m.group(1)) if m else None
+
+
+def git(*args):
+    try:
+        out = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True)
+        return out.stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def commit_text():
+    head = git("rev-parse", "--short", "HEAD")
+    if head is None:
+        return "unknown (not a git checkout)"
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return f"{head} (with uncommitted changes)" if dirty else head
+
+
+def cpu_text():
+    fields, flags = {}, set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "flags" and not flags:
+                    flags = set(value.split())
+                elif key in ("model name", "cpu family", "model", "vendor_id"):
+                    fields.setdefault(key, value.strip())
+    except OSError:
+        pass
+    model = fields.get("model name", "unknown CPU (no /proc/cpuinfo)")
+    if "cpu family" in fields and "model" in fields:
+        # A virtual machine may name the CPU only "AMD EPYC": the family
+        # and model numbers tell the generation (25/17 is Zen 4, 6/143 is
+        # Sapphire Rapids).
+        model += f" (family {fields['cpu family']}, model {fields['model']})"
+    cores = os.cpu_count() or 0
+    has = lambda *names: any(n in flags for n in names)
+    avx512 = "yes" if has("avx512f") else "no"
+    if has("avx512_bf16"):
+        avx512 += " (with BF16)"
+    amx = "yes" if has("amx_tile", "amx_bf16") else "no"
+    avx2 = "yes" if has("avx2") else "no"
+    return f"{model}, {cores} cores; AVX2 {avx2}, AVX-512 {avx512}, AMX {amx}"
+
+
+def count_openings(path):
+    with open(path) as f:
+        return sum(1 for line in f if line.strip() and not line.lstrip().startswith("#"))
+
+
+def match_groups(args, league, peer):
+    """The match's command line in groups of words, one group per shown line."""
+    rule_name, rule, board = LEAGUES[league]
+    info = PEERS[peer]
+    wuzi = rel(args.wuzi)
+    return [
+        [wuzi, "match"],
+        ["--engine1", f"cmd={shlex.quote(wuzi)}", "name=wuzi"],
+        ["--engine2", f"cmd={shlex.quote(rel(os.path.join(args.peers_dir, info['binary'])))}",
+         f"name={peer}"],
+        ["--each", f"tc={args.tc_spec}", f"threads={args.threads}", "tolerance=3000",
+         "--rule", str(rule), "--board", str(board)],
+        ["--openings", rel(args.openings[league]), "--opening-format", "pos"],
+        ["--games", str(args.games), "--concurrency", "1", "--seed", str(args.seed),
+         *info.get("match_flags", [])],
+    ]
+
+
+def match_command(args, league, peer):
+    return [w for group in match_groups(args, league, peer) for w in group]
+
+
+def shell_text(args, league, peer):
+    """The match's command as one would type it, over several lines."""
+    return " \\\n  ".join(" ".join(shlex.quote(w) for w in g)
+                            for g in match_groups(args, league, peer))
+
+
+# ---------------------------------------------------------------- parsing
+
+RE_HEADER = re.compile(r"^(?P<a>.+?) vs (?P<b>.+?): (?P<board>\d+x\d+) (?P<rule>\w+), "
+                       r"(?P<played>\d+) of (?P<planned>\d+) games, openings: (?P<openings>.*), "
+                       r"seed (?P<seed>\d+)$")
+RE_SCORE = re.compile(r"^Score of (?P<a>.+?) vs (?P<b>.+?): (?P<w>\d+) - (?P<l>\d+) - (?P<d>\d+)"
+                      r"\s+\[(?P<score>[\d.]+)\]\s+(?P<n>\d+)$")
+RE_ELO = re.compile(r"^Elo difference: (?P<elo>\S+) \+/- (?P<margin>\S+), LOS: (?P<los>[\d.]+) %, "
+                    r"draw ratio: (?P<draws>[\d.]+) %$")
+RE_ENDINGS = re.compile(r"^Endings: (?P<list>.*)$")
+RE_FAULTS = re.compile(r"^(?P<name>.+?): losses by error: (?P<list>.*); killed after END: (?P<kills>\d+)$")
+RE_WARNING = re.compile(r"^Warning: (?P<n>\d+) game\(s\) ended by an engine fault")
+RE_SKIPPED = re.compile(r"^Skipped openings: (?P<n>\d+)$")
+RE_GAME = re.compile(r"^Game (?P<i>\d+) \((?P<black>.+?) vs (?P<white>.+?), (?P<opening>.+?)\): "
+                     r"(?P<result>1-0|0-1|1/2-1/2) ")
+RE_OVERHEAD = re.compile(r"^Runner overhead: ")
+
+
+def parse_number(text):
+    """The runner's `+12.3`, `inf`, `-inf`, `n/a`."""
+    t = text.lstrip("+")
+    if t == "n/a":
+        return math.nan
+    return float(t)  # float() reads inf and -inf
+
+
+def parse_counts(text):
+    """`five 38, board full 2` -> {'five': 38, 'board full': 2}; `none` -> {}."""
+    if text.strip() == "none":
+        return {}
+    counts = {}
+    for item in text.split(", "):
+        m = re.fullmatch(r"(.+) (\d+)", item.strip())
+        if not m:
+            raise ValueError(item)
+        counts[m.group(1)] = int(m.group(2))
+    return counts
+
+
+def parse_summary(lines, wuzi_name, peer_name):
+    """The runner's final table (arena/mod.rs, `impl Display for
+    MatchSummary`) and its game lines (arena/runner.rs). Returns a dict and
+    the list of summary lines it did not understand."""
+    r = {"faults": {}, "kills": {}, "warning_faults": 0, "skipped_openings": 0}
+    unparsed = []
+    game_tally = [0, 0, 0]
+    in_summary = False
+    for raw in lines:
+        line = raw.rstrip("\n")
+        g = RE_GAME.match(line)
+        if g and not in_summary:
+            res = g.group("result")
+            if res == "1/2-1/2":
+                game_tally[2] += 1
+            else:
+                winner = g.group("black") if res == "1-0" else g.group("white")
+                game_tally[0 if winner == wuzi_name else 1] += 1
+            continue
+        m = RE_HEADER.match(line)
+        if m and m.group("a") == wuzi_name and m.group("b") == peer_name:
+            in_summary = True
+            r.update(board=m.group("board"), rule=m.group("rule"), played=int(m.group("played")),
+                     planned=int(m.group("planned")), openings=m.group("openings"),
+                     seed=int(m.group("seed")))
+            continue
+        if not in_summary:
+            continue
+        if m := RE_SCORE.match(line):
+            r.update(w=int(m.group("w")), l=int(m.group("l")), d=int(m.group("d")),
+                     score=float(m.group("score")), games=int(m.group("n")))
+        elif m := RE_ELO.match(line):
+            r.update(elo=parse_number(m.group("elo")), margin=parse_number(m.group("margin")),
+                     los=float(m.group("los")), draw_ratio=float(m.group("draws")))
+        elif m := RE_ENDINGS.match(line):
+            try:
+                r["endings"] = parse_counts(m.group("list"))
+            except ValueError:
+                unparsed.append(line)
+        elif m := RE_FAULTS.match(line):
+            try:
+                r["faults"][m.group("name")] = parse_counts(m.group("list"))
+                r["kills"][m.group("name")] = int(m.group("kills"))
+            except ValueError:
+                unparsed.append(line)
+        elif m := RE_WARNING.match(line):
+            r["warning_faults"] = int(m.group("n"))
+        elif m := RE_SKIPPED.match(line):
+            r["skipped_openings"] = int(m.group("n"))
+        elif RE_OVERHEAD.match(line):
+            in_summary = False
+        elif line.startswith((f"{wuzi_name} as ", f"{peer_name} as ", f"{wuzi_name} total", "black ")) \
+                or re.fullmatch(r"\s+games\s+wins\s+losses\s+draws\s+score", line):
+            pass  # the per-colour table: the same figures, by colour
+        elif line.strip():
+            unparsed.append(line)
+    if "w" not in r:
+        raise LadderError("no `Score of ...` line in the runner's output")
+    if (r["w"], r["l"], r["d"]) != tuple(game_tally):
+        unparsed.append(f"(the game lines add up to {game_tally[0]}-{game_tally[1]}-{game_tally[2]}, "
+                        f"the summary says {r['w']}-{r['l']}-{r['d']})")
+    return r, unparsed
+
+
+def elo_from_score(s):
+    if s <= 0:
+        return -math.inf
+    if s >= 1:
+        return math.inf
+    return -400 * math.log10(1 / s - 1)
+
+
+def elo_text(r):
+    """`+168 ± 130` from the runner's figures; where the interval reaches a
+    score of 0 or 1 (the runner's margin is then inf or n/a) its finite end
+    is computed with the runner's formula (arena/stats.rs)."""
+    w, l, d = r["w"], r["l"], r["d"]
+    n = w + l + d
+    if n == 0:
+        return "no games"
+    elo, margin = r.get("elo", math.nan), r.get("margin", math.nan)
+    elo += 0.0  # no "-0"
+    if math.isfinite(elo) and math.isfinite(margin):
+        return f"{elo:+.0f} ± {margin:.0f}"
+    mu = (w + d / 2) / n
+    var = (w * (1 - mu) ** 2 + l * mu ** 2 + d * (0.5 - mu) ** 2) / n
+    sd = math.sqrt(var / n)
+    lo, hi = elo_from_score(mu - Z_975 * sd), elo_from_score(mu + Z_975 * sd)
+    if not math.isfinite(elo):
+        return f"{'+' if elo > 0 else '-'}inf (all games {'won' if elo > 0 else 'lost'}: no interval)"
+    if not math.isfinite(hi) and math.isfinite(lo):
+        return f"{elo:+.0f} (95%: above {lo:+.0f})"
+    if not math.isfinite(lo) and math.isfinite(hi):
+        return f"{elo:+.0f} (95%: below {hi:+.0f})"
+    return f"{elo:+.0f} (no interval)"
+
+
+def faults_text(r, names):
+    parts = []
+    for name, label in names:
+        faults = r["faults"].get(name, {})
+        if faults:
+            parts.append(f"{label}: " + ", ".join(f"{k} {v}" for k, v in faults.items()))
+        kills = r["kills"].get(name, 0)
+        if kills:
+            parts.append(f"{label}: killed after END {kills}")
+    return "; ".join(parts) if parts else "none"
+
+
+# ---------------------------------------------------------------- running
+
+def run_match(cmd, log_path):
+    """Runs one match, its output to the terminal and to `log_path`.
+    Returns (exit status, output lines)."""
+    lines = []
+    with open(log_path, "w", encoding="utf-8", errors="replace") as log:
+        log.write("$ " + " ".join(shlex.quote(w) for w in cmd) + "\n")
+        log.flush()
+        try:
+            proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, text=True, encoding="utf-8",
+                                    errors="replace", bufsize=1)
+        except OSError as e:
+            log.write(f"cannot start the runner: {e}\n")
+            raise LadderError(f"cannot start the runner {cmd[0]}: {e}")
+        try:
+            for line in proc.stdout:
+                lines.append(line)
+                log.write(line)
+                log.flush()
+                sys.stdout.write("  " + line)
+                sys.stdout.flush()
+            rc = proc.wait()
+        except KeyboardInterrupt:
+            proc.terminate()
+            proc.wait()
+            raise
+        log.write(f"# exit status {rc}\n")
+    return rc, lines
+
+
+def league_block(args, league, rows, when, commit, cpu, errors):
+    rule_name, rule, board = LEAGUES[league]
+    openings = args.openings[league]
+    n_open = count_openings(openings)
+    used = min(n_open, (args.games + 1) // 2)
+    peers = [p for p, _ in rows]
+    rerun = ["python3", "scripts/ladder.py", "--leagues", league, "--peers", ",".join(peers),
+             "--games", str(args.games), "--tc", args.tc, "--threads", str(args.threads),
+             "--seed", str(args.seed)]
+    if rel(args.wuzi) != DEFAULTS["wuzi"]:
+        rerun += ["--wuzi", rel(args.wuzi)]
+    if rel(args.peers_dir) != DEFAULTS["peers_dir"]:
+        rerun += ["--peers-dir", rel(args.peers_dir)]
+    tsec = turn_seconds(args.tc_spec)
+    time_text = f"{tsec:g} s per move" if tsec is not None and args.tc_spec.startswith("0/") \
+        else f"time control {args.tc_spec}"
+    out = [f"## {rule_name.capitalize()} {board}x{board}", ""]
+    out.append(f"- Date: {when}; commit {commit}; Wuzi binary `{rel(args.wuzi)}`")
+    out.append(f"- CPU: {cpu}")
+    out.append(
+        f"- Conditions: {rule_name} {board}x{board} (`--rule {rule} --board {board}`), {time_text} "
+        f"(`tc={args.tc_spec}`), `threads={args.threads}` for both engines, `tolerance=3000`, "
+        f"one game at a time (`--concurrency 1`), {args.games} games per peer from "
+        f"{'the first ' + str(used) + ' of the ' if used < n_open else 'the '}{n_open} openings "
+        f"of `{rel(openings)}` (each played twice, colours swapped), `pbrain-wuzi match`, `--seed {args.seed}`; peers from `{rel(args.peers_dir)}`")
+    out.append(f"- Rerun: `{' '.join(shlex.quote(w) for w in rerun)}`")
+    out.append("")
+    out.append("| Wuzi vs | W-L-D | score | Elo (95%) | forfeits, crashes, errors | endings | date |")
+    out.append("|---|---|---|---|---|---|---|")
+    notes = []
+    for peer, r in rows:
+        label = PEERS[peer]["label"]
+        if r is None:
+            out.append(f"| {label} | failed to run | | | | | |")
+            continue
+        endings = ", ".join(f"{k} {v}" for k, v in r.get("endings", {}).items()) or "none"
+        wld = f"{r['w']}-{r['l']}-{r['d']}"
+        out.append(f"| {label} | {wld} | {r['score']:.3f} | {elo_text(r)} | "
+                   f"{faults_text(r, [('wuzi', 'Wuzi'), (peer, label.split(' (')[0])])} | "
+                   f"{endings} | {r['date']} |")
+        if r.get("played") is not None and r["played"] != r["planned"]:
+            notes.append(f"{label}: {r['played']} of {r['planned']} games played.")
+        if r["skipped_openings"]:
+            notes.append(f"{label}: {r['skipped_openings']} openings of the file do not fit the "
+                         f"board or rule and were skipped.")
+    for e in errors:
+        notes.append(e)
+    out.append("")
+    if notes:
+        out += [f"Note: {n}" for n in notes] + [""]
+    out.append("Match commands (each match's output, game logs and SGF under "
+               f"`{rel(args.log_dir)}/`):")
+    out.append("")
+    out.append("```sh")
+    for peer, _ in rows:
+        out.append(shell_text(args, league, peer))
+    out.append("```")
+    out.append("")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(__doc__.splitlines()[2:]))
+    ap.add_argument("--leagues", nargs="+", default=list(LEAGUES),
+                    help=f"leagues to play, comma or space separated (default: all: {', '.join(LEAGUES)})")
+    ap.add_argument("--peers", nargs="+", default=None,
+                    help=f"peers to play ({', '.join(PEERS)}; default: every one in --peers-dir "
+                         "that plays the league)")
+    ap.add_argument("--peers-dir", default=None,
+                    help=f"the peers' folder (default: {DEFAULTS['peers_dir']} from the repository root)")
+    ap.add_argument("--games", type=int, default=DEFAULTS["games"],
+                    help=f"games per match, colours swapped per opening (default {DEFAULTS['games']})")
+    ap.add_argument("--tc", default=DEFAULTS["tc"],
+                    help="seconds per move (default 0.5, i.e. tc=0/0.5), or c-gomoku-cli's M/T+I")
+    ap.add_argument("--wuzi", default=None,
+                    help=f"Wuzi's binary, also the match runner (default {DEFAULTS['wuzi']})")
+    ap.add_argument("--threads", type=int, default=DEFAULTS["threads"],
+                    help=f"threads=N (INFO thread_num) for both engines (default {DEFAULTS['threads']})")
+    ap.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="match seed (default 1)")
+    ap.add_argument("--out", default=None, help=f"markdown file to write (default {DEFAULTS['out']})")
+    ap.add_argument("--log-dir", default=None,
+                    help=f"folder for each match's output, game logs and SGF (default {DEFAULTS['log_dir']})")
+    ap.add_argument("--dry-run", action="store_true", help="print the match commands only")
+    args = ap.parse_args()
+
+    try:
+        leagues = split_list(args.leagues, list(LEAGUES), "league")
+        if args.games < 1:
+            raise LadderError("--games must be at least 1")
+        if args.threads < 1:
+            raise LadderError("--threads must be at least 1")
+        args.tc_spec = turn_control(args.tc)
+        args.wuzi = user_path(args.wuzi, DEFAULTS["wuzi"])
+        args.peers_dir = user_path(args.peers_dir, DEFAULTS["peers_dir"])
+        args.out = user_path(args.out, DEFAULTS["out"])
+        args.log_dir = user_path(args.log_dir, DEFAULTS["log_dir"])
+        named_peers = split_list(args.peers, list(PEERS), "peer") if args.peers else None
+    except LadderError as e:
+        sys.exit(f"ladder: {e}")
+
+    problems = []  # what stops the ladder
+    if not os.access(args.wuzi, os.X_OK):
+        problems.append(f"Wuzi's binary {rel(args.wuzi)} is missing or not executable "
+                        "(cargo build --release, or give --wuzi)")
+    if not os.path.isdir(args.peers_dir):
+        problems.append(f"the peers' folder {args.peers_dir} does not exist (give --peers-dir)")
+
+    # The plan: (league, [peers]).
+    plan = []
+    args.openings = {}
+    for league in leagues:
+        openings = os.path.join(REPO, "openings", f"{league}-eval.txt")
+        if not os.path.isfile(openings):
+            print(f"ladder: skipping {league}: no evaluation openings {rel(openings)}", file=sys.stderr)
+            continue
+        args.openings[league] = openings
+        peers = []
+        for peer in (named_peers or PEERS):
+            info = PEERS[peer]
+            if league not in info["leagues"]:
+                if named_peers:
+                    print(f"ladder: {league}: {peer} does not play this league; not played",
+                          file=sys.stderr)
+                continue
+            binary = os.path.join(args.peers_dir, info["binary"])
+            if not os.access(binary, os.X_OK):
+                if named_peers:
+                    problems.append(f"peer {peer}: {binary} is missing or not executable")
+                else:
+                    print(f"ladder: {league}: peer {peer} not found ({binary}); not played",
+                          file=sys.stderr)
+                    continue
+            tsec = turn_seconds(args.tc_spec)
+            if info.get("min_turn_s") and tsec is not None and tsec < info["min_turn_s"]:
+                print(f"ladder: warning: {peer} needs {info['min_turn_s']} s per move or more "
+                      f"(peers README); tc={args.tc_spec}", file=sys.stderr)
+            peers.append(peer)
+        if not peers:
+            print(f"ladder: skipping {league}: no peer to play", file=sys.stderr)
+            continue
+        plan.append((league, peers))
+
+    if args.dry_run:
+        for league, peers in plan:
+            print(f"# {league}")
+            for peer in peers:
+                print(shell_text(args, league, peer))
+            print()
+    if problems:
+        for p in dict.fromkeys(problems):
+            print(f"ladder: {p}", file=sys.stderr)
+        sys.exit(1)
+    if args.dry_run:
+        return
+    if not plan:
+        sys.exit("ladder: nothing to play (no league with openings and peers)")
+
+    os.makedirs(args.log_dir, exist_ok=True)
+    commit, cpu = commit_text(), cpu_text()
+    started = datetime.datetime.now().strftime("%Y-%m-%d")
+    blocks = []
+    failure = None
+    all_unparsed = []
+    for league, peers in plan:
+        rows, errors = [], []
+        for peer in peers:
+            if failure:
+                break
+            stem = os.path.join(args.log_dir, f"{league}-{peer}")
+            games_dir = stem + "-games"
+            if os.path.isdir(games_dir):
+                shutil.rmtree(games_dir)  # an earlier run's game logs
+            cmd = match_command(args, league, peer)
+            cmd += ["--log-dir", rel(games_dir), "--sgf", rel(stem + ".sgf")]
+            print(f"ladder: {league}: wuzi vs {peer} ({args.games} games)", flush=True)
+            rc, lines = run_match(cmd, stem + ".log")
+            if rc != 0:
+                tail = "".join(lines[-5:]).strip()
+                failure = (f"{league}: the match against {peer} failed (exit status {rc}): "
+                           f"{tail or 'no output'} (full output: {rel(stem + '.log')})")
+                rows.append((peer, None))
+                errors.append(f"{PEERS[peer]['label']}: the match failed (exit status {rc}).")
+                break
+            try:
+                result, unparsed = parse_summary(lines, "wuzi", peer)
+            except LadderError as e:
+                failure = f"{league}: the match against {peer}: {e} (see {rel(stem + '.log')})"
+                rows.append((peer, None))
+                break
+            result["date"] = datetime.datetime.now().strftime("%Y-%m-%d")
+            if unparsed:
+                all_unparsed += [f"{league} {peer}: {u}" for u in unparsed]
+            print(f"ladder: {league}: wuzi vs {peer}: {result['w']}-{result['l']}-{result['d']}, "
+                  f"{result['score']:.3f}, Elo {elo_text(result)}", flush=True)
+            rows.append((peer, result))
+        if rows:
+            blocks += league_block(args, league, rows, started, commit, cpu, errors)
+        if failure:
+            break
+
+    text = ["# Ladder", "",
+            "Written by `scripts/ladder.py` (see `docs/strength.md`); current figures only.", ""]
+    text += blocks
+    out = args.out
+    if failure:
+        root, _ = os.path.splitext(out)
+        out = root + ".partial.md"
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    with open(out, "w") as f:
+        f.write("\n".join(text).rstrip("\n") + "\n")
+    print(f"ladder: wrote {out}")
+    if all_unparsed:
+        print("ladder: lines of the runner's summary not understood:", file=sys.stderr)
+        for u in all_unparsed:
+            print(f"  {u}", file=sys.stderr)
+    if failure:
+        sys.exit(f"ladder: {failure}")
+
+
+if __name__ == "__main__":
+    main()
