@@ -13,8 +13,9 @@ markdown table (default docs/ladder.md): one row per (league, peer) with
 W-L-D, score, Elo with its 95% interval and the forfeits, crashes and other
 losses by error, and above each league's table the date, commit, CPU
 (AVX-512, AMX), the conditions and the commands to rerun it. Each match's
-full terminal output, per-game logs (every line each way) and SGF records
-are kept under --log-dir (default runs/ladder/).
+full terminal output, per-game logs (every line each way), SGF records and
+PSQ records (with each move's time, for scripts/time_plot.py) are kept under
+--log-dir (default runs/ladder/).
 
 A league whose openings file is missing is skipped with a message. A match
 that cannot run (Wuzi's binary or a named peer missing, the runner failing)
@@ -87,8 +88,6 @@ DEFAULTS = {
     "out": "docs/ladder.md",
     "log_dir": "runs/ladder",
 }
-
-Z_975 = 1.959963984540054
 
 
 class LadderError(Exception):
@@ -227,6 +226,7 @@ RE_SCORE = re.compile(r"^Score of (?P<a>.+?) vs (?P<b>.+?): (?P<w>\d+) - (?P<l>\
                       r"\s+\[(?P<score>[\d.]+)\]\s+(?P<n>\d+)$")
 RE_ELO = re.compile(r"^Elo difference: (?P<elo>\S+) \+/- (?P<margin>\S+), LOS: (?P<los>[\d.]+) %, "
                     r"draw ratio: (?P<draws>[\d.]+) %$")
+RE_INTERVAL = re.compile(r"^Elo 95% interval: (?P<lower>\S+) \.\. (?P<upper>\S+)$")
 RE_ENDINGS = re.compile(r"^Endings: (?P<list>.*)$")
 RE_FAULTS = re.compile(r"^(?P<name>.+?): losses by error: (?P<list>.*); killed after END: (?P<kills>\d+)$")
 RE_WARNING = re.compile(r"^Warning: (?P<n>\d+) game\(s\) ended by an engine fault")
@@ -291,6 +291,8 @@ def parse_summary(lines, wuzi_name, peer_name):
         elif m := RE_ELO.match(line):
             r.update(elo=parse_number(m.group("elo")), margin=parse_number(m.group("margin")),
                      los=float(m.group("los")), draw_ratio=float(m.group("draws")))
+        elif m := RE_INTERVAL.match(line):
+            r.update(lower=parse_number(m.group("lower")), upper=parse_number(m.group("upper")))
         elif m := RE_ENDINGS.match(line):
             try:
                 r["endings"] = parse_counts(m.group("list"))
@@ -321,35 +323,22 @@ def parse_summary(lines, wuzi_name, peer_name):
     return r, unparsed
 
 
-def elo_from_score(s):
-    if s <= 0:
-        return -math.inf
-    if s >= 1:
-        return math.inf
-    return -400 * math.log10(1 / s - 1)
-
-
 def elo_text(r):
     """`+168 ± 130` from the runner's figures; where the interval reaches a
-    score of 0 or 1 (the runner's margin is then inf or n/a) its finite end
-    is computed with the runner's formula (arena/stats.rs)."""
-    w, l, d = r["w"], r["l"], r["d"]
-    n = w + l + d
-    if n == 0:
+    score of 0 or 1 (the runner's margin is then infinite) its finite end,
+    from the runner's `Elo 95% interval` line."""
+    if r["w"] + r["l"] + r["d"] == 0:
         return "no games"
     elo, margin = r.get("elo", math.nan), r.get("margin", math.nan)
+    lo, hi = r.get("lower", math.nan), r.get("upper", math.nan)
     elo += 0.0  # no "-0"
     if math.isfinite(elo) and math.isfinite(margin):
         return f"{elo:+.0f} ± {margin:.0f}"
-    mu = (w + d / 2) / n
-    var = (w * (1 - mu) ** 2 + l * mu ** 2 + d * (0.5 - mu) ** 2) / n
-    sd = math.sqrt(var / n)
-    lo, hi = elo_from_score(mu - Z_975 * sd), elo_from_score(mu + Z_975 * sd)
     if not math.isfinite(elo):
         return f"{'+' if elo > 0 else '-'}inf (all games {'won' if elo > 0 else 'lost'}: no interval)"
-    if not math.isfinite(hi) and math.isfinite(lo):
+    if math.isfinite(lo) and not math.isfinite(hi):
         return f"{elo:+.0f} (95%: above {lo:+.0f})"
-    if not math.isfinite(lo) and math.isfinite(hi):
+    if math.isfinite(hi) and not math.isfinite(lo):
         return f"{elo:+.0f} (95%: below {hi:+.0f})"
     return f"{elo:+.0f} (no interval)"
 
@@ -570,11 +559,12 @@ def main():
             if failure:
                 break
             stem = os.path.join(args.log_dir, f"{league}-{peer}")
-            games_dir = stem + "-games"
-            if os.path.isdir(games_dir):
-                shutil.rmtree(games_dir)  # an earlier run's game logs
+            games_dir, psq_dir = stem + "-games", stem + "-psq"
+            for old in (games_dir, psq_dir):
+                if os.path.isdir(old):
+                    shutil.rmtree(old)  # an earlier run's game logs and records
             cmd = match_command(args, league, peer)
-            cmd += ["--log-dir", rel(games_dir), "--sgf", rel(stem + ".sgf")]
+            cmd += ["--log-dir", rel(games_dir), "--sgf", rel(stem + ".sgf"), "--psq", rel(psq_dir)]
             print(f"ladder: {league}: wuzi vs {peer} ({args.games} games)", flush=True)
             rc, lines = run_match(cmd, stem + ".log")
             if rc != 0:

@@ -9,8 +9,32 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::nn::settings::InvalidSetting;
 use crate::nn::NetworkSettings;
 use crate::search::SearchConfig;
+
+/// Why a configuration could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Not TOML, or a key or a type the configuration does not have (the
+    /// message names the key and the line).
+    #[error("{}", .0.to_string().trim_end())]
+    Syntax(#[from] toml::de::Error),
+    /// A value out of its range.
+    #[error(transparent)]
+    Invalid(#[from] InvalidSetting),
+    #[error("config file {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Any of the above, in the file at `path`.
+    #[error("config file {}: {source}", path.display())]
+    InFile {
+        path: PathBuf,
+        source: Box<ConfigError>,
+    },
+}
 
 /// All settings, with defaults for anything the file leaves out.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
@@ -83,24 +107,17 @@ impl Default for LogSection {
 
 impl Config {
     /// Parses a configuration text; errors name the key and line.
-    pub fn parse(text: &str) -> Result<Config, String> {
-        let config: Config =
-            toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text)?;
         config.validate()?;
         Ok(config)
     }
 
-    fn validate(&self) -> Result<(), String> {
-        let check = |ok: bool, key: &str, what: &str| {
-            if ok {
-                Ok(())
-            } else {
-                Err(format!("{key}: {what}"))
-            }
-        };
-        check(
+    fn validate(&self) -> Result<(), InvalidSetting> {
+        InvalidSetting::check(
             self.engine.threads >= 1,
-            "engine.threads",
+            "engine",
+            "threads",
             "must be at least 1",
         )?;
         self.search.validate()?;
@@ -109,11 +126,15 @@ impl Config {
     }
 
     /// Reads the file at `path`, resolving relative paths against its base.
-    pub fn load(path: &Path) -> Result<Config, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("config file {}: {e}", path.display()))?;
-        let mut config =
-            Config::parse(&text).map_err(|e| format!("config file {}: {e}", path.display()))?;
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut config = Config::parse(&text).map_err(|e| ConfigError::InFile {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })?;
         config.resolve_paths(&base_of(path));
         Ok(config)
     }
@@ -130,7 +151,7 @@ impl Config {
     /// The configuration: `explicit` if given (it must exist), else the
     /// first file found in the usual places, else the defaults (with paths
     /// resolved against the install folder). Returns where it came from.
-    pub fn locate(explicit: Option<&Path>) -> Result<(Config, Option<PathBuf>), String> {
+    pub fn locate(explicit: Option<&Path>) -> Result<(Config, Option<PathBuf>), ConfigError> {
         if let Some(path) = explicit {
             return Ok((Config::load(path)?, Some(path.to_path_buf())));
         }
@@ -255,36 +276,53 @@ mod tests {
             EvaluatorThreads::Fixed(3)
         );
         for bad in ["0", "-1", "\"many\"", "1.5"] {
-            let e = parse(bad).unwrap_err();
+            let e = parse(bad).unwrap_err().to_string();
             assert!(e.contains("evaluator"), "{bad}: {e}");
         }
     }
 
     #[test]
     fn errors_name_the_key() {
-        let e = Config::parse("[engine]\nthreads = \"many\"\n").unwrap_err();
-        assert!(e.contains("threads"), "{e}");
-        let e = Config::parse("[search]\nstlye = 3\n").unwrap_err();
-        assert!(e.contains("stlye"), "{e}");
-        let e = Config::parse("[search]\nstyle = 9\n").unwrap_err();
-        assert!(e.contains("search.style"), "{e}");
-        let e = Config::parse("[search]\npolicy_temperature = 0.0\n").unwrap_err();
-        assert!(e.contains("search.policy_temperature"), "{e}");
-        let e = Config::parse("[search]\npolicy_temperature = nan\n").unwrap_err();
-        assert!(e.contains("search.policy_temperature"), "{e}");
-        let e = Config::parse("[search]\nsafety_share = 0.8\n").unwrap_err();
-        assert!(e.contains("search.safety_share"), "{e}");
-        let e = Config::parse("[search]\nsafety_nodes_per_ms = 0\n").unwrap_err();
-        assert!(e.contains("search.safety_nodes_per_ms"), "{e}");
+        // Not the configuration's shape: the parser's message names the key.
+        for (text, key) in [
+            ("[engine]\nthreads = \"many\"\n", "threads"),
+            ("[search]\nstlye = 3\n", "stlye"),
+            ("[nonsense]\n", "nonsense"),
+        ] {
+            match Config::parse(text) {
+                Err(e @ ConfigError::Syntax(_)) => assert!(e.to_string().contains(key), "{e}"),
+                other => panic!("{text:?}: {other:?}"),
+            }
+        }
+        // A value out of range: the key as the file spells it.
+        for (text, key) in [
+            ("[engine]\nthreads = 0\n", "engine.threads"),
+            ("[search]\nstyle = 9\n", "search.style"),
+            (
+                "[search]\npolicy_temperature = 0.0\n",
+                "search.policy_temperature",
+            ),
+            (
+                "[search]\npolicy_temperature = nan\n",
+                "search.policy_temperature",
+            ),
+            ("[search]\nsafety_share = 0.8\n", "search.safety_share"),
+            (
+                "[search]\nsafety_nodes_per_ms = 0\n",
+                "search.safety_nodes_per_ms",
+            ),
+            ("[network]\ndevice = \"tpu\"\n", "network.device"),
+        ] {
+            match Config::parse(text) {
+                Err(ConfigError::Invalid(e)) => assert_eq!(e.key, key, "{text:?}: {e}"),
+                other => panic!("{text:?}: {other:?}"),
+            }
+        }
         let tuned = Config::parse("[search]\nsafety_share = 0.2\nsafety_nodes_per_ms = 300\n")
             .unwrap()
             .search_config()
             .safety_time();
         assert_eq!((tuned.share, tuned.nodes_per_ms), (0.2, 300));
-        let e = Config::parse("[network]\ndevice = \"tpu\"\n").unwrap_err();
-        assert!(e.contains("network.device"), "{e}");
-        let e = Config::parse("[nonsense]\n").unwrap_err();
-        assert!(e.contains("nonsense"), "{e}");
     }
 
     #[test]

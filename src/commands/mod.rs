@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
 
 /// Wuzi, a gomoku and renju engine: a Gomocup brain.
 ///
@@ -88,13 +88,14 @@ enum Command {
 }
 
 /// The configuration file, with the command-line overrides.
-pub(crate) fn configure(cli: &Cli) -> Result<Config, String> {
+pub(crate) fn configure(cli: &Cli) -> Result<Config, ConfigError> {
     let (mut config, _) = Config::locate(cli.config.as_deref())?;
     if let Some(threads) = cli.threads {
         config.engine.threads = threads.max(1);
     }
     if let Some(device) = &cli.device {
-        crate::nn::backend::check_device_name(device)?;
+        crate::nn::backend::check_device_name(device)
+            .map_err(|why| crate::nn::settings::InvalidSetting::new("--device", why))?;
         config.network.device = device.clone();
     }
     if let Some(dir) = &cli.log_dir {

@@ -62,7 +62,10 @@ pub(crate) fn files_protocol(
     started: std::time::Instant,
 ) -> ExitCode {
     let outcome = configure(cli)
-        .and_then(|config| crate::protocol::files::run(config, dir, started).map_err(Into::into));
+        .map_err(|e| e.to_string())
+        .and_then(|config| {
+            crate::protocol::files::run(config, dir, started).map_err(|e| e.to_string())
+        });
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

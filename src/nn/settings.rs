@@ -75,16 +75,37 @@ impl Default for NetworkSettings {
     }
 }
 
+/// A setting whose value is not one it may take: the key as the
+/// configuration file spells it (`network.batch_size`), and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {why}")]
+pub struct InvalidSetting {
+    pub key: String,
+    pub why: String,
+}
+
+impl InvalidSetting {
+    pub fn new(key: impl Into<String>, why: impl Into<String>) -> InvalidSetting {
+        InvalidSetting {
+            key: key.into(),
+            why: why.into(),
+        }
+    }
+
+    /// `Ok` where `ok` holds, else the error for `key` in `section`.
+    pub fn check(ok: bool, section: &str, key: &str, why: &str) -> Result<(), InvalidSetting> {
+        if ok {
+            Ok(())
+        } else {
+            Err(InvalidSetting::new(format!("{section}.{key}"), why))
+        }
+    }
+}
+
 impl NetworkSettings {
     /// Checks the values; the error names the key as the file spells it.
-    pub fn validate(&self) -> Result<(), String> {
-        let check = |ok: bool, key: &str, what: &str| {
-            if ok {
-                Ok(())
-            } else {
-                Err(format!("network.{key}: {what}"))
-            }
-        };
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
+        let check = |ok: bool, key: &str, why: &str| InvalidSetting::check(ok, "network", key, why);
         check(
             self.torch_threads >= 1,
             "torch_threads",
@@ -98,14 +119,14 @@ impl NetworkSettings {
         )?;
         self.precision
             .parse::<super::PrecisionSetting>()
-            .map_err(|e| format!("network.precision: {e}"))?;
+            .map_err(|why| InvalidSetting::new("network.precision", why))?;
         super::backend::check_device_name(&self.device)
-            .map_err(|e| format!("network.device: {e}"))?;
+            .map_err(|why| InvalidSetting::new("network.device", why))?;
         self.backend
             .parse::<super::BackendSetting>()
-            .map_err(|e| format!("network.backend: {e}"))?;
+            .map_err(|why| InvalidSetting::new("network.backend", why))?;
         super::native::simd::parse_isa_setting(&self.isa)
-            .map_err(|e| format!("network.isa: {e}"))?;
+            .map_err(|why| InvalidSetting::new("network.isa", why))?;
         Ok(())
     }
 

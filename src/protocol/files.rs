@@ -42,15 +42,71 @@ pub struct FileRequest {
     pub folder: Option<PathBuf>,
 }
 
-fn read(dir: &Path, name: &str) -> Result<String, String> {
-    let path = dir.join(name);
-    fs::read(&path)
+/// Why the brain could not answer: the reason it writes into `MSG.DAT`.
+#[derive(Debug, thiserror::Error)]
+pub enum FilesError {
+    #[error("cannot read {name}: {source}")]
+    Read {
+        name: &'static str,
+        source: std::io::Error,
+    },
+    #[error("PLOCHA.DAT: line {line} has {squares} squares where the first has {width}")]
+    RaggedRow {
+        line: usize,
+        squares: usize,
+        width: usize,
+    },
+    #[error("PLOCHA.DAT: a {width}x{height} board is not supported (each side 5..32)")]
+    BoardSize { width: usize, height: usize },
+    #[error("PLOCHA.DAT: '#' squares (the continuous game) are not supported")]
+    ContinuousGame,
+    #[error("PLOCHA.DAT: unexpected {square:?} at {x},{y}; expected x, o or -")]
+    Square { square: char, x: usize, y: usize },
+    #[error("PLOCHA.DAT: square off the board")]
+    OffBoard,
+    #[error("PLOCHA.DAT: {0}")]
+    Stone(#[from] crate::game::MoveError),
+    #[error("PLOCHA.DAT: the game is already over on this board")]
+    GameOver,
+    #[error("TIMEOUTS.DAT: missing the {0}")]
+    MissingTimeout(&'static str),
+    #[error("TIMEOUTS.DAT: the {what} {line:?} is not an integer")]
+    Timeout { what: &'static str, line: String },
+    #[error("INFO.DAT: {key} {value}: {source}")]
+    ClockValue {
+        key: String,
+        value: String,
+        source: crate::gomocup::ClockValueError,
+    },
+    #[error(
+        "INFO.DAT: rule {0} is not supported (0 freestyle, 1 exactly five, 4 renju, 8 caro; \
+         not the continuous game)"
+    )]
+    Rule(String),
+    #[error("INFO.DAT: max_memory {0:?} is not a number")]
+    MaxMemory(String),
+    #[error("TAH.DAT: {0:?} does not say who moves; expected x or o")]
+    SideToMove(String),
+    /// The rule's network could not be loaded and play without it is not
+    /// allowed.
+    #[error("{0}")]
+    Network(String),
+    #[error("the search did not finish")]
+    NoResult,
+    #[error("no move: the board is full")]
+    BoardFull,
+    #[error("cannot write TAH.DAT: {0}")]
+    Write(std::io::Error),
+}
+
+fn read(dir: &Path, name: &'static str) -> Result<String, FilesError> {
+    fs::read(dir.join(name))
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .map_err(|e| format!("cannot read {name}: {e}"))
+        .map_err(|source| FilesError::Read { name, source })
 }
 
 /// The board of `PLOCHA.DAT` under `rule`.
-fn parse_board(text: &str, rule: Rule) -> Result<Board, String> {
+fn parse_board(text: &str, rule: Rule) -> Result<Board, FilesError> {
     let rows: Vec<&str> = text
         .lines()
         .map(str::trim)
@@ -62,18 +118,17 @@ fn parse_board(text: &str, rule: Rule) -> Result<Board, String> {
         .enumerate()
         .find(|(_, r)| r.chars().count() != width)
     {
-        return Err(format!(
-            "PLOCHA.DAT: line {} has {} squares where the first has {width}",
-            i + 1,
-            row.chars().count()
-        ));
+        return Err(FilesError::RaggedRow {
+            line: i + 1,
+            squares: row.chars().count(),
+            width,
+        });
     }
-    let size = BoardSize::new(width as u32, rows.len() as u32).map_err(|_| {
-        format!(
-            "PLOCHA.DAT: a {width}x{} board is not supported (each side 5..32)",
-            rows.len()
-        )
-    })?;
+    let size =
+        BoardSize::new(width as u32, rows.len() as u32).map_err(|_| FilesError::BoardSize {
+            width,
+            height: rows.len(),
+        })?;
     let mut board = Board::new(size, rule);
     for (y, row) in rows.iter().enumerate() {
         for (x, square) in row.chars().enumerate() {
@@ -81,35 +136,25 @@ fn parse_board(text: &str, rule: Rule) -> Result<Board, String> {
                 '-' => continue,
                 'x' => Color::Black,
                 'o' => Color::White,
-                '#' => {
-                    return Err(
-                        "PLOCHA.DAT: '#' squares (the continuous game) are not supported".into(),
-                    )
-                }
-                other => {
-                    return Err(format!(
-                        "PLOCHA.DAT: unexpected {other:?} at {x},{y}; expected x, o or -"
-                    ))
-                }
+                '#' => return Err(FilesError::ContinuousGame),
+                square => return Err(FilesError::Square { square, x, y }),
             };
-            let p = Point::new(x as u8, y as u8).ok_or("PLOCHA.DAT: square off the board")?;
-            board
-                .place(p, color)
-                .map_err(|e| format!("PLOCHA.DAT: {e}"))?;
+            let p = Point::new(x as u8, y as u8).ok_or(FilesError::OffBoard)?;
+            board.place(p, color)?;
         }
     }
     Ok(board)
 }
 
 /// `TIMEOUTS.DAT`: seconds per move, milliseconds left (both integers).
-fn parse_timeouts(text: &str, clock: &mut Clock) -> Result<(), String> {
+fn parse_timeouts(text: &str, clock: &mut Clock) -> Result<(), FilesError> {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let mut number = |what: &str| -> Result<i64, String> {
-        let line = lines
-            .next()
-            .ok_or_else(|| format!("TIMEOUTS.DAT: missing the {what}"))?;
-        line.parse()
-            .map_err(|_| format!("TIMEOUTS.DAT: the {what} {line:?} is not an integer"))
+    let mut number = |what: &'static str| -> Result<i64, FilesError> {
+        let line = lines.next().ok_or(FilesError::MissingTimeout(what))?;
+        line.parse().map_err(|_| FilesError::Timeout {
+            what,
+            line: line.to_string(),
+        })
     };
     let turn_seconds = number("time per move (seconds)")?;
     let left_ms = number("time left (milliseconds)")?;
@@ -120,7 +165,7 @@ fn parse_timeouts(text: &str, clock: &mut Clock) -> Result<(), String> {
 
 impl FileRequest {
     /// Reads the manager's files in `dir`.
-    pub fn read(dir: &Path) -> Result<FileRequest, String> {
+    pub fn read(dir: &Path) -> Result<FileRequest, FilesError> {
         let mut clock = Clock::default();
         // The manager always writes it: without it the brain would not know
         // its time and could lose on time.
@@ -134,7 +179,11 @@ impl FileRequest {
                 let (key, value) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
                 let value = value.trim();
                 if let Some(set) = clock.set(key, value) {
-                    set.map_err(|e| format!("INFO.DAT: {key} {value}: {e}"))?;
+                    set.map_err(|source| FilesError::ClockValue {
+                        key: key.to_string(),
+                        value: value.to_string(),
+                        source,
+                    })?;
                     continue;
                 }
                 match key {
@@ -143,17 +192,12 @@ impl FileRequest {
                             .parse::<u64>()
                             .ok()
                             .and_then(|v| Rule::from_gomocup(v).ok())
-                            .ok_or_else(|| {
-                                format!(
-                                    "INFO.DAT: rule {value} is not supported (0 freestyle, \
-                                     1 exactly five, 4 renju, 8 caro; not the continuous game)"
-                                )
-                            })?
+                            .ok_or_else(|| FilesError::Rule(value.to_string()))?
                     }
                     "max_memory" => {
-                        let bytes: i64 = value.parse().map_err(|_| {
-                            format!("INFO.DAT: max_memory {value:?} is not a number")
-                        })?;
+                        let bytes: i64 = value
+                            .parse()
+                            .map_err(|_| FilesError::MaxMemory(value.to_string()))?;
                         max_memory = (bytes > 0).then_some(bytes as usize);
                     }
                     "folder" if !value.is_empty() => folder = Some(PathBuf::from(value)),
@@ -168,15 +212,11 @@ impl FileRequest {
         let to_move = match tah.trim() {
             "x" => Color::Black,
             "o" => Color::White,
-            other => {
-                return Err(format!(
-                    "TAH.DAT: {other:?} does not say who moves; expected x or o"
-                ))
-            }
+            other => return Err(FilesError::SideToMove(other.to_string())),
         };
         board.set_side_to_move(to_move);
         if board.outcome().is_some() {
-            return Err("PLOCHA.DAT: the game is already over on this board".into());
+            return Err(FilesError::GameOver);
         }
         Ok(FileRequest {
             board,
@@ -191,10 +231,11 @@ impl FileRequest {
 /// `MSG.DAT`. `started`: when the process started (the manager's clock
 /// runs from there). On error, the reason goes into `MSG.DAT` and is
 /// returned; `TAH.DAT` is not touched.
-pub fn run(config: Config, dir: &Path, started: Instant) -> Result<(), String> {
+pub fn run(config: Config, dir: &Path, started: Instant) -> Result<(), FilesError> {
     let outcome = answer(config, dir, started);
     let message = match &outcome {
-        Ok(line) | Err(line) => line.clone(),
+        Ok(line) => line.clone(),
+        Err(e) => e.to_string(),
     };
     // MSG.DAT gets one line; if even that fails, there is no one to tell
     // but the exit status.
@@ -203,13 +244,13 @@ pub fn run(config: Config, dir: &Path, started: Instant) -> Result<(), String> {
 }
 
 /// The search and `TAH.DAT`; the message line for `MSG.DAT`.
-fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, String> {
+fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, FilesError> {
     let request = FileRequest::read(dir)?;
     let rule = request.board.rule();
     let mut networks = NetworkProvider::new(&config.network);
     let (mut engine, note) = super::engine_for(&config, &mut networks, request.board.size(), rule);
     if let Some(why) = networks.refusal(rule) {
-        return Err(why.to_string());
+        return Err(FilesError::Network(why.to_string()));
     }
     if let Some(bytes) = request.max_memory {
         engine.configure(|c| c.max_memory = bytes);
@@ -227,12 +268,11 @@ fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, String
     let result = engine
         .wait()
         .map(|f| f.result)
-        .ok_or("the search did not finish")?;
+        .ok_or(FilesError::NoResult)?;
     let mv = engine
         .move_or_forbidden(&result)
-        .ok_or("no move: the board is full")?;
-    fs::write(dir.join("TAH.DAT"), format!("{mv}\n"))
-        .map_err(|e| format!("cannot write TAH.DAT: {e}"))?;
+        .ok_or(FilesError::BoardFull)?;
+    fs::write(dir.join("TAH.DAT"), format!("{mv}\n")).map_err(FilesError::Write)?;
     let mut line = format!(
         "{BRAIN_NAME} {}: {}",
         env!("CARGO_PKG_VERSION"),
@@ -295,17 +335,19 @@ mod tests {
             ("----\n----\n----\n----\n", "4x4"),
             ("", "0x0"),
         ] {
-            let err = parse_board(text, Rule::Freestyle).unwrap_err();
+            let err = parse_board(text, Rule::Freestyle).unwrap_err().to_string();
             assert!(err.contains(why), "{text:?}: {err}");
         }
         let mut clock = Clock::default();
         parse_timeouts("5\n120000\n", &mut clock).unwrap();
         assert_eq!((clock.timeout_turn, clock.time_left), (5000, 120_000));
-        assert!(parse_timeouts("5\n", &mut clock)
-            .unwrap_err()
-            .contains("time left"));
+        assert!(matches!(
+            parse_timeouts("5\n", &mut clock),
+            Err(FilesError::MissingTimeout(what)) if what.contains("time left")
+        ));
         assert!(parse_timeouts("five\n1\n", &mut clock)
             .unwrap_err()
+            .to_string()
             .contains("not an integer"));
     }
 }

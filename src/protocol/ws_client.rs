@@ -13,7 +13,7 @@ use tungstenite::{Message, WebSocket};
 
 use crate::config::Config;
 use crate::engine::{Engine, SearchKind};
-use crate::game::{Board, BoardSize, Color, Point, Rule};
+use crate::game::{Board, BoardSize, BoardSizeError, Color, MoveError, Point, Rule, RuleError};
 use crate::nn::provider::NetworkProvider;
 use crate::search::node::Proven;
 use crate::search::TimeControl;
@@ -21,6 +21,34 @@ use crate::ws::message::{GameConfiguration, PlayerInfo, WsColor};
 use crate::ws::{ClientMessage, EndReason, ProtocolVersion, ServerMessage, WsMove, WsPoint};
 
 type Socket = WebSocket<MaybeTlsStream<TcpStream>>;
+
+/// Why a game could not be followed, or a connection ended.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot connect to {url}: {source}")]
+    Connect {
+        url: String,
+        source: tungstenite::Error,
+    },
+    #[error("send: {0}")]
+    Send(tungstenite::Error),
+    #[error("{0}")]
+    Socket(tungstenite::Error),
+    #[error("closed by the server")]
+    Closed,
+    #[error(transparent)]
+    BoardSize(#[from] BoardSizeError),
+    #[error(transparent)]
+    Rule(#[from] RuleError),
+    #[error("cell off the board")]
+    OffBoard,
+    #[error(transparent)]
+    Move(#[from] MoveError),
+    /// The rule's network could not be loaded and play without it is not
+    /// allowed.
+    #[error("{0}")]
+    Network(String),
+}
 
 /// How long to wait before connecting again after a failure.
 const RECONNECT_DELAY: Duration = Duration::from_secs(1);
@@ -61,13 +89,13 @@ fn point_of(p: Point) -> WsPoint {
 }
 
 /// The position a `START` describes: the initial board, then the log.
-fn position(config: &GameConfiguration) -> Result<Board, String> {
+fn position(config: &GameConfiguration) -> Result<Board, ClientError> {
     let rows = &config.initial_state.board;
     let height = rows.len() as u32;
     let width = rows.first().map_or(0, |r| r.len()) as u32;
-    let size = BoardSize::new(width, height).map_err(|e| e.to_string())?;
+    let size = BoardSize::new(width, height)?;
     let rule = match &config.rule {
-        Some(name) => name.parse::<Rule>().map_err(|e| e.to_string())?,
+        Some(name) => name.parse::<Rule>()?,
         None => Rule::Freestyle,
     };
     let mut board = Board::new(size, rule);
@@ -78,8 +106,8 @@ fn position(config: &GameConfiguration) -> Result<Board, String> {
                 "W" => Color::White,
                 _ => continue,
             };
-            let p = Point::new(x as u8, y as u8).ok_or("cell off the board")?;
-            board.place(p, color).map_err(|e| e.to_string())?;
+            let p = Point::new(x as u8, y as u8).ok_or(ClientError::OffBoard)?;
+            board.place(p, color)?;
         }
     }
     board.set_side_to_move(config.initial_state.turn.into());
@@ -89,13 +117,11 @@ fn position(config: &GameConfiguration) -> Result<Board, String> {
     Ok(board)
 }
 
-fn apply(board: &mut Board, mv: WsMove) -> Result<(), String> {
+fn apply(board: &mut Board, mv: WsMove) -> Result<(), MoveError> {
     match mv {
         WsMove::Place { point } => {
-            let p = board
-                .point(i64::from(point.column), i64::from(point.row))
-                .map_err(|e| e.to_string())?;
-            board.play(p).map_err(|e| e.to_string())
+            let p = board.point(i64::from(point.column), i64::from(point.row))?;
+            board.play(p)
         }
         WsMove::Pass => {
             board.set_side_to_move(board.side_to_move().opponent());
@@ -122,13 +148,13 @@ impl Player {
         }
     }
 
-    fn start(&mut self, config: &GameConfiguration, color: WsColor) -> Result<(), String> {
+    fn start(&mut self, config: &GameConfiguration, color: WsColor) -> Result<(), ClientError> {
         let board = position(config)?;
         if let Some(note) = super::switch_rule(&mut self.engine, &mut self.networks, board.rule()) {
             tracing::warn!("{note}");
         }
         if let Some(why) = self.networks.refusal(board.rule()) {
-            return Err(why.to_string());
+            return Err(ClientError::Network(why.to_string()));
         }
         self.color = color.into();
         let mut remaining =
@@ -201,7 +227,7 @@ impl Player {
         message: ServerMessage,
         socket: &mut Socket,
         name: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), ClientError> {
         match message {
             ServerMessage::Name => {
                 let reply = ClientMessage::Name {
@@ -263,25 +289,29 @@ impl Player {
     }
 }
 
-fn apply_to_engine(engine: &mut Engine, mv: WsMove) -> Result<(), String> {
+fn apply_to_engine(engine: &mut Engine, mv: WsMove) -> Result<(), MoveError> {
     let mut board = engine.board().clone();
     apply(&mut board, mv)?;
     engine.set_board(board);
     Ok(())
 }
 
-fn send(socket: &mut Socket, message: &ClientMessage) -> Result<(), String> {
+fn send(socket: &mut Socket, message: &ClientMessage) -> Result<(), ClientError> {
     socket
         .send(Message::text(message.to_json()))
-        .map_err(|e| format!("send: {e}"))
+        .map_err(ClientError::Send)
 }
 
 /// Plays on the server at `url` as `name` until the process is stopped;
 /// reconnects after every dropped connection. A server that cannot be
 /// reached at the start is an error.
-pub fn run(config: Config, url: &str, name: &str) -> Result<(), String> {
-    let mut first =
-        Some(tungstenite::connect(url).map_err(|e| format!("cannot connect to {url}: {e}"))?);
+pub fn run(config: Config, url: &str, name: &str) -> Result<(), ClientError> {
+    let mut first = Some(
+        tungstenite::connect(url).map_err(|source| ClientError::Connect {
+            url: url.to_string(),
+            source,
+        })?,
+    );
     let mut player = Player::new(&config);
     loop {
         let connection = match first.take() {
@@ -307,7 +337,7 @@ pub fn run(config: Config, url: &str, name: &str) -> Result<(), String> {
 }
 
 /// One connection's life; returns why it ended.
-fn play(player: &mut Player, socket: &mut Socket, name: &str) -> String {
+fn play(player: &mut Player, socket: &mut Socket, name: &str) -> ClientError {
     let mut last_info = Instant::now();
     loop {
         if player.state == State::Thinking && last_info.elapsed() >= INFO_EVERY {
@@ -333,14 +363,14 @@ fn play(player: &mut Player, socket: &mut Socket, name: &str) -> String {
                 }
                 Err(e) => tracing::warn!("unreadable server message {text}: {e}"),
             },
-            Ok(Message::Close(_)) => return "closed by the server".into(),
+            Ok(Message::Close(_)) => return ClientError::Closed,
             Ok(_) => {}
             Err(tungstenite::Error::Io(e))
                 if matches!(
                     e.kind(),
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                 ) => {}
-            Err(e) => return e.to_string(),
+            Err(e) => return ClientError::Socket(e),
         }
     }
 }

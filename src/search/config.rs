@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::nn::settings::InvalidSetting;
 use crate::search::select::PuctParams;
 use crate::search::SafetyNetTime;
 
@@ -92,14 +93,8 @@ impl Default for SearchConfig {
 impl SearchConfig {
     /// Checks the values a file or a tuner may set; the error names the
     /// key as the configuration file spells it.
-    pub fn validate(&self) -> Result<(), String> {
-        let check = |ok: bool, key: &str, what: &str| {
-            if ok {
-                Ok(())
-            } else {
-                Err(format!("search.{key}: {what}"))
-            }
-        };
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
+        let check = |ok: bool, key: &str, why: &str| InvalidSetting::check(ok, "search", key, why);
         check(self.batch_size >= 1, "batch_size", "must be at least 1")?;
         check(self.style <= 4, "style", "must be 0..=4")?;
         check(

@@ -255,16 +255,7 @@ impl fmt::Display for TrainSummary {
             )?;
         }
         match r.final_val {
-            Some(v) => writeln!(
-                f,
-                "  final validation ({} positions): policy loss {:.4}, policy accuracy {:.2}%, \
-                 value loss {:.4}, value accuracy {:.2}%",
-                v.positions,
-                v.policy_loss,
-                100.0 * v.accuracy,
-                v.value_loss,
-                100.0 * v.value_accuracy
-            )?,
+            Some(v) => writeln!(f, "  final {v}")?,
             None => writeln!(f, "  no validation positions")?,
         }
         writeln!(f, "  network: {}", r.final_network.display())?;

@@ -97,6 +97,22 @@ pub struct ValMetrics {
     pub value_accuracy: f64,
 }
 
+impl std::fmt::Display for ValMetrics {
+    /// `validation (N positions): policy loss ..., value accuracy ...%`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "validation ({} positions): policy loss {:.4}, policy accuracy {:.2}%, \
+             value loss {:.4}, value accuracy {:.2}%",
+            self.positions,
+            self.policy_loss,
+            100.0 * self.accuracy,
+            self.value_loss,
+            100.0 * self.value_accuracy
+        )
+    }
+}
+
 /// What the loop did.
 #[derive(Clone, Debug)]
 pub struct LoopResult {
@@ -409,15 +425,7 @@ pub fn train(
             records.push(record);
             interval = Interval::default();
             if let Some(v) = val {
-                log.note(&format!(
-                    "epoch {epoch}: validation ({} positions) policy loss {:.4}, accuracy {:.2}%, \
-                     value loss {:.4}, value accuracy {:.2}%",
-                    v.positions,
-                    v.policy_loss,
-                    100.0 * v.accuracy,
-                    v.value_loss,
-                    100.0 * v.value_accuracy
-                ));
+                log.note(&format!("epoch {epoch}: {v}"));
             }
             if finished {
                 let path = config.out.join(format!("epoch-{epoch:03}.safetensors"));

@@ -487,6 +487,17 @@ fn elo_los_and_margin_known_values() {
     let e = EloEstimate::new(Wld::new(60, 40, 0)).unwrap();
     // 95% interval of the mean score from the trinomial variance.
     assert!((e.margin - 70.571).abs() < 0.01, "{}", e.margin);
+    // Its ends, not symmetric about the estimate in Elo.
+    assert!((e.lower - 2.767).abs() < 0.01, "{}", e.lower);
+    assert!((e.upper - 143.909).abs() < 0.01, "{}", e.upper);
+    // An interval that reaches a score of 0 has one finite end.
+    let lopsided = EloEstimate::new(Wld::new(3, 37, 0)).unwrap();
+    assert_eq!(lopsided.lower, f64::NEG_INFINITY);
+    assert!(
+        (lopsided.upper + 292.465).abs() < 0.01,
+        "{}",
+        lopsided.upper
+    );
     // LOS = Phi((W - L) / sqrt(W + L)) = Phi(2).
     assert!((e.los - 0.977_25).abs() < 1e-4, "{}", e.los);
     assert_eq!(stats::los(Wld::new(0, 0, 10)), 0.5);

@@ -369,6 +369,12 @@ impl fmt::Display for MatchSummary {
                 e.los * 100.0,
                 e.draw_ratio * 100.0
             )?;
+            writeln!(
+                f,
+                "Elo 95% interval: {} .. {}",
+                fmt_elo(e.lower),
+                fmt_elo(e.upper)
+            )?;
         }
         if let Some((p, s)) = &self.sprt {
             let mut verdict = match s.decision {

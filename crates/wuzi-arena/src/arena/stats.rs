@@ -115,6 +115,11 @@ pub struct EloEstimate {
     /// Half-width of the 95% confidence interval, in Elo (NaN or infinite
     /// when the interval leaves `0..1`).
     pub margin: f64,
+    /// Ends of the 95% confidence interval, in Elo: infinite where it
+    /// reaches a score of 0 or 1 (the interval is not symmetric in Elo,
+    /// and after a near sweep only one end is finite).
+    pub lower: f64,
+    pub upper: f64,
     /// Likelihood of superiority in `0..=1`.
     pub los: f64,
     /// Share of draws.
@@ -136,12 +141,16 @@ impl EloEstimate {
         let mu = w + d / 2.0;
         let variance = w * (1.0 - mu).powi(2) + l * mu.powi(2) + d * (0.5 - mu).powi(2);
         let stdev = variance.sqrt() / n.sqrt();
-        let margin =
-            (elo_from_score(mu + Z_975 * stdev) - elo_from_score(mu - Z_975 * stdev)) / 2.0;
+        let (lower, upper) = (
+            elo_from_score((mu - Z_975 * stdev).max(0.0)),
+            elo_from_score((mu + Z_975 * stdev).min(1.0)),
+        );
         Some(EloEstimate {
             score: mu,
             elo: elo_from_score(mu),
-            margin,
+            margin: (upper - lower) / 2.0,
+            lower,
+            upper,
             los: los(wld),
             draw_ratio: d,
         })

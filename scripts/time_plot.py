@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""How an engine spent its clock in a match: seconds per move over the game.
+
+    .venv/bin/python scripts/time_plot.py runs/fastgame/freestyle20-rapfi \\
+        --match-ms 120000 --turn-ms 5000 --out docs/fastgame-time.png
+
+Reads the PSQ records (`STEM-psq/game_NNNNN.psq`, each move's time in ms)
+and the game logs (`STEM-games/game_NNNNN.log`, for the number of opening
+stones) that `pbrain-wuzi match --psq DIR --log-dir DIR` writes (and
+scripts/ladder.py keeps under its --log-dir), and prints for every engine
+its time per move (mean, largest), the longest game's total and the least
+clock left at any move. With --out it draws, for each engine, the seconds
+of each of its moves by move number (one faint line per game, the median in
+bold) and the clock left, with the turn limit and the match clock marked.
+
+Drawing needs matplotlib (the project's .venv has it:
+scripts/setup-distributed.sh); the summary needs only the standard library.
+"""
+import argparse
+import glob
+import os
+import re
+import statistics
+import sys
+
+
+class PlotError(Exception):
+    pass
+
+
+def read_game(psq_path, log_path):
+    """(black, white, [(colour 0/1, ms)] of the engines' own moves)."""
+    with open(psq_path, encoding="utf-8") as f:
+        lines = [line.strip() for line in f if line.strip()]
+    if not lines or not lines[0].startswith("Piskvork"):
+        raise PlotError(f"{psq_path}: not a PSQ record")
+    moves = [line for line in lines[1:] if re.fullmatch(r"\d+,\d+,\d+", line)]
+    names = [line for line in lines[1:] if not re.fullmatch(r"\d+,\d+,\d+", line)]
+    if len(names) < 2:
+        raise PlotError(f"{psq_path}: no player names after the moves")
+    opening = 0
+    if os.path.exists(log_path):
+        with open(log_path, encoding="utf-8", errors="replace") as f:
+            m = re.search(r"opening .*\((\d+) stones?\)", f.readline())
+            opening = int(m.group(1)) if m else 0
+    timed = []
+    for i, line in enumerate(moves):
+        if i < opening:
+            continue
+        timed.append((i % 2, int(line.split(",")[2])))
+    return names[0], names[1], timed
+
+
+def read_match(stem):
+    """{engine: [[ms of each of its moves] per game]}."""
+    psqs = sorted(glob.glob(os.path.join(stem + "-psq", "game_*.psq")))
+    if not psqs:
+        raise PlotError(f"no PSQ records in {stem}-psq/")
+    per_engine = {}
+    for psq in psqs:
+        log = os.path.join(stem + "-games", os.path.basename(psq)[:-4] + ".log")
+        black, white, timed = read_game(psq, log)
+        for colour, name in enumerate((black, white)):
+            per_engine.setdefault(name, []).append([ms for c, ms in timed if c == colour])
+    return per_engine
+
+
+def summary(per_engine, match_ms):
+    out = []
+    for name, games in sorted(per_engine.items()):
+        all_ms = [ms for g in games for ms in g]
+        if not all_ms:
+            continue
+        totals = [sum(g) for g in games]
+        line = (f"{name}: {len(games)} games, {len(all_ms)} moves, "
+                f"{statistics.mean(all_ms) / 1000:.2f} s per move on average, "
+                f"longest move {max(all_ms) / 1000:.2f} s, "
+                f"most time in one game {max(totals) / 1000:.1f} s")
+        if match_ms:
+            least = min(match_ms - sum(g[:i + 1]) for g in games for i in range(len(g)))
+            line += f", least clock left {least / 1000:.1f} s of {match_ms / 1000:.0f} s"
+        out.append(line)
+    return "\n".join(out)
+
+
+def draw(per_engine, match_ms, turn_ms, title, out):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise PlotError("drawing needs matplotlib: run with .venv/bin/python "
+                        "(scripts/setup-distributed.sh installs it)")
+    names = sorted(per_engine)
+    rows = 2 if match_ms else 1
+    fig, axes = plt.subplots(rows, len(names), figsize=(5.5 * len(names), 3.6 * rows),
+                             squeeze=False, sharex=True)
+    for col, name in enumerate(names):
+        games = per_engine[name]
+        longest = max(len(g) for g in games)
+        median = [statistics.median([g[i] / 1000 for g in games if len(g) > i])
+                  for i in range(longest)]
+        ax = axes[0][col]
+        for g in games:
+            ax.plot(range(1, len(g) + 1), [ms / 1000 for ms in g], color="tab:blue",
+                    alpha=0.25, linewidth=0.8)
+        ax.plot(range(1, longest + 1), median, color="tab:blue", linewidth=2, label="median")
+        if turn_ms:
+            ax.axhline(turn_ms / 1000, color="tab:red", linestyle="--", linewidth=1,
+                       label="turn limit")
+        ax.set_title(f"{name}: seconds per move")
+        ax.set_ylabel("seconds")
+        ax.set_ylim(bottom=0)
+        ax.legend(loc="upper right", fontsize=8)
+        if match_ms:
+            ax = axes[1][col]
+            for g in games:
+                left, spent = [], 0
+                for ms in g:
+                    spent += ms
+                    left.append((match_ms - spent) / 1000)
+                ax.plot(range(1, len(g) + 1), left, color="tab:green", alpha=0.35, linewidth=0.8)
+            ax.set_title(f"{name}: clock left")
+            ax.set_ylabel("seconds")
+            ax.set_ylim(0, match_ms / 1000)
+        axes[rows - 1][col].set_xlabel("the engine's move number (after the opening)")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(out, dpi=90)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("stem", help="the match's files without -psq/-games (runs/fastgame/freestyle20-rapfi)")
+    ap.add_argument("--match-ms", type=int, default=0, help="the match clock in ms (0: none)")
+    ap.add_argument("--turn-ms", type=int, default=0, help="the turn limit in ms (0: none)")
+    ap.add_argument("--title", default="Time per move", help="the plot's title")
+    ap.add_argument("--out", help="PNG to draw (default: the summary only)")
+    args = ap.parse_args()
+    try:
+        per_engine = read_match(args.stem)
+        print(summary(per_engine, args.match_ms))
+        if args.out:
+            draw(per_engine, args.match_ms, args.turn_ms, args.title, args.out)
+            print(f"wrote {args.out}")
+    except (PlotError, OSError, ValueError) as e:
+        print(f"time_plot: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
