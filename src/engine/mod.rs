@@ -290,7 +290,8 @@ impl Engine {
     /// The budget of the next move under the clock.
     pub fn budget(&self) -> Option<TimeBudget> {
         let empty = self.board.size().cell_count() - self.board.stone_count();
-        self.time.budget(empty)
+        self.time
+            .budget(empty, self.searcher.read().config().match_moves)
     }
 
     /// Starts a search of the current position in the background (stopping

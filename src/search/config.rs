@@ -55,6 +55,10 @@ pub struct SearchConfig {
     pub safety_share: f32,
     /// Solver nodes per millisecond that the safety net's budget assumes.
     pub safety_nodes_per_ms: u64,
+    /// Own moves a game clock (`INFO timeout_match`) is planned over: each
+    /// move's target is the time left over this many moves (fewer as the
+    /// board fills).
+    pub match_moves: u32,
     /// Candidate moves: within this many steps of a stone (plus threats).
     pub candidate_distance: u8,
     /// The process's memory limit in bytes (`[engine] max_memory_mb`,
@@ -84,6 +88,7 @@ impl Default for SearchConfig {
             safety_vct_nodes: 20_000,
             safety_share: safety.share,
             safety_nodes_per_ms: safety.nodes_per_ms,
+            match_moves: crate::search::time::DEFAULT_MATCH_MOVES,
             candidate_distance: 2,
             max_memory: 350 << 20,
         }
@@ -122,6 +127,7 @@ impl SearchConfig {
             "safety_nodes_per_ms",
             "must be at least 1",
         )?;
+        check(self.match_moves >= 1, "match_moves", "must be at least 1")?;
         Ok(())
     }
 

@@ -207,10 +207,16 @@ impl TimeManager {
     }
 }
 
+/// Own moves a game's clock is planned over by default
+/// (`[search] match_moves`).
+pub const DEFAULT_MATCH_MOVES: u32 = 30;
+
 impl TimeControl {
     /// The budget for a move on a board with `empty` empty cells, or `None`
-    /// when neither the move nor the game is timed.
-    pub fn budget(&self, empty: usize) -> Option<TimeBudget> {
+    /// when neither the move nor the game is timed. Under a game clock each
+    /// move's target is the time left over `match_moves` moves, fewer as
+    /// the board fills.
+    pub fn budget(&self, empty: usize, match_moves: u32) -> Option<TimeBudget> {
         if self.turn.is_none() && self.left.is_none() {
             return None;
         }
@@ -221,7 +227,8 @@ impl TimeControl {
         if let Some(left) = self.left {
             // Games rarely last beyond a few dozen moves each, and fewer as
             // the board fills: spend a share of what is left accordingly.
-            let moves_left = (empty as u32 / 6).clamp(8, 30);
+            let most = match_moves.max(1);
+            let moves_left = (empty as u32 / 6).clamp(most.min(8), most);
             let share = left / moves_left + self.increment.mul_f32(0.8);
             target = target.min(reserve(share));
             // Keep at least a tenth of the remaining time in any case.
@@ -252,14 +259,15 @@ mod tests {
 
     #[test]
     fn budgets() {
-        assert_eq!(TimeControl::default().budget(200), None);
+        let m = DEFAULT_MATCH_MOVES;
+        assert_eq!(TimeControl::default().budget(200, m), None);
         let turn_only = TimeControl {
             turn: Some(ms(5000)),
             lag: ms(400),
             ..TimeControl::default()
         };
         assert_eq!(
-            turn_only.budget(200),
+            turn_only.budget(200, m),
             Some(TimeBudget {
                 target: ms(4600),
                 deadline: ms(4600)
@@ -272,9 +280,18 @@ mod tests {
             increment: ms(0),
             lag: ms(100),
         };
-        let b = game.budget(200).unwrap();
+        let b = game.budget(200, m).unwrap();
         assert_eq!(b.target, ms(180_000 / 30 - 100));
         assert!(b.deadline <= ms(29_900) && b.deadline >= b.target);
+        // Planned over fewer moves: twice the target, the same limits.
+        let b15 = game.budget(200, 15).unwrap();
+        assert_eq!(b15.target, ms(180_000 / 15 - 100));
+        assert!(b15.deadline <= ms(29_900) && b15.deadline >= b15.target);
+        // A full board plans over fewer moves still (a sixth of the empty
+        // cells), never fewer than 8 (or `match_moves`, if fewer).
+        assert_eq!(game.budget(60, m).unwrap().target, ms(180_000 / 10 - 100));
+        assert_eq!(game.budget(12, m).unwrap().target, ms(180_000 / 8 - 100));
+        assert_eq!(game.budget(12, 4).unwrap().target, ms(29_900));
         // Almost no time left: tiny but positive, within the time left.
         let short = TimeControl {
             turn: Some(ms(30_000)),
@@ -282,7 +299,7 @@ mod tests {
             increment: ms(0),
             lag: ms(100),
         };
-        let b = short.budget(100).unwrap();
+        let b = short.budget(100, m).unwrap();
         assert!(b.target >= MIN_BUDGET && b.deadline <= ms(50));
         // A lag larger than the turn still leaves the minimum.
         let tight = TimeControl {
@@ -290,7 +307,7 @@ mod tests {
             lag: ms(400),
             ..TimeControl::default()
         };
-        assert_eq!(tight.budget(10).unwrap().deadline, MIN_BUDGET);
+        assert_eq!(tight.budget(10, m).unwrap().deadline, MIN_BUDGET);
     }
 
     fn progress(best: u32, second: u32, playouts: u64) -> RootProgress {

@@ -631,6 +631,38 @@ fn opening_files_in_both_notations() {
 }
 
 #[test]
+fn openings_under_their_symmetries() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("two.txt");
+    // One opening with eight distinct images, and the centre alone (one).
+    fs::write(&file, "h8i9j9\nh8\n").unwrap();
+    let s = play(
+        &brain("random", "a"),
+        &brain("random", "b"),
+        &format!(
+            "--openings {} --opening-format pos --symmetries",
+            file.display()
+        ),
+    )
+    .unwrap();
+    assert_eq!(s.planned_games, 18, "two games per distinct opening");
+    assert!(s.openings.contains("9 openings with their symmetries"), "{}", s.openings);
+    let s15 = BoardSize::square(15).unwrap();
+    let mut distinct = std::collections::HashSet::new();
+    for g in &s.games {
+        let stones: Vec<Point> = g.moves[..g.opening_stones].iter().map(|m| m.point).collect();
+        distinct.insert(stones);
+        check_game(g, s15, Rule::Freestyle);
+    }
+    assert_eq!(distinct.len(), 9);
+    // Every symmetry keeps the centre, where each image starts.
+    let centre = Point::new(7, 7).unwrap();
+    for stones in &distinct {
+        assert_eq!(stones[0], centre);
+    }
+}
+
+#[test]
 fn match_from_an_opening_file() {
     let file = Path::new(FIXTURES).join("gomocup2021_renju15_pos.txt");
     let s = play(

@@ -100,6 +100,11 @@ pub struct MatchArgs {
     /// Order of the file's openings.
     #[arg(long, value_enum, default_value_t = OpeningOrder::Sequential)]
     pub order: OpeningOrder,
+    /// Play each opening of the file under every symmetry that keeps the
+    /// board's shape (8 on a square board, 4 on a rectangle), each distinct
+    /// stone sequence once: more different games from a small set.
+    #[arg(long)]
+    pub symmetries: bool,
     /// Without a file: stones of the random quiet openings (0 = empty board).
     #[arg(long, default_value_t = 4)]
     pub random_stones: usize,

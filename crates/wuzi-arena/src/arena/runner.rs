@@ -19,7 +19,8 @@ use crate::arena::result::GameSummary;
 use crate::arena::stats::{EloEstimate, SprtDecision, SprtParams, Wld};
 use crate::arena::{ArenaError, MatchArgs, MatchSummary, Overhead};
 use wuzi_formats::record::{psq_text, sgf_text, SgfInfo};
-use wuzi_game::game::{Color, Outcome, Point};
+use wuzi_game::game::{BoardSize, Color, Outcome, Point};
+use wuzi_game::symmetry::Symmetry;
 
 /// Gives the opening (name, stones) of an opening pair.
 type OpeningSource = dyn FnMut(usize) -> Result<(String, Vec<Point>), ArenaError>;
@@ -47,6 +48,34 @@ pub(crate) struct Plan {
     seed: u64,
     openings: String,
     skipped_openings: Vec<String>,
+}
+
+/// Each opening under every symmetry that keeps the board's shape, each
+/// distinct stone sequence once, in file order; the name says which
+/// symmetry (`file:3/s5`: symmetry 5 of line 3).
+fn under_symmetries(
+    openings: Vec<(String, Vec<Point>)>,
+    size: BoardSize,
+) -> Vec<(String, Vec<Point>)> {
+    let (height, width) = (size.height() as usize, size.width() as usize);
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for (name, stones) in openings {
+        for &symmetry in Symmetry::all_for(height, width) {
+            let turned: Vec<Point> = stones
+                .iter()
+                .filter_map(|p| {
+                    let (x, y) =
+                        symmetry.map_cell(usize::from(p.x()), usize::from(p.y()), height, width);
+                    Point::new(x as u8, y as u8)
+                })
+                .collect();
+            if turned.len() == stones.len() && seen.insert(turned.clone()) {
+                out.push((format!("{name}/s{}", symmetry.index()), turned));
+            }
+        }
+    }
+    out
 }
 
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> ArenaError + '_ {
@@ -119,14 +148,22 @@ impl Plan {
                             .unwrap_or_default()
                     )));
                 }
+                if args.symmetries {
+                    valid = under_symmetries(valid, size);
+                }
                 if args.order == OpeningOrder::Random {
                     rng.shuffle(&mut valid);
                 }
                 let games = args.games.unwrap_or(2 * valid.len());
                 let desc = format!(
-                    "{} ({} openings, {} notation, {} order)",
+                    "{} ({} openings{}, {} notation, {} order)",
                     path.display(),
                     valid.len(),
+                    if args.symmetries {
+                        " with their symmetries"
+                    } else {
+                        ""
+                    },
                     match format {
                         OpeningFormat::Pos => "letter-number",
                         _ => "offset",
