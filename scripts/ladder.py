@@ -437,7 +437,7 @@ def league_block(args, league, rows, when, commit, cpu, errors):
     out.append("")
     if notes:
         out += [f"Note: {n}" for n in notes] + [""]
-    out.append("Match commands (each match's output, game logs and SGF under "
+    out.append("Match commands (each match's output, game logs, SGF and PSQ records under "
                f"`{rel(args.log_dir)}/`):")
     out.append("")
     out.append("```sh")
@@ -471,7 +471,7 @@ def main():
     ap.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="match seed (default 1)")
     ap.add_argument("--out", default=None, help=f"markdown file to write (default {DEFAULTS['out']})")
     ap.add_argument("--log-dir", default=None,
-                    help=f"folder for each match's output, game logs and SGF (default {DEFAULTS['log_dir']})")
+                    help=f"folder for each match's output, game logs, SGF and PSQ records (default {DEFAULTS['log_dir']})")
     ap.add_argument("--dry-run", action="store_true", help="print the match commands only")
     args = ap.parse_args()
 

@@ -8,8 +8,10 @@ Reads the PSQ records (`STEM-psq/game_NNNNN.psq`, each move's time in ms)
 and the game logs (`STEM-games/game_NNNNN.log`, for the number of opening
 stones) that `pbrain-wuzi match --psq DIR --log-dir DIR` writes (and
 scripts/ladder.py keeps under its --log-dir), and prints for every engine
-its time per move (mean, largest), the longest game's total and the least
-clock left at any move. With --out it draws, for each engine, the seconds
+its moves per game (median), its time per move (mean, over its first 10
+moves, largest), its moves under 0.1 s, the most time it took in one game
+and its clock left at the end of a game (median, least) and at any
+move (least). With --out it draws, for each engine, the seconds
 of each of its moves by move number (one faint line per game, the median in
 bold) and the clock left, with the turn limit and the match clock marked.
 
@@ -38,11 +40,15 @@ def read_game(psq_path, log_path):
     names = [line for line in lines[1:] if not re.fullmatch(r"\d+,\d+,\d+", line)]
     if len(names) < 2:
         raise PlotError(f"{psq_path}: no player names after the moves")
-    opening = 0
-    if os.path.exists(log_path):
+    # The opening's stones are the runner's, not the engines': the game
+    # log's first line says how many there were.
+    try:
         with open(log_path, encoding="utf-8", errors="replace") as f:
-            m = re.search(r"opening .*\((\d+) stones?\)", f.readline())
-            opening = int(m.group(1)) if m else 0
+            first = f.readline()
+    except OSError as e:
+        raise PlotError(f"{log_path}: {e} (it says how many stones the opening had)")
+    m = re.search(r"opening .*\((\d+) stones?\)", first)
+    opening = int(m.group(1)) if m else 0
     timed = []
     for i, line in enumerate(moves):
         if i < opening:
@@ -72,13 +78,20 @@ def summary(per_engine, match_ms):
         if not all_ms:
             continue
         totals = [sum(g) for g in games]
-        line = (f"{name}: {len(games)} games, {len(all_ms)} moves, "
+        first = [ms for g in games for ms in g[:10]]
+        quick = sum(1 for ms in all_ms if ms < 100)
+        line = (f"{name}: {len(games)} games, {len(all_ms)} moves "
+                f"(median {statistics.median(len(g) for g in games):g} per game), "
                 f"{statistics.mean(all_ms) / 1000:.2f} s per move on average, "
-                f"longest move {max(all_ms) / 1000:.2f} s, "
+                f"{statistics.mean(first) / 1000:.2f} s over its first 10 moves, "
+                f"longest move {max(all_ms) / 1000:.2f} s, {quick} moves under 0.1 s, "
                 f"most time in one game {max(totals) / 1000:.1f} s")
         if match_ms:
+            at_end = [(match_ms - t) / 1000 for t in totals]
             least = min(match_ms - sum(g[:i + 1]) for g in games for i in range(len(g)))
-            line += f", least clock left {least / 1000:.1f} s of {match_ms / 1000:.0f} s"
+            line += (f", clock left at the end {statistics.median(at_end):.1f} s (median), "
+                     f"{min(at_end):.1f} s (least) of {match_ms / 1000:.0f} s; "
+                     f"least at any move {least / 1000:.1f} s")
         out.append(line)
     return "\n".join(out)
 

@@ -76,7 +76,8 @@ impl Default for NetworkSettings {
 }
 
 /// A setting whose value is not one it may take: the key as the
-/// configuration file spells it (`network.batch_size`), and why.
+/// configuration file spells it (`network.batch_size`), or the flag that
+/// set it (`--device`), and why.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{key}: {why}")]
 pub struct InvalidSetting {

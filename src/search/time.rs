@@ -208,8 +208,10 @@ impl TimeManager {
 }
 
 /// Own moves a game's clock is planned over by default
-/// (`[search] match_moves`).
-pub const DEFAULT_MATCH_MOVES: u32 = 30;
+/// (`[search] match_moves`): games between strong engines are mostly
+/// decided within a few dozen moves, so the early moves, where they are
+/// decided, get the larger share (the match behind it: docs/tuning.md).
+pub const DEFAULT_MATCH_MOVES: u32 = 15;
 
 impl TimeControl {
     /// The budget for a move on a board with `empty` empty cells, or `None`
@@ -235,8 +237,9 @@ impl TimeControl {
             deadline = deadline.min(reserve(left.mul_f32(0.9)).max(MIN_BUDGET));
         }
         target = target.min(deadline);
-        // In a timed game, allow up to three times the target when the
-        // search is undecided, within the deadline.
+        // In a timed game, a hard limit of three times the target: an
+        // undecided tree search goes on to twice the target at most
+        // (`tree_search_done_at`), and the rest is the solver's margin.
         let extended = if self.left.is_some() {
             target.saturating_mul(3)
         } else {
@@ -280,7 +283,7 @@ mod tests {
             increment: ms(0),
             lag: ms(100),
         };
-        let b = game.budget(200, m).unwrap();
+        let b = game.budget(200, 30).unwrap();
         assert_eq!(b.target, ms(180_000 / 30 - 100));
         assert!(b.deadline <= ms(29_900) && b.deadline >= b.target);
         // Planned over fewer moves: twice the target, the same limits.
@@ -291,7 +294,11 @@ mod tests {
         // cells), never fewer than 8 (or `match_moves`, if fewer).
         assert_eq!(game.budget(60, m).unwrap().target, ms(180_000 / 10 - 100));
         assert_eq!(game.budget(12, m).unwrap().target, ms(180_000 / 8 - 100));
-        assert_eq!(game.budget(12, 4).unwrap().target, ms(29_900));
+        let no_turn_limit = TimeControl { turn: None, ..game };
+        assert_eq!(
+            no_turn_limit.budget(12, 4).unwrap().target,
+            ms(180_000 / 4 - 100)
+        );
         // Almost no time left: tiny but positive, within the time left.
         let short = TimeControl {
             turn: Some(ms(30_000)),

@@ -646,20 +646,42 @@ fn openings_under_their_symmetries() {
     )
     .unwrap();
     assert_eq!(s.planned_games, 18, "two games per distinct opening");
-    assert!(s.openings.contains("9 openings with their symmetries"), "{}", s.openings);
+    assert!(
+        s.openings.contains("9 openings with their symmetries"),
+        "{}",
+        s.openings
+    );
     let s15 = BoardSize::square(15).unwrap();
     let mut distinct = std::collections::HashSet::new();
     for g in &s.games {
-        let stones: Vec<Point> = g.moves[..g.opening_stones].iter().map(|m| m.point).collect();
+        let stones: Vec<Point> = g.moves[..g.opening_stones]
+            .iter()
+            .map(|m| m.point)
+            .collect();
         distinct.insert(stones);
         check_game(g, s15, Rule::Freestyle);
     }
     assert_eq!(distinct.len(), 9);
-    // Every symmetry keeps the centre, where each image starts.
-    let centre = Point::new(7, 7).unwrap();
-    for stones in &distinct {
-        assert_eq!(stones[0], centre);
+    // A rectangle keeps its shape under four symmetries: the opening has
+    // four images, h8 (off the centre row) two. The same stones in another
+    // order are the same position: played once.
+    fs::write(&file, "h8i9j9\nh8\nj9i9h8\n").unwrap();
+    let s = play(
+        &brain("random", "a"),
+        &brain("random", "b"),
+        &format!(
+            "--board 15x10 --openings {} --opening-format pos --symmetries",
+            file.display()
+        ),
+    )
+    .unwrap();
+    assert_eq!(s.planned_games, 12, "{}", s.openings);
+    let s15x10 = BoardSize::new(15, 10).unwrap();
+    for g in &s.games {
+        check_game(g, s15x10, Rule::Freestyle);
     }
+    // Without an opening file there is nothing to turn.
+    assert!(MatchArgs::from_words(words("--engine1 x --engine2 y --symmetries")).is_err());
 }
 
 #[test]

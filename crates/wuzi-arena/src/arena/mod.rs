@@ -102,8 +102,8 @@ pub struct MatchArgs {
     pub order: OpeningOrder,
     /// Play each opening of the file under every symmetry that keeps the
     /// board's shape (8 on a square board, 4 on a rectangle), each distinct
-    /// stone sequence once: more different games from a small set.
-    #[arg(long)]
+    /// position once: more different games from a small set.
+    #[arg(long, requires = "openings")]
     pub symmetries: bool,
     /// Without a file: stones of the random quiet openings (0 = empty board).
     #[arg(long, default_value_t = 4)]
@@ -374,12 +374,15 @@ impl fmt::Display for MatchSummary {
                 e.los * 100.0,
                 e.draw_ratio * 100.0
             )?;
-            writeln!(
-                f,
-                "Elo 95% interval: {} .. {}",
-                fmt_elo(e.lower),
-                fmt_elo(e.upper)
-            )?;
+            // None after a clean sweep (no spread to estimate it from).
+            if e.lower < e.upper {
+                writeln!(
+                    f,
+                    "Elo 95% interval: {} .. {}",
+                    fmt_elo(e.lower),
+                    fmt_elo(e.upper)
+                )?;
+            }
         }
         if let Some((p, s)) = &self.sprt {
             let mut verdict = match s.decision {

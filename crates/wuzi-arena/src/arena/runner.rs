@@ -51,8 +51,9 @@ pub(crate) struct Plan {
 }
 
 /// Each opening under every symmetry that keeps the board's shape, each
-/// distinct stone sequence once, in file order; the name says which
-/// symmetry (`file:3/s5`: symmetry 5 of line 3).
+/// distinct position once (the same stones of each colour, in whatever
+/// order), in file order; the name says which symmetry (`file:3/s5`:
+/// symmetry 5 of line 3).
 fn under_symmetries(
     openings: Vec<(String, Vec<Point>)>,
     size: BoardSize,
@@ -62,6 +63,8 @@ fn under_symmetries(
     let mut out = Vec::new();
     for (name, stones) in openings {
         for &symmetry in Symmetry::all_for(height, width) {
+            // Every image of a cell of the board is on the board: these
+            // symmetries keep its shape.
             let turned: Vec<Point> = stones
                 .iter()
                 .filter_map(|p| {
@@ -70,7 +73,13 @@ fn under_symmetries(
                     Point::new(x as u8, y as u8)
                 })
                 .collect();
-            if turned.len() == stones.len() && seen.insert(turned.clone()) {
+            // Black's stones and white's, each set in order: the position.
+            let position: [Vec<Point>; 2] = [0, 1].map(|colour| {
+                let mut own: Vec<Point> = turned.iter().skip(colour).step_by(2).copied().collect();
+                own.sort();
+                own
+            });
+            if seen.insert(position) {
                 out.push((format!("{name}/s{}", symmetry.index()), turned));
             }
         }

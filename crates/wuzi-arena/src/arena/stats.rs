@@ -112,8 +112,8 @@ pub struct EloEstimate {
     pub score: f64,
     /// Elo difference (may be infinite after a clean sweep).
     pub elo: f64,
-    /// Half-width of the 95% confidence interval, in Elo (NaN or infinite
-    /// when the interval leaves `0..1`).
+    /// Half-width of the 95% confidence interval, in Elo: infinite where
+    /// the interval reaches a score of 0 or 1 (NaN after a clean sweep).
     pub margin: f64,
     /// Ends of the 95% confidence interval, in Elo: infinite where it
     /// reaches a score of 0 or 1 (the interval is not symmetric in Elo,
