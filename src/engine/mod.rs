@@ -64,6 +64,26 @@ pub struct NodeReport {
     pub side_to_move: Color,
 }
 
+/// Our last move's search: what the next one compares its value with.
+#[derive(Clone, Debug)]
+struct OwnSearch {
+    /// The moves of the position searched.
+    history: Vec<(Point, Color)>,
+    /// Our expectation at the end of it.
+    expectation: f32,
+}
+
+impl OwnSearch {
+    /// Its expectation, if `board` follows it by one move of each side
+    /// (our move, the opponent's answer): the value our next move is
+    /// judged against.
+    fn expectation_before(&self, board: &Board) -> Option<f32> {
+        let now = board.history();
+        (now.len() == self.history.len() + 2 && now.starts_with(&self.history))
+            .then_some(self.expectation)
+    }
+}
+
 /// The engine: one game, one searcher.
 pub struct Engine {
     board: Board,
@@ -73,6 +93,7 @@ pub struct Engine {
     /// Playout and depth limits per move (INFO max_node, max_depth).
     pub limits: SearchLimits,
     running: Option<Running>,
+    last_own: Option<OwnSearch>,
 }
 
 impl Engine {
@@ -88,6 +109,7 @@ impl Engine {
             time: TimeControl::default(),
             limits: SearchLimits::default(),
             running: None,
+            last_own: None,
         };
         engine.fit_evaluators();
         engine
@@ -311,7 +333,12 @@ impl Engine {
             SearchKind::Ponder(Some(t)) => (Some(TimeBudget::fixed(t)), None),
             SearchKind::Ponder(None) | SearchKind::Analyse => (None, None),
         };
-        if !matches!(kind, SearchKind::Think) {
+        if matches!(kind, SearchKind::Think) {
+            limits.previous_expectation = self
+                .last_own
+                .as_ref()
+                .and_then(|own| own.expectation_before(&self.board));
+        } else {
             limits.max_playouts = None;
         }
         let stop = Arc::new(AtomicBool::new(false));
@@ -366,6 +393,12 @@ impl Engine {
     fn join(&mut self) -> Option<Finished> {
         let running = self.running.take()?;
         let result = running.handle.join().ok()?;
+        if running.kind == SearchKind::Think {
+            self.last_own = Some(OwnSearch {
+                history: running.board.history().to_vec(),
+                expectation: result.expectation,
+            });
+        }
         Some(Finished {
             kind: running.kind,
             result,
@@ -408,5 +441,40 @@ impl Engine {
 impl Drop for Engine {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::BoardSize;
+
+    #[test]
+    fn the_previous_value_counts_only_two_moves_later_in_the_same_game() {
+        let size = BoardSize::square(15).expect("15x15 is a board size");
+        let mut board = Board::new(size, Rule::Freestyle);
+        let p = |x, y| Point::new(x, y).expect("on the board");
+        board.play(p(7, 7)).expect("legal");
+        let own = OwnSearch {
+            history: board.history().to_vec(),
+            expectation: 0.6,
+        };
+        // The same position, or one move on: not our next move.
+        assert_eq!(own.expectation_before(&board), None);
+        board.play(p(8, 8)).expect("legal");
+        assert_eq!(own.expectation_before(&board), None);
+        // Our move and the answer: compared.
+        board.play(p(9, 9)).expect("legal");
+        assert_eq!(own.expectation_before(&board), Some(0.6));
+        // Two moves more: another turn.
+        board.play(p(6, 6)).expect("legal");
+        board.play(p(5, 5)).expect("legal");
+        assert_eq!(own.expectation_before(&board), None);
+        // The same length after another game's moves: not compared.
+        let mut other = Board::new(size, Rule::Freestyle);
+        for mv in [p(0, 0), p(1, 1), p(2, 2)] {
+            other.play(mv).expect("legal");
+        }
+        assert_eq!(own.expectation_before(&other), None);
     }
 }

@@ -59,6 +59,10 @@ pub struct SearchConfig {
     /// move's target is the time left over this many moves (fewer as the
     /// board fills).
     pub match_moves: u32,
+    /// Under a game clock, a move whose expectation (P(win) + P(draw)/2)
+    /// has fallen since our previous move gets its target stretched by
+    /// this share per unit of fall, to twice at most (0: never).
+    pub falling_value_time: f32,
     /// Candidate moves: within this many steps of a stone (plus threats).
     pub candidate_distance: u8,
     /// The process's memory limit in bytes (`[engine] max_memory_mb`,
@@ -89,6 +93,7 @@ impl Default for SearchConfig {
             safety_share: safety.share,
             safety_nodes_per_ms: safety.nodes_per_ms,
             match_moves: crate::search::time::DEFAULT_MATCH_MOVES,
+            falling_value_time: 0.0,
             candidate_distance: 2,
             max_memory: 350 << 20,
         }
@@ -128,6 +133,11 @@ impl SearchConfig {
             "must be at least 1",
         )?;
         check(self.match_moves >= 1, "match_moves", "must be at least 1")?;
+        check(
+            self.falling_value_time.is_finite() && self.falling_value_time >= 0.0,
+            "falling_value_time",
+            "must be 0 or more",
+        )?;
         Ok(())
     }
 

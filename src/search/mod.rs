@@ -36,10 +36,10 @@ use crate::tactics::forced_win;
 
 pub use config::SearchConfig;
 pub use result::{MoveStats, SearchResult, StopReason};
-pub use time::{RootProgress, SafetyNetTime, TimeBudget, TimeControl, TimeManager};
+pub use time::{FallingValue, RootProgress, SafetyNetTime, TimeBudget, TimeControl, TimeManager};
 
 /// What ends one search (besides a stop request).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SearchLimits {
     /// Playouts (network evaluations and solved leaves) in this search.
     pub max_playouts: Option<u64>,
@@ -52,6 +52,9 @@ pub struct SearchLimits {
     pub since: Option<Instant>,
     /// Root moves not to consider (Yixin-Board's `yxblock`).
     pub excluded: CellSet,
+    /// Our expectation after our previous move in this game, if we
+    /// searched it: a fall from it earns the move more time.
+    pub previous_expectation: Option<f32>,
 }
 
 /// The search engine: a node cache that lives across moves, the
@@ -177,7 +180,11 @@ impl Searcher {
             solver_nodes: AtomicU64::new(0),
         };
         let clock = TimeManager::new(limits.time, limits.since.unwrap_or(start))
-            .with_safety_net(self.config.safety_time());
+            .with_safety_net(self.config.safety_time())
+            .with_falling_value(FallingValue {
+                previous: limits.previous_expectation,
+                gain: self.config.falling_value_time,
+            });
         if limits.excluded.is_empty() {
             self.solve_root(board, &root, &clock);
         }
@@ -372,6 +379,10 @@ impl Searcher {
                 root_proven: data.proven.is_known(),
                 root_moves: data.edges.len(),
                 root_visits: data.visits,
+                root_expectation: (data.visits > 0).then(|| {
+                    let [win, draw, _] = data.wdl();
+                    win + 0.5 * draw
+                }),
                 best_visits: best,
                 second_visits: second,
                 playouts: progress.playouts.load(Ordering::Relaxed),

@@ -17,7 +17,7 @@ use crate::search::SearchLimits;
 pub const EXHAUSTED_IDLE_ROUNDS: u32 = 64;
 
 /// The search at one moment, as the stop conditions see it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SearchProgress {
     /// A stop request arrived (STOP, END, a new position).
     pub stop_requested: bool,
@@ -32,6 +32,9 @@ pub struct SearchProgress {
     pub second_visits: u32,
     /// Playouts of this search so far.
     pub playouts: u64,
+    /// The root's expectation for the side to move (`None` before its
+    /// first visit).
+    pub root_expectation: Option<f32>,
     /// Bytes the tree takes.
     pub tree_bytes: usize,
     /// Rounds in a row in which no search thread found work.
@@ -47,6 +50,7 @@ impl SearchProgress {
             best_visits: self.best_visits,
             second_visits: self.second_visits,
             playouts: self.playouts,
+            expectation: self.root_expectation,
         }
     }
 }
@@ -199,6 +203,7 @@ mod tests {
             best_visits: 200,
             second_visits: 150,
             playouts: 500,
+            root_expectation: Some(0.5),
             tree_bytes: 1 << 20,
             idle_rounds: 0,
             elapsed: ms(10),
@@ -339,6 +344,7 @@ mod tests {
             best_visits: 2,
             second_visits: 0,
             playouts: 100,
+            root_expectation: Some(0.5),
             tree_bytes: 4096,
             idle_rounds: EXHAUSTED_IDLE_ROUNDS + 1,
             elapsed: ms(95),

@@ -95,6 +95,34 @@ impl Default for SafetyNetTime {
 /// The longest reserve kept for the safety net.
 const MAX_SAFETY_RESERVE: Duration = Duration::from_millis(200);
 
+/// More time for a move whose value has fallen since our previous move
+/// (`[search] falling_value_time`): the earlier search missed something,
+/// and the position is likely one where the game is decided.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FallingValue {
+    /// Our expectation (P(win) + P(draw)/2) at the end of our previous
+    /// search in this game; `None` when there was none.
+    pub previous: Option<f32>,
+    /// The target grows by this share of itself per unit of fall (a fall
+    /// from 0.6 to 0.5 with 5: by half), to twice the target at most.
+    pub gain: f32,
+}
+
+impl FallingValue {
+    /// The factor the target is stretched by, 1..=2, at `expectation`.
+    fn stretch(&self, expectation: Option<f32>) -> f32 {
+        let (Some(previous), Some(now)) = (self.previous, expectation) else {
+            return 1.0;
+        };
+        let extra = (previous - now) * self.gain;
+        if extra.is_finite() {
+            1.0 + extra.clamp(0.0, 1.0)
+        } else {
+            1.0
+        }
+    }
+}
+
 /// The time manager of one search: the budget, counted from the moment
 /// the request arrived.
 #[derive(Clone, Copy, Debug)]
@@ -102,6 +130,7 @@ pub struct TimeManager {
     since: Instant,
     budget: Option<TimeBudget>,
     safety: SafetyNetTime,
+    falling: FallingValue,
 }
 
 /// What the manager needs to know of the root to decide whether to extend.
@@ -112,6 +141,9 @@ pub struct RootProgress {
     pub second_visits: u32,
     /// Playouts of this search so far.
     pub playouts: u64,
+    /// The root's expectation for the side to move (`None` before its
+    /// first visit).
+    pub expectation: Option<f32>,
 }
 
 impl TimeManager {
@@ -123,7 +155,13 @@ impl TimeManager {
             since,
             budget,
             safety: SafetyNetTime::default(),
+            falling: FallingValue::default(),
         }
+    }
+
+    /// The same manager, stretching the target when the value falls.
+    pub fn with_falling_value(self, falling: FallingValue) -> TimeManager {
+        TimeManager { falling, ..self }
     }
 
     /// The same manager with the safety net's share of the clock set.
@@ -149,9 +187,10 @@ impl TimeManager {
     }
 
     /// Whether the tree search must stop now. It stops at the deadline
-    /// less the safety net's share; after the target less that share, it
-    /// stops unless the runner-up could still overtake the best move at
-    /// the current speed in the time left, and in any case at twice the
+    /// less the safety net's share; after the target (stretched if the
+    /// value has fallen, see [`FallingValue`]) less that share, it stops
+    /// unless the runner-up could still overtake the best move at the
+    /// current speed in the time left, and in any case at twice that
     /// target.
     pub fn tree_search_done(&self, root: RootProgress) -> bool {
         self.tree_search_done_at(root, self.elapsed())
@@ -164,7 +203,14 @@ impl TimeManager {
             return false;
         };
         let reserve = self.safety_reserve(budget);
-        let (target, deadline) = (budget.target - reserve, budget.deadline - reserve);
+        let stretched = budget
+            .target
+            .mul_f32(self.falling.stretch(root.expectation))
+            .min(budget.deadline);
+        let (target, deadline) = (
+            stretched.saturating_sub(reserve),
+            budget.deadline - reserve,
+        );
         if elapsed >= deadline {
             return true;
         }
@@ -322,6 +368,58 @@ mod tests {
             best_visits: best,
             second_visits: second,
             playouts,
+            expectation: None,
+        }
+    }
+
+    #[test]
+    fn a_falling_value_stretches_the_target() {
+        let budget = TimeBudget {
+            target: ms(1000),
+            deadline: ms(3000),
+        };
+        let falling = |previous| FallingValue {
+            previous,
+            gain: 5.0,
+        };
+        // A clear best move, 1.2 s into a 1 s target (1000 playouts/s).
+        let clear = |expectation| RootProgress {
+            expectation,
+            ..progress(2500, 10, 1000)
+        };
+        let now = Instant::now();
+        let at = |elapsed, previous| {
+            TimeManager::new(Some(budget), now - ms(elapsed)).with_falling_value(falling(previous))
+        };
+        // No previous search, or a value that held or rose: stop as before.
+        assert!(at(1200, None).tree_search_done(clear(Some(0.3))));
+        assert!(at(1200, Some(0.5)).tree_search_done(clear(Some(0.5))));
+        assert!(at(1200, Some(0.5)).tree_search_done(clear(Some(0.9))));
+        // A root not yet visited has no value to compare.
+        assert!(at(1200, Some(0.9)).tree_search_done(clear(None)));
+        // 0.6 -> 0.5: half as long again (1.5 s less the 100 ms reserve).
+        assert!(!at(1200, Some(0.6)).tree_search_done(clear(Some(0.5))));
+        assert!(!at(1350, Some(0.6)).tree_search_done(clear(Some(0.5))));
+        assert!(at(1450, Some(0.6)).tree_search_done(clear(Some(0.5))));
+        // A large fall at most doubles the target (1.9 s with the reserve).
+        assert!(!at(1850, Some(0.9)).tree_search_done(clear(Some(0.1))));
+        assert!(at(1950, Some(0.9)).tree_search_done(clear(Some(0.1))));
+        // A close race may go on to twice the stretched target, within
+        // the deadline less the reserve.
+        let race = |expectation| RootProgress {
+            expectation,
+            ..progress(500, 499, 1000)
+        };
+        assert!(!at(2850, Some(0.9)).tree_search_done(race(Some(0.1))));
+        assert!(at(2950, Some(0.9)).tree_search_done(race(Some(0.1))));
+        // A fixed budget has no room: the deadline holds.
+        let fixed = TimeManager::new(Some(TimeBudget::fixed(ms(100))), now - ms(95))
+            .with_falling_value(falling(Some(0.9)));
+        assert!(fixed.tree_search_done(clear(Some(0.1))));
+        // Nothing a search reports can break the clock.
+        for odd in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            assert!(at(1200, Some(0.5)).tree_search_done(clear(Some(odd))));
+            assert!(at(1200, Some(odd)).tree_search_done(clear(Some(0.5))));
         }
     }
 
