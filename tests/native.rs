@@ -12,7 +12,14 @@ use common::{games, FIXTURE_GAMES};
 use wuzi::game::{Board, Rule};
 use wuzi::nn::native::winograd::direct_reference;
 use wuzi::nn::native::Weights;
-use wuzi::nn::{encode, Isa, NativeEvaluator, NativeNetwork, NetConfig, INPUT_PLANES};
+use wuzi::nn::{
+    encode, BatchOutput, EncodedBatch, Isa, NativeEvaluator, NativeNetwork, NetConfig, INPUT_PLANES,
+};
+
+/// The evaluator's answer for whole positions of a `h` x `w` board.
+fn answer(evaluator: &mut NativeEvaluator, floats: &[f32], h: usize, w: usize) -> BatchOutput {
+    evaluator.evaluate(EncodedBatch::new(floats, h, w).expect("whole positions"))
+}
 
 fn network_path(name: &str) -> String {
     format!("{}/networks/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -230,7 +237,7 @@ fn native_forward_equals_a_direct_f64_computation_of_the_file() {
             assert_eq!(evaluator.isa(), isa);
             // As one batch, so that tiles of several positions share chunks.
             let batch: Vec<f32> = inputs.concat();
-            let (policy, wdl) = evaluator.evaluate(&batch, inputs.len(), h, w);
+            let BatchOutput { policy, wdl } = answer(&mut evaluator, &batch, h, w);
             for (i, features) in inputs.iter().enumerate() {
                 let (want_policy, want_wdl) = reference(&weights, features, h, w);
                 let dp = max_deviation(&policy[i * h * w..][..h * w], &want_policy);
@@ -256,14 +263,14 @@ fn instruction_sets_and_batches_agree() {
     let mut answers = Vec::new();
     for isa in Isa::all_supported() {
         let mut evaluator = NativeEvaluator::with_isa(Arc::clone(&network), isa);
-        let together = evaluator.evaluate(&batch, inputs.len(), h, w);
-        let alone = evaluator.evaluate(&inputs[17], 1, h, w);
+        let together = answer(&mut evaluator, &batch, h, w);
+        let alone = answer(&mut evaluator, &inputs[17], h, w);
         assert!(
-            max_deviation(&together.0[17 * h * w..][..h * w], &alone.0) < 1e-5,
+            max_deviation(&together.policy[17 * h * w..][..h * w], &alone.policy) < 1e-5,
             "{isa}"
         );
         assert!(
-            max_deviation(&together.1[17 * 3..][..3], &alone.1) < 1e-5,
+            max_deviation(&together.wdl[17 * 3..][..3], &alone.wdl) < 1e-5,
             "{isa}"
         );
         answers.push((isa, together));
@@ -271,20 +278,20 @@ fn instruction_sets_and_batches_agree() {
     let (first_isa, first) = &answers[0];
     for (isa, other) in &answers[1..] {
         assert!(
-            max_deviation(&first.0, &other.0) < 1e-4,
+            max_deviation(&first.policy, &other.policy) < 1e-4,
             "{first_isa} vs {isa}"
         );
         assert!(
-            max_deviation(&first.1, &other.1) < 1e-4,
+            max_deviation(&first.wdl, &other.wdl) < 1e-4,
             "{first_isa} vs {isa}"
         );
     }
     // Switching board size reuses the evaluator's buffers correctly.
     let (inputs20, h20, w20, _) = positions(FIXTURE_GAMES[0], 3);
     let mut evaluator = NativeEvaluator::new(Arc::clone(&network));
-    let before = evaluator.evaluate(&inputs[5], 1, h, w);
-    let _ = evaluator.evaluate(&inputs20.concat(), 3, h20, w20);
-    let after = evaluator.evaluate(&inputs[5], 1, h, w);
+    let before = answer(&mut evaluator, &inputs[5], h, w);
+    let _ = answer(&mut evaluator, &inputs20.concat(), h20, w20);
+    let after = answer(&mut evaluator, &inputs[5], h, w);
     assert_eq!(before, after);
 }
 
@@ -339,7 +346,8 @@ fn random_weights_have_the_architecture_of_the_files() {
     }
     let network = Arc::new(NativeNetwork::new(&random));
     let (inputs, h, w, _) = positions(FIXTURE_GAMES[3], 2);
-    let (policy, wdl) = NativeEvaluator::new(network).evaluate(&inputs.concat(), 2, h, w);
+    let BatchOutput { policy, wdl } =
+        answer(&mut NativeEvaluator::new(network), &inputs.concat(), h, w);
     for b in 0..2 {
         let sum: f32 = policy[b * h * w..][..h * w].iter().sum();
         assert!((sum - 1.0).abs() < 1e-4, "policy sums to {sum}");
@@ -368,10 +376,11 @@ fn native_agrees_with_libtorch_on_a_thousand_positions_of_each_rule() {
         let (mut dp, mut dw) = (0.0f32, 0.0f32);
         for chunk in inputs.chunks(32) {
             let batch = chunk.concat();
-            let (tp, tw) = BatchEvaluator::evaluate(&mut frozen, &batch, chunk.len(), h, w);
-            let (np, nw) = native.evaluate(&batch, chunk.len(), h, w);
-            dp = dp.max(max_deviation(&tp, &np));
-            dw = dw.max(max_deviation(&tw, &nw));
+            let encoded = EncodedBatch::new(&batch, h, w).expect("whole positions");
+            let by_torch = BatchEvaluator::evaluate(&mut frozen, encoded);
+            let by_native = native.evaluate(encoded);
+            dp = dp.max(max_deviation(&by_torch.policy, &by_native.policy));
+            dw = dw.max(max_deviation(&by_torch.wdl, &by_native.wdl));
         }
         eprintln!("{rule:?} {h}x{w}: largest deviation, policy {dp:.2e}, wdl {dw:.2e}");
         assert!(

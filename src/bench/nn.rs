@@ -13,8 +13,8 @@ use crate::game::{Board, BoardSize, Point, Rule};
 use crate::nn::backend::{Backend, BatchEvaluator, Model};
 use crate::nn::native::{NativeNetwork, Weights};
 use crate::nn::{
-    encode, EvalService, EvaluatorThreads, NetConfig, Precision, PrecisionSetting, ServiceConfig,
-    SymmetryMode, INPUT_PLANES,
+    encode, EncodedBatch, EvalService, EvaluatorThreads, NetConfig, Precision, PrecisionSetting,
+    ServiceConfig, SymmetryMode, INPUT_PLANES,
 };
 
 /// What to measure.
@@ -134,23 +134,21 @@ pub fn bench_model(
     }
 }
 
-/// Positions per second of `evaluator` on `input` (`batch` positions) for
-/// about `time`, after one warm-up batch.
+/// Positions per second of `evaluator` on `batch` for about `time`, after
+/// one warm-up batch.
 pub fn raw_rate(
     evaluator: &mut dyn BatchEvaluator,
-    input: &[f32],
-    batch: usize,
-    side: usize,
+    batch: EncodedBatch<'_>,
     time: Duration,
 ) -> f64 {
-    let _ = evaluator.evaluate(input, batch, side, side);
+    let _ = evaluator.evaluate(batch);
     let start = Instant::now();
     let mut runs = 0u64;
     while start.elapsed() < time || runs == 0 {
-        let _ = evaluator.evaluate(input, batch, side, side);
+        let _ = evaluator.evaluate(batch);
         runs += 1;
     }
-    (runs * batch as u64) as f64 / start.elapsed().as_secs_f64()
+    (runs * batch.positions() as u64) as f64 / start.elapsed().as_secs_f64()
 }
 
 /// Positions per second of the service, fed by one thread that keeps one
@@ -248,16 +246,12 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
         for group in encode_group(&mut boards, 0, batch, side) {
             data.extend_from_slice(&group.0);
         }
+        let encoded = EncodedBatch::new(&data, side, side)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         let mut line = format!("{batch:>6}");
         let mut raw_rates = Vec::new();
         for model in &models {
-            let raw = raw_rate(
-                &mut *model.evaluator(),
-                &data,
-                batch,
-                side,
-                options.per_item,
-            );
+            let raw = raw_rate(&mut *model.evaluator(), encoded, options.per_item);
             let service = start_service(model, evaluators, batch)?;
             let served = service_rate(&service, &mut boards, batch, evaluators, options.per_item);
             line += &format!(

@@ -67,8 +67,9 @@ pub struct NodeReport {
 /// Our last move's search: what the next one compares its value with.
 #[derive(Clone, Debug)]
 struct OwnSearch {
-    /// The moves of the position searched.
+    /// The moves of the position searched, and who was to move there.
     history: Vec<(Point, Color)>,
+    side_to_move: Color,
     /// Our expectation at the end of it.
     expectation: f32,
 }
@@ -79,7 +80,9 @@ impl OwnSearch {
     /// judged against.
     fn expectation_before(&self, board: &Board) -> Option<f32> {
         let now = board.history();
-        (now.len() == self.history.len() + 2 && now.starts_with(&self.history))
+        (now.len() == self.history.len() + 2
+            && now.starts_with(&self.history)
+            && board.side_to_move() == self.side_to_move)
             .then_some(self.expectation)
     }
 }
@@ -396,6 +399,7 @@ impl Engine {
         if running.kind == SearchKind::Think {
             self.last_own = Some(OwnSearch {
                 history: running.board.history().to_vec(),
+                side_to_move: running.board.side_to_move(),
                 expectation: result.expectation,
             });
         }
@@ -457,6 +461,7 @@ mod tests {
         board.play(p(7, 7)).expect("legal");
         let own = OwnSearch {
             history: board.history().to_vec(),
+            side_to_move: board.side_to_move(),
             expectation: 0.6,
         };
         // The same position, or one move on: not our next move.
@@ -466,6 +471,11 @@ mod tests {
         // Our move and the answer: compared.
         board.play(p(9, 9)).expect("legal");
         assert_eq!(own.expectation_before(&board), Some(0.6));
+        // The same moves with the other side to move (a set-up): the
+        // values are not of the same side.
+        let mut turned = board.clone();
+        turned.set_side_to_move(board.side_to_move().opponent());
+        assert_eq!(own.expectation_before(&turned), None);
         // Two moves more: another turn.
         board.play(p(6, 6)).expect("legal");
         board.play(p(5, 5)).expect("legal");

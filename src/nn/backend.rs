@@ -6,6 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
+use crate::nn::batch::{BatchOutput, EncodedBatch};
 use crate::nn::native::{Isa, NativeEvaluator, NativeNetwork};
 use crate::nn::network_file::NetConfig;
 use crate::nn::precision::Precision;
@@ -59,27 +60,12 @@ impl FromStr for BackendSetting {
 
 /// Evaluates batches of encoded positions; one per evaluator thread.
 pub trait BatchEvaluator: Send {
-    /// `batch` positions of `INPUT_PLANES * height * width` planar floats:
-    /// policy probabilities (`batch * height * width`, zero on illegal
-    /// cells) and win/draw/loss probabilities (`batch * 3`).
-    fn evaluate(
-        &mut self,
-        input: &[f32],
-        batch: usize,
-        height: usize,
-        width: usize,
-    ) -> (Vec<f32>, Vec<f32>);
+    fn evaluate(&mut self, batch: EncodedBatch<'_>) -> BatchOutput;
 }
 
 impl BatchEvaluator for NativeEvaluator {
-    fn evaluate(
-        &mut self,
-        input: &[f32],
-        batch: usize,
-        height: usize,
-        width: usize,
-    ) -> (Vec<f32>, Vec<f32>) {
-        NativeEvaluator::evaluate(self, input, batch, height, width)
+    fn evaluate(&mut self, batch: EncodedBatch<'_>) -> BatchOutput {
+        NativeEvaluator::evaluate(self, batch)
     }
 }
 

@@ -3,6 +3,7 @@
 //! the batched evaluation service.
 
 pub mod backend;
+pub mod batch;
 #[cfg(feature = "torch")]
 pub mod device;
 pub use wuzi_game::features;
@@ -17,6 +18,7 @@ pub mod settings;
 pub mod symmetry;
 
 pub use backend::{Backend, BackendSetting, BatchEvaluator, Model};
+pub use batch::{BatchOutput, BatchShapeError, EncodedBatch};
 pub use features::{encode, INPUT_PLANES};
 #[cfg(feature = "torch")]
 pub use model::{Frozen, Network};

@@ -9,6 +9,7 @@ use std::path::Path;
 use tch::nn;
 use tch::{Device, Kind, Tensor};
 
+use crate::nn::batch::{BatchOutput, EncodedBatch};
 use crate::nn::features::INPUT_PLANES;
 pub use crate::nn::network_file::{NetConfig, NetError};
 use crate::nn::precision::Precision;
@@ -532,19 +533,13 @@ impl Frozen {
 }
 
 impl crate::nn::backend::BatchEvaluator for Frozen {
-    fn evaluate(
-        &mut self,
-        input: &[f32],
-        batch: usize,
-        height: usize,
-        width: usize,
-    ) -> (Vec<f32>, Vec<f32>) {
-        let x = Tensor::from_slice(input)
+    fn evaluate(&mut self, batch: EncodedBatch<'_>) -> BatchOutput {
+        let x = Tensor::from_slice(batch.planes())
             .view([
-                batch as i64,
+                batch.positions() as i64,
                 INPUT_PLANES as i64,
-                height as i64,
-                width as i64,
+                batch.height() as i64,
+                batch.width() as i64,
             ])
             .to_device(self.device);
         let (policy, wdl) = Frozen::evaluate(self, &x);
@@ -552,6 +547,9 @@ impl crate::nn::backend::BatchEvaluator for Frozen {
             Vec::<f32>::try_from(t.to_device(Device::Cpu).flatten(0, -1).contiguous())
                 .unwrap_or_default()
         };
-        (to_vec(policy), to_vec(wdl))
+        BatchOutput {
+            policy: to_vec(policy),
+            wdl: to_vec(wdl),
+        }
     }
 }

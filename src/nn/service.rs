@@ -28,6 +28,7 @@ use parking_lot::Mutex;
 
 use crate::game::Board;
 use crate::nn::backend::{Backend, BatchEvaluator, Model};
+use crate::nn::batch::{BatchOutput, EncodedBatch};
 use crate::nn::features::{encode, INPUT_PLANES};
 use crate::nn::network_file::NetConfig;
 use crate::nn::precision::{Calibration, Precision, PrecisionSetting};
@@ -400,7 +401,8 @@ impl EvalService {
     }
 
     /// Queues encoded positions (`INPUT_PLANES * height * width` floats
-    /// each) together; one receiver per position, in order.
+    /// each) together; one receiver per position, in order. A position of
+    /// another length is not queued: its receiver reports a disconnection.
     pub fn submit_features(
         &self,
         positions: Vec<(Vec<f32>, usize, usize)>,
@@ -408,15 +410,15 @@ impl EvalService {
         let mut answers = Vec::with_capacity(positions.len());
         let group: Vec<Request> = positions
             .into_iter()
-            .map(|(features, height, width)| {
+            .filter_map(|(features, height, width)| {
                 let (reply, answer) = bounded(1);
                 answers.push(answer);
-                Request {
+                (features.len() == INPUT_PLANES * height * width).then_some(Request {
                     features,
                     height,
                     width,
                     reply,
-                }
+                })
             })
             .collect();
         if let Some(queue) = &self.queue {
@@ -440,5 +442,31 @@ impl Drop for EvalService {
         for worker in pool.workers.drain(..) {
             let _ = worker.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_position_of_the_wrong_length_is_refused_and_the_others_answered() {
+        let service = EvalService::start_uniform(ServiceConfig::default()).expect("service");
+        let (height, width) = (15, 15);
+        let whole = vec![1.0; INPUT_PLANES * height * width];
+        let short = vec![1.0; INPUT_PLANES * height * width - 1];
+        let answers = service.submit_features(vec![
+            (whole.clone(), height, width),
+            (short, height, width),
+            (whole, height, width),
+        ]);
+        assert_eq!(answers.len(), 3);
+        let timeout = Duration::from_secs(30);
+        for i in [0, 2] {
+            let answer = answers[i].recv_timeout(timeout).expect("answered");
+            assert_eq!(answer.policy.len(), height * width);
+        }
+        // No evaluation for the malformed one: its sender is gone.
+        assert!(answers[1].recv_timeout(timeout).is_err());
     }
 }

@@ -107,6 +107,16 @@ enum Descent {
     Collision { path: Vec<(Arc<Node>, usize)> },
 }
 
+/// What every search thread of one search shares.
+#[derive(Clone, Copy)]
+struct SearchRun<'a> {
+    board: &'a Board,
+    root: &'a Arc<Node>,
+    limits: &'a SearchLimits,
+    clock: &'a TimeManager,
+    progress: &'a Progress,
+}
+
 /// A leaf waiting for the network.
 struct Pending {
     path: Vec<(Arc<Node>, usize)>,
@@ -192,8 +202,15 @@ impl Searcher {
         if !root.data.lock().proven.is_known() {
             let threads = self.config.threads.max(1);
             reason = std::thread::scope(|scope| {
+                let run = SearchRun {
+                    board,
+                    root: &root,
+                    limits,
+                    clock: &clock,
+                    progress: &progress,
+                };
                 for _ in 0..threads {
-                    scope.spawn(|| self.worker(board, &root, limits, &clock, &progress));
+                    scope.spawn(move || self.worker(&run));
                 }
                 let stoppers = Stoppers::for_search(limits, &clock, tree_budget);
                 let reason = self.watch(&root, &stoppers, &clock, stop, &progress);

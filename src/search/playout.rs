@@ -6,18 +6,14 @@ use super::*;
 
 impl Searcher {
     /// A search thread: gathers, evaluates and backs up batches until halted.
-    pub(super) fn worker(
-        &self,
-        board: &Board,
-        root: &Arc<Node>,
-        limits: &SearchLimits,
-        clock: &TimeManager,
-        progress: &Progress,
-    ) {
+    pub(super) fn worker(&self, run: &SearchRun) {
+        let SearchRun {
+            limits, progress, ..
+        } = *run;
         let depth = self.config.pipeline.max(1);
         let mut in_flight: VecDeque<Vec<(Pending, Receiver<Evaluation>)>> = VecDeque::new();
         while !progress.halt.load(Ordering::Relaxed) {
-            let (pending, mut boards, worked) = self.gather(board, root, limits, clock, progress);
+            let (pending, mut boards, worked) = self.gather(run);
             let answers = self.service.submit_boards(&mut boards);
             let submitted = !pending.is_empty();
             if submitted {
@@ -62,14 +58,14 @@ impl Searcher {
 
     /// Gathers up to a batch of new leaves: decided ones are backed up at
     /// once, the others come back with their boards for the network.
-    fn gather(
-        &self,
-        board: &Board,
-        root: &Arc<Node>,
-        limits: &SearchLimits,
-        clock: &TimeManager,
-        progress: &Progress,
-    ) -> (Vec<Pending>, Vec<Board>, bool) {
+    fn gather(&self, run: &SearchRun) -> (Vec<Pending>, Vec<Board>, bool) {
+        let SearchRun {
+            board,
+            root,
+            limits,
+            clock,
+            progress,
+        } = *run;
         let max_depth = limits.max_depth.unwrap_or(u32::MAX) as usize;
         let params = self.config.puct();
         let mut pending = Vec::new();

@@ -203,14 +203,15 @@ impl TimeManager {
             return false;
         };
         let reserve = self.safety_reserve(budget);
-        let stretched = budget
-            .target
-            .mul_f32(self.falling.stretch(root.expectation))
-            .min(budget.deadline);
-        let (target, deadline) = (
-            stretched.saturating_sub(reserve),
-            budget.deadline - reserve,
-        );
+        // In f64 and checked: a turn-only budget may be near Duration::MAX.
+        let stretch = self.falling.stretch(root.expectation);
+        let stretched = if stretch > 1.0 {
+            Duration::try_from_secs_f64(budget.target.as_secs_f64() * f64::from(stretch))
+                .map_or(budget.deadline, |t| t.min(budget.deadline))
+        } else {
+            budget.target
+        };
+        let (target, deadline) = (stretched.saturating_sub(reserve), budget.deadline - reserve);
         if elapsed >= deadline {
             return true;
         }
@@ -376,50 +377,74 @@ mod tests {
     fn a_falling_value_stretches_the_target() {
         let budget = TimeBudget {
             target: ms(1000),
-            deadline: ms(3000),
+            deadline: ms(5000),
         };
-        let falling = |previous| FallingValue {
-            previous,
-            gain: 5.0,
+        let manager = |previous| {
+            TimeManager::new(Some(budget), Instant::now()).with_falling_value(FallingValue {
+                previous,
+                gain: 5.0,
+            })
         };
-        // A clear best move, 1.2 s into a 1 s target (1000 playouts/s).
+        // A clear best move (1000 playouts/s): stops once past the target.
         let clear = |expectation| RootProgress {
             expectation,
-            ..progress(2500, 10, 1000)
+            ..progress(4500, 10, 1000)
         };
-        let now = Instant::now();
-        let at = |elapsed, previous| {
-            TimeManager::new(Some(budget), now - ms(elapsed)).with_falling_value(falling(previous))
-        };
-        // No previous search, or a value that held or rose: stop as before.
-        assert!(at(1200, None).tree_search_done(clear(Some(0.3))));
-        assert!(at(1200, Some(0.5)).tree_search_done(clear(Some(0.5))));
-        assert!(at(1200, Some(0.5)).tree_search_done(clear(Some(0.9))));
+        let done =
+            |previous, root, elapsed| manager(previous).tree_search_done_at(root, ms(elapsed));
+        // No previous search, or a value that held or rose: the target
+        // less the 100 ms reserve, as before.
+        for (previous, now) in [
+            (None, Some(0.3)),
+            (Some(0.5), Some(0.5)),
+            (Some(0.5), Some(0.9)),
+        ] {
+            assert!(!done(previous, clear(now), 850), "{previous:?} {now:?}");
+            assert!(done(previous, clear(now), 950), "{previous:?} {now:?}");
+        }
         // A root not yet visited has no value to compare.
-        assert!(at(1200, Some(0.9)).tree_search_done(clear(None)));
-        // 0.6 -> 0.5: half as long again (1.5 s less the 100 ms reserve).
-        assert!(!at(1200, Some(0.6)).tree_search_done(clear(Some(0.5))));
-        assert!(!at(1350, Some(0.6)).tree_search_done(clear(Some(0.5))));
-        assert!(at(1450, Some(0.6)).tree_search_done(clear(Some(0.5))));
-        // A large fall at most doubles the target (1.9 s with the reserve).
-        assert!(!at(1850, Some(0.9)).tree_search_done(clear(Some(0.1))));
-        assert!(at(1950, Some(0.9)).tree_search_done(clear(Some(0.1))));
-        // A close race may go on to twice the stretched target, within
-        // the deadline less the reserve.
+        assert!(done(Some(0.9), clear(None), 950));
+        // 0.6 -> 0.5: half as long again (1.5 s less the reserve).
+        assert!(!done(Some(0.6), clear(Some(0.5)), 1350));
+        assert!(done(Some(0.6), clear(Some(0.5)), 1450));
+        // A large fall at most doubles the target.
+        assert!(!done(Some(0.9), clear(Some(0.1)), 1850));
+        assert!(done(Some(0.9), clear(Some(0.1)), 1950));
+        // A close race goes on to twice the stretched target (3.8 s with
+        // the reserve), within the deadline.
         let race = |expectation| RootProgress {
             expectation,
             ..progress(500, 499, 1000)
         };
-        assert!(!at(2850, Some(0.9)).tree_search_done(race(Some(0.1))));
-        assert!(at(2950, Some(0.9)).tree_search_done(race(Some(0.1))));
-        // A fixed budget has no room: the deadline holds.
-        let fixed = TimeManager::new(Some(TimeBudget::fixed(ms(100))), now - ms(95))
-            .with_falling_value(falling(Some(0.9)));
-        assert!(fixed.tree_search_done(clear(Some(0.1))));
+        assert!(!done(Some(0.6), race(Some(0.5)), 2750));
+        assert!(done(Some(0.6), race(Some(0.5)), 2850));
+        assert!(!done(Some(0.9), race(Some(0.1)), 3750));
+        assert!(done(Some(0.9), race(Some(0.1)), 3850));
+        // The deadline holds whatever the stretch: with the deadline at
+        // the target, the same fall stops at the target.
+        let tight = TimeBudget {
+            target: ms(1000),
+            deadline: ms(1000),
+        };
+        let fixed =
+            TimeManager::new(Some(tight), Instant::now()).with_falling_value(FallingValue {
+                previous: Some(0.9),
+                gain: 5.0,
+            });
+        assert!(!fixed.tree_search_done_at(race(Some(0.1)), ms(850)));
+        assert!(fixed.tree_search_done_at(race(Some(0.1)), ms(950)));
+        // A budget near the largest Duration is stretched without overflow.
+        let endless = TimeBudget::fixed(Duration::MAX);
+        let endless =
+            TimeManager::new(Some(endless), Instant::now()).with_falling_value(FallingValue {
+                previous: Some(0.9),
+                gain: 5.0,
+            });
+        assert!(!endless.tree_search_done_at(clear(Some(0.1)), Duration::from_secs(3600)));
         // Nothing a search reports can break the clock.
         for odd in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
-            assert!(at(1200, Some(0.5)).tree_search_done(clear(Some(odd))));
-            assert!(at(1200, Some(odd)).tree_search_done(clear(Some(0.5))));
+            assert!(done(Some(0.5), clear(Some(odd)), 950));
+            assert!(done(Some(odd), clear(Some(0.5)), 950));
         }
     }
 

@@ -18,6 +18,7 @@ pub mod winograd;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::nn::batch::{BatchOutput, EncodedBatch};
 use crate::nn::features::INPUT_PLANES;
 use crate::nn::network_file::{NetConfig, NetError};
 pub use simd::Isa;
@@ -271,19 +272,10 @@ impl NativeEvaluator {
         &self.network
     }
 
-    /// Evaluates `batch` encoded positions (`INPUT_PLANES * height * width`
-    /// floats each, planar as `features::encode` writes them): policy
-    /// probabilities (`batch * height * width`, zero on illegal cells) and
-    /// win/draw/loss probabilities (`batch * 3`).
-    pub fn evaluate(
-        &mut self,
-        input: &[f32],
-        batch: usize,
-        height: usize,
-        width: usize,
-    ) -> (Vec<f32>, Vec<f32>) {
-        let area = height * width;
-        assert_eq!(input.len(), batch * INPUT_PLANES * area, "input size");
+    /// The network's policy and win/draw/loss for each encoded position.
+    pub fn evaluate(&mut self, encoded: EncodedBatch<'_>) -> BatchOutput {
+        let (input, batch) = (encoded.planes(), encoded.positions());
+        let (height, width, area) = (encoded.height(), encoded.width(), encoded.area());
         let net = &*self.network;
         let cp = net.channels;
         let isa = self.isa;
@@ -392,7 +384,7 @@ impl NativeEvaluator {
             softmax(&mut out);
             wdl[b * 3..b * 3 + 3].copy_from_slice(&out);
         }
-        (policy, wdl)
+        BatchOutput { policy, wdl }
     }
 }
 
@@ -479,11 +471,14 @@ pub fn positions_per_second(
         }
     }
     let mut evaluator = NativeEvaluator::with_isa(Arc::clone(network), isa);
-    let _ = evaluator.evaluate(&input, batch, 15, 15);
+    let Ok(encoded) = EncodedBatch::new(&input, 15, 15) else {
+        return 0.0;
+    };
+    let _ = evaluator.evaluate(encoded);
     let start = std::time::Instant::now();
     let mut runs = 0u64;
     while start.elapsed() < time || runs == 0 {
-        let _ = evaluator.evaluate(&input, batch, 15, 15);
+        let _ = evaluator.evaluate(encoded);
         runs += 1;
     }
     (runs * batch as u64) as f64 / start.elapsed().as_secs_f64()

@@ -185,20 +185,25 @@ pub const fn padded(n: usize) -> usize {
     n.div_ceil(LANES) * LANES
 }
 
-/// Defines `$name(isa, args...)` that runs the `#[inline(always)]` body
-/// `$body` compiled for the instruction set `isa` names.
+/// Defines `$name(isa, args...)` that runs `$body` compiled for the
+/// instruction set `isa` names: the body is one `#[inline(always)]`
+/// function, inlined into a copy per instruction set, so that the lane
+/// type's plain arithmetic compiles to that set's instructions.
 macro_rules! dispatch {
-    ($vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) => $body:path) => {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+        $(#[$meta])*
         $vis fn $name(isa: $crate::nn::native::simd::Isa, $($arg: $ty),*) {
+            #[inline(always)]
+            fn body($($arg: $ty),*) $body
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx2,fma")]
                 unsafe fn avx2($($arg: $ty),*) {
-                    $body($($arg),*)
+                    body($($arg),*)
                 }
                 #[target_feature(enable = "avx512f,avx2,fma")]
                 unsafe fn avx512($($arg: $ty),*) {
-                    $body($($arg),*)
+                    body($($arg),*)
                 }
                 // An instruction set this CPU lacks runs the portable code.
                 let isa = if isa.is_supported() { isa } else { $crate::nn::native::simd::Isa::Portable };
@@ -210,7 +215,7 @@ macro_rules! dispatch {
                 }
             }
             let _ = isa;
-            $body($($arg),*)
+            body($($arg),*)
         }
     };
 }

@@ -154,13 +154,11 @@ impl Plane {
     }
 }
 
-dispatch!(pub fn transform_input(src: &[f32], plane: Plane, first: usize, count: usize, v: &mut [f32]) => transform_input_body);
-
+dispatch! {
 /// `V = B^T d B` of the 6x6 patches of tiles `first..first + count` of
 /// `src` into `v`, laid out `[POINTS][count][channels]` with the points
 /// [`point_stride`] apart.
-#[inline(always)]
-fn transform_input_body(src: &[f32], plane: Plane, first: usize, count: usize, v: &mut [f32]) {
+pub fn transform_input(src: &[f32], plane: Plane, first: usize, count: usize, v: &mut [f32]) {
     let channels = plane.channels;
     let (_, cols) = plane.stored();
     let stride = point_stride(count, channels);
@@ -191,22 +189,13 @@ fn transform_input_body(src: &[f32], plane: Plane, first: usize, count: usize, v
         }
     }
 }
+}
 
-dispatch!(pub fn transform_output(
-    m: &[f32],
-    plane: Plane,
-    first: usize,
-    count: usize,
-    bias: &[f32],
-    residual: Option<&[f32]>,
-    dst: &mut [f32],
-) => transform_output_body);
-
+dispatch! {
 /// `Y = A^T M A` of tiles `first..first + count` from `m`
 /// (`[POINTS][count][channels]`, points [`point_stride`] apart) into `dst`, plus `bias`, plus `residual`
 /// (stored as `dst`) when given, then ReLU.
-#[inline(always)]
-fn transform_output_body(
+pub fn transform_output(
     m: &[f32],
     plane: Plane,
     first: usize,
@@ -248,6 +237,7 @@ fn transform_output_body(
             }
         }
     }
+}
 }
 
 /// A direct 3x3 convolution (zero padding) with bias, for tests: the

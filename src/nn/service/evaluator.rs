@@ -94,7 +94,8 @@ pub(super) fn evaluator(
 /// The uniform evaluation of encoded features: equal probability on every
 /// legal cell, and an even value.
 pub(super) fn uniform(features: &[f32], area: usize) -> Evaluation {
-    let legal = &features[3 * area..4 * area];
+    let every_cell = vec![1.0; area];
+    let legal = features.get(3 * area..4 * area).unwrap_or(&every_cell);
     let count = legal.iter().filter(|&&v| v > 0.0).count().max(1) as f32;
     Evaluation {
         policy: legal
@@ -119,7 +120,13 @@ pub(super) fn run_batch(
     for request in batch {
         data.extend_from_slice(&request.features);
     }
-    let (policy, wdl) = evaluate_symmetries(network, &data, n, height, width, symmetries);
+    // Every request was checked to be one position of this size when it
+    // was queued (`submit_features`).
+    let Ok(encoded) = EncodedBatch::new(&data, height, width) else {
+        tracing::error!("a batch of {n} positions is not whole {width}x{height} positions");
+        return batch.iter().map(|r| uniform(&r.features, area)).collect();
+    };
+    let BatchOutput { policy, wdl } = evaluate_symmetries(network, encoded, symmetries);
     (0..n)
         .map(|i| Evaluation {
             policy: policy[i * area..(i + 1) * area].to_vec(),
@@ -128,21 +135,18 @@ pub(super) fn run_batch(
         .collect()
 }
 
-/// Evaluates `n` encoded positions: flat policies (`n * height * width`)
-/// and flat WDLs (`n * 3`), averaged over `symmetries` (evaluated as one
-/// batch of `n * symmetries.len()`).
+/// Evaluates encoded positions, averaged over `symmetries` (evaluated as
+/// one batch of `positions * symmetries.len()`).
 pub fn evaluate_symmetries(
     network: &mut dyn BatchEvaluator,
-    data: &[f32],
-    n: usize,
-    height: usize,
-    width: usize,
+    encoded: EncodedBatch<'_>,
     symmetries: &[Symmetry],
-) -> (Vec<f32>, Vec<f32>) {
+) -> BatchOutput {
     if let [Symmetry::IDENTITY] = symmetries {
-        return network.evaluate(data, n, height, width);
+        return network.evaluate(encoded);
     }
-    let area = height * width;
+    let (data, n) = (encoded.planes(), encoded.positions());
+    let (height, width, area) = (encoded.height(), encoded.width(), encoded.area());
     let position = INPUT_PLANES * area;
     let mut transformed = vec![0.0f32; symmetries.len() * data.len()];
     // Where each cell goes under each symmetry.
@@ -171,7 +175,11 @@ pub fn evaluate_symmetries(
             }
         }
     }
-    let (policy, wdl) = network.evaluate(&transformed, symmetries.len() * n, height, width);
+    let Ok(transformed) = EncodedBatch::new(&transformed, height, width) else {
+        // Whole positions in, whole positions out: cannot happen.
+        return network.evaluate(encoded);
+    };
+    let BatchOutput { policy, wdl } = network.evaluate(transformed);
     let share = 1.0 / symmetries.len() as f32;
     let mut mean_policy = vec![0.0f32; n * area];
     let mut mean_wdl = vec![0.0f32; n * 3];
@@ -187,5 +195,8 @@ pub fn evaluate_symmetries(
             }
         }
     }
-    (mean_policy, mean_wdl)
+    BatchOutput {
+        policy: mean_policy,
+        wdl: mean_wdl,
+    }
 }

@@ -25,6 +25,7 @@ mod engine;
 mod game;
 pub mod judge;
 pub mod openings;
+mod records;
 mod result;
 mod runner;
 pub mod stats;

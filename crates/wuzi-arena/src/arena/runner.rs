@@ -1,8 +1,6 @@
 //! The schedule, the worker threads, progress, records and the summary.
 
 use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -15,10 +13,10 @@ use crate::arena::game::{play_game, Job};
 use crate::arena::openings::{
     self as openings, check_opening, parse_file, random_opening, OpeningFormat, OpeningOrder,
 };
+use crate::arena::records::{io_error, write_log, RecordTargets, Recorder};
 use crate::arena::result::GameSummary;
 use crate::arena::stats::{EloEstimate, SprtDecision, SprtParams, Wld};
 use crate::arena::{ArenaError, MatchArgs, MatchSummary, Overhead};
-use wuzi_formats::record::{psq_text, sgf_text, SgfInfo};
 use wuzi_game::game::{BoardSize, Color, Outcome, Point};
 use wuzi_game::symmetry::Symmetry;
 
@@ -28,11 +26,6 @@ type OpeningSource = dyn FnMut(usize) -> Result<(String, Vec<Point>), ArenaError
 /// Games without an opening file when `--games` is not given.
 const DEFAULT_GAMES: usize = 100;
 
-enum SgfTarget {
-    File(PathBuf),
-    Dir(PathBuf),
-}
-
 /// A validated match.
 pub(crate) struct Plan {
     engines: [EngineSpec; 2],
@@ -41,9 +34,7 @@ pub(crate) struct Plan {
     jobs: Vec<Job>,
     concurrency: usize,
     sprt: Option<SprtParams>,
-    psq: Option<PathBuf>,
-    sgf: Option<SgfTarget>,
-    log_dir: Option<PathBuf>,
+    records: RecordTargets,
     quiet: bool,
     seed: u64,
     openings: String,
@@ -85,13 +76,6 @@ fn under_symmetries(
         }
     }
     out
-}
-
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> ArenaError + '_ {
-    move |source| ArenaError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
 }
 
 impl Plan {
@@ -225,13 +209,6 @@ impl Plan {
         }
         drop(pick);
 
-        let sgf = args.sgf.as_ref().map(|p| {
-            if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("sgf")) {
-                SgfTarget::File(p.clone())
-            } else {
-                SgfTarget::Dir(p.clone())
-            }
-        });
         Ok(Plan {
             engines: [e1, e2],
             labels,
@@ -250,9 +227,7 @@ impl Plan {
             concurrency: args.concurrency.min(jobs.len().max(1)),
             jobs,
             sprt,
-            psq: args.psq.clone(),
-            sgf,
-            log_dir: args.log_dir.clone(),
+            records: RecordTargets::new(args.psq.clone(), args.sgf.clone(), args.log_dir.clone()),
             quiet: args.quiet,
             seed,
             openings: openings_desc,
@@ -270,22 +245,6 @@ enum WorkerMsg {
     },
 }
 
-fn game_file(dir: &Path, index: usize, ext: &str) -> PathBuf {
-    dir.join(format!("game_{:05}.{ext}", index + 1))
-}
-
-fn write_log(dir: &Path, index: usize, text: &str, append: bool) -> Result<(), ArenaError> {
-    let path = game_file(dir, index, "log");
-    let mut file = fs::OpenOptions::new()
-        .create(true)
-        .append(append)
-        .write(true)
-        .truncate(!append)
-        .open(&path)
-        .map_err(io_error(&path))?;
-    file.write_all(text.as_bytes()).map_err(io_error(&path))
-}
-
 fn worker(
     plan: &Plan,
     next: &AtomicUsize,
@@ -297,7 +256,7 @@ fn worker(
         Slot::new(&plan.engines[1], plan.labels[1].clone()),
     ];
     let mut last_game = None;
-    let logging = plan.log_dir.is_some();
+    let logging = plan.records.log_dir.is_some();
     loop {
         if stop.load(Ordering::Relaxed) {
             break;
@@ -326,7 +285,7 @@ fn worker(
         }
         match play_game(&plan.settings, &mut slots, job, &mut log) {
             Ok(summary) => {
-                if let (Some(dir), Some(text)) = (&plan.log_dir, log.take()) {
+                if let (Some(dir), Some(text)) = (&plan.records.log_dir, log.take()) {
                     if let Err(e) = write_log(dir, job.index, &text, false) {
                         let _ = tx.send(WorkerMsg::Failed(e));
                         break;
@@ -347,7 +306,7 @@ fn worker(
     // Kills during games are in the game summaries; count only these.
     let before = [slots[0].end_kills, slots[1].end_kills];
     retire_slots(&mut slots, plan.settings.end_grace, &mut log);
-    if let (Some(dir), Some(text), Some(index)) = (&plan.log_dir, log.take(), last_game) {
+    if let (Some(dir), Some(text), Some(index)) = (&plan.records.log_dir, log.take(), last_game) {
         if !text.is_empty() {
             let _ = write_log(dir, index, &format!("# match over\n{text}"), true);
         }
@@ -357,79 +316,6 @@ fn worker(
         end_kills: [a.end_kills - before[0], b.end_kills - before[1]],
         about: [a.about, b.about],
     });
-}
-
-/// Writes the records of a finished game.
-struct Recorder<'a> {
-    plan: &'a Plan,
-    sgf_file: Option<fs::File>,
-}
-
-impl<'a> Recorder<'a> {
-    fn new(plan: &'a Plan) -> Result<Recorder<'a>, ArenaError> {
-        for dir in [plan.psq.as_ref(), plan.log_dir.as_ref()]
-            .into_iter()
-            .flatten()
-        {
-            fs::create_dir_all(dir).map_err(io_error(dir))?;
-        }
-        let sgf_file = match &plan.sgf {
-            Some(SgfTarget::Dir(dir)) => {
-                fs::create_dir_all(dir).map_err(io_error(dir))?;
-                None
-            }
-            Some(SgfTarget::File(path)) => {
-                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    fs::create_dir_all(parent).map_err(io_error(parent))?;
-                }
-                Some(fs::File::create(path).map_err(io_error(path))?)
-            }
-            None => None,
-        };
-        Ok(Recorder { plan, sgf_file })
-    }
-
-    fn record(&mut self, g: &GameSummary) -> Result<(), ArenaError> {
-        let labels = &self.plan.labels;
-        let (black, white) = (&labels[g.black], &labels[1 - g.black]);
-        if let Some(dir) = &self.plan.psq {
-            let path = game_file(dir, g.index, "psq");
-            fs::write(
-                &path,
-                psq_text(self.plan.settings.size, &g.moves, black, white),
-            )
-            .map_err(io_error(&path))?;
-        }
-        if self.plan.sgf.is_some() {
-            let comment = format!(
-                "opening {} ({} stones); {}",
-                g.opening,
-                g.opening_stones,
-                g.describe(labels)
-            );
-            let info = SgfInfo {
-                size: self.plan.settings.size,
-                rule: self.plan.settings.rule,
-                black,
-                white,
-                result: &g.sgf_result(),
-                comment: &comment,
-                game_name: &format!("game {}", g.index + 1),
-            };
-            let text = sgf_text(&info, &g.moves);
-            match (&mut self.sgf_file, &self.plan.sgf) {
-                (Some(file), Some(SgfTarget::File(path))) => {
-                    file.write_all(text.as_bytes()).map_err(io_error(path))?
-                }
-                (_, Some(SgfTarget::Dir(dir))) => {
-                    let path = game_file(dir, g.index, "sgf");
-                    fs::write(&path, text).map_err(io_error(&path))?
-                }
-                _ => {}
-            }
-        }
-        Ok(())
-    }
 }
 
 /// Running tallies.
@@ -498,7 +384,7 @@ fn score_message(labels: &[String; 2], t: &Tally) -> String {
 }
 
 pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
-    let mut recorder = Recorder::new(plan)?;
+    let mut recorder = Recorder::new(&plan.records, &plan.labels, &plan.settings)?;
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let (tx, rx) = crossbeam_channel::unbounded();

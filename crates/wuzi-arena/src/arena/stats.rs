@@ -47,6 +47,23 @@ impl Wld {
         }
     }
 
+    /// The mean score per game and its variance (a win 1, a draw 1/2, a
+    /// loss 0); `None` with no games.
+    pub fn score_moments(&self) -> Option<(f64, f64)> {
+        let n = self.games() as f64;
+        if n == 0.0 {
+            return None;
+        }
+        let (w, l, d) = (
+            self.wins as f64 / n,
+            self.losses as f64 / n,
+            self.draws as f64 / n,
+        );
+        let mean = w + d / 2.0;
+        let variance = w * (1.0 - mean).powi(2) + l * mean.powi(2) + d * (0.5 - mean).powi(2);
+        Some((mean, variance))
+    }
+
     /// The same games from the other side's point of view.
     pub const fn flipped(&self) -> Wld {
         Wld::new(self.losses, self.wins, self.draws)
@@ -129,17 +146,8 @@ pub struct EloEstimate {
 impl EloEstimate {
     /// `None` without games.
     pub fn new(wld: Wld) -> Option<EloEstimate> {
+        let (mu, variance) = wld.score_moments()?;
         let n = wld.games() as f64;
-        if n == 0.0 {
-            return None;
-        }
-        let (w, l, d) = (
-            wld.wins as f64 / n,
-            wld.losses as f64 / n,
-            wld.draws as f64 / n,
-        );
-        let mu = w + d / 2.0;
-        let variance = w * (1.0 - mu).powi(2) + l * mu.powi(2) + d * (0.5 - mu).powi(2);
         let stdev = variance.sqrt() / n.sqrt();
         let (lower, upper) = (
             elo_from_score((mu - Z_975 * stdev).max(0.0)),
@@ -152,7 +160,7 @@ impl EloEstimate {
             lower,
             upper,
             los: los(wld),
-            draw_ratio: d,
+            draw_ratio: wld.draws as f64 / n,
         })
     }
 }
@@ -354,20 +362,13 @@ pub fn llr_bayeselo(wld: Wld, elo0: f64, elo1: f64) -> f64 {
 /// The generalised SPRT's log-likelihood ratio, normal approximation
 /// (logistic Elo).
 pub fn llr_gsprt(wld: Wld, elo0: f64, elo1: f64) -> f64 {
-    let n = wld.games() as f64;
-    if n == 0.0 {
+    let Some((mean, variance)) = wld.score_moments() else {
         return 0.0;
-    }
-    let (w, l, d) = (
-        wld.wins as f64 / n,
-        wld.losses as f64 / n,
-        wld.draws as f64 / n,
-    );
-    let mean = w + d / 2.0;
-    let variance = w * (1.0 - mean).powi(2) + l * mean.powi(2) + d * (0.5 - mean).powi(2);
+    };
     if variance <= 0.0 {
         return 0.0;
     }
+    let n = wld.games() as f64;
     let (s0, s1) = (score_from_elo(elo0), score_from_elo(elo1));
     n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * variance)
 }
