@@ -16,7 +16,7 @@ pub(super) fn move_score(m: &MoveStats) -> f64 {
         Proven::Win(_) => 1.0,
         Proven::Loss(_) => 0.0,
         Proven::Draw => 0.5,
-        Proven::Unknown => (m.wdl[0] + 0.5 * m.wdl[1]) as f64,
+        Proven::Unknown => crate::nn::expectation(m.wdl) as f64,
     }
 }
 

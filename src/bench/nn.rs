@@ -13,8 +13,8 @@ use crate::game::{Board, BoardSize, Point, Rule};
 use crate::nn::backend::{Backend, BatchEvaluator, Model};
 use crate::nn::native::{NativeNetwork, Weights};
 use crate::nn::{
-    encode, EncodedBatch, EvalService, EvaluatorThreads, NetConfig, Precision, PrecisionSetting,
-    ServiceConfig, SymmetryMode, INPUT_PLANES,
+    encode, measure_rate, EncodedBatch, EvalService, EvaluatorThreads, NetConfig, Precision,
+    PrecisionSetting, ServiceConfig, SymmetryMode, INPUT_PLANES,
 };
 
 /// What to measure.
@@ -141,14 +141,9 @@ pub fn raw_rate(
     batch: EncodedBatch<'_>,
     time: Duration,
 ) -> f64 {
-    let _ = evaluator.evaluate(batch);
-    let start = Instant::now();
-    let mut runs = 0u64;
-    while start.elapsed() < time || runs == 0 {
+    measure_rate(batch.positions(), time, || {
         let _ = evaluator.evaluate(batch);
-        runs += 1;
-    }
-    (runs * batch.positions() as u64) as f64 / start.elapsed().as_secs_f64()
+    })
 }
 
 /// Positions per second of the service, fed by one thread that keeps one

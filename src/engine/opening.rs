@@ -93,7 +93,7 @@ pub(super) fn balancing_moves(
             fallback.get_or_insert(m);
             if !decided(&mut board) {
                 if let Some(eval) = engine.evaluate(&mut board) {
-                    let value = eval.wdl[0] + 0.5 * eval.wdl[1];
+                    let value = crate::nn::expectation(eval.wdl);
                     screened.push(((value - wanted(&board)).abs(), m));
                 }
             }

@@ -2,6 +2,7 @@
 //! `features::encode` writes them, and the network's answer for each.
 
 use std::fmt;
+use std::time::{Duration, Instant};
 
 use crate::nn::features::INPUT_PLANES;
 
@@ -90,6 +91,20 @@ impl<'a> EncodedBatch<'a> {
 pub struct BatchOutput {
     pub policy: Vec<f32>,
     pub wdl: Vec<f32>,
+}
+
+/// Positions per second of `pass`, one forward pass over a batch of
+/// `positions`, run for about `time` (at least once) after one warm-up
+/// pass: how every backend's speed is measured.
+pub fn measure_rate(positions: usize, time: Duration, mut pass: impl FnMut()) -> f64 {
+    pass();
+    let start = Instant::now();
+    let mut runs = 0u64;
+    while start.elapsed() < time || runs == 0 {
+        pass();
+        runs += 1;
+    }
+    (runs * positions as u64) as f64 / start.elapsed().as_secs_f64()
 }
 
 #[cfg(test)]

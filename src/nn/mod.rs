@@ -18,12 +18,14 @@ pub mod settings;
 pub mod symmetry;
 
 pub use backend::{Backend, BackendSetting, BatchEvaluator, Model};
-pub use batch::{BatchOutput, BatchShapeError, EncodedBatch};
+pub use batch::{measure_rate, BatchOutput, BatchShapeError, EncodedBatch};
 pub use features::{encode, INPUT_PLANES};
 #[cfg(feature = "torch")]
 pub use model::{Frozen, Network};
 pub use native::{Isa, NativeEvaluator, NativeNetwork};
 pub use network_file::{NetConfig, NetError};
 pub use precision::{Calibration, Precision, PrecisionSetting};
-pub use service::{EvalService, Evaluation, EvaluatorThreads, ServiceConfig, SymmetryMode};
+pub use service::{
+    expectation, EvalService, Evaluation, EvaluatorThreads, ServiceConfig, SymmetryMode,
+};
 pub use settings::NetworkSettings;

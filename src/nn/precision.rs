@@ -106,11 +106,12 @@ pub fn bf16_may_be_native() -> bool {
 mod measure {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     use tch::{Device, Kind, Tensor};
 
     use super::{bf16_may_be_native, Calibration, Precision, PrecisionSetting};
+    use crate::nn::batch::measure_rate;
     use crate::nn::features::INPUT_PLANES;
     use crate::nn::model::{Frozen, BOARD_PLANE, LEGAL_PLANE};
     use crate::nn::{NetConfig, Network};
@@ -119,15 +120,10 @@ mod measure {
     /// about `time` (at least one pass), after one warm-up pass. The answers are
     /// copied back, as the service does, so that GPU work is finished.
     pub fn forward_rate(network: &Frozen, input: &Tensor, time: Duration) -> f64 {
-        let _ = network.evaluate(input);
-        let start = Instant::now();
-        let mut runs = 0u64;
-        while start.elapsed() < time || runs == 0 {
+        measure_rate(input.size()[0] as usize, time, || {
             let (p, v) = network.evaluate(input);
             let _ = (p.to_device(Device::Cpu), v.to_device(Device::Cpu));
-            runs += 1;
-        }
-        (runs * input.size()[0] as u64) as f64 / start.elapsed().as_secs_f64()
+        })
     }
 
     /// Positions per second of `network` on a batch of `batch` empty 15x15

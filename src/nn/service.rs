@@ -152,6 +152,11 @@ pub struct Evaluation {
     pub wdl: [f32; 3],
 }
 
+/// The expected outcome P(win) + P(draw)/2 of a win/draw/loss triple.
+pub fn expectation(wdl: [f32; 3]) -> f32 {
+    wdl[0] + 0.5 * wdl[1]
+}
+
 /// The service stopped (its evaluators ended) before answering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("the evaluation service has stopped")]

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use crate::engine::NodeReport;
 use crate::game::Point;
 use crate::gomocup::Coord;
+use crate::nn::expectation;
 use crate::notation::Notation;
 use crate::protocol::gomocup::{message, point, Dialect, Gomocup, GomocupSession, Job};
 use crate::protocol::summary::ev_text;
@@ -38,7 +39,7 @@ impl Gomocup {
         }
         match s.engine.report(&path, 5) {
             Some(report) => {
-                let ev = ev_text(report.proven, report.wdl[0] + 0.5 * report.wdl[1]);
+                let ev = ev_text(report.proven, expectation(report.wdl));
                 let mut line = format!(
                     "MESSAGE evaluate {} n {} ev {ev} winrate {:.1} drawrate {:.1} pv",
                     if value.trim().is_empty() {
@@ -164,7 +165,7 @@ impl Gomocup {
     /// A summary line from the tree mid-search (the root's visits as `n`).
     fn live_summary(&self, s: &GomocupSession, report: &NodeReport, elapsed: Duration) -> String {
         let notation = self.dialect.notation(s.engine.board().size());
-        let ev = ev_text(report.proven, report.wdl[0] + 0.5 * report.wdl[1]);
+        let ev = ev_text(report.proven, expectation(report.wdl));
         let mut line = format!(
             "depth 1-{} ev {ev} winrate {:.1} drawrate {:.1} n {} tm {} pv",
             report.pv.len().max(1),
@@ -230,7 +231,7 @@ impl Gomocup {
             let winrate = match m.proven {
                 Proven::Win(_) => 1.0,
                 Proven::Loss(_) => 0.0,
-                _ => m.wdl[0] + 0.5 * m.wdl[1],
+                _ => expectation(m.wdl),
             };
             let bestline: Vec<String> = line.iter().map(Point::to_string).collect();
             let block = [
@@ -255,7 +256,7 @@ impl Gomocup {
 }
 
 fn move_summary(m: &MoveStats) -> String {
-    let value = ev_text(m.proven, m.wdl[0] + 0.5 * m.wdl[1]);
+    let value = ev_text(m.proven, expectation(m.wdl));
     format!("{}:{}:{value}", m.mv, m.visits)
 }
 

@@ -199,7 +199,7 @@ impl Player {
         let winrate = match report.proven {
             Proven::Win(_) => 1.0,
             Proven::Loss(_) => 0.0,
-            _ => report.wdl[0] + 0.5 * report.wdl[1],
+            _ => crate::nn::expectation(report.wdl),
         };
         Some(ClientMessage::Info(PlayerInfo {
             winrate: f64::from(winrate),

@@ -396,10 +396,7 @@ impl Searcher {
                 root_proven: data.proven.is_known(),
                 root_moves: data.edges.len(),
                 root_visits: data.visits,
-                root_expectation: (data.visits > 0).then(|| {
-                    let [win, draw, _] = data.wdl();
-                    win + 0.5 * draw
-                }),
+                root_expectation: (data.visits > 0).then(|| crate::nn::expectation(data.wdl())),
                 best_visits: best,
                 second_visits: second,
                 playouts: progress.playouts.load(Ordering::Relaxed),

@@ -127,7 +127,7 @@ pub(crate) fn summarise(
         best_move,
         wdl,
         proven,
-        expectation: wdl[0] + 0.5 * wdl[1],
+        expectation: crate::nn::expectation(wdl),
         pv,
         moves,
         counters: *counters,

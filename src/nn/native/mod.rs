@@ -18,7 +18,7 @@ pub mod winograd;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::nn::batch::{BatchOutput, EncodedBatch};
+use crate::nn::batch::{measure_rate, BatchOutput, EncodedBatch};
 use crate::nn::features::INPUT_PLANES;
 use crate::nn::network_file::{NetConfig, NetError};
 pub use simd::Isa;
@@ -474,12 +474,7 @@ pub fn positions_per_second(
     let Ok(encoded) = EncodedBatch::new(&input, 15, 15) else {
         return 0.0;
     };
-    let _ = evaluator.evaluate(encoded);
-    let start = std::time::Instant::now();
-    let mut runs = 0u64;
-    while start.elapsed() < time || runs == 0 {
+    measure_rate(batch, time, || {
         let _ = evaluator.evaluate(encoded);
-        runs += 1;
-    }
-    (runs * batch as u64) as f64 / start.elapsed().as_secs_f64()
+    })
 }

@@ -94,8 +94,7 @@ pub(super) fn evaluator(
 /// The uniform evaluation of encoded features: equal probability on every
 /// legal cell, and an even value.
 pub(super) fn uniform(features: &[f32], area: usize) -> Evaluation {
-    let every_cell = vec![1.0; area];
-    let legal = features.get(3 * area..4 * area).unwrap_or(&every_cell);
+    let legal = &features[3 * area..4 * area];
     let count = legal.iter().filter(|&&v| v > 0.0).count().max(1) as f32;
     Evaluation {
         policy: legal

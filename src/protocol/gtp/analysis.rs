@@ -69,7 +69,7 @@ impl Gtp {
             let winrate = match m.proven {
                 Proven::Win(_) => 1.0,
                 Proven::Loss(_) => 0.0,
-                _ => m.wdl[0] + 0.5 * m.wdl[1],
+                _ => crate::nn::expectation(m.wdl),
             };
             let mut pv = vec![m.mv];
             if let Some(after) = s.engine.report(&[m.mv], 0) {
