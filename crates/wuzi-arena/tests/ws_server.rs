@@ -580,6 +580,12 @@ fn handshake_status(server: &Server, path: &str, headers: &[(&str, String)]) -> 
 
 /// What a raw connection gets before the server closes it: the bytes read
 /// until end of file (the server must close it within `limit`).
+/// How long a test waits for the server to close a connection that its own
+/// timeouts (a few seconds) should end. Only a bound on a hang: generous,
+/// because with the whole suite running on two cores the server's timer
+/// thread can be late by seconds.
+const CLOSE_WAIT: Duration = Duration::from_secs(30);
+
 fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> Result<String, String> {
     stream.set_read_timeout(Some(limit)).expect("timeout");
     let mut seen = Vec::new();
@@ -664,7 +670,7 @@ fn abusive_connections_are_refused_or_dropped_and_an_honest_game_finishes() {
         .collect();
     let (mut refused, mut closed) = (0, 0);
     for stream in &mut silent {
-        let seen = read_until_closed(stream, Duration::from_secs(3)).expect("closed");
+        let seen = read_until_closed(stream, CLOSE_WAIT).expect("closed");
         if seen.starts_with("HTTP/1.1 503") {
             refused += 1;
         } else {
@@ -703,14 +709,14 @@ fn abusive_connections_are_refused_or_dropped_and_an_honest_game_finishes() {
     ] {
         let mut stream = TcpStream::connect(server.address).expect("connect");
         let _ = stream.write_all(garbage);
-        read_until_closed(&mut stream, Duration::from_secs(4)).expect("closed");
+        read_until_closed(&mut stream, CLOSE_WAIT).expect("closed");
     }
     // A client that floods messages is closed.
     let mut flood = connect(&server);
     let flooded = (0..1000).any(|_| flood.send(Message::text("{}")).is_err());
     if !flooded {
         if let tungstenite::stream::MaybeTlsStream::Plain(stream) = flood.get_mut() {
-            read_until_closed(stream, Duration::from_secs(3)).expect("closed");
+            read_until_closed(stream, CLOSE_WAIT).expect("closed");
         }
     }
     drop(flood);
@@ -718,7 +724,7 @@ fn abusive_connections_are_refused_or_dropped_and_an_honest_game_finishes() {
     let mut rogue = connect(&server);
     if let tungstenite::stream::MaybeTlsStream::Plain(stream) = rogue.get_mut() {
         stream.write_all(&[0xff; 16]).expect("write");
-        read_until_closed(stream, Duration::from_secs(3)).expect("closed");
+        read_until_closed(stream, CLOSE_WAIT).expect("closed");
     }
     drop(rogue);
     // A browser page of another origin may not connect; the server's own
@@ -795,7 +801,7 @@ fn a_server_token_is_required_of_players_and_web_boards() {
     // The page itself is served with the token in its address.
     let mut stream = TcpStream::connect(server.address).expect("connect");
     write!(stream, "GET /?token=s3cret HTTP/1.1\r\nHost: x\r\n\r\n").expect("write");
-    let page = read_until_closed(&mut stream, Duration::from_secs(3)).expect("closed");
+    let page = read_until_closed(&mut stream, CLOSE_WAIT).expect("closed");
     assert!(
         page.starts_with("HTTP/1.1 200") && page.ends_with("<html>board</html>"),
         "{page}"
