@@ -503,13 +503,6 @@ pub fn training_rate(net: &Network, compute: Kind, batch: usize, time: Duration)
         // Copying the loss back makes GPU work finish before the clock reads.
         let _ = loss.to_device(Device::Cpu);
     };
-    pass();
-    let start = Instant::now();
-    let mut runs = 0u64;
-    while start.elapsed() < time || runs == 0 {
-        pass();
-        runs += 1;
-    }
     // The gradients left behind are cleared by the optimiser's next step.
-    (runs * batch as u64) as f64 / start.elapsed().as_secs_f64()
+    crate::nn::measure_rate(batch as usize, time, pass)
 }

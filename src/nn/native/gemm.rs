@@ -99,68 +99,93 @@ fn portable(m: usize, a: &[f32], lda: usize, b: &Panels, c: &mut [f32]) {
 mod x86 {
     use std::arch::x86_64::*;
 
-    /// `ROWS` rows by `8 * VECS` columns of `c`, accumulated in registers
-    /// over all of `k` (6 x 16 fills 12 of the 16 registers with sums).
-    /// `b` is the panel of those columns, `8 * VECS` wide.
-    #[target_feature(enable = "avx2,fma")]
-    #[inline]
-    unsafe fn block<const ROWS: usize, const VECS: usize>(
-        k: usize,
-        a: *const f32,
-        lda: usize,
-        b: *const f32,
-        n: usize,
-        c: *mut f32,
-    ) {
-        let mut acc = [[_mm256_setzero_ps(); VECS]; ROWS];
-        for kk in 0..k {
-            let mut bv = [_mm256_setzero_ps(); VECS];
-            for (w, v) in bv.iter_mut().enumerate() {
-                *v = _mm256_loadu_ps(b.add(kk * 8 * VECS + 8 * w));
-            }
-            for (r, sums) in acc.iter_mut().enumerate() {
-                let av = _mm256_broadcast_ss(&*a.add(r * lda + kk));
-                for (s, v) in sums.iter_mut().zip(bv) {
-                    *s = _mm256_fmadd_ps(av, v, *s);
+    /// Writes the register-blocked kernel once for a register width: the
+    /// instruction set of each copy must be fixed at compile time for its
+    /// intrinsics to inline, so the copies are made by a macro rather than
+    /// by a generic over the register type.
+    ///
+    /// `$block::<ROWS, VECS, WIDTH>` computes `ROWS` rows by `VECS`
+    /// registers of columns of `c`, summing in registers over all of `k`
+    /// (a block of 6 x 2 fills 12 of AVX2's 16 registers, one of 12 x 2 or
+    /// 6 x 4 fills 24 of AVX-512's 32), so each row of `b` is loaded once
+    /// per `ROWS` rows of `a`. `b` is the first of the block's panels,
+    /// `WIDTH` columns wide each and `WIDTH * k` floats apart.
+    /// `$strip` runs the blocks down all `m` rows: blocks of `ROWS`, then
+    /// the rows left over in blocks of 4, 2 and 1.
+    macro_rules! register_blocked {
+        ($feature:literal, $block:ident, $strip:ident, $lanes:literal,
+         $zero:ident, $load:ident, $splat:ident, $fma:ident, $store:ident) => {
+            #[target_feature(enable = $feature)]
+            #[inline]
+            unsafe fn $block<const ROWS: usize, const VECS: usize, const WIDTH: usize>(
+                k: usize,
+                a: *const f32,
+                lda: usize,
+                b: *const f32,
+                n: usize,
+                c: *mut f32,
+            ) {
+                let per_panel = WIDTH / $lanes;
+                let mut acc = [[$zero(); VECS]; ROWS];
+                for kk in 0..k {
+                    let mut bv = [$zero(); VECS];
+                    for (w, v) in bv.iter_mut().enumerate() {
+                        let panel = w / per_panel * WIDTH * k;
+                        *v = $load(b.add(panel + kk * WIDTH + w % per_panel * $lanes));
+                    }
+                    for (r, sums) in acc.iter_mut().enumerate() {
+                        let av = $splat(*a.add(r * lda + kk));
+                        for (s, v) in sums.iter_mut().zip(bv) {
+                            *s = $fma(av, v, *s);
+                        }
+                    }
+                }
+                for (r, sums) in acc.iter().enumerate() {
+                    for (w, s) in sums.iter().enumerate() {
+                        $store(c.add(r * n + $lanes * w), *s);
+                    }
                 }
             }
-        }
-        for (r, sums) in acc.iter().enumerate() {
-            for (w, s) in sums.iter().enumerate() {
-                _mm256_storeu_ps(c.add(r * n + 8 * w), *s);
+
+            #[target_feature(enable = $feature)]
+            #[inline]
+            unsafe fn $strip<const ROWS: usize, const VECS: usize, const WIDTH: usize>(
+                m: usize,
+                k: usize,
+                a: *const f32,
+                lda: usize,
+                b: *const f32,
+                n: usize,
+                c: *mut f32,
+            ) {
+                let mut i = 0;
+                while i + ROWS <= m {
+                    $block::<ROWS, VECS, WIDTH>(k, a.add(i * lda), lda, b, n, c.add(i * n));
+                    i += ROWS;
+                }
+                while i + 4 <= m {
+                    $block::<4, VECS, WIDTH>(k, a.add(i * lda), lda, b, n, c.add(i * n));
+                    i += 4;
+                }
+                if i + 2 <= m {
+                    $block::<2, VECS, WIDTH>(k, a.add(i * lda), lda, b, n, c.add(i * n));
+                    i += 2;
+                }
+                if i < m {
+                    $block::<1, VECS, WIDTH>(k, a.add(i * lda), lda, b, n, c.add(i * n));
+                }
             }
-        }
+        };
     }
 
-    #[target_feature(enable = "avx2,fma")]
-    #[inline]
-    unsafe fn strip<const VECS: usize>(
-        m: usize,
-        k: usize,
-        a: *const f32,
-        lda: usize,
-        b: *const f32,
-        n: usize,
-        c: *mut f32,
-    ) {
-        let mut i = 0;
-        while i + 6 <= m {
-            block::<6, VECS>(k, a.add(i * lda), lda, b, n, c.add(i * n));
-            i += 6;
-        }
-        if i == m {
-            return;
-        }
-        let (a, c) = (a.add(i * lda), c.add(i * n));
-        match m - i {
-            1 => block::<1, VECS>(k, a, lda, b, n, c),
-            2 => block::<2, VECS>(k, a, lda, b, n, c),
-            3 => block::<3, VECS>(k, a, lda, b, n, c),
-            4 => block::<4, VECS>(k, a, lda, b, n, c),
-            5 => block::<5, VECS>(k, a, lda, b, n, c),
-            _ => {}
-        }
-    }
+    register_blocked!(
+        "avx2,fma", block256, strip256, 8,
+        _mm256_setzero_ps, _mm256_loadu_ps, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_storeu_ps
+    );
+    register_blocked!(
+        "avx512f,avx2,fma", block512, strip512, 16,
+        _mm512_setzero_ps, _mm512_loadu_ps, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_storeu_ps
+    );
 
     /// # Safety
     /// AVX2 and FMA present; `a`, `b`, `c` valid for the extents.
@@ -176,77 +201,11 @@ mod x86 {
     ) {
         let mut j = 0;
         while j + 16 <= n {
-            strip::<2>(m, k, a, lda, b.add(j * k), n, c.add(j));
+            strip256::<6, 2, 16>(m, k, a, lda, b.add(j * k), n, c.add(j));
             j += 16;
         }
         if j < n {
-            strip::<1>(m, k, a, lda, b.add(j * k), n, c.add(j));
-        }
-    }
-
-    /// As [`block`] with 16-lane registers: `ROWS` rows by `16 * VECS`
-    /// columns. AVX-512 has 32 registers, so a block holds 24 sums and
-    /// loads each row of `b` once per six or twelve rows of `a`. `b` is the
-    /// first of `VECS` panels of 16 columns, `16 * k` floats apart.
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    #[inline]
-    unsafe fn block512<const ROWS: usize, const VECS: usize>(
-        k: usize,
-        a: *const f32,
-        lda: usize,
-        b: *const f32,
-        n: usize,
-        c: *mut f32,
-    ) {
-        let mut acc = [[_mm512_setzero_ps(); VECS]; ROWS];
-        for kk in 0..k {
-            let mut bv = [_mm512_setzero_ps(); VECS];
-            for (w, v) in bv.iter_mut().enumerate() {
-                *v = _mm512_loadu_ps(b.add(16 * (w * k + kk)));
-            }
-            for (r, sums) in acc.iter_mut().enumerate() {
-                let av = _mm512_set1_ps(*a.add(r * lda + kk));
-                for (s, v) in sums.iter_mut().zip(bv) {
-                    *s = _mm512_fmadd_ps(av, v, *s);
-                }
-            }
-        }
-        for (r, sums) in acc.iter().enumerate() {
-            for (w, s) in sums.iter().enumerate() {
-                _mm512_storeu_ps(c.add(r * n + 16 * w), *s);
-            }
-        }
-    }
-
-    /// All rows of `c` for `16 * VECS` columns: blocks of `ROWS` rows,
-    /// then the rows left over.
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    #[inline]
-    unsafe fn strip512<const ROWS: usize, const VECS: usize>(
-        m: usize,
-        k: usize,
-        a: *const f32,
-        lda: usize,
-        b: *const f32,
-        n: usize,
-        c: *mut f32,
-    ) {
-        let mut i = 0;
-        while i + ROWS <= m {
-            block512::<ROWS, VECS>(k, a.add(i * lda), lda, b, n, c.add(i * n));
-            i += ROWS;
-        }
-        // Left-over rows in blocks of 4, 2 and 1 (fewer than `ROWS`).
-        while i + 4 <= m {
-            block512::<4, VECS>(k, a.add(i * lda), lda, b, n, c.add(i * n));
-            i += 4;
-        }
-        if i + 2 <= m {
-            block512::<2, VECS>(k, a.add(i * lda), lda, b, n, c.add(i * n));
-            i += 2;
-        }
-        if i < m {
-            block512::<1, VECS>(k, a.add(i * lda), lda, b, n, c.add(i * n));
+            strip256::<6, 1, 8>(m, k, a, lda, b.add(j * k), n, c.add(j));
         }
     }
 
@@ -264,19 +223,19 @@ mod x86 {
     ) {
         let mut j = 0;
         while j + 64 <= n {
-            strip512::<6, 4>(m, k, a, lda, b.add(j * k), n, c.add(j));
+            strip512::<6, 4, 16>(m, k, a, lda, b.add(j * k), n, c.add(j));
             j += 64;
         }
         if j + 32 <= n {
-            strip512::<12, 2>(m, k, a, lda, b.add(j * k), n, c.add(j));
+            strip512::<12, 2, 16>(m, k, a, lda, b.add(j * k), n, c.add(j));
             j += 32;
         }
         if j + 16 <= n {
-            strip512::<12, 1>(m, k, a, lda, b.add(j * k), n, c.add(j));
+            strip512::<12, 1, 16>(m, k, a, lda, b.add(j * k), n, c.add(j));
             j += 16;
         }
         if j < n {
-            strip::<1>(m, k, a, lda, b.add(j * k), n, c.add(j));
+            strip256::<6, 1, 8>(m, k, a, lda, b.add(j * k), n, c.add(j));
         }
     }
 }
