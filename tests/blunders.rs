@@ -134,3 +134,31 @@ fn the_proof_number_solver_finds_more_of_pentazens_wins() {
     assert!(pn_mid >= 20 && pn_mid > df_mid, "{reach:?}");
     assert!(pn_big >= 23 && pn_big >= df_big, "{reach:?}");
 }
+
+const RAPFI_EVAL: &str = include_str!("fixtures/blunders/rapfi-eval15.tsv");
+
+/// The blunders of the games from the evaluation openings, quiet ones
+/// included: every move after which Rapfi announced its win, whether or
+/// not our solver sees that win (it needs Rapfi itself as the judge:
+/// `bench blunders --reference`). Each position and Rapfi's line replay
+/// legally, and our solver confirms the part it reaches (8 of 28 at
+/// `CHECK_NODES`, node-counted and so deterministic).
+#[test]
+fn the_rapfi_eval_fixture_replays_and_our_solver_confirms_its_part() {
+    let positions = blunders::parse(RAPFI_EVAL).expect("fixture parses");
+    assert_eq!(positions.len(), 28);
+    let mut confirmed = 0;
+    for b in &positions {
+        let board = b.board().expect("legal game");
+        let mut after = board.clone();
+        after.play(b.blunder).expect("legal blunder");
+        for &mv in &b.peer_line {
+            assert!(after.outcome().is_none(), "{}: the line goes on after the game ended", b.id);
+            after.play(mv).unwrap_or_else(|e| panic!("{}: {mv:?}: {e}", b.id));
+        }
+        if refutation(&board, b.blunder, CHECK_NODES).is_some() {
+            confirmed += 1;
+        }
+    }
+    assert!(confirmed >= 8, "{confirmed} of {} confirmed", positions.len());
+}

@@ -125,6 +125,7 @@ mod x86 {
                 n: usize,
                 c: *mut f32,
             ) {
+                const { assert!(WIDTH % $lanes == 0 && WIDTH >= $lanes) };
                 let per_panel = WIDTH / $lanes;
                 let mut acc = [[$zero(); VECS]; ROWS];
                 for kk in 0..k {
@@ -258,11 +259,15 @@ mod tests {
             (7, 5, 24, 9),
             (13, 64, 64, 64),
             (6, 40, 16, 40),
-            // Every column strip of the AVX-512 kernel (64, 32, 16, 8)
-            // and every way its rows are left over.
+            // Every column strip of the AVX-512 kernel (64, 32, 16, 8).
             (31, 17, 120, 19),
             (12, 8, 32, 8),
             (19, 3, 72, 5),
+            // Left-over rows of 4 + 1, 2 + 1 and 4 + 4 + 2 + 1, on every
+            // column strip of both kernels.
+            (5, 9, 120, 9),
+            (3, 4, 120, 6),
+            (11, 7, 120, 7),
         ] {
             let a: Vec<f32> = (0..m * lda).map(|_| noise()).collect();
             let b: Vec<f32> = (0..k * n).map(|_| noise()).collect();
