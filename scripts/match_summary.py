@@ -27,6 +27,8 @@ RE_SKIPPED = re.compile(r"^Skipped openings: (?P<n>\d+)$")
 RE_GAME = re.compile(r"^Game (?P<i>\d+) \((?P<black>.+?) vs (?P<white>.+?), (?P<opening>.+?)\): "
                      r"(?P<result>1-0|0-1|1/2-1/2) ")
 RE_OVERHEAD = re.compile(r"^Runner overhead: ")
+RE_SPRT = re.compile(r"^SPRT \((?P<settings>[^)]*)\): LLR (?P<llr>\S+) \[.*\]: (?P<verdict>.*)$")
+RE_INTERRUPTED = re.compile(r"^Interrupted: ")
 
 
 def parse_number(text):
@@ -54,7 +56,7 @@ def parse_summary(lines, wuzi_name, peer_name):
     """The runner's final table (arena/mod.rs, `impl Display for
     MatchSummary`) and its game lines (arena/runner.rs). Returns a dict and
     the list of summary lines it did not understand."""
-    r = {"faults": {}, "kills": {}, "warning_faults": 0, "skipped_openings": 0}
+    r = {"faults": {}, "kills": {}, "warning_faults": 0, "skipped_openings": 0, "interrupted": False}
     unparsed = []
     game_tally = [0, 0, 0]
     in_summary = False
@@ -101,6 +103,10 @@ def parse_summary(lines, wuzi_name, peer_name):
             r["warning_faults"] = int(m.group("n"))
         elif m := RE_SKIPPED.match(line):
             r["skipped_openings"] = int(m.group("n"))
+        elif m := RE_SPRT.match(line):
+            r.update(sprt_llr=float(m.group("llr")), sprt_verdict=m.group("verdict"))
+        elif RE_INTERRUPTED.match(line):
+            r["interrupted"] = True
         elif RE_OVERHEAD.match(line):
             in_summary = False
         elif line.startswith((f"{wuzi_name} as ", f"{peer_name} as ", f"{wuzi_name} total", "black ")) \

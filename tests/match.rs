@@ -63,3 +63,83 @@ fn pbrain_wuzi_beats_the_random_brain() {
         );
     }
 }
+
+/// A signal during a match (Ctrl-C, or SIGTERM from a script) stops the
+/// schedule: the games in progress finish, the summary of the games played
+/// is printed and the exit status says the match did not complete.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_match_prints_the_summary_of_the_games_played() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    let brain = test_brain();
+    let engine = |name: &str| {
+        [
+            format!("cmd={}", brain.display()),
+            "arg=--mode".to_string(),
+            "arg=random".to_string(),
+            format!("name={name}"),
+        ]
+    };
+    let mut child = Command::new(WUZI)
+        .arg("match")
+        .arg("--engine1")
+        .args(engine("first"))
+        .arg("--engine2")
+        .args(engine("second"))
+        .args(["--board", "15", "--games", "100000", "--random-stones", "2"])
+        .args(["--seed", "3", "--no-about"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the match");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut seen = String::new();
+    // Wait for the first games, then interrupt.
+    while !seen.contains("Game 3 ") {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).expect("read") > 0, "ended early: {seen}");
+        seen.push_str(&line);
+    }
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let reader = std::thread::spawn(move || {
+        let mut rest = String::new();
+        stdout.read_to_string(&mut rest).map(|_| rest)
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the match did not end within 60 s of the signal");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    seen.push_str(&reader.join().expect("reader").expect("read"));
+    let mut stderr = String::new();
+    let _ = child.stderr.take().expect("stderr").read_to_string(&mut stderr);
+    assert!(!status.success(), "{status:?}");
+    assert!(stderr.contains("interrupted after"), "{stderr}");
+    let played = seen.lines().filter(|l| l.starts_with("Game ")).count();
+    assert!((3..100_000).contains(&played), "{played} games");
+    assert!(
+        seen.contains(&format!("{played} of 100000 games, openings")),
+        "{seen}"
+    );
+    assert!(
+        seen.contains(&format!(
+            "Interrupted: no game started after the signal; {played} of 100000 games played"
+        )),
+        "{seen}"
+    );
+    assert!(seen.contains("Score of first vs second: "), "{seen}");
+}

@@ -156,9 +156,20 @@ pub fn main() -> ExitCode {
         Some(Command::Train(args)) => crate::train::run(args)
             .map(|_| ())
             .map_err(io::Error::other),
-        Some(Command::Match(args)) => crate::arena::run(args)
-            .map(|_| ())
-            .map_err(io::Error::other),
+        Some(Command::Match(args)) => {
+            if let Err(e) = crate::arena::interrupt::install() {
+                eprintln!("match: an interrupt will end the match without its summary: {e}");
+            }
+            match crate::arena::run(args) {
+                Ok(s) if s.interrupted => Err(io::Error::other(format!(
+                    "match interrupted after {} of {} games",
+                    s.games.len(),
+                    s.planned_games
+                ))),
+                Ok(_) => Ok(()),
+                Err(e) => Err(io::Error::other(e)),
+            }
+        }
         Some(Command::Selfplay(args)) => play::selfplay(&cli, args),
         Some(Command::Files { dir }) => {
             let dir = dir.clone().unwrap_or_else(|| PathBuf::from("."));

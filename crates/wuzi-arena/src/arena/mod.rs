@@ -23,6 +23,7 @@ mod brain;
 mod config;
 mod engine;
 mod game;
+pub mod interrupt;
 pub mod judge;
 pub mod openings;
 mod records;
@@ -269,6 +270,9 @@ pub struct MatchSummary {
     pub sprt_decided_after: Option<usize>,
     /// The SPRT stopped the match before every game was played.
     pub stopped_early: bool,
+    /// A signal stopped the match ([`interrupt`]): no game was started
+    /// after it.
+    pub interrupted: bool,
     /// Engine processes killed because they did not exit after END.
     pub end_kills: [u32; 2],
     /// ABOUT answers, when the engines gave one.
@@ -407,6 +411,14 @@ impl fmt::Display for MatchSummary {
                 s.lower,
                 s.upper,
                 if self.stopped_early { ", match stopped" } else { "" }
+            )?;
+        }
+        if self.interrupted {
+            writeln!(
+                f,
+                "Interrupted: no game started after the signal; {} of {} games played",
+                self.games.len(),
+                self.planned_games
             )?;
         }
         let list = |v: Vec<(&str, u32)>| {

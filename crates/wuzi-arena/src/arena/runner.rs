@@ -383,6 +383,9 @@ fn score_message(labels: &[String; 2], t: &Tally) -> String {
     msg
 }
 
+/// How often the runner looks for an interrupt while no game ends.
+const INTERRUPT_POLL: Duration = Duration::from_millis(100);
+
 pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
     let mut recorder = Recorder::new(&plan.records, &plan.labels, &plan.settings)?;
     let next = AtomicUsize::new(0);
@@ -399,6 +402,7 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
     let mut sprt_status = None;
     let mut stopped_early = false;
     let mut sprt_decided_after = None;
+    let mut interrupted = false;
 
     std::thread::scope(|scope| {
         for w in 0..plan.concurrency {
@@ -419,7 +423,16 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
             }
         }
         drop(tx);
-        for msg in rx.iter() {
+        loop {
+            if !interrupted && super::interrupt::requested() {
+                interrupted = true;
+                stop.store(true, Ordering::Relaxed);
+            }
+            let msg = match rx.recv_timeout(INTERRUPT_POLL) {
+                Ok(msg) => msg,
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => continue,
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+            };
             match msg {
                 WorkerMsg::Game(g) => {
                     tally.add(&g);
@@ -506,6 +519,7 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
         sprt: sprt_status,
         sprt_decided_after,
         stopped_early,
+        interrupted,
         end_kills,
         about,
         overhead: tally.overhead,
