@@ -103,6 +103,11 @@ pub struct Outcome {
     /// With a reference brain: whether it announced a forced win after the
     /// move played (an independent judge; our solver is the engine's own).
     pub reference_refutes: Option<bool>,
+    /// With a reference brain: whether its own move in the position holds
+    /// by its own judgement (it announces no win for the opponent after
+    /// it). When its own move falls too, the position was lost before the
+    /// move, whatever the engine plays.
+    pub reference_own_move_holds: Option<bool>,
 }
 
 /// The suite's figures.
@@ -127,6 +132,22 @@ impl Summary {
 
     pub fn share_held(&self) -> f64 {
         self.held() as f64 / self.confirmed().max(1) as f64
+    }
+
+    /// Positions where the reference's own move holds, and of those, the
+    /// ones where the engine's move holds too (by the reference's
+    /// judgement): what the engine saves of what can be saved.
+    pub fn reference_savable(&self) -> (usize, usize) {
+        let savable = self
+            .outcomes
+            .iter()
+            .filter(|o| o.reference_own_move_holds == Some(true));
+        let (mut all, mut saved) = (0, 0);
+        for o in savable {
+            all += 1;
+            saved += usize::from(o.reference_refutes == Some(false));
+        }
+        (all, saved)
     }
 
     /// Positions the reference judged, and those where it announced no win
@@ -164,6 +185,7 @@ pub fn evaluate(
                 played: None,
                 refuted: false,
                 reference_refutes: None,
+                reference_own_move_holds: None,
             });
             continue;
         }
@@ -187,15 +209,35 @@ pub fn evaluate(
             }
             _ => None,
         };
+        let reference_own_move_holds = match reference {
+            Some(spec) => own_move_holds(spec, &board)
+                .map_err(|e| format!("{}: reference: {e}", blunder.id))?,
+            None => None,
+        };
         summary.outcomes.push(Outcome {
             id: blunder.id.clone(),
             confirmed,
             played: result.best_move,
             refuted,
             reference_refutes,
+            reference_own_move_holds,
         });
     }
     Ok(summary)
+}
+
+/// Whether the reference brain's own move in `board` holds by its own
+/// judgement; `None` when it answers no legal move.
+fn own_move_holds(spec: &EngineSpec, board: &Board) -> Result<Option<bool>, String> {
+    let own = judge::verdict(spec, board)?;
+    let Some(mv) = own.answer.as_deref().and_then(|a| parse_point(a).ok()) else {
+        return Ok(None);
+    };
+    let mut after = board.clone();
+    if after.play(mv).is_err() {
+        return Ok(None);
+    }
+    Ok(Some(judge::verdict(spec, &after)?.win_in.is_none()))
 }
 
 /// The deterministic search settings of the suite.
@@ -229,9 +271,13 @@ pub fn print(summary: &Summary, playouts: u64, out: &mut impl Write) -> io::Resu
             Some(false) => "; the reference announces none",
             None => "",
         };
+        let lost_before = match o.reference_own_move_holds {
+            Some(false) => " (its own move falls too: lost before the move)",
+            _ => "",
+        };
         writeln!(
             out,
-            "  {:<28} plays {:<6} {verdict}{reference}",
+            "  {:<28} plays {:<6} {verdict}{reference}{lost_before}",
             o.id, played
         )?;
     }
@@ -248,6 +294,11 @@ pub fn print(summary: &Summary, playouts: u64, out: &mut impl Write) -> io::Resu
             out,
             "moves after which the reference announces no win: {held} of {judged} ({:.0}%)",
             100.0 * held as f64 / judged as f64
+        )?;
+        let (savable, saved) = summary.reference_savable();
+        writeln!(
+            out,
+            "positions where the reference's own move holds: {savable}; the engine's holds in {saved} of them"
         )?;
     }
     Ok(())
@@ -301,4 +352,39 @@ pub fn print_reach(
         writeln!(out, "  {nodes:>9}  {depth_first:>11}  {proof_number:>12}")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(refutes: Option<bool>, own_holds: Option<bool>) -> Outcome {
+        Outcome {
+            id: String::new(),
+            confirmed: false,
+            played: None,
+            refuted: false,
+            reference_refutes: refutes,
+            reference_own_move_holds: own_holds,
+        }
+    }
+
+    /// Only the positions the reference itself holds count as savable;
+    /// the engine saves those where the reference announces no win after
+    /// the engine's move.
+    #[test]
+    fn savable_positions_are_those_the_reference_holds() {
+        let summary = Summary {
+            outcomes: vec![
+                outcome(Some(false), Some(true)),
+                outcome(Some(true), Some(true)),
+                outcome(Some(false), Some(false)),
+                outcome(Some(true), Some(false)),
+                outcome(Some(false), None),
+                outcome(None, None),
+            ],
+        };
+        assert_eq!(summary.reference_savable(), (2, 1));
+        assert_eq!(summary.reference_held(), (5, 3));
+    }
 }
