@@ -66,13 +66,25 @@ fn pbrain_wuzi_beats_the_random_brain() {
 
 /// A signal during a match (Ctrl-C, or SIGTERM from a script) stops the
 /// schedule: the games in progress finish, the summary of the games played
-/// is printed and the exit status says the match did not complete.
+/// is printed and the exit status says the match did not complete. The
+/// signal goes to the runner's whole process group, as a terminal's Ctrl-C
+/// does: the engines, in groups of their own, do not get it.
 #[cfg(unix)]
 #[test]
 fn an_interrupted_match_prints_the_summary_of_the_games_played() {
     use std::io::{BufRead, BufReader, Read};
-    use std::process::{Command, Stdio};
+    use std::os::unix::process::CommandExt;
+    use std::process::{Child, Command, Stdio};
     use std::time::{Duration, Instant};
+
+    /// Kills the match if the test fails before it ends.
+    struct Running(Child);
+    impl Drop for Running {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
 
     let brain = test_brain();
     let engine = |name: &str| {
@@ -83,7 +95,7 @@ fn an_interrupted_match_prints_the_summary_of_the_games_played() {
             format!("name={name}"),
         ]
     };
-    let mut child = Command::new(WUZI)
+    let child = Command::new(WUZI)
         .arg("match")
         .arg("--engine1")
         .args(engine("first"))
@@ -94,39 +106,43 @@ fn an_interrupted_match_prints_the_summary_of_the_games_played() {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
         .expect("start the match");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut running = Running(child);
+    let mut stdout = BufReader::new(running.0.stdout.take().expect("stdout"));
+    let mut stderr = running.0.stderr.take().expect("stderr");
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        stderr.read_to_string(&mut text).map(|_| text)
+    });
     let mut seen = String::new();
-    // Wait for the first games, then interrupt.
+    // Wait for the first games, then interrupt the whole group.
     while !seen.contains("Game 3 ") {
         let mut line = String::new();
         assert!(stdout.read_line(&mut line).expect("read") > 0, "ended early: {seen}");
         seen.push_str(&line);
     }
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(killed.success());
+    let group = libc::pid_t::try_from(running.0.id()).expect("pid");
+    // SAFETY: kill(2) on the process group of a child we started.
+    assert_eq!(unsafe { libc::kill(-group, libc::SIGINT) }, 0);
     let reader = std::thread::spawn(move || {
         let mut rest = String::new();
         stdout.read_to_string(&mut rest).map(|_| rest)
     });
     let started = Instant::now();
     let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
+        if let Some(status) = running.0.try_wait().expect("wait") {
             break status;
         }
-        if started.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("the match did not end within 60 s of the signal");
-        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the match did not end within 60 s of the signal"
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     seen.push_str(&reader.join().expect("reader").expect("read"));
-    let mut stderr = String::new();
-    let _ = child.stderr.take().expect("stderr").read_to_string(&mut stderr);
+    let stderr = stderr.join().expect("stderr reader").expect("read");
     assert!(!status.success(), "{status:?}");
     assert!(stderr.contains("interrupted after"), "{stderr}");
     let played = seen.lines().filter(|l| l.starts_with("Game ")).count();
@@ -137,9 +153,12 @@ fn an_interrupted_match_prints_the_summary_of_the_games_played() {
     );
     assert!(
         seen.contains(&format!(
-            "Interrupted: no game started after the signal; {played} of 100000 games played"
+            "Interrupted: no game started once the signal was seen; {played} of 100000 games played"
         )),
         "{seen}"
     );
+    // The engines were not hit: no game ended by a crash or a fault.
+    assert!(seen.contains(&format!("Endings: five {played}")) || !seen.contains("crash"), "{seen}");
+    assert!(!seen.contains("Warning:"), "{seen}");
     assert!(seen.contains("Score of first vs second: "), "{seen}");
 }

@@ -210,8 +210,12 @@ pub fn evaluate(
             _ => None,
         };
         let reference_own_move_holds = match reference {
-            Some(spec) => own_move_holds(spec, &board)
-                .map_err(|e| format!("{}: reference: {e}", blunder.id))?,
+            // A failure here costs this one figure, not the run.
+            Some(spec) => own_move_holds(spec, &board, result.best_move, reference_refutes)
+                .unwrap_or_else(|e| {
+                    eprintln!("{}: reference, its own move: {e}", blunder.id);
+                    None
+                }),
             None => None,
         };
         summary.outcomes.push(Outcome {
@@ -227,15 +231,27 @@ pub fn evaluate(
 }
 
 /// Whether the reference brain's own move in `board` holds by its own
-/// judgement; `None` when it answers no legal move.
-fn own_move_holds(spec: &EngineSpec, board: &Board) -> Result<Option<bool>, String> {
+/// judgement; `None` when it answers no move on the board. The engine's
+/// move and its verdict are reused when the reference plays the same.
+fn own_move_holds(
+    spec: &EngineSpec,
+    board: &Board,
+    engine_move: Option<Point>,
+    engine_move_refuted: Option<bool>,
+) -> Result<Option<bool>, String> {
     let own = judge::verdict(spec, board)?;
     let Some(mv) = own.answer.as_deref().and_then(|a| parse_point(a).ok()) else {
         return Ok(None);
     };
+    if let (Some(same), Some(refuted)) = (engine_move, engine_move_refuted) {
+        if same == mv {
+            return Ok(Some(!refuted));
+        }
+    }
     let mut after = board.clone();
     if after.play(mv).is_err() {
-        return Ok(None);
+        // Off the board or on a stone: it loses.
+        return Ok(Some(false));
     }
     Ok(Some(judge::verdict(spec, &after)?.win_in.is_none()))
 }
@@ -271,8 +287,9 @@ pub fn print(summary: &Summary, playouts: u64, out: &mut impl Write) -> io::Resu
             Some(false) => "; the reference announces none",
             None => "",
         };
-        let lost_before = match o.reference_own_move_holds {
-            Some(false) => " (its own move falls too: lost before the move)",
+        let lost_before = match (o.reference_own_move_holds, o.reference_refutes) {
+            (Some(false), Some(true)) => " (its own move falls too: lost before the move)",
+            (Some(false), _) => " (its own move falls)",
             _ => "",
         };
         writeln!(

@@ -130,7 +130,22 @@ impl EngineProcess {
         if let Some(dir) = &spec.dir {
             command.current_dir(dir);
         }
+        // A process group of its own: a Ctrl-C at the terminal reaches the
+        // runner alone, which lets the games in progress finish
+        // (`interrupt`) instead of the engines dying in them.
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            command.process_group(0);
+        }
+        #[cfg(windows)]
+        {
+            use std::os::windows::process::CommandExt;
+            const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+            command.creation_flags(CREATE_NEW_PROCESS_GROUP);
+        }
         let mut child = command.spawn()?;
+        live::started(child.id());
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
         let (tx, rx) = crossbeam_channel::unbounded();
@@ -238,7 +253,8 @@ impl EngineProcess {
     /// Whether the process has exited (reaps it if so).
     pub(crate) fn has_exited(&mut self) -> bool {
         if !self.exited {
-            if let Ok(Some(_)) = self.child.try_wait() {
+            let child = &mut self.child;
+            if let Ok(Some(_)) = live::reap(child.id(), || child.try_wait()) {
                 self.exited = true;
             }
         }
@@ -247,7 +263,8 @@ impl EngineProcess {
 
     /// The exit status text if the process has exited.
     pub(crate) fn exit_text(&mut self) -> Option<String> {
-        match self.child.try_wait() {
+        let child = &mut self.child;
+        match live::reap(child.id(), || child.try_wait()) {
             Ok(Some(status)) => {
                 self.exited = true;
                 Some(status.to_string())
@@ -300,8 +317,9 @@ impl EngineProcess {
     pub(crate) fn kill(&mut self, log: &mut GameLog) {
         self.stdin = None;
         if !self.has_exited() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+            let child = &mut self.child;
+            let _ = child.kill();
+            let _ = live::reap(child.id(), || child.wait().map(Some));
             self.exited = true;
             log.note(&self.label, &format!("killed process {}", self.child.id()));
         }
@@ -313,10 +331,60 @@ impl Drop for EngineProcess {
     fn drop(&mut self) {
         self.stdin = None;
         if !self.exited {
-            if let Ok(None) = self.child.try_wait() {
-                let _ = self.child.kill();
+            let child = &mut self.child;
+            let pid = child.id();
+            if let Ok(None) = live::reap(pid, || child.try_wait()) {
+                let _ = child.kill();
+                let _ = live::reap(pid, || child.wait().map(Some));
             }
-            let _ = self.child.wait();
         }
+    }
+}
+
+/// The engine processes alive, so that an interrupt's second press can
+/// kill them before the runner quits (each is in a process group of its
+/// own and would not get the terminal's signal). A process leaves the
+/// list in the same critical section that reaps it, so its id is never
+/// signalled after the system may have given it to another process.
+pub(crate) mod live {
+    use parking_lot::Mutex;
+    use std::process::ExitStatus;
+
+    static ALIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+    pub(crate) fn started(pid: u32) {
+        ALIVE.lock().push(pid);
+    }
+
+    /// Runs `wait` (a `try_wait` or `wait` of the child `pid`) and, when it
+    /// reaped the process, takes it off the list, under one lock.
+    pub(crate) fn reap(
+        pid: u32,
+        wait: impl FnOnce() -> std::io::Result<Option<ExitStatus>>,
+    ) -> std::io::Result<Option<ExitStatus>> {
+        let mut alive = ALIVE.lock();
+        let result = wait();
+        if let Ok(Some(_)) = result {
+            alive.retain(|&p| p != pid);
+        }
+        result
+    }
+
+    /// Kills every engine still alive (Unix; on Windows they exit when
+    /// they next read their closed input).
+    pub(crate) fn kill_all() {
+        let alive = ALIVE.lock();
+        #[cfg(unix)]
+        for &pid in alive.iter() {
+            if let Ok(pid) = libc::pid_t::try_from(pid) {
+                // SAFETY: kill(2) on the id of a child not yet reaped (the
+                // lock is held, and reaping takes it).
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = &alive;
     }
 }

@@ -270,8 +270,8 @@ pub struct MatchSummary {
     pub sprt_decided_after: Option<usize>,
     /// The SPRT stopped the match before every game was played.
     pub stopped_early: bool,
-    /// A signal stopped the match ([`interrupt`]): no game was started
-    /// after it.
+    /// A signal stopped the match before every game was played
+    /// ([`interrupt`]): no game was started once it was seen.
     pub interrupted: bool,
     /// Engine processes killed because they did not exit after END.
     pub end_kills: [u32; 2],
@@ -416,7 +416,7 @@ impl fmt::Display for MatchSummary {
         if self.interrupted {
             writeln!(
                 f,
-                "Interrupted: no game started after the signal; {} of {} games played",
+                "Interrupted: no game started once the signal was seen; {} of {} games played",
                 self.games.len(),
                 self.planned_games
             )?;
@@ -461,7 +461,7 @@ impl fmt::Display for MatchSummary {
 pub fn run(args: &MatchArgs) -> Result<MatchSummary, ArenaError> {
     let plan = runner::Plan::from_args(args)?;
     let summary = runner::run_plan(&plan)?;
-    if !args.quiet {
+    if !args.quiet && !interrupt::aborted() {
         print!("{summary}");
     }
     Ok(summary)

@@ -258,7 +258,7 @@ fn worker(
     let mut last_game = None;
     let logging = plan.records.log_dir.is_some();
     loop {
-        if stop.load(Ordering::Relaxed) {
+        if stop.load(Ordering::Relaxed) || super::interrupt::requested() {
             break;
         }
         let j = next.fetch_add(1, Ordering::Relaxed);
@@ -433,6 +433,10 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
                 Err(crossbeam_channel::RecvTimeoutError::Timeout) => continue,
                 Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
             };
+            if super::interrupt::aborted() {
+                // The process is quitting; nothing after this is a result.
+                continue;
+            }
             match msg {
                 WorkerMsg::Game(g) => {
                     tally.add(&g);
@@ -502,6 +506,8 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
     if let (Some(params), None) = (&plan.sprt, sprt_decided_after) {
         sprt_status = Some((*params, params.status(tally.total)));
     }
+    // Only when the signal left games unplayed.
+    let interrupted = interrupted && games.len() < plan.jobs.len();
     Ok(MatchSummary {
         names: plan.labels.clone(),
         board: plan.settings.size,
