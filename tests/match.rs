@@ -95,7 +95,8 @@ fn an_interrupted_match_prints_the_summary_of_the_games_played() {
             format!("name={name}"),
         ]
     };
-    let child = Command::new(WUZI)
+    let mut command = Command::new(WUZI);
+    command
         .arg("match")
         .arg("--engine1")
         .args(engine("first"))
@@ -106,9 +107,18 @@ fn an_interrupted_match_prints_the_summary_of_the_games_played() {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .expect("start the match");
+        .process_group(0);
+    // A runner started ignoring SIGINT keeps it ignored (nohup, background
+    // jobs), and so would this one when the tests run in the background:
+    // start it with the default disposition, as a terminal would.
+    // SAFETY: signal(2) is async-signal-safe, as pre_exec requires.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let child = command.spawn().expect("start the match");
     let mut running = Running(child);
     let mut stdout = BufReader::new(running.0.stdout.take().expect("stdout"));
     let mut stderr = running.0.stderr.take().expect("stderr");
