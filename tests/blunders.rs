@@ -153,12 +153,22 @@ fn the_rapfi_eval_fixture_replays_and_our_solver_confirms_its_part() {
         let mut after = board.clone();
         after.play(b.blunder).expect("legal blunder");
         for &mv in &b.peer_line {
-            assert!(after.outcome().is_none(), "{}: the line goes on after the game ended", b.id);
-            after.play(mv).unwrap_or_else(|e| panic!("{}: {mv:?}: {e}", b.id));
+            assert!(
+                after.outcome().is_none(),
+                "{}: the line goes on after the game ended",
+                b.id
+            );
+            after
+                .play(mv)
+                .unwrap_or_else(|e| panic!("{}: {mv:?}: {e}", b.id));
         }
         if refutation(&board, b.blunder, CHECK_NODES).is_some() {
             confirmed += 1;
         }
     }
-    assert!(confirmed >= 8, "{confirmed} of {} confirmed", positions.len());
+    assert!(
+        confirmed >= 8,
+        "{confirmed} of {} confirmed",
+        positions.len()
+    );
 }

@@ -130,7 +130,10 @@ fn an_interrupted_match_prints_the_summary_of_the_games_played() {
     // Wait for the first games, then interrupt the whole group.
     while !seen.contains("Game 3 ") {
         let mut line = String::new();
-        assert!(stdout.read_line(&mut line).expect("read") > 0, "ended early: {seen}");
+        assert!(
+            stdout.read_line(&mut line).expect("read") > 0,
+            "ended early: {seen}"
+        );
         seen.push_str(&line);
     }
     let group = libc::pid_t::try_from(running.0.id()).expect("pid");
@@ -168,7 +171,10 @@ fn an_interrupted_match_prints_the_summary_of_the_games_played() {
         "{seen}"
     );
     // The engines were not hit: no game ended by a crash or a fault.
-    assert!(seen.contains(&format!("Endings: five {played}")) || !seen.contains("crash"), "{seen}");
+    assert!(
+        seen.contains(&format!("Endings: five {played}")) || !seen.contains("crash"),
+        "{seen}"
+    );
     assert!(!seen.contains("Warning:"), "{seen}");
     assert!(seen.contains("Score of first vs second: "), "{seen}");
 }

@@ -200,13 +200,11 @@ pub fn evaluate(
             .best_move
             .map_or(true, |mv| refutation(&board, mv, CHECK_NODES).is_some());
         let reference_refutes = match (reference, result.best_move) {
-            (Some(spec), Some(mv)) => {
-                let mut after = board.clone();
-                after.play(mv).map_err(|e| format!("{}: {e}", blunder.id))?;
-                let verdict = judge::verdict(spec, &after)
-                    .map_err(|e| format!("{}: reference: {e}", blunder.id))?;
-                Some(verdict.win_in.is_some())
-            }
+            (Some(spec), Some(mv)) => Some(
+                refuted_by_reference(spec, &board, mv)
+                    .map_err(|e| format!("{}: reference: {e}", blunder.id))?
+                    .ok_or_else(|| format!("{}: the engine's move {mv} is illegal", blunder.id))?,
+            ),
             _ => None,
         };
         let reference_own_move_holds = match reference {
@@ -248,12 +246,22 @@ fn own_move_holds(
             return Ok(Some(!refuted));
         }
     }
+    // A move off the board or on a stone loses.
+    Ok(Some(refuted_by_reference(spec, board, mv)? == Some(false)))
+}
+
+/// Whether the reference brain announces a forced win for the opponent
+/// after `mv` in `board`; `None` when `mv` cannot be played there.
+fn refuted_by_reference(
+    spec: &EngineSpec,
+    board: &Board,
+    mv: Point,
+) -> Result<Option<bool>, String> {
     let mut after = board.clone();
     if after.play(mv).is_err() {
-        // Off the board or on a stone: it loses.
-        return Ok(Some(false));
+        return Ok(None);
     }
-    Ok(Some(judge::verdict(spec, &after)?.win_in.is_none()))
+    Ok(Some(judge::verdict(spec, &after)?.win_in.is_some()))
 }
 
 /// The deterministic search settings of the suite.

@@ -46,7 +46,7 @@ impl<'a> EncodedBatch<'a> {
         width: usize,
     ) -> Result<EncodedBatch<'a>, BatchShapeError> {
         let position = INPUT_PLANES * height * width;
-        if position == 0 || planes.len() % position != 0 {
+        if position == 0 || !planes.len().is_multiple_of(position) {
             return Err(BatchShapeError {
                 floats: planes.len(),
                 height,

@@ -180,12 +180,26 @@ mod x86 {
     }
 
     register_blocked!(
-        "avx2,fma", block256, strip256, 8,
-        _mm256_setzero_ps, _mm256_loadu_ps, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_storeu_ps
+        "avx2,fma",
+        block256,
+        strip256,
+        8,
+        _mm256_setzero_ps,
+        _mm256_loadu_ps,
+        _mm256_set1_ps,
+        _mm256_fmadd_ps,
+        _mm256_storeu_ps
     );
     register_blocked!(
-        "avx512f,avx2,fma", block512, strip512, 16,
-        _mm512_setzero_ps, _mm512_loadu_ps, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_storeu_ps
+        "avx512f,avx2,fma",
+        block512,
+        strip512,
+        16,
+        _mm512_setzero_ps,
+        _mm512_loadu_ps,
+        _mm512_set1_ps,
+        _mm512_fmadd_ps,
+        _mm512_storeu_ps
     );
 
     /// # Safety

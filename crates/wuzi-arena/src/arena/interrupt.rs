@@ -1,12 +1,11 @@
 //! Ctrl-C and termination signals (SIGINT, SIGTERM, SIGHUP; Ctrl-C and
-//! Ctrl-Break on Windows) during a match. The first stops the
-//! schedule: no game is started after it, the games in progress finish and
-//! the summary of the games played is printed (a long SPRT stopped by hand
-//! keeps its figures). The second kills the engines and quits at once.
-//! Signals the process was started ignoring (nohup, background jobs) stay
-//! ignored. Installed by the `match`
-//! command only: a program that runs matches through the library keeps its
-//! own signal handling.
+//! Ctrl-Break on Windows) during a match. The first stops the schedule: no
+//! game is started after it, the games in progress finish and the summary
+//! of the games played is printed (a long SPRT stopped by hand keeps its
+//! figures). The second kills the engines and quits at once. Signals the
+//! process was started ignoring (nohup, background jobs) stay ignored.
+//! Installed by the `match` command only: a program that runs matches
+//! through the library keeps its own signal handling.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::OnceLock;
