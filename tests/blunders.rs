@@ -20,7 +20,7 @@ fn shipped_searcher(config: SearchConfig) -> Arc<Searcher> {
     );
     let network = NativeNetwork::load(std::path::Path::new(path)).expect("shipped network");
     let service = EvalService::start_model(
-        Model::native(Arc::new(network), None),
+        Model::native(Arc::new(network), None, Default::default()),
         ServiceConfig {
             symmetry: SymmetryMode::None,
             ..ServiceConfig::default()

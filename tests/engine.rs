@@ -20,7 +20,11 @@ fn engine(rule: Rule) -> Engine {
         },
         2,
     );
-    let model = Model::native(Arc::new(NativeNetwork::new(&weights)), None);
+    let model = Model::native(
+        Arc::new(NativeNetwork::new(&weights)),
+        None,
+        Default::default(),
+    );
     let service = Arc::new(EvalService::start_model(model, ServiceConfig::default()).unwrap());
     let config = SearchConfig {
         threads: 2,

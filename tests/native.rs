@@ -295,6 +295,128 @@ fn instruction_sets_and_batches_agree() {
     assert_eq!(before, after);
 }
 
+/// `features` (whole positions of a square board) transposed, each plane
+/// mirrored in its main diagonal.
+fn transposed(features: &[f32], side: usize) -> Vec<f32> {
+    let area = side * side;
+    let mut out = vec![0.0; features.len()];
+    for (plane, dst) in features.chunks_exact(area).zip(out.chunks_exact_mut(area)) {
+        for y in 0..side {
+            for x in 0..side {
+                dst[y * side + x] = plane[x * side + y];
+            }
+        }
+    }
+    out
+}
+
+/// How far two evaluations of the same positions are apart: the largest
+/// policy and win/draw/loss deviations, the mean win/draw/loss one, and how
+/// many positions keep the same most likely move (`map` takes a cell of the
+/// second to the first's coordinates).
+struct Apart {
+    policy_max: f32,
+    wdl_max: f32,
+    wdl_sum: f64,
+    same_first_move: usize,
+}
+
+impl Apart {
+    fn add(&mut self, a: &BatchOutput, b: &BatchOutput, area: usize, map: impl Fn(usize) -> usize) {
+        let first = |p: &[f32]| {
+            (0..area)
+                .max_by(|&x, &y| p[x].total_cmp(&p[y]))
+                .unwrap_or(0)
+        };
+        for i in 0..a.wdl.len() / 3 {
+            let (pa, pb) = (&a.policy[i * area..][..area], &b.policy[i * area..][..area]);
+            let wdl = max_deviation(&a.wdl[i * 3..][..3], &b.wdl[i * 3..][..3]);
+            self.policy_max = self.policy_max.max(
+                (0..area)
+                    .map(|c| (pa[c] - pb[map(c)]).abs())
+                    .fold(0.0, f32::max),
+            );
+            self.wdl_max = self.wdl_max.max(wdl);
+            self.wdl_sum += wdl as f64;
+            self.same_first_move += usize::from(first(pa) == map(first(pb)));
+        }
+    }
+}
+
+/// bf16 products (AVX512-BF16) against the fp32 kernels on 500 real
+/// positions of each square-board rule, each with its shipped network. The
+/// yardstick is how far the fp32 answers of the same positions move when
+/// the board is transposed, which the engine already samples (`symmetry =
+/// random`): rounding each product's inputs to 8 bits of mantissa must move
+/// them far less. Where the CPU lacks AVX512-BF16 the evaluator must say
+/// fp32 and compute it.
+#[test]
+fn bf16_products_move_answers_far_less_than_a_board_symmetry() {
+    use wuzi::nn::native::bf16_supported;
+    use wuzi::nn::Precision;
+    for tsv in FIXTURE_GAMES {
+        let (inputs, side, w, rule) = positions(tsv, 500);
+        assert_eq!(side, w, "square boards");
+        let area = side * side;
+        let path = network_path(network_for(rule));
+        let network = Arc::new(NativeNetwork::load(Path::new(&path)).unwrap());
+        let kernels =
+            |precision| NativeEvaluator::with_kernels(Arc::clone(&network), Isa::Avx512, precision);
+        let (mut fp32, mut bf16) = (kernels(Precision::Fp32), kernels(Precision::Bf16));
+        let expected = if fp32.isa() == Isa::Avx512 && bf16_supported() {
+            Precision::Bf16
+        } else {
+            Precision::Fp32
+        };
+        assert_eq!(bf16.precision(), expected);
+        let apart = || Apart {
+            policy_max: 0.0,
+            wdl_max: 0.0,
+            wdl_sum: 0.0,
+            same_first_move: 0,
+        };
+        let (mut rounding, mut symmetry) = (apart(), apart());
+        for chunk in inputs.chunks(32) {
+            let batch = chunk.concat();
+            let exact = answer(&mut fp32, &batch, side, side);
+            rounding.add(&exact, &answer(&mut bf16, &batch, side, side), area, |c| c);
+            let mirrored = answer(&mut fp32, &transposed(&batch, side), side, side);
+            symmetry.add(&exact, &mirrored, area, |c| c % side * side + c / side);
+        }
+        let n = inputs.len() as f64;
+        for (what, a) in [("bf16", &rounding), ("transposed", &symmetry)] {
+            eprintln!(
+                "{rule:?} {side}x{side} {what}: largest deviation policy {:.2e}, wdl {:.2e} \
+                 (mean {:.2e}); same first move in {} of {n}",
+                a.policy_max,
+                a.wdl_max,
+                a.wdl_sum / n,
+                a.same_first_move
+            );
+        }
+        if expected == Precision::Fp32 {
+            assert_eq!((rounding.policy_max, rounding.wdl_max), (0.0, 0.0));
+            continue;
+        }
+        assert!(rounding.policy_max > 0.0, "{rule:?}: bf16 rounds");
+        assert!(
+            rounding.wdl_sum < 0.1 * symmetry.wdl_sum,
+            "{rule:?}: bf16 moves the values by {}, a transposition by {}",
+            rounding.wdl_sum / n,
+            symmetry.wdl_sum / n
+        );
+        assert!(
+            rounding.policy_max < 0.1 && rounding.wdl_max < 0.1,
+            "{rule:?}"
+        );
+        assert!(
+            rounding.same_first_move as f64 >= 0.95 * n,
+            "{rule:?}: the same first move in {} of {n}",
+            rounding.same_first_move
+        );
+    }
+}
+
 #[test]
 fn broken_network_files_are_refused_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();

@@ -26,7 +26,11 @@ fn service() -> Arc<EvalService> {
     );
     Arc::new(
         EvalService::start_model(
-            Model::native(Arc::new(NativeNetwork::new(&weights)), None),
+            Model::native(
+                Arc::new(NativeNetwork::new(&weights)),
+                None,
+                Default::default(),
+            ),
             ServiceConfig {
                 batch_size: 8,
                 ..ServiceConfig::default()

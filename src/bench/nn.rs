@@ -36,7 +36,8 @@ pub struct NnBenchOptions {
     pub board_side: u32,
     pub batch_sizes: Vec<usize>,
     pub per_item: Duration,
-    /// libtorch's precision (`auto`: measured, as the engine does).
+    /// The precision (`auto`: as the engine resolves it; libtorch's
+    /// measured, the native kernels' bf16 where the CPU has AVX512-BF16).
     pub precision: PrecisionSetting,
 }
 
@@ -107,6 +108,7 @@ pub fn bench_model(
             Ok(Model::native(
                 Arc::new(NativeNetwork::new(&weights)),
                 options.isa,
+                options.precision,
             ))
         }
         #[cfg(feature = "torch")]
@@ -269,10 +271,11 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
         writeln!(out, "{line}")?;
     }
     for model in &models {
-        if model.backend() == Backend::Torch && model.precision() != Precision::Fp32 {
+        if model.precision() != Precision::Fp32 {
             writeln!(
                 out,
-                "(torch in {}, as resolved from --precision)",
+                "({} in {}, as resolved from --precision)",
+                model.backend(),
                 model.precision()
             )?;
         }

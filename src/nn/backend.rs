@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::nn::batch::{BatchOutput, EncodedBatch};
 use crate::nn::native::{Isa, NativeEvaluator, NativeNetwork};
 use crate::nn::network_file::NetConfig;
-use crate::nn::precision::Precision;
+use crate::nn::precision::{Precision, PrecisionSetting};
 
 /// Which code evaluates the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -74,6 +74,8 @@ pub enum Model {
     Native {
         network: Arc<NativeNetwork>,
         isa: Isa,
+        /// fp32, or bf16 products where the CPU has AVX512-BF16.
+        precision: Precision,
     },
     #[cfg(feature = "torch")]
     Torch {
@@ -84,20 +86,33 @@ pub enum Model {
 
 impl Model {
     /// A native model whose evaluators run in `isa` where this CPU has it,
-    /// otherwise (and for `None`) in the widest instruction set it has.
-    pub fn native(network: Arc<NativeNetwork>, isa: Option<Isa>) -> Model {
+    /// otherwise (and for `None`) in the widest instruction set it has, in
+    /// the precision `precision` resolves to there
+    /// ([`crate::nn::native::resolve_precision`]).
+    pub fn native(
+        network: Arc<NativeNetwork>,
+        isa: Option<Isa>,
+        precision: PrecisionSetting,
+    ) -> Model {
+        let isa = crate::nn::native::simd::resolve_isa(isa);
         Model::Native {
             network,
-            isa: crate::nn::native::simd::resolve_isa(isa),
+            isa,
+            precision: crate::nn::native::resolve_precision(precision, isa),
         }
     }
 
     /// Another handle on the same network (libtorch: a copy of its weights).
     pub fn duplicate(&self) -> Model {
         match self {
-            Model::Native { network, isa } => Model::Native {
+            Model::Native {
+                network,
+                isa,
+                precision,
+            } => Model::Native {
                 network: Arc::clone(network),
                 isa: *isa,
+                precision: *precision,
             },
             #[cfg(feature = "torch")]
             Model::Torch { network, precision } => Model::Torch {
@@ -123,10 +138,10 @@ impl Model {
         }
     }
 
-    /// The precision the network computes in (the native kernels: fp32).
+    /// The precision the network computes in.
     pub fn precision(&self) -> Precision {
         match self {
-            Model::Native { .. } => Precision::Fp32,
+            Model::Native { precision, .. } => *precision,
             #[cfg(feature = "torch")]
             Model::Torch { precision, .. } => *precision,
         }
@@ -145,9 +160,15 @@ impl Model {
     /// as its tensors may move between threads but not be shared).
     pub fn evaluator(&self) -> Box<dyn BatchEvaluator> {
         match self {
-            Model::Native { network, isa } => {
-                Box::new(NativeEvaluator::with_isa(Arc::clone(network), *isa))
-            }
+            Model::Native {
+                network,
+                isa,
+                precision,
+            } => Box::new(NativeEvaluator::with_kernels(
+                Arc::clone(network),
+                *isa,
+                *precision,
+            )),
             #[cfg(feature = "torch")]
             Model::Torch { network, precision } => Box::new(network.freeze(*precision)),
         }
@@ -157,8 +178,12 @@ impl Model {
     /// for the native kernels, the instruction set.
     pub fn describe(&self) -> String {
         match self {
-            Model::Native { network, isa } => {
-                format!("native {} fp32 ({isa})", network.config())
+            Model::Native {
+                network,
+                isa,
+                precision,
+            } => {
+                format!("native {} {precision} ({isa})", network.config())
             }
             #[cfg(feature = "torch")]
             Model::Torch { network, precision } => {

@@ -142,13 +142,13 @@ impl NetworkProvider {
     fn load(&mut self, path: &Path, fp32_path: Option<&Path>) -> Result<EvalService, String> {
         let native = self.load_native(path)?;
         let model = match self.choose_backend(path, &native) {
-            Backend::Native => Model::native(native, self.isa),
+            Backend::Native => Model::native(native, self.isa, self.service_config.precision),
             #[cfg(feature = "torch")]
             Backend::Torch => self.torch_model(path, fp32_path)?,
             #[cfg(not(feature = "torch"))]
             Backend::Torch => {
                 let _ = fp32_path;
-                Model::native(native, self.isa)
+                Model::native(native, self.isa, self.service_config.precision)
             }
         };
         let service = EvalService::start_model(model, self.service_config.clone())
@@ -202,9 +202,11 @@ impl NetworkProvider {
                     return backend;
                 }
                 let time = Duration::from_millis(30);
+                let isa = crate::nn::native::simd::resolve_isa(self.isa);
                 let native = crate::nn::native::positions_per_second(
                     network,
-                    crate::nn::native::simd::resolve_isa(self.isa),
+                    isa,
+                    crate::nn::native::resolve_precision(self.service_config.precision, isa),
                     batch,
                     time,
                 );

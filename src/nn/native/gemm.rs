@@ -8,6 +8,8 @@
 //! `matrixmultiply` spent a quarter of its time packing here; the figures
 //! are in docs/native-backend.md.
 
+use std::sync::OnceLock;
+
 use super::simd::Isa;
 
 /// Columns of one panel of [`Panels`]: the AVX2 kernel's block width and
@@ -26,6 +28,12 @@ pub struct Panels {
     n: usize,
     /// The panel of columns `j..j + 16` starts at `j * k`.
     data: Vec<f32>,
+    /// The same weights in bf16 for [`multiply_bf16`], made at its first
+    /// use: panels 16 columns wide (the last one padded with zeros), each
+    /// a row of pairs per two rows of the matrix, every pair two bf16 of
+    /// one column (the even row's in the low half), as `vdpbf16ps` takes
+    /// them. The panel of columns `j..j + 16` starts at `j * k.div_ceil(2)`.
+    bf16: OnceLock<Vec<u32>>,
 }
 
 impl Panels {
@@ -38,8 +46,52 @@ impl Panels {
                 data.extend_from_slice(&b[row * n + j..][..width]);
             }
         }
-        Panels { k, n, data }
+        Panels {
+            k,
+            n,
+            data,
+            bf16: OnceLock::new(),
+        }
     }
+
+    fn bf16_pairs(&self) -> &[u32] {
+        self.bf16.get_or_init(|| {
+            let pairs = self.k.div_ceil(2);
+            let mut out = vec![0u32; pairs * PANEL * self.n.div_ceil(PANEL)];
+            for (j, width) in panels(self.n) {
+                let panel = &self.data[j * self.k..][..self.k * width];
+                let dst = &mut out[j * pairs..][..pairs * PANEL];
+                for row in 0..self.k {
+                    for col in 0..width {
+                        let half = bf16_bits(panel[row * width + col]);
+                        dst[row / 2 * PANEL + col] |= half << (16 * (row % 2));
+                    }
+                }
+            }
+            out
+        })
+    }
+}
+
+/// `x` rounded to the nearest bf16 (ties to even), as the upper half of
+/// an f32's bits: what `vcvtneps2bf16` gives for a normal number.
+fn bf16_bits(x: f32) -> u32 {
+    let bits = x.to_bits();
+    if x.is_nan() {
+        return (bits >> 16) | 0x40;
+    }
+    (bits + 0x7fff + ((bits >> 16) & 1)) >> 16
+}
+
+/// Whether this CPU has the bf16 dot products of [`multiply_bf16`]
+/// (AVX512-BF16: AMD Zen 4 on, Intel Cooper Lake and Sapphire Rapids on).
+pub fn bf16_supported() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        Isa::Avx512.is_supported() && std::arch::is_x86_feature_detected!("avx512bf16")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 /// The first column and the width of each panel of an `n`-column matrix.
@@ -75,6 +127,45 @@ pub fn multiply(isa: Isa, m: usize, a: &[f32], lda: usize, b: &Panels, c: &mut [
     }
     let _ = (isa, b_data);
     portable(m, a, lda, b, c);
+}
+
+/// `c = a b` as [`multiply`] computes it, but with `a` and `b` rounded to
+/// bf16 and the sums in fp32: `vdpbf16ps` makes two products per lane per
+/// instruction, twice the products of an fp32 FMA. `pairs` is the caller's
+/// buffer for `a` in bf16. On a CPU without AVX512-BF16 ([`bf16_supported`])
+/// it is the fp32 product of the widest instruction set there.
+pub fn multiply_bf16(
+    m: usize,
+    a: &[f32],
+    lda: usize,
+    b: &Panels,
+    c: &mut [f32],
+    pairs: &mut Vec<u32>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if bf16_supported() {
+        let (k, n) = (b.k, b.n);
+        assert!(lda >= k, "gemm shape");
+        assert!(
+            m == 0 || ((m - 1) * lda + k <= a.len() && (m - 1) * n + n <= c.len()),
+            "gemm extents"
+        );
+        let kp = k.div_ceil(2);
+        if pairs.len() < m * kp {
+            pairs.resize(m * kp, 0);
+        }
+        let b_pairs = b.bf16_pairs();
+        // SAFETY: the CPU has AVX-512F and AVX512-BF16 (checked above), the
+        // extents of `a` and `c` were asserted, `pairs` holds `m x kp` and
+        // `b_pairs` is the bf16 layout of a `k x n` matrix.
+        unsafe {
+            x86::to_bf16_pairs(m, k, a.as_ptr(), lda, pairs.as_mut_ptr());
+            x86::multiply_bf16(m, kp, n, pairs.as_ptr(), b_pairs.as_ptr(), c.as_mut_ptr());
+        }
+        return;
+    }
+    let _ = pairs;
+    multiply(Isa::detect(), m, a, lda, b, c);
 }
 
 fn portable(m: usize, a: &[f32], lda: usize, b: &Panels, c: &mut [f32]) {
@@ -253,6 +344,131 @@ mod x86 {
             strip256::<6, 1, 8>(m, k, a, lda, b.add(j * k), n, c.add(j));
         }
     }
+
+    /// # Safety
+    /// AVX-512F and AVX512-BF16 present; `a` valid for `m x k` (rows `lda`
+    /// apart), `pairs` for `m x k.div_ceil(2)`.
+    #[target_feature(enable = "avx512f,avx512bf16,avx2,fma")]
+    pub unsafe fn to_bf16_pairs(m: usize, k: usize, a: *const f32, lda: usize, pairs: *mut u32) {
+        let kp = k.div_ceil(2);
+        for i in 0..m {
+            let (src, dst) = (a.add(i * lda), pairs.add(i * kp));
+            let mut kk = 0;
+            while kk + 16 <= k {
+                let halves = _mm512_cvtneps_pbh(_mm512_loadu_ps(src.add(kk)));
+                _mm256_storeu_si256(
+                    dst.add(kk / 2).cast(),
+                    std::mem::transmute::<__m256bh, __m256i>(halves),
+                );
+                kk += 16;
+            }
+            while kk < k {
+                let low = super::bf16_bits(*src.add(kk));
+                let high = if kk + 1 < k {
+                    super::bf16_bits(*src.add(kk + 1))
+                } else {
+                    0
+                };
+                *dst.add(kk / 2) = low | high << 16;
+                kk += 2;
+            }
+        }
+    }
+
+    /// The register-blocked kernel of [`register_blocked!`] on bf16 pairs:
+    /// `ROWS` rows by `VECS` panels of 16 columns, the last panel's store
+    /// masked by `last` (its columns that exist).
+    #[target_feature(enable = "avx512f,avx512bf16,avx2,fma")]
+    #[inline]
+    unsafe fn block_bf16<const ROWS: usize, const VECS: usize>(
+        kp: usize,
+        a: *const u32,
+        b: *const u32,
+        n: usize,
+        c: *mut f32,
+        last: __mmask16,
+    ) {
+        let mut acc = [[_mm512_setzero_ps(); VECS]; ROWS];
+        for p in 0..kp {
+            let mut bv = [_mm512_setzero_si512(); VECS];
+            for (w, v) in bv.iter_mut().enumerate() {
+                *v = _mm512_loadu_si512(b.add(w * 16 * kp + p * 16).cast());
+            }
+            for (r, sums) in acc.iter_mut().enumerate() {
+                let av: __m512bh =
+                    std::mem::transmute(_mm512_set1_epi32(*a.add(r * kp + p) as i32));
+                for (s, v) in sums.iter_mut().zip(bv) {
+                    *s = _mm512_dpbf16_ps(*s, av, std::mem::transmute::<__m512i, __m512bh>(v));
+                }
+            }
+        }
+        for (r, sums) in acc.iter().enumerate() {
+            for (w, s) in sums.iter().enumerate() {
+                let mask = if w + 1 == VECS { last } else { 0xffff };
+                _mm512_mask_storeu_ps(c.add(r * n + 16 * w), mask, *s);
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bf16,avx2,fma")]
+    #[inline]
+    unsafe fn strip_bf16<const ROWS: usize, const VECS: usize>(
+        m: usize,
+        kp: usize,
+        a: *const u32,
+        b: *const u32,
+        n: usize,
+        c: *mut f32,
+        last: __mmask16,
+    ) {
+        let mut i = 0;
+        while i + ROWS <= m {
+            block_bf16::<ROWS, VECS>(kp, a.add(i * kp), b, n, c.add(i * n), last);
+            i += ROWS;
+        }
+        while i + 4 <= m {
+            block_bf16::<4, VECS>(kp, a.add(i * kp), b, n, c.add(i * n), last);
+            i += 4;
+        }
+        if i + 2 <= m {
+            block_bf16::<2, VECS>(kp, a.add(i * kp), b, n, c.add(i * n), last);
+            i += 2;
+        }
+        if i < m {
+            block_bf16::<1, VECS>(kp, a.add(i * kp), b, n, c.add(i * n), last);
+        }
+    }
+
+    /// # Safety
+    /// AVX-512F and AVX512-BF16 present; `a` valid for `m x kp` pairs, `b`
+    /// the bf16 panels of a matrix of `kp` pairs of rows by `n` columns,
+    /// `c` for `m x n`.
+    #[target_feature(enable = "avx512f,avx512bf16,avx2,fma")]
+    pub unsafe fn multiply_bf16(
+        m: usize,
+        kp: usize,
+        n: usize,
+        a: *const u32,
+        b: *const u32,
+        c: *mut f32,
+    ) {
+        let mut j = 0;
+        while j + 64 <= n {
+            strip_bf16::<6, 4>(m, kp, a, b.add(j * kp), n, c.add(j), 0xffff);
+            j += 64;
+        }
+        if j + 32 <= n {
+            strip_bf16::<12, 2>(m, kp, a, b.add(j * kp), n, c.add(j), 0xffff);
+            j += 32;
+        }
+        if j + 16 <= n {
+            strip_bf16::<12, 1>(m, kp, a, b.add(j * kp), n, c.add(j), 0xffff);
+            j += 16;
+        }
+        if j < n {
+            strip_bf16::<12, 1>(m, kp, a, b.add(j * kp), n, c.add(j), 0x00ff);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -298,6 +514,50 @@ mod tests {
                             "{isa} {m}x{k}x{n} at {i},{j}"
                         );
                     }
+                }
+            }
+        }
+    }
+
+    /// The bf16 product is the exact product of the operands rounded to
+    /// bf16, summed in fp32: checked against that definition in f64 on
+    /// every column strip (64, 32, 16 and the masked 8), left-over rows and
+    /// an odd `k` (a half-empty last pair). Where the CPU lacks AVX512-BF16
+    /// it must be the fp32 product.
+    #[test]
+    fn bf16_products_are_the_products_of_the_rounded_operands() {
+        let mut seed = 5u64;
+        let mut noise = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            ((seed >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+        };
+        let round = |x: f32| f32::from_bits(bf16_bits(x) << 16) as f64;
+        assert_eq!(round(1.0 + 1.0 / 512.0), 1.0, "a tie goes to even");
+        assert_eq!(round(1.0 + 3.0 / 512.0), 1.0 + 4.0 / 512.0);
+        let mut pairs = Vec::new();
+        for (m, k, n, lda) in [
+            (13, 64, 64, 64),
+            (31, 17, 120, 19),
+            (5, 9, 120, 9),
+            (11, 7, 120, 7),
+            (1, 1, 8, 1),
+            (24, 64, 32, 64),
+        ] {
+            let a: Vec<f32> = (0..m * lda).map(|_| noise()).collect();
+            let b: Vec<f32> = (0..k * n).map(|_| noise()).collect();
+            let mut c = vec![f32::NAN; m * n];
+            multiply_bf16(m, &a, lda, &Panels::new(&b, k, n), &mut c, &mut pairs);
+            let operand = |x: f32| if bf16_supported() { round(x) } else { x as f64 };
+            for i in 0..m {
+                for j in 0..n {
+                    let want: f64 = (0..k)
+                        .map(|kk| operand(a[i * lda + kk]) * operand(b[kk * n + j]))
+                        .sum();
+                    assert!(
+                        (c[i * n + j] as f64 - want).abs() < 1e-4,
+                        "bf16 {m}x{k}x{n} at {i},{j}: {} != {want}",
+                        c[i * n + j]
+                    );
                 }
             }
         }

@@ -21,6 +21,8 @@ use std::sync::Arc;
 use crate::nn::batch::{measure_rate, BatchOutput, EncodedBatch};
 use crate::nn::features::INPUT_PLANES;
 use crate::nn::network_file::{NetConfig, NetError};
+use crate::nn::precision::{Precision, PrecisionSetting};
+pub use gemm::bf16_supported;
 pub use simd::Isa;
 use simd::{padded, LANES};
 pub use weights::Weights;
@@ -205,6 +207,8 @@ struct Scratch {
     m: Vec<f32>,
     /// Both heads' hidden channels per cell.
     heads: Vec<f32>,
+    /// A product's left operand in bf16 (bf16 products only).
+    pairs: Vec<u32>,
 }
 
 impl Scratch {
@@ -235,11 +239,26 @@ fn sized(buffer: &mut Vec<f32>, len: usize) -> &mut [f32] {
     &mut buffer[..len]
 }
 
-/// One thread's handle on a [`NativeNetwork`]: its buffers and the
-/// instruction set its kernels run in.
+/// The precision of the native kernels for a setting (`network.precision`)
+/// and the instruction set they run in: bf16 products where it is asked
+/// for, or `auto`, and the CPU has AVX512-BF16 with the AVX-512 kernels
+/// chosen; fp32 everywhere else (there are no native half kernels).
+pub fn resolve_precision(setting: PrecisionSetting, isa: Isa) -> Precision {
+    let bf16 = isa == Isa::Avx512 && bf16_supported();
+    match setting {
+        PrecisionSetting::Fixed(Precision::Bf16) | PrecisionSetting::Auto if bf16 => {
+            Precision::Bf16
+        }
+        _ => Precision::Fp32,
+    }
+}
+
+/// One thread's handle on a [`NativeNetwork`]: its buffers, the
+/// instruction set its kernels run in and the precision of its products.
 pub struct NativeEvaluator {
     network: Arc<NativeNetwork>,
     isa: Isa,
+    precision: Precision,
     scratch: Scratch,
 }
 
@@ -252,6 +271,17 @@ impl NativeEvaluator {
     /// An evaluator whose kernels run in `isa`, or in the widest this CPU
     /// has when it lacks `isa`.
     pub fn with_isa(network: Arc<NativeNetwork>, isa: Isa) -> NativeEvaluator {
+        NativeEvaluator::with_kernels(network, isa, Precision::Fp32)
+    }
+
+    /// An evaluator whose kernels run in `isa` (as [`Self::with_isa`]) with
+    /// the 3x3 convolutions' products in `precision` where this CPU can
+    /// ([`resolve_precision`]), in fp32 otherwise.
+    pub fn with_kernels(
+        network: Arc<NativeNetwork>,
+        isa: Isa,
+        precision: Precision,
+    ) -> NativeEvaluator {
         let isa = if isa.is_supported() {
             isa
         } else {
@@ -260,12 +290,17 @@ impl NativeEvaluator {
         NativeEvaluator {
             network,
             isa,
+            precision: resolve_precision(PrecisionSetting::Fixed(precision), isa),
             scratch: Scratch::default(),
         }
     }
 
     pub fn isa(&self) -> Isa {
         self.isa
+    }
+
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     pub fn network(&self) -> &NativeNetwork {
@@ -302,21 +337,17 @@ impl NativeEvaluator {
                 }
             }
         }
+        let kernels = Kernels {
+            isa,
+            bf16: self.precision == Precision::Bf16,
+        };
+        let buffers = &mut (&mut s.v, &mut s.m, &mut s.pairs);
         conv3x3(
-            isa, &net.stem, &s.input, in_plane, None, &mut s.x, &mut s.v, &mut s.m,
+            kernels, &net.stem, &s.input, in_plane, None, &mut s.x, buffers,
         );
         for [conv1, conv2] in &net.blocks {
-            conv3x3(isa, conv1, &s.x, tower, None, &mut s.y, &mut s.v, &mut s.m);
-            conv3x3(
-                isa,
-                conv2,
-                &s.y,
-                tower,
-                Some(&s.x),
-                &mut s.z,
-                &mut s.v,
-                &mut s.m,
-            );
+            conv3x3(kernels, conv1, &s.x, tower, None, &mut s.y, buffers);
+            conv3x3(kernels, conv2, &s.y, tower, Some(&s.x), &mut s.z, buffers);
             std::mem::swap(&mut s.x, &mut s.z);
         }
 
@@ -388,18 +419,28 @@ impl NativeEvaluator {
     }
 }
 
+/// How a convolution computes: the instruction set of its kernels, and
+/// whether its products are in bf16.
+#[derive(Clone, Copy)]
+struct Kernels {
+    isa: Isa,
+    bf16: bool,
+}
+
+/// A convolution's working buffers: the transformed tiles before and after
+/// the products, and the bf16 copy of a product's left operand.
+type ConvBuffers<'a> = (&'a mut Vec<f32>, &'a mut Vec<f32>, &'a mut Vec<u32>);
+
 /// One 3x3 convolution (bias, optional residual, ReLU) of `src` (stored
 /// as `input` says) into `dst`, a chunk of tiles at a time.
-#[allow(clippy::too_many_arguments)]
 fn conv3x3(
-    isa: Isa,
+    Kernels { isa, bf16 }: Kernels,
     conv: &Conv3x3,
     src: &[f32],
     input: Plane,
     residual: Option<&[f32]>,
     dst: &mut [f32],
-    v: &mut Vec<f32>,
-    m: &mut Vec<f32>,
+    (v, m, pairs): &mut ConvBuffers<'_>,
 ) {
     let output = Plane {
         channels: conv.outputs,
@@ -413,14 +454,13 @@ fn conv3x3(
         winograd::transform_input(isa, src, input, first, count, v);
         let m = sized(m, winograd::transformed_len(count, cout));
         for point in 0..POINTS {
-            gemm::multiply(
-                isa,
-                count,
-                &v[point * winograd::point_stride(count, cin)..][..count * cin],
-                cin,
-                &conv.kernel[point],
-                &mut m[point * winograd::point_stride(count, cout)..][..count * cout],
-            );
+            let a = &v[point * winograd::point_stride(count, cin)..][..count * cin];
+            let c = &mut m[point * winograd::point_stride(count, cout)..][..count * cout];
+            if bf16 {
+                gemm::multiply_bf16(count, a, cin, &conv.kernel[point], c, pairs);
+            } else {
+                gemm::multiply(isa, count, a, cin, &conv.kernel[point], c);
+            }
         }
         winograd::transform_output(isa, m, output, first, count, &conv.bias, residual, dst);
     }
@@ -455,10 +495,12 @@ fn softmax(x: &mut [f32]) {
 
 /// Positions per second of `network` on batches of `batch` empty 15x15
 /// boards for about `time` (at least one batch), after one warm-up batch,
-/// in `isa` (as [`NativeEvaluator::with_isa`] resolves it).
+/// in `isa` and `precision` (as [`NativeEvaluator::with_kernels`] resolves
+/// them).
 pub fn positions_per_second(
     network: &Arc<NativeNetwork>,
     isa: Isa,
+    precision: Precision,
     batch: usize,
     time: std::time::Duration,
 ) -> f64 {
@@ -470,7 +512,7 @@ pub fn positions_per_second(
             input[(b * INPUT_PLANES + plane) * area..][..area].fill(1.0);
         }
     }
-    let mut evaluator = NativeEvaluator::with_isa(Arc::clone(network), isa);
+    let mut evaluator = NativeEvaluator::with_kernels(Arc::clone(network), isa, precision);
     let Ok(encoded) = EncodedBatch::new(&input, 15, 15) else {
         return 0.0;
     };
