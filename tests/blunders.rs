@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use wuzi::bench::blunders::{self, refutation, CHECK_NODES};
 use wuzi::game::Rule;
-use wuzi::nn::{EvalService, Model, NativeNetwork, ServiceConfig, SymmetryMode};
+use wuzi::nn::{EvalService, Model, NativeNetwork, PrecisionSetting, ServiceConfig, SymmetryMode};
 use wuzi::search::{SearchConfig, Searcher};
 
 const FIXTURE: &str = include_str!("fixtures/blunders/freestyle15.tsv");
@@ -20,7 +20,7 @@ fn shipped_searcher(config: SearchConfig) -> Arc<Searcher> {
     );
     let network = NativeNetwork::load(std::path::Path::new(path)).expect("shipped network");
     let service = EvalService::start_model(
-        Model::native(Arc::new(network), None, Default::default()),
+        Model::native(Arc::new(network), None, PrecisionSetting::Auto),
         ServiceConfig {
             symmetry: SymmetryMode::None,
             ..ServiceConfig::default()

@@ -142,7 +142,11 @@ fn bench_nn_measures_one_backend_when_asked() {
         "--backend",
         "native",
     ]));
-    assert!(text.contains("native 2x16 fp32"), "{text}");
+    // fp32, or bf16 where the CPU has AVX512-BF16 (`--precision auto`).
+    assert!(
+        text.contains("native 2x16 fp32") || text.contains("native 2x16 bf16"),
+        "{text}"
+    );
     let row = text
         .lines()
         .find(|l| l.split_whitespace().next() == Some("2"))

@@ -9,7 +9,7 @@ use common::p;
 use wuzi::engine::{Engine, SearchKind};
 use wuzi::game::{BoardSize, Color, MoveError, Rule};
 use wuzi::nn::native::Weights;
-use wuzi::nn::{EvalService, Model, NativeNetwork, NetConfig, ServiceConfig};
+use wuzi::nn::{EvalService, Model, NativeNetwork, NetConfig, PrecisionSetting, ServiceConfig};
 use wuzi::search::{SearchConfig, StopReason};
 
 fn engine(rule: Rule) -> Engine {

@@ -463,7 +463,8 @@ fn the_fp32_network_is_used_only_in_fp32() {
         .service_for(Rule::Freestyle)
         .unwrap();
     assert_eq!(service.network_config(), Some(large_config));
-    // The native backend computes in fp32 and always uses the rule's network.
+    // The native backend always uses the rule's network (it has no slow
+    // precision to fall back from).
     let config = Config::parse(&format!(
         "[network]\ndevice = \"cpu\"\nbackend = \"native\"\nfreestyle = {large:?}\n\
          freestyle_fp32 = {small_file:?}\n"

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::{black_has_only_forbidden_cells, board15, p};
 use wuzi::game::{Board, BoardSize, Color, Point, Rule};
 use wuzi::nn::native::Weights;
-use wuzi::nn::{EvalService, Model, NativeNetwork, NetConfig, ServiceConfig};
+use wuzi::nn::{EvalService, Model, NativeNetwork, NetConfig, PrecisionSetting, ServiceConfig};
 use wuzi::search::node::Proven;
 use wuzi::search::{memory, SearchConfig, SearchLimits, Searcher, StopReason, TimeBudget};
 use wuzi::tactics::{solve, SolveLimits, ThreatKind};

@@ -1,7 +1,9 @@
-//! Inference precision. fp32 works everywhere; bf16 is 2-6x faster on CPUs
-//! with AMX or AVX512-BF16 and about 3x slower on those without (see
-//! `shared/notes/libtorch.md`), so `auto` measures both at load and keeps
-//! the faster; CUDA uses half precision.
+//! Inference precision. fp32 works everywhere. libtorch's bf16 is 2-6x
+//! faster on CPUs with AMX or AVX512-BF16 and about 3x slower on those
+//! without (see `shared/notes/libtorch.md`), so its `auto` measures both
+//! at load and keeps the faster; CUDA uses half precision. The native
+//! kernels' `auto` takes bf16 wherever the CPU has AVX512-BF16
+//! (`native::resolve_precision`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -43,7 +45,8 @@ impl fmt::Display for Precision {
 /// What the configuration asks for (`network.precision`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum PrecisionSetting {
-    /// Half on CUDA; on a CPU, the faster of fp32 and bf16, measured.
+    /// libtorch: half on CUDA; on a CPU, the faster of fp32 and bf16,
+    /// measured. The native kernels: bf16 where the CPU has AVX512-BF16.
     #[default]
     Auto,
     Fixed(Precision),

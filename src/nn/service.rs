@@ -125,7 +125,8 @@ pub struct ServiceConfig {
     pub max_wait: Duration,
     /// Seed of the random symmetries.
     pub seed: u64,
-    /// Inference precision (`auto`: measured at start, see `precision`).
+    /// Inference precision (`auto`: libtorch measures at start, see
+    /// `precision`; the native kernels take bf16 where the CPU has it).
     pub precision: PrecisionSetting,
 }
 

@@ -74,11 +74,15 @@ impl Panels {
 }
 
 /// `x` rounded to the nearest bf16 (ties to even), as the upper half of
-/// an f32's bits: what `vcvtneps2bf16` gives for a normal number.
+/// an f32's bits, as `vcvtneps2bf16` rounds: denormals become zeros of
+/// their sign, a NaN stays a (quiet) NaN.
 fn bf16_bits(x: f32) -> u32 {
     let bits = x.to_bits();
     if x.is_nan() {
         return (bits >> 16) | 0x40;
+    }
+    if x.is_subnormal() {
+        return (bits >> 16) & 0x8000;
     }
     (bits + 0x7fff + ((bits >> 16) & 1)) >> 16
 }
@@ -99,17 +103,28 @@ fn panels(n: usize) -> impl Iterator<Item = (usize, usize)> {
     (0..n).step_by(PANEL).map(move |j| (j, (n - j).min(PANEL)))
 }
 
+/// The elements that `rows` rows of `last` elements, `stride` apart, span
+/// (`None` past `usize`).
+fn extent(rows: usize, stride: usize, last: usize) -> Option<usize> {
+    rows.checked_sub(1)
+        .map_or(Some(0), |r| r.checked_mul(stride)?.checked_add(last))
+}
+
+/// Panics unless `a` holds `m x k` (rows `lda` apart) and `c` `m x n`.
+fn check_extents(m: usize, a: &[f32], lda: usize, b: &Panels, c: &[f32]) {
+    assert!(lda >= b.k, "gemm shape");
+    assert!(extent(m, lda, b.k).is_some_and(|e| a.len() >= e), "gemm a");
+    assert!(extent(m, b.n, b.n).is_some_and(|e| c.len() >= e), "gemm c");
+}
+
 /// `c = a b` for `b` of `k x n`: `a` is `m x k` (rows `lda` apart), `c` is
 /// `m x n` (rows `n` apart).
 pub fn multiply(isa: Isa, m: usize, a: &[f32], lda: usize, b: &Panels, c: &mut [f32]) {
     let (k, n) = (b.k, b.n);
-    assert!(lda >= k, "gemm shape");
-    let extent = |rows: usize, stride: usize, last: usize| {
-        rows.checked_sub(1)
-            .map_or(Some(0), |r| r.checked_mul(stride)?.checked_add(last))
-    };
-    assert!(extent(m, lda, k).is_some_and(|e| a.len() >= e), "gemm a");
-    assert!(extent(m, n, n).is_some_and(|e| c.len() >= e), "gemm c");
+    check_extents(m, a, lda, b, c);
+    if m == 0 {
+        return;
+    }
     let b_data = b.data.as_ptr();
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx512 && isa.is_supported() {
@@ -133,8 +148,9 @@ pub fn multiply(isa: Isa, m: usize, a: &[f32], lda: usize, b: &Panels, c: &mut [
 /// bf16 and the sums in fp32: `vdpbf16ps` makes two products per lane per
 /// instruction, twice the products of an fp32 FMA. `pairs` is the caller's
 /// buffer for `a` in bf16. On a CPU without AVX512-BF16 ([`bf16_supported`])
-/// it is the fp32 product of the widest instruction set there.
+/// it is the fp32 product in `isa`, the instruction set the caller runs.
 pub fn multiply_bf16(
+    isa: Isa,
     m: usize,
     a: &[f32],
     lda: usize,
@@ -145,14 +161,13 @@ pub fn multiply_bf16(
     #[cfg(target_arch = "x86_64")]
     if bf16_supported() {
         let (k, n) = (b.k, b.n);
-        assert!(lda >= k, "gemm shape");
-        assert!(
-            m == 0 || ((m - 1) * lda + k <= a.len() && (m - 1) * n + n <= c.len()),
-            "gemm extents"
-        );
+        check_extents(m, a, lda, b, c);
         let kp = k.div_ceil(2);
-        if pairs.len() < m * kp {
-            pairs.resize(m * kp, 0);
+        let Some(len) = m.checked_mul(kp).filter(|_| m > 0) else {
+            return;
+        };
+        if pairs.len() < len {
+            pairs.resize(len, 0);
         }
         let b_pairs = b.bf16_pairs();
         // SAFETY: the CPU has AVX-512F and AVX512-BF16 (checked above), the
@@ -165,7 +180,7 @@ pub fn multiply_bf16(
         return;
     }
     let _ = pairs;
-    multiply(Isa::detect(), m, a, lda, b, c);
+    multiply(isa, m, a, lda, b, c);
 }
 
 fn portable(m: usize, a: &[f32], lda: usize, b: &Panels, c: &mut [f32]) {
@@ -534,6 +549,8 @@ mod tests {
         let round = |x: f32| f32::from_bits(bf16_bits(x) << 16) as f64;
         assert_eq!(round(1.0 + 1.0 / 512.0), 1.0, "a tie goes to even");
         assert_eq!(round(1.0 + 3.0 / 512.0), 1.0 + 4.0 / 512.0);
+        assert_eq!(round(-1e-40), 0.0, "denormals flush to zero");
+        assert!(round(f32::NAN).is_nan());
         let mut pairs = Vec::new();
         for (m, k, n, lda) in [
             (13, 64, 64, 64),
@@ -546,7 +563,15 @@ mod tests {
             let a: Vec<f32> = (0..m * lda).map(|_| noise()).collect();
             let b: Vec<f32> = (0..k * n).map(|_| noise()).collect();
             let mut c = vec![f32::NAN; m * n];
-            multiply_bf16(m, &a, lda, &Panels::new(&b, k, n), &mut c, &mut pairs);
+            multiply_bf16(
+                Isa::detect(),
+                m,
+                &a,
+                lda,
+                &Panels::new(&b, k, n),
+                &mut c,
+                &mut pairs,
+            );
             let operand = |x: f32| if bf16_supported() { round(x) } else { x as f64 };
             for i in 0..m {
                 for j in 0..n {

@@ -1,6 +1,7 @@
 //! The native inference backend: the network evaluated by the engine's own
 //! CPU kernels, without libtorch. It reads the same safetensors files and
-//! computes what `model::Frozen::evaluate` computes in fp32.
+//! computes what `model::Frozen::evaluate` computes in fp32 (or, on CPUs
+//! with AVX512-BF16, the same with the products' operands in bf16).
 //!
 //! Why not libtorch on the CPU: at the batch sizes a search makes (1-32)
 //! its convolutions run at about half of one core's fp32 peak, and it
@@ -269,7 +270,7 @@ impl NativeEvaluator {
     }
 
     /// An evaluator whose kernels run in `isa`, or in the widest this CPU
-    /// has when it lacks `isa`.
+    /// has when it lacks `isa`, in fp32.
     pub fn with_isa(network: Arc<NativeNetwork>, isa: Isa) -> NativeEvaluator {
         NativeEvaluator::with_kernels(network, isa, Precision::Fp32)
     }
@@ -341,7 +342,11 @@ impl NativeEvaluator {
             isa,
             bf16: self.precision == Precision::Bf16,
         };
-        let buffers = &mut (&mut s.v, &mut s.m, &mut s.pairs);
+        let buffers = &mut ConvBuffers {
+            tiles: &mut s.v,
+            products: &mut s.m,
+            pairs: &mut s.pairs,
+        };
         conv3x3(
             kernels, &net.stem, &s.input, in_plane, None, &mut s.x, buffers,
         );
@@ -427,9 +432,15 @@ struct Kernels {
     bf16: bool,
 }
 
-/// A convolution's working buffers: the transformed tiles before and after
-/// the products, and the bf16 copy of a product's left operand.
-type ConvBuffers<'a> = (&'a mut Vec<f32>, &'a mut Vec<f32>, &'a mut Vec<u32>);
+/// A convolution's working buffers.
+struct ConvBuffers<'a> {
+    /// The transformed tiles of a chunk before the products.
+    tiles: &'a mut Vec<f32>,
+    /// The products, before the output transform.
+    products: &'a mut Vec<f32>,
+    /// A product's left operand in bf16.
+    pairs: &'a mut Vec<u32>,
+}
 
 /// One 3x3 convolution (bias, optional residual, ReLU) of `src` (stored
 /// as `input` says) into `dst`, a chunk of tiles at a time.
@@ -440,8 +451,13 @@ fn conv3x3(
     input: Plane,
     residual: Option<&[f32]>,
     dst: &mut [f32],
-    (v, m, pairs): &mut ConvBuffers<'_>,
+    buffers: &mut ConvBuffers<'_>,
 ) {
+    let ConvBuffers {
+        tiles: v,
+        products: m,
+        pairs,
+    } = buffers;
     let output = Plane {
         channels: conv.outputs,
         ..input
@@ -457,7 +473,7 @@ fn conv3x3(
             let a = &v[point * winograd::point_stride(count, cin)..][..count * cin];
             let c = &mut m[point * winograd::point_stride(count, cout)..][..count * cout];
             if bf16 {
-                gemm::multiply_bf16(count, a, cin, &conv.kernel[point], c, pairs);
+                gemm::multiply_bf16(isa, count, a, cin, &conv.kernel[point], c, pairs);
             } else {
                 gemm::multiply(isa, count, a, cin, &conv.kernel[point], c);
             }
