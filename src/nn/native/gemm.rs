@@ -490,101 +490,93 @@ mod x86 {
 mod tests {
     use super::*;
 
-    /// Every instruction set computes the same product as a plain triple
-    /// loop in f64, on shapes with leftover rows and an 8-column strip.
-    #[test]
-    fn products_agree_with_the_definition() {
-        let mut seed = 3u64;
-        let mut noise = || {
+    /// `(m, k, n, lda)` of the products checked: leftover rows, odd `k`
+    /// and every column strip of the kernels.
+    const SHAPES: [(usize, usize, usize, usize); 11] = [
+        (1, 1, 8, 1),
+        (7, 5, 24, 9),
+        (13, 64, 64, 64),
+        (6, 40, 16, 40),
+        (24, 64, 32, 64),
+        // Every column strip of the AVX-512 kernels (64, 32, 16, 8).
+        (31, 17, 120, 19),
+        (12, 8, 32, 8),
+        (19, 3, 72, 5),
+        // Left-over rows of 4 + 1, 2 + 1 and 4 + 4 + 2 + 1, on every
+        // column strip of the kernels.
+        (5, 9, 120, 9),
+        (3, 4, 120, 6),
+        (11, 7, 120, 7),
+    ];
+
+    /// Values in -0.5..0.5 from a linear congruential generator.
+    fn noise(mut seed: u64) -> impl FnMut() -> f32 {
+        move || {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
             ((seed >> 40) as f32 / (1u64 << 24) as f32) - 0.5
-        };
-        for (m, k, n, lda) in [
-            (1, 1, 8, 1),
-            (7, 5, 24, 9),
-            (13, 64, 64, 64),
-            (6, 40, 16, 40),
-            // Every column strip of the AVX-512 kernel (64, 32, 16, 8).
-            (31, 17, 120, 19),
-            (12, 8, 32, 8),
-            (19, 3, 72, 5),
-            // Left-over rows of 4 + 1, 2 + 1 and 4 + 4 + 2 + 1, on every
-            // column strip of both kernels.
-            (5, 9, 120, 9),
-            (3, 4, 120, 6),
-            (11, 7, 120, 7),
-        ] {
+        }
+    }
+
+    /// Asserts that `c` is `a b` (shapes as [`multiply`] takes them) with
+    /// each element of `a` and `b` taken as `operand` makes it, summed in f64.
+    fn assert_is_product(
+        what: &str,
+        (m, k, n, lda): (usize, usize, usize, usize),
+        (a, b, c): (&[f32], &[f32], &[f32]),
+        operand: impl Fn(f32) -> f64,
+    ) {
+        for i in 0..m {
+            for j in 0..n {
+                let want: f64 = (0..k)
+                    .map(|kk| operand(a[i * lda + kk]) * operand(b[kk * n + j]))
+                    .sum();
+                assert!(
+                    (c[i * n + j] as f64 - want).abs() < 1e-4,
+                    "{what} {m}x{k}x{n} at {i},{j}: {} != {want}",
+                    c[i * n + j]
+                );
+            }
+        }
+    }
+
+    /// Every instruction set computes the same product as a plain triple
+    /// loop in f64.
+    #[test]
+    fn products_agree_with_the_definition() {
+        let mut noise = noise(3);
+        for (m, k, n, lda) in SHAPES {
             let a: Vec<f32> = (0..m * lda).map(|_| noise()).collect();
             let b: Vec<f32> = (0..k * n).map(|_| noise()).collect();
             for isa in Isa::all_supported() {
                 let mut c = vec![f32::NAN; m * n];
                 multiply(isa, m, &a, lda, &Panels::new(&b, k, n), &mut c);
-                for i in 0..m {
-                    for j in 0..n {
-                        let want: f64 = (0..k)
-                            .map(|kk| a[i * lda + kk] as f64 * b[kk * n + j] as f64)
-                            .sum();
-                        assert!(
-                            (c[i * n + j] as f64 - want).abs() < 1e-4,
-                            "{isa} {m}x{k}x{n} at {i},{j}"
-                        );
-                    }
-                }
+                let shape = (m, k, n, lda);
+                assert_is_product(&isa.to_string(), shape, (&a, &b, &c), |x| x as f64);
             }
         }
     }
 
     /// The bf16 product is the exact product of the operands rounded to
-    /// bf16, summed in fp32: checked against that definition in f64 on
-    /// every column strip (64, 32, 16 and the masked 8), left-over rows and
-    /// an odd `k` (a half-empty last pair). Where the CPU lacks AVX512-BF16
+    /// bf16, summed in fp32 (an odd `k` leaves the last pair half empty, an
+    /// 8-wide last panel is stored masked). Where the CPU lacks AVX512-BF16
     /// it must be the fp32 product.
     #[test]
     fn bf16_products_are_the_products_of_the_rounded_operands() {
-        let mut seed = 5u64;
-        let mut noise = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-            ((seed >> 40) as f32 / (1u64 << 24) as f32) - 0.5
-        };
+        let mut noise = noise(5);
         let round = |x: f32| f32::from_bits(bf16_bits(x) << 16) as f64;
         assert_eq!(round(1.0 + 1.0 / 512.0), 1.0, "a tie goes to even");
         assert_eq!(round(1.0 + 3.0 / 512.0), 1.0 + 4.0 / 512.0);
         assert_eq!(round(-1e-40), 0.0, "denormals flush to zero");
         assert!(round(f32::NAN).is_nan());
+        let operand = |x: f32| if bf16_supported() { round(x) } else { x as f64 };
         let mut pairs = Vec::new();
-        for (m, k, n, lda) in [
-            (13, 64, 64, 64),
-            (31, 17, 120, 19),
-            (5, 9, 120, 9),
-            (11, 7, 120, 7),
-            (1, 1, 8, 1),
-            (24, 64, 32, 64),
-        ] {
+        for (m, k, n, lda) in SHAPES {
             let a: Vec<f32> = (0..m * lda).map(|_| noise()).collect();
             let b: Vec<f32> = (0..k * n).map(|_| noise()).collect();
             let mut c = vec![f32::NAN; m * n];
-            multiply_bf16(
-                Isa::detect(),
-                m,
-                &a,
-                lda,
-                &Panels::new(&b, k, n),
-                &mut c,
-                &mut pairs,
-            );
-            let operand = |x: f32| if bf16_supported() { round(x) } else { x as f64 };
-            for i in 0..m {
-                for j in 0..n {
-                    let want: f64 = (0..k)
-                        .map(|kk| operand(a[i * lda + kk]) * operand(b[kk * n + j]))
-                        .sum();
-                    assert!(
-                        (c[i * n + j] as f64 - want).abs() < 1e-4,
-                        "bf16 {m}x{k}x{n} at {i},{j}: {} != {want}",
-                        c[i * n + j]
-                    );
-                }
-            }
+            let isa = Isa::detect();
+            multiply_bf16(isa, m, &a, lda, &Panels::new(&b, k, n), &mut c, &mut pairs);
+            assert_is_product("bf16", (m, k, n, lda), (&a, &b, &c), operand);
         }
     }
 }
