@@ -23,7 +23,7 @@ fn engine(rule: Rule) -> Engine {
     let model = Model::native(
         Arc::new(NativeNetwork::new(&weights)),
         None,
-        Default::default(),
+        PrecisionSetting::Auto,
     );
     let service = Arc::new(EvalService::start_model(model, ServiceConfig::default()).unwrap());
     let config = SearchConfig {

@@ -29,7 +29,7 @@ fn service() -> Arc<EvalService> {
             Model::native(
                 Arc::new(NativeNetwork::new(&weights)),
                 None,
-                Default::default(),
+                PrecisionSetting::Auto,
             ),
             ServiceConfig {
                 batch_size: 8,
