@@ -157,7 +157,7 @@ fn playout_depth_and_memory_limits_are_obeyed() {
     s.config_mut().max_memory = used + memory::MARGIN + memory::MIN_TREE;
     let budget = s.tree_budget();
     assert!(
-        budget >= memory::MIN_TREE && budget < memory::MIN_TREE + (4 << 20),
+        (memory::MIN_TREE..memory::MIN_TREE + (4 << 20)).contains(&budget),
         "{budget}"
     );
     let result = s.search(&b, &playouts(1_000_000), &AtomicBool::new(false));

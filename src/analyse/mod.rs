@@ -148,7 +148,7 @@ pub fn sgf_sequence(text: &str) -> Result<(BoardSize, Vec<Point>), String> {
         }
     }
     let to_move = |placed: usize| {
-        if placed % 2 == 0 {
+        if placed.is_multiple_of(2) {
             Color::Black
         } else {
             Color::White

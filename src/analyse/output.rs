@@ -42,7 +42,7 @@ pub(super) fn proven_text(proven: Proven, mover: Color) -> Option<String> {
 /// move in brackets (and in red when `color`).
 pub fn diagram(board: &Board, color: bool) -> String {
     let size = board.size();
-    let (w, h) = (size.width() as u8, size.height() as u8);
+    let (w, h) = (size.width(), size.height());
     let last = board.last_move();
     let letters: String = (0..w).map(|x| format!(" {}", column_letter(x))).collect();
     let mut out = format!("   {letters}\n");

@@ -198,7 +198,7 @@ pub fn evaluate(
         let result = searcher.search(&board, &limits, &AtomicBool::new(false));
         let refuted = result
             .best_move
-            .map_or(true, |mv| refutation(&board, mv, CHECK_NODES).is_some());
+            .is_none_or(|mv| refutation(&board, mv, CHECK_NODES).is_some());
         let reference_refutes = match (reference, result.best_move) {
             (Some(spec), Some(mv)) => Some(
                 refuted_by_reference(spec, &board, mv)

@@ -156,7 +156,7 @@ pub fn run(
         if found.best_move == Some(played) {
             result.matched += 1;
         }
-        if result.positions % 50 == 0 {
+        if result.positions.is_multiple_of(50) {
             writeln!(
                 out,
                 "  {} positions: {} matched ({:.1}%)",

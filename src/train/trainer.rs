@@ -361,7 +361,7 @@ pub fn train(
                 lr
             ));
             epochs_done = (epoch - 1) as f64 + done_in_epoch as f64 / batches.max(1) as f64;
-            if step % log_every == 0 {
+            if step.is_multiple_of(log_every) {
                 let means = interval.means();
                 last_train = means.or(last_train);
                 let record = Record {
@@ -378,7 +378,7 @@ pub fn train(
                 records.push(record);
                 interval = Interval::default();
             }
-            if config.checkpoint_every > 0 && step % config.checkpoint_every == 0 {
+            if config.checkpoint_every > 0 && step.is_multiple_of(config.checkpoint_every) {
                 let path = config.out.join(format!("step-{step:07}.safetensors"));
                 checkpoints.push(save(net, &path)?);
             }
@@ -457,26 +457,6 @@ pub fn train(
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn schedules_warm_up_and_decay() {
-        let lr = |s, step| learning_rate(1.0, s, 10, step, 110);
-        assert!((lr(Schedule::Cosine, 0) - 0.1).abs() < 1e-9);
-        assert!((lr(Schedule::Cosine, 9) - 1.0).abs() < 1e-9);
-        assert!((lr(Schedule::Cosine, 60) - 0.505).abs() < 1e-9);
-        assert!((lr(Schedule::Cosine, 110) - 0.01).abs() < 1e-9);
-        assert_eq!(lr(Schedule::Step, 30), 1.0);
-        assert!((lr(Schedule::Step, 70) - 0.1).abs() < 1e-12);
-        assert!((lr(Schedule::Step, 100) - 0.01).abs() < 1e-12);
-        assert_eq!(lr(Schedule::Constant, 100), 1.0);
-        // No warm-up, one step.
-        assert!((learning_rate(2.0, Schedule::Cosine, 0, 0, 1) - 2.0).abs() < 1e-9);
-    }
-}
-
 /// Cross-entropy of `logits` [N, C] against target distributions `dist`
 /// [N, C], averaged over rows (with one-hot targets, the usual
 /// cross-entropy), computed in fp32 whatever the logits' precision.
@@ -505,4 +485,24 @@ pub fn training_rate(net: &Network, compute: Kind, batch: usize, time: Duration)
     };
     // The gradients left behind are cleared by the optimiser's next step.
     crate::nn::measure_rate(batch as usize, time, pass)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules_warm_up_and_decay() {
+        let lr = |s, step| learning_rate(1.0, s, 10, step, 110);
+        assert!((lr(Schedule::Cosine, 0) - 0.1).abs() < 1e-9);
+        assert!((lr(Schedule::Cosine, 9) - 1.0).abs() < 1e-9);
+        assert!((lr(Schedule::Cosine, 60) - 0.505).abs() < 1e-9);
+        assert!((lr(Schedule::Cosine, 110) - 0.01).abs() < 1e-9);
+        assert_eq!(lr(Schedule::Step, 30), 1.0);
+        assert!((lr(Schedule::Step, 70) - 0.1).abs() < 1e-12);
+        assert!((lr(Schedule::Step, 100) - 0.01).abs() < 1e-12);
+        assert_eq!(lr(Schedule::Constant, 100), 1.0);
+        // No warm-up, one step.
+        assert!((learning_rate(2.0, Schedule::Cosine, 0, 0, 1) - 2.0).abs() < 1e-9);
+    }
 }

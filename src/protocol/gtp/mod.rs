@@ -276,7 +276,7 @@ impl Gtp {
         if handicap {
             stones.extend(args.iter().map(|v| (Color::Black, v)));
         } else {
-            if args.len() % 2 != 0 {
+            if !args.len().is_multiple_of(2) {
                 return failure(s, id, "syntax error: set_position COLOR VERTEX ...");
             }
             for pair in args.chunks(2) {
