@@ -37,7 +37,8 @@ pub struct NnBenchOptions {
     pub batch_sizes: Vec<usize>,
     pub per_item: Duration,
     /// The precision (`auto`: as the engine resolves it; libtorch's
-    /// measured, the native kernels' bf16 where the CPU has AVX512-BF16).
+    /// measured, the native kernels' bf16 where the CPU has AVX512-BF16 and
+    /// their AVX-512 kernels run).
     pub precision: PrecisionSetting,
 }
 

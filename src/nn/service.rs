@@ -126,7 +126,8 @@ pub struct ServiceConfig {
     /// Seed of the random symmetries.
     pub seed: u64,
     /// Inference precision (`auto`: libtorch measures at start, see
-    /// `precision`; the native kernels take bf16 where the CPU has it).
+    /// `precision`; the native kernels take bf16 where the CPU has it and
+    /// their AVX-512 kernels run).
     pub precision: PrecisionSetting,
 }
 
