@@ -162,10 +162,12 @@ pub fn multiply_bf16(
     if bf16_supported() {
         let (k, n) = (b.k, b.n);
         check_extents(m, a, lda, b, c);
-        let kp = k.div_ceil(2);
-        let Some(len) = m.checked_mul(kp).filter(|_| m > 0) else {
+        if m == 0 {
             return;
-        };
+        }
+        let kp = k.div_ceil(2);
+        // At most the extent of `a` just checked (kp <= k <= lda): no overflow.
+        let len = m * kp;
         if pairs.len() < len {
             pairs.resize(len, 0);
         }
