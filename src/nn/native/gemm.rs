@@ -28,7 +28,7 @@ pub struct Panels {
     n: usize,
     /// The panel of columns `j..j + 16` starts at `j * k`.
     data: Vec<f32>,
-    /// The same weights in bf16 for [`multiply_bf16`], made at its first
+    /// The same weights in bf16 for [`multiply_pairs`], made at its first
     /// use: panels 16 columns wide (the last one padded with zeros), each
     /// a row of pairs per two rows of the matrix, every pair two bf16 of
     /// one column (the even row's in the low half), as `vdpbf16ps` takes
@@ -54,7 +54,7 @@ impl Panels {
         }
     }
 
-    fn bf16_pairs(&self) -> &[u32] {
+    fn bf16_panels(&self) -> &[u32] {
         self.bf16.get_or_init(|| {
             let pairs = self.k.div_ceil(2);
             let mut out = vec![0u32; pairs * PANEL * self.n.div_ceil(PANEL)];
@@ -76,7 +76,7 @@ impl Panels {
 /// `x` rounded to the nearest bf16 (ties to even), as the upper half of
 /// an f32's bits, as `vcvtneps2bf16` rounds: denormals become zeros of
 /// their sign, a NaN stays a (quiet) NaN.
-fn bf16_bits(x: f32) -> u32 {
+pub fn bf16_bits(x: f32) -> u32 {
     let bits = x.to_bits();
     if x.is_nan() {
         return (bits >> 16) | 0x40;
@@ -87,15 +87,61 @@ fn bf16_bits(x: f32) -> u32 {
     (bits + 0x7fff + ((bits >> 16) & 1)) >> 16
 }
 
-/// Whether this CPU has the bf16 dot products of [`multiply_bf16`]
+/// `m x k` values (rows `lda` apart) rounded to bf16 as [`bf16_bits`]
+/// rounds, in the pairs that [`multiply_pairs`] takes (an odd `k` leaves
+/// the last pair's high half zero). The tests' reference for what the
+/// kernels round.
+#[cfg(test)]
+pub fn bf16_pairs(m: usize, k: usize, a: &[f32], lda: usize) -> Vec<u32> {
+    let kp = k.div_ceil(2);
+    let mut pairs = vec![0u32; m * kp];
+    for i in 0..m {
+        for kk in 0..k {
+            pairs[i * kp + kk / 2] |= bf16_bits(a[i * lda + kk]) << (16 * (kk % 2));
+        }
+    }
+    pairs
+}
+
+/// Whether this CPU has the bf16 dot products of [`multiply_pairs`]
 /// (AVX512-BF16: AMD Zen 4 on, Intel Cooper Lake and Sapphire Rapids on).
 pub fn bf16_supported() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        Isa::Avx512.is_supported() && std::arch::is_x86_feature_detected!("avx512bf16")
+    Bf16Cpu::detect().is_some()
+}
+
+/// Proof that this CPU runs the bf16 kernels (AVX-512F, AVX512VL and
+/// AVX512-BF16): made only by [`Bf16Cpu::detect`], so the functions that
+/// take one need not check again.
+#[derive(Clone, Copy, Debug)]
+pub struct Bf16Cpu(Proof);
+
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug)]
+struct Proof;
+
+/// No such CPU off x86-64: a proof cannot exist there.
+#[cfg(not(target_arch = "x86_64"))]
+#[derive(Clone, Copy, Debug)]
+enum Proof {}
+
+impl Bf16Cpu {
+    pub fn detect() -> Option<Bf16Cpu> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let has = Isa::Avx512.is_supported()
+                && std::arch::is_x86_feature_detected!("avx512vl")
+                && std::arch::is_x86_feature_detected!("avx512bf16");
+            has.then_some(Bf16Cpu(Proof))
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        None
     }
+
+    /// Code for a CPU that a proof rules out.
     #[cfg(not(target_arch = "x86_64"))]
-    false
+    pub fn unreachable(self) -> ! {
+        match self.0 {}
+    }
 }
 
 /// The first column and the width of each panel of an `n`-column matrix.
@@ -144,45 +190,36 @@ pub fn multiply(isa: Isa, m: usize, a: &[f32], lda: usize, b: &Panels, c: &mut [
     portable(m, a, lda, b, c);
 }
 
-/// `c = a b` as [`multiply`] computes it, but with `a` and `b` rounded to
-/// bf16 and the sums in fp32: `vdpbf16ps` makes two products per lane per
-/// instruction, twice the products of an fp32 FMA. `pairs` is the caller's
-/// buffer for `a` in bf16. On a CPU without AVX512-BF16 ([`bf16_supported`])
-/// it is the fp32 product in `isa`, the instruction set the caller runs.
-pub fn multiply_bf16(
-    isa: Isa,
-    m: usize,
-    a: &[f32],
-    lda: usize,
-    b: &Panels,
-    c: &mut [f32],
-    pairs: &mut Vec<u32>,
-) {
-    #[cfg(target_arch = "x86_64")]
-    if bf16_supported() {
-        let (k, n) = (b.k, b.n);
-        check_extents(m, a, lda, b, c);
-        if m == 0 {
-            return;
-        }
-        let kp = k.div_ceil(2);
-        // At most the extent of `a` just checked (kp <= k <= lda): no overflow.
-        let len = m * kp;
-        if pairs.len() < len {
-            pairs.resize(len, 0);
-        }
-        let b_pairs = b.bf16_pairs();
-        // SAFETY: the CPU has AVX-512F and AVX512-BF16 (checked above), the
-        // extents of `a` and `c` were asserted, `pairs` holds `m x kp` and
-        // `b_pairs` is the bf16 layout of a `k x n` matrix.
-        unsafe {
-            x86::to_bf16_pairs(m, k, a.as_ptr(), lda, pairs.as_mut_ptr());
-            x86::multiply_bf16(m, kp, n, pairs.as_ptr(), b_pairs.as_ptr(), c.as_mut_ptr());
-        }
+/// `c = a b` as [`multiply`] computes it, but with `a` and `b` in bf16 and
+/// the sums in fp32: `vdpbf16ps` makes two products per lane per
+/// instruction, twice the products of an fp32 FMA. `a` comes in pairs:
+/// `m` rows of `k.div_ceil(2)` (`k` the rows of `b`), two columns of a row
+/// to a `u32`, the even one in the low half ([`bf16_pairs`]); `b` is
+/// rounded once, at its first use.
+pub fn multiply_pairs(cpu: Bf16Cpu, m: usize, a: &[u32], b: &Panels, c: &mut [f32]) {
+    let (kp, n) = (b.k.div_ceil(2), b.n);
+    assert!(
+        extent(m, kp, kp).is_some_and(|e| e <= a.len())
+            && extent(m, n, n).is_some_and(|e| e <= c.len()),
+        "product extents"
+    );
+    if m == 0 {
         return;
     }
-    let _ = pairs;
-    multiply(isa, m, a, lda, b, c);
+    let b_pairs = b.bf16_panels();
+    #[cfg(target_arch = "x86_64")]
+    {
+        let _ = cpu;
+        // SAFETY: the CPU has AVX-512F and AVX512-BF16 (`cpu`), the
+        // extents of `a` and `c` were asserted and `b_pairs` is the bf16
+        // layout of a `k x n` matrix.
+        unsafe { x86::multiply_bf16(m, kp, n, a.as_ptr(), b_pairs.as_ptr(), c.as_mut_ptr()) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (a, b_pairs, c);
+        cpu.unreachable()
+    }
 }
 
 fn portable(m: usize, a: &[f32], lda: usize, b: &Panels, c: &mut [f32]) {
@@ -362,36 +399,6 @@ mod x86 {
         }
     }
 
-    /// # Safety
-    /// AVX-512F and AVX512-BF16 present; `a` valid for `m x k` (rows `lda`
-    /// apart), `pairs` for `m x k.div_ceil(2)`.
-    #[target_feature(enable = "avx512f,avx512bf16,avx2,fma")]
-    pub unsafe fn to_bf16_pairs(m: usize, k: usize, a: *const f32, lda: usize, pairs: *mut u32) {
-        let kp = k.div_ceil(2);
-        for i in 0..m {
-            let (src, dst) = (a.add(i * lda), pairs.add(i * kp));
-            let mut kk = 0;
-            while kk + 16 <= k {
-                let halves = _mm512_cvtneps_pbh(_mm512_loadu_ps(src.add(kk)));
-                _mm256_storeu_si256(
-                    dst.add(kk / 2).cast(),
-                    std::mem::transmute::<__m256bh, __m256i>(halves),
-                );
-                kk += 16;
-            }
-            while kk < k {
-                let low = super::bf16_bits(*src.add(kk));
-                let high = if kk + 1 < k {
-                    super::bf16_bits(*src.add(kk + 1))
-                } else {
-                    0
-                };
-                *dst.add(kk / 2) = low | high << 16;
-                kk += 2;
-            }
-        }
-    }
-
     /// The register-blocked kernel of [`register_blocked!`] on bf16 pairs:
     /// `ROWS` rows by `VECS` panels of 16 columns, the last panel's store
     /// masked by `last` (its columns that exist).
@@ -560,8 +567,7 @@ mod tests {
 
     /// The bf16 product is the exact product of the operands rounded to
     /// bf16, summed in fp32 (an odd `k` leaves the last pair half empty, an
-    /// 8-wide last panel is stored masked). Where the CPU lacks AVX512-BF16
-    /// it must be the fp32 product.
+    /// 8-wide last panel is stored masked).
     #[test]
     fn bf16_products_are_the_products_of_the_rounded_operands() {
         let mut noise = noise(5);
@@ -570,15 +576,17 @@ mod tests {
         assert_eq!(round(1.0 + 3.0 / 512.0), 1.0 + 4.0 / 512.0);
         assert_eq!(round(-1e-40), 0.0, "denormals flush to zero");
         assert!(round(f32::NAN).is_nan());
-        let operand = |x: f32| if bf16_supported() { round(x) } else { x as f64 };
-        let mut pairs = Vec::new();
+        let Some(cpu) = Bf16Cpu::detect() else {
+            eprintln!("no AVX512-BF16 on this CPU: the bf16 products are not run");
+            return;
+        };
         for (m, k, n, lda) in SHAPES {
             let a: Vec<f32> = (0..m * lda).map(|_| noise()).collect();
             let b: Vec<f32> = (0..k * n).map(|_| noise()).collect();
             let mut c = vec![f32::NAN; m * n];
-            let isa = Isa::detect();
-            multiply_bf16(isa, m, &a, lda, &Panels::new(&b, k, n), &mut c, &mut pairs);
-            assert_is_product("bf16", (m, k, n, lda), (&a, &b, &c), operand);
+            let pairs = bf16_pairs(m, k, &a, lda);
+            multiply_pairs(cpu, m, &pairs, &Panels::new(&b, k, n), &mut c);
+            assert_is_product("bf16", (m, k, n, lda), (&a, &b, &c), round);
         }
     }
 }

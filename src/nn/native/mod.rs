@@ -260,6 +260,8 @@ pub struct NativeEvaluator {
     network: Arc<NativeNetwork>,
     isa: Isa,
     precision: Precision,
+    /// The bf16 kernels' CPU, where the products are in bf16.
+    bf16: Option<gemm::Bf16Cpu>,
     scratch: Scratch,
 }
 
@@ -288,10 +290,12 @@ impl NativeEvaluator {
         } else {
             Isa::detect()
         };
+        let precision = resolve_precision(PrecisionSetting::Fixed(precision), isa);
         NativeEvaluator {
             network,
             isa,
-            precision: resolve_precision(PrecisionSetting::Fixed(precision), isa),
+            precision,
+            bf16: gemm::Bf16Cpu::detect().filter(|_| precision == Precision::Bf16),
             scratch: Scratch::default(),
         }
     }
@@ -330,17 +334,22 @@ impl NativeEvaluator {
 
         // The input, NHWC with padded channels (the padding channels and
         // the border are never written, so stay zero).
+        // Row by row: a division per cell cost more than the copy.
+        let channels = in_plane.channels;
         for b in 0..batch {
             for plane in 0..INPUT_PLANES {
                 let src = &input[(b * INPUT_PLANES + plane) * area..][..area];
-                for (cell, &v) in src.iter().enumerate() {
-                    s.input[in_plane.at(b, cell / width, cell % width) + plane] = v;
+                for (y, row) in src.chunks_exact(width).enumerate() {
+                    let start = in_plane.at(b, y, 0) + plane;
+                    for (x, &v) in row.iter().enumerate() {
+                        s.input[start + x * channels] = v;
+                    }
                 }
             }
         }
         let kernels = Kernels {
             isa,
-            bf16: self.precision == Precision::Bf16,
+            bf16: self.bf16,
         };
         let buffers = &mut ConvBuffers {
             tiles: &mut s.v,
@@ -425,11 +434,11 @@ impl NativeEvaluator {
 }
 
 /// How a convolution computes: the instruction set of its kernels, and
-/// whether its products are in bf16.
+/// whether its products are in bf16 (on the CPU that proves it can).
 #[derive(Clone, Copy)]
 struct Kernels {
     isa: Isa,
-    bf16: bool,
+    bf16: Option<gemm::Bf16Cpu>,
 }
 
 /// A convolution's working buffers.
@@ -438,7 +447,7 @@ struct ConvBuffers<'a> {
     tiles: &'a mut Vec<f32>,
     /// The products, before the output transform.
     products: &'a mut Vec<f32>,
-    /// A product's left operand in bf16.
+    /// The transformed tiles in bf16 (bf16 products only).
     pairs: &'a mut Vec<u32>,
 }
 
@@ -466,15 +475,28 @@ fn conv3x3(
     let (cin, cout) = (conv.inputs, conv.outputs);
     for first in (0..tiles).step_by(CHUNK_TILES) {
         let count = (tiles - first).min(CHUNK_TILES);
-        let v = sized(v, winograd::transformed_len(count, cin));
-        winograd::transform_input(isa, src, input, first, count, v);
         let m = sized(m, winograd::transformed_len(count, cout));
-        for point in 0..POINTS {
-            let a = &v[point * winograd::point_stride(count, cin)..][..count * cin];
-            let c = &mut m[point * winograd::point_stride(count, cout)..][..count * cout];
-            if bf16 {
-                gemm::multiply_bf16(isa, count, a, cin, &conv.kernel[point], c, pairs);
-            } else {
+        let (in_stride, out_stride) = (
+            winograd::point_stride(count, cin),
+            winograd::point_stride(count, cout),
+        );
+        if let Some(cpu) = bf16 {
+            let len = winograd::transformed_len(count, cin) / 2;
+            if pairs.len() < len {
+                pairs.resize(len, 0);
+            }
+            winograd::transform_input_bf16(cpu, src, input, first, count, &mut pairs[..len]);
+            for point in 0..POINTS {
+                let a = &pairs[point * in_stride / 2..][..count * cin / 2];
+                let c = &mut m[point * out_stride..][..count * cout];
+                gemm::multiply_pairs(cpu, count, a, &conv.kernel[point], c);
+            }
+        } else {
+            let v = sized(v, winograd::transformed_len(count, cin));
+            winograd::transform_input(isa, src, input, first, count, v);
+            for point in 0..POINTS {
+                let a = &v[point * in_stride..][..count * cin];
+                let c = &mut m[point * out_stride..][..count * cout];
                 gemm::multiply(isa, count, a, cin, &conv.kernel[point], c);
             }
         }
