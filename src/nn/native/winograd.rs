@@ -396,25 +396,43 @@ mod tests {
                 }
             }
         }
-        // Values that round up, ties and denormals among them.
-        src[plane.at(0, 0, 0)] = 1.0 + 3.0 / 512.0;
-        src[plane.at(0, 0, 1)] = 1e-39;
+        // A plane of zeros but for three pixels: each transformed value is
+        // then one of them times a small integer (often 1 or a power of
+        // two), so a tie, a value that rounds up and a denormal reach the
+        // rounding as they are, which the noise's sums never do.
+        let mut sparse = vec![0.0; plane.len()];
+        sparse[plane.at(0, 5, 5) + 3] = 1.0 + 1.0 / 512.0;
+        sparse[plane.at(0, 10, 2) + 9] = -(1.0 + 3.0 / 512.0);
+        sparse[plane.at(1, 2, 9) + 17] = 1e-39;
         let tiles = plane.tiles();
-        for first in (0..tiles).step_by(7) {
-            let count = (tiles - first).min(7);
-            let mut v = vec![0.0; transformed_len(count, plane.channels)];
-            transform_input(Isa::detect(), &src, plane, first, count, &mut v);
-            let stride = point_stride(count, plane.channels);
-            let mut want = vec![u32::MAX; transformed_len(count, plane.channels) / 2];
-            for point in 0..POINTS {
-                let pairs =
-                    gemm::bf16_pairs(count, plane.channels, &v[point * stride..], plane.channels);
-                want[point * stride / 2..][..pairs.len()].copy_from_slice(&pairs);
+        let (mut ties, mut denormals) = (0, 0);
+        for src in [&src, &sparse] {
+            for first in (0..tiles).step_by(7) {
+                let count = (tiles - first).min(7);
+                let mut v = vec![0.0; transformed_len(count, plane.channels)];
+                transform_input(Isa::detect(), src, plane, first, count, &mut v);
+                ties += v.iter().filter(|x| x.to_bits() & 0xffff == 0x8000).count();
+                denormals += v.iter().filter(|x| x.is_subnormal()).count();
+                let stride = point_stride(count, plane.channels);
+                let mut want = vec![u32::MAX; transformed_len(count, plane.channels) / 2];
+                for point in 0..POINTS {
+                    let pairs = gemm::bf16_pairs(
+                        count,
+                        plane.channels,
+                        &v[point * stride..],
+                        plane.channels,
+                    );
+                    want[point * stride / 2..][..pairs.len()].copy_from_slice(&pairs);
+                }
+                let mut got = vec![u32::MAX; want.len()];
+                transform_input_bf16(cpu, src, plane, first, count, &mut got);
+                assert_eq!(got, want, "tiles {first}..{}", first + count);
             }
-            let mut got = vec![u32::MAX; want.len()];
-            transform_input_bf16(cpu, &src, plane, first, count, &mut got);
-            assert_eq!(got, want, "tiles {first}..{}", first + count);
         }
+        assert!(
+            ties > 0 && denormals > 0,
+            "{ties} ties, {denormals} denormals"
+        );
     }
 
     /// The Winograd path (kernel, input and output transforms and the 36
