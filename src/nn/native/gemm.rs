@@ -157,17 +157,17 @@ fn extent(rows: usize, stride: usize, last: usize) -> Option<usize> {
 }
 
 /// Panics unless `a` holds `m x k` (rows `lda` apart) and `c` `m x n`.
-fn check_extents(m: usize, a: &[f32], lda: usize, b: &Panels, c: &[f32]) {
-    assert!(lda >= b.k, "gemm shape");
-    assert!(extent(m, lda, b.k).is_some_and(|e| a.len() >= e), "gemm a");
-    assert!(extent(m, b.n, b.n).is_some_and(|e| c.len() >= e), "gemm c");
+fn check_extents<T>(m: usize, a: &[T], lda: usize, (k, n): (usize, usize), c: &[f32]) {
+    assert!(lda >= k, "gemm shape");
+    assert!(extent(m, lda, k).is_some_and(|e| a.len() >= e), "gemm a");
+    assert!(extent(m, n, n).is_some_and(|e| c.len() >= e), "gemm c");
 }
 
 /// `c = a b` for `b` of `k x n`: `a` is `m x k` (rows `lda` apart), `c` is
 /// `m x n` (rows `n` apart).
 pub fn multiply(isa: Isa, m: usize, a: &[f32], lda: usize, b: &Panels, c: &mut [f32]) {
     let (k, n) = (b.k, b.n);
-    check_extents(m, a, lda, b, c);
+    check_extents(m, a, lda, (b.k, b.n), c);
     if m == 0 {
         return;
     }
@@ -198,11 +198,7 @@ pub fn multiply(isa: Isa, m: usize, a: &[f32], lda: usize, b: &Panels, c: &mut [
 /// rounded once, at its first use.
 pub fn multiply_pairs(cpu: Bf16Cpu, m: usize, a: &[u32], b: &Panels, c: &mut [f32]) {
     let (kp, n) = (b.k.div_ceil(2), b.n);
-    assert!(
-        extent(m, kp, kp).is_some_and(|e| e <= a.len())
-            && extent(m, n, n).is_some_and(|e| e <= c.len()),
-        "product extents"
-    );
+    check_extents(m, a, kp, (kp, n), c);
     if m == 0 {
         return;
     }

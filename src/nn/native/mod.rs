@@ -233,9 +233,9 @@ impl Scratch {
     }
 }
 
-fn sized(buffer: &mut Vec<f32>, len: usize) -> &mut [f32] {
+fn sized<T: Copy + Default>(buffer: &mut Vec<T>, len: usize) -> &mut [T] {
     if buffer.len() < len {
-        buffer.resize(len, 0.0);
+        buffer.resize(len, T::default());
     }
     &mut buffer[..len]
 }
@@ -259,8 +259,8 @@ pub fn resolve_precision(setting: PrecisionSetting, isa: Isa) -> Precision {
 pub struct NativeEvaluator {
     network: Arc<NativeNetwork>,
     isa: Isa,
-    precision: Precision,
-    /// The bf16 kernels' CPU, where the products are in bf16.
+    /// The bf16 kernels' CPU where the products are in bf16; `None` for
+    /// fp32.
     bf16: Option<gemm::Bf16Cpu>,
     scratch: Scratch,
 }
@@ -294,7 +294,6 @@ impl NativeEvaluator {
         NativeEvaluator {
             network,
             isa,
-            precision,
             bf16: gemm::Bf16Cpu::detect().filter(|_| precision == Precision::Bf16),
             scratch: Scratch::default(),
         }
@@ -305,7 +304,11 @@ impl NativeEvaluator {
     }
 
     pub fn precision(&self) -> Precision {
-        self.precision
+        if self.bf16.is_some() {
+            Precision::Bf16
+        } else {
+            Precision::Fp32
+        }
     }
 
     pub fn network(&self) -> &NativeNetwork {
@@ -481,11 +484,8 @@ fn conv3x3(
             winograd::point_stride(count, cout),
         );
         if let Some(cpu) = bf16 {
-            let len = winograd::transformed_len(count, cin) / 2;
-            if pairs.len() < len {
-                pairs.resize(len, 0);
-            }
-            winograd::transform_input_bf16(cpu, src, input, first, count, &mut pairs[..len]);
+            let pairs = sized(pairs, winograd::transformed_len(count, cin) / 2);
+            winograd::transform_input_bf16(cpu, src, input, first, count, pairs);
             for point in 0..POINTS {
                 let a = &pairs[point * in_stride / 2..][..count * cin / 2];
                 let c = &mut m[point * out_stride..][..count * cout];
