@@ -159,7 +159,8 @@ fn sample_move(moves: &[MoveStats], temperature: f64, rng: &mut Rng) -> Option<P
         .map(|m| (m.mv, f64::from(m.visits).powf(1.0 / temperature.max(0.05))))
         .collect();
     let total: f64 = candidates.iter().map(|c| c.1).sum();
-    if !(total > 0.0) {
+    // NaN included: no candidate with a usable weight.
+    if total.is_nan() || total <= 0.0 {
         return None;
     }
     let mut pick = uniform(rng) * total;

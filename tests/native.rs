@@ -85,9 +85,7 @@ fn reference(weights: &Weights, features: &[f32], h: usize, w: usize) -> (Vec<f3
     let mut x = {
         let mut y = direct_reference(
             &x,
-            1,
-            h,
-            w,
+            (1, h, w),
             INPUT_PLANES,
             weights.get("stem.weight"),
             &zero,
@@ -100,9 +98,7 @@ fn reference(weights: &Weights, features: &[f32], h: usize, w: usize) -> (Vec<f3
     for b in 0..weights.config.blocks {
         let mut y = direct_reference(
             &x,
-            1,
-            h,
-            w,
+            (1, h, w),
             c,
             weights.get(&format!("blocks.{b}.conv1.weight")),
             &zero,
@@ -112,9 +108,7 @@ fn reference(weights: &Weights, features: &[f32], h: usize, w: usize) -> (Vec<f3
         relu(&mut y);
         let mut z = direct_reference(
             &y,
-            1,
-            h,
-            w,
+            (1, h, w),
             c,
             weights.get(&format!("blocks.{b}.conv2.weight")),
             &zero,

@@ -208,6 +208,9 @@ fn the_click(model: &Model, recorded: Point) -> Point {
     click
 }
 
+/// A stone line of a `board` block: x, y and the field (1 own, 2 theirs).
+type Stone = (u8, u8, u8);
+
 /// Replays a captured session. Returns the answers to the searches, by
 /// command.
 fn replay(file: &str, rule: Rule) -> Vec<(String, String)> {
@@ -219,7 +222,9 @@ fn replay(file: &str, rule: Rule) -> Vec<(String, String)> {
     // replay does not depend on the machine's cores.
     let mut b = Brain::start(&["--threads", "1"]);
     let mut model = Model::new(rule);
-    let mut block: Option<(bool, Vec<(u8, u8, u8)>)> = None;
+    // The `board` (a search follows) or `yxboard` block being read, with
+    // its stones as (x, y, field).
+    let mut block: Option<(bool, Vec<Stone>)> = None;
     let mut answers = Vec::new();
     let hash_size_kib: Option<usize> = commands
         .iter()

@@ -127,7 +127,10 @@ pub fn bench_model(
             };
             let batch = options.batch_sizes.first().copied().unwrap_or(16);
             let (precision, _) = crate::nn::precision::resolve(options.precision, &network, batch);
-            Ok(Model::Torch { network, precision })
+            Ok(Model::Torch {
+                network: Box::new(network),
+                precision,
+            })
         }
         #[cfg(not(feature = "torch"))]
         Backend::Torch => {

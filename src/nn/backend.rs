@@ -79,7 +79,8 @@ pub enum Model {
     },
     #[cfg(feature = "torch")]
     Torch {
-        network: crate::nn::Network,
+        // Boxed: libtorch's module is large beside the native variant.
+        network: Box<crate::nn::Network>,
         precision: Precision,
     },
 }
@@ -116,7 +117,7 @@ impl Model {
             },
             #[cfg(feature = "torch")]
             Model::Torch { network, precision } => Model::Torch {
-                network: network.duplicate(),
+                network: Box::new(network.duplicate()),
                 precision: *precision,
             },
         }

@@ -256,7 +256,10 @@ impl NetworkProvider {
                 Err(why) => tracing::warn!("{why}; {} plays in fp32", path.display()),
             }
         }
-        Ok(Model::Torch { network, precision })
+        Ok(Model::Torch {
+            network: Box::new(network),
+            precision,
+        })
     }
 
     /// Reads and checks `path` (every backend reads the same file).

@@ -220,7 +220,13 @@ impl EvalService {
     ) -> std::io::Result<EvalService> {
         let (precision, calibration) =
             crate::nn::precision::resolve(config.precision, &network, config.batch_size);
-        let mut service = Self::start_model(Model::Torch { network, precision }, config)?;
+        let mut service = Self::start_model(
+            Model::Torch {
+                network: Box::new(network),
+                precision,
+            },
+            config,
+        )?;
         service.calibration = calibration;
         Ok(service)
     }

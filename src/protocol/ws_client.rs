@@ -28,12 +28,14 @@ pub enum ClientError {
     #[error("cannot connect to {url}: {source}")]
     Connect {
         url: String,
-        source: tungstenite::Error,
+        source: Box<tungstenite::Error>,
     },
+    // Boxed, as tungstenite's error is large and every result here
+    // would carry its size.
     #[error("send: {0}")]
-    Send(tungstenite::Error),
+    Send(Box<tungstenite::Error>),
     #[error("{0}")]
-    Socket(tungstenite::Error),
+    Socket(Box<tungstenite::Error>),
     #[error("closed by the server")]
     Closed,
     #[error(transparent)]
@@ -299,7 +301,7 @@ fn apply_to_engine(engine: &mut Engine, mv: WsMove) -> Result<(), MoveError> {
 fn send(socket: &mut Socket, message: &ClientMessage) -> Result<(), ClientError> {
     socket
         .send(Message::text(message.to_json()))
-        .map_err(ClientError::Send)
+        .map_err(|e| ClientError::Send(Box::new(e)))
 }
 
 /// Plays on the server at `url` as `name` until the process is stopped;
@@ -309,7 +311,7 @@ pub fn run(config: Config, url: &str, name: &str) -> Result<(), ClientError> {
     let mut first = Some(
         tungstenite::connect(url).map_err(|source| ClientError::Connect {
             url: url.to_string(),
-            source,
+            source: Box::new(source),
         })?,
     );
     let mut player = Player::new(&config);
@@ -370,7 +372,7 @@ fn play(player: &mut Player, socket: &mut Socket, name: &str) -> ClientError {
                     e.kind(),
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                 ) => {}
-            Err(e) => return ClientError::Socket(e),
+            Err(e) => return ClientError::Socket(Box::new(e)),
         }
     }
 }

@@ -16,8 +16,11 @@ const SHARDS: usize = 64;
 /// the `Arc` header.
 const ENTRY_OVERHEAD: usize = 48;
 
+/// The nodes whose hashes fall in one shard, by hash.
+type Shard = Mutex<HashMap<u64, Arc<Node>>>;
+
 pub struct NodeCache {
-    shards: Box<[Mutex<HashMap<u64, Arc<Node>>>]>,
+    shards: Box<[Shard]>,
     bytes: AtomicUsize,
     nodes: AtomicUsize,
 }
@@ -37,7 +40,7 @@ impl NodeCache {
         }
     }
 
-    fn shard(&self, hash: u64) -> &Mutex<HashMap<u64, Arc<Node>>> {
+    fn shard(&self, hash: u64) -> &Shard {
         &self.shards[(hash >> 58) as usize % SHARDS]
     }
 

@@ -95,7 +95,7 @@ enum Descent {
     Evaluate {
         path: Vec<(Arc<Node>, usize)>,
         leaf: Arc<Node>,
-        board: Board,
+        board: Box<Board>,
     },
     /// A node whose value is known (proven, or the depth limit reached).
     Known {

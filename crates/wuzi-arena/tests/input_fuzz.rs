@@ -59,7 +59,7 @@ fn game(size: BoardSize, cells: &[(u8, u8)]) -> Vec<MoveRecord> {
     let mut seen = std::collections::HashSet::new();
     cells
         .iter()
-        .map(|&(x, y)| (x % size.width() as u8, y % size.height() as u8))
+        .map(|&(x, y)| (x % size.width(), y % size.height()))
         .filter(|p| seen.insert(*p))
         .enumerate()
         .map(|(i, (x, y))| MoveRecord {

@@ -105,10 +105,14 @@ fn hash_depends_on_side_to_move_and_not_on_move_order() {
     assert_ne!(a.hash(), c.hash());
 }
 
+/// A cell chosen by [`pick`] among the empty ones, and a flag (the stone's
+/// colour in a set-up, a take-back in the steps after it).
+type Choice = (u16, bool);
+
 /// A set-up position: stones of either colour in any numbers (puzzles,
 /// renju problems, a GUI's edit mode), then the side to move, then moves
 /// played and taken back.
-fn setup() -> impl Strategy<Value = (Rule, u32, u32, Vec<(u16, bool)>, bool, Vec<(u16, bool)>)> {
+fn setup() -> impl Strategy<Value = (Rule, u32, u32, Vec<Choice>, bool, Vec<Choice>)> {
     (
         prop::sample::select(Rule::ALL.to_vec()),
         5u32..=32,

@@ -226,12 +226,22 @@ fn rectangular_boards_and_size_limits() {
         b.check_move(32, 0, Color::Black).unwrap_err().to_string(),
         "move 32,0 is outside the 32x5 board"
     );
-    assert_eq!(b.check_move(-1, 0, Color::Black).is_err(), true);
+    assert!(matches!(
+        b.check_move(-1, 0, Color::Black),
+        Err(MoveError::OffBoard { x: -1, y: 0, .. })
+    ));
     assert_eq!(
         b.check_move(31, 0, Color::Black),
         Err(MoveError::Occupied(p(31, 0)))
     );
-    assert_eq!(b.check_move(i64::MAX, 0, Color::Black).is_err(), true);
+    assert!(matches!(
+        b.check_move(i64::MAX, 0, Color::Black),
+        Err(MoveError::OffBoard {
+            x: i64::MAX,
+            y: 0,
+            ..
+        })
+    ));
     assert_eq!(
         b.place(p(31, 0), Color::Black),
         Err(MoveError::Occupied(p(31, 0)))

@@ -222,10 +222,10 @@ impl Scratch {
         self.shape = Some(shape);
         self.positions = input.batch;
         for (buffer, len) in [
-            (&mut self.input, input.len()),
-            (&mut self.x, tower.len()),
-            (&mut self.y, tower.len()),
-            (&mut self.z, tower.len()),
+            (&mut self.input, input.floats()),
+            (&mut self.x, tower.floats()),
+            (&mut self.y, tower.floats()),
+            (&mut self.z, tower.floats()),
         ] {
             buffer.clear();
             buffer.resize(len, 0.0);
@@ -478,6 +478,7 @@ fn conv3x3(
     let (cin, cout) = (conv.inputs, conv.outputs);
     for first in (0..tiles).step_by(CHUNK_TILES) {
         let count = (tiles - first).min(CHUNK_TILES);
+        let chunk = winograd::Chunk { first, count };
         let m = sized(m, winograd::transformed_len(count, cout));
         let (in_stride, out_stride) = (
             winograd::point_stride(count, cin),
@@ -485,7 +486,7 @@ fn conv3x3(
         );
         if let Some(cpu) = bf16 {
             let pairs = sized(pairs, winograd::transformed_len(count, cin) / 2);
-            winograd::transform_input_bf16(cpu, src, input, first, count, pairs);
+            winograd::transform_input_bf16(cpu, src, input, chunk, pairs);
             for point in 0..POINTS {
                 let a = &pairs[point * in_stride / 2..][..count * cin / 2];
                 let c = &mut m[point * out_stride..][..count * cout];
@@ -493,14 +494,14 @@ fn conv3x3(
             }
         } else {
             let v = sized(v, winograd::transformed_len(count, cin));
-            winograd::transform_input(isa, src, input, first, count, v);
+            winograd::transform_input(isa, src, input, chunk, v);
             for point in 0..POINTS {
                 let a = &v[point * in_stride..][..count * cin];
                 let c = &mut m[point * out_stride..][..count * cout];
                 gemm::multiply(isa, count, a, cin, &conv.kernel[point], c);
             }
         }
-        winograd::transform_output(isa, m, output, first, count, &conv.bias, residual, dst);
+        winograd::transform_output(isa, m, output, chunk, &conv.bias, residual, dst);
     }
 }
 

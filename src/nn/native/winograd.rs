@@ -136,7 +136,7 @@ impl Plane {
     }
 
     /// Floats of the stored batch.
-    pub fn len(&self) -> usize {
+    pub fn floats(&self) -> usize {
         let (rows, cols) = self.stored();
         self.batch * rows * cols * self.channels
     }
@@ -154,18 +154,21 @@ impl Plane {
     }
 }
 
-/// `V = B^T d B` of the 6x6 patches of tiles `first..first + count` of
+/// Tiles `first..first + count` of a [`Plane`]: what one pass of the
+/// transforms and the products between them covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chunk {
+    pub first: usize,
+    pub count: usize,
+}
+
+/// `V = B^T d B` of the 6x6 patches of the tiles of `chunk` in
 /// `src`: `store(point, at, value)` receives eight channels of one point,
 /// `at` being `tile * channels + channel` within the point's matrix. One
 /// body for the fp32 and bf16 outputs, inlined into each.
 #[inline(always)]
-fn input_tiles(
-    src: &[f32],
-    plane: Plane,
-    first: usize,
-    count: usize,
-    mut store: impl FnMut(usize, usize, V8),
-) {
+fn input_tiles(src: &[f32], plane: Plane, chunk: Chunk, mut store: impl FnMut(usize, usize, V8)) {
+    let Chunk { first, count } = chunk;
     let channels = plane.channels;
     let (_, cols) = plane.stored();
     // Every element is written before it is read; declared once, as
@@ -197,12 +200,12 @@ fn input_tiles(
 }
 
 dispatch! {
-/// `V = B^T d B` of the 6x6 patches of tiles `first..first + count` of
-/// `src` into `v`, laid out `[POINTS][count][channels]` with the points
+/// `V = B^T d B` of the 6x6 patches of the tiles of `chunk` in `src`
+/// into `v`, laid out `[POINTS][chunk.count][channels]` with the points
 /// [`point_stride`] apart.
-pub fn transform_input(src: &[f32], plane: Plane, first: usize, count: usize, v: &mut [f32]) {
-    let stride = point_stride(count, plane.channels);
-    input_tiles(src, plane, first, count, |point, at, value| {
+pub fn transform_input(src: &[f32], plane: Plane, chunk: Chunk, v: &mut [f32]) {
+    let stride = point_stride(chunk.count, plane.channels);
+    input_tiles(src, plane, chunk, |point, at, value| {
         value.store(&mut v[point * stride + at..]);
     });
 }
@@ -211,15 +214,14 @@ pub fn transform_input(src: &[f32], plane: Plane, first: usize, count: usize, v:
 /// [`transform_input`] with every value rounded to bf16 as it is stored
 /// (as [`gemm::bf16_bits`], ties to even), two channels to a `u32`, the
 /// even channel in the low half: the left operands of
-/// [`gemm::multiply_pairs`], `[POINTS][count][channels / 2]` with the
+/// [`gemm::multiply_pairs`], `[POINTS][chunk.count][channels / 2]` with the
 /// points `point_stride / 2` apart. Rounding here spares the products a
 /// pass over the fp32 tiles and halves what the transform writes.
 pub fn transform_input_bf16(
     cpu: gemm::Bf16Cpu,
     src: &[f32],
     plane: Plane,
-    first: usize,
-    count: usize,
+    chunk: Chunk,
     v: &mut [u32],
 ) {
     #[cfg(target_arch = "x86_64")]
@@ -227,11 +229,11 @@ pub fn transform_input_bf16(
         let _ = cpu;
         // SAFETY: `cpu` proves that this CPU has AVX-512F and AVX512-BF16
         // (with AVX512VL, which every AVX512-BF16 CPU has: checked with it).
-        unsafe { x86::transform_input_bf16(src, plane, first, count, v) }
+        unsafe { x86::transform_input_bf16(src, plane, chunk, v) }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (src, plane, first, count, v);
+        let _ = (src, plane, chunk, v);
         cpu.unreachable()
     }
 }
@@ -244,15 +246,9 @@ mod x86 {
     /// # Safety
     /// AVX-512F, AVX512VL and AVX512-BF16 present.
     #[target_feature(enable = "avx512f,avx512vl,avx512bf16,avx2,fma")]
-    pub unsafe fn transform_input_bf16(
-        src: &[f32],
-        plane: Plane,
-        first: usize,
-        count: usize,
-        v: &mut [u32],
-    ) {
-        let stride = point_stride(count, plane.channels);
-        input_tiles(src, plane, first, count, |point, at, value| {
+    pub unsafe fn transform_input_bf16(src: &[f32], plane: Plane, chunk: Chunk, v: &mut [u32]) {
+        let stride = point_stride(chunk.count, plane.channels);
+        input_tiles(src, plane, chunk, |point, at, value| {
             // `at` and `stride` are even: channels come in groups of eight.
             let dst = &mut v[(point * stride + at) / 2..][..LANES / 2];
             // SAFETY (both): V8 is eight f32 aligned to 32 bytes, as
@@ -269,18 +265,18 @@ mod x86 {
 }
 
 dispatch! {
-/// `Y = A^T M A` of tiles `first..first + count` from `m`
-/// (`[POINTS][count][channels]`, points [`point_stride`] apart) into `dst`, plus `bias`, plus `residual`
+/// `Y = A^T M A` of the tiles of `chunk` from `m`
+/// (`[POINTS][chunk.count][channels]`, points [`point_stride`] apart) into `dst`, plus `bias`, plus `residual`
 /// (stored as `dst`) when given, then ReLU.
 pub fn transform_output(
     m: &[f32],
     plane: Plane,
-    first: usize,
-    count: usize,
+    chunk: Chunk,
     bias: &[f32],
     residual: Option<&[f32]>,
     dst: &mut [f32],
 ) {
+    let Chunk { first, count } = chunk;
     let channels = plane.channels;
     let stride = point_stride(count, channels);
     // As in the input transform: written before read, declared once.
@@ -319,13 +315,12 @@ pub fn transform_output(
 
 /// A direct 3x3 convolution (zero padding) with bias, for tests: the
 /// reference that the Winograd path must agree with. `src` NHWC with
-/// `inputs` channels, `weight` `[outputs][inputs][3][3]`; returns NHWC
-/// with `outputs` channels, before any activation.
+/// `inputs` channels and `(batch, height, width)` pixels, `weight`
+/// `[outputs][inputs][3][3]`; returns NHWC with `outputs` channels, before
+/// any activation.
 pub fn direct_reference(
     src: &[f32],
-    batch: usize,
-    height: usize,
-    width: usize,
+    (batch, height, width): (usize, usize, usize),
     inputs: usize,
     weight: &[f32],
     bias: &[f32],
@@ -385,7 +380,7 @@ mod tests {
             width: 13,
             channels: 24,
         };
-        let mut src = vec![0.0; plane.len()];
+        let mut src = vec![0.0; plane.floats()];
         for b in 0..plane.batch {
             for y in 0..plane.height {
                 for x in 0..plane.width {
@@ -400,7 +395,7 @@ mod tests {
         // then one of them times a small integer (often 1 or a power of
         // two), so a tie, a value that rounds up and a denormal reach the
         // rounding as they are, which the noise's sums never do.
-        let mut sparse = vec![0.0; plane.len()];
+        let mut sparse = vec![0.0; plane.floats()];
         sparse[plane.at(0, 5, 5) + 3] = 1.0 + 1.0 / 512.0;
         sparse[plane.at(0, 10, 2) + 9] = -(1.0 + 3.0 / 512.0);
         sparse[plane.at(1, 2, 9) + 17] = 1e-39;
@@ -410,7 +405,7 @@ mod tests {
             for first in (0..tiles).step_by(7) {
                 let count = (tiles - first).min(7);
                 let mut v = vec![0.0; transformed_len(count, plane.channels)];
-                transform_input(Isa::detect(), src, plane, first, count, &mut v);
+                transform_input(Isa::detect(), src, plane, Chunk { first, count }, &mut v);
                 ties += v.iter().filter(|x| x.to_bits() & 0xffff == 0x8000).count();
                 denormals += v.iter().filter(|x| x.is_subnormal()).count();
                 let stride = point_stride(count, plane.channels);
@@ -425,7 +420,7 @@ mod tests {
                     want[point * stride / 2..][..pairs.len()].copy_from_slice(&pairs);
                 }
                 let mut got = vec![u32::MAX; want.len()];
-                transform_input_bf16(cpu, src, plane, first, count, &mut got);
+                transform_input_bf16(cpu, src, plane, Chunk { first, count }, &mut got);
                 assert_eq!(got, want, "tiles {first}..{}", first + count);
             }
         }
@@ -456,8 +451,14 @@ mod tests {
             let residual: Vec<f32> = (0..batch * height * width * op)
                 .map(|_| noise(&mut seed))
                 .collect();
-            let expected =
-                direct_reference(&src, batch, height, width, inputs, &weight, &bias, outputs);
+            let expected = direct_reference(
+                &src,
+                (batch, height, width),
+                inputs,
+                &weight,
+                &bias,
+                outputs,
+            );
             let in_plane = Plane {
                 batch,
                 height,
@@ -468,8 +469,8 @@ mod tests {
                 channels: op,
                 ..in_plane
             };
-            let mut stored_src = vec![0.0; in_plane.len()];
-            let mut stored_residual = vec![0.0; out_plane.len()];
+            let mut stored_src = vec![0.0; in_plane.floats()];
+            let mut stored_residual = vec![0.0; out_plane.floats()];
             for cell in 0..batch * height * width {
                 let (b, y, x) = (cell / (height * width), cell / width % height, cell % width);
                 let at = in_plane.at(b, y, x);
@@ -482,14 +483,14 @@ mod tests {
             padded_bias.resize(op, 0.0);
             for isa in Isa::all_supported() {
                 for with_residual in [false, true] {
-                    let mut dst = vec![0.0; out_plane.len()];
+                    let mut dst = vec![0.0; out_plane.floats()];
                     let res = with_residual.then_some(stored_residual.as_slice());
                     // In chunks of 5 tiles, so that chunk edges are crossed.
                     let tiles = in_plane.tiles();
                     for first in (0..tiles).step_by(5) {
                         let count = (tiles - first).min(5);
                         let mut v = vec![0.0; transformed_len(count, ip)];
-                        transform_input(isa, &stored_src, in_plane, first, count, &mut v);
+                        transform_input(isa, &stored_src, in_plane, Chunk { first, count }, &mut v);
                         let mut m = vec![0.0; transformed_len(count, op)];
                         for p in 0..POINTS {
                             gemm::multiply(
@@ -505,8 +506,7 @@ mod tests {
                             isa,
                             &m,
                             out_plane,
-                            first,
-                            count,
+                            Chunk { first, count },
                             &padded_bias,
                             res,
                             &mut dst,

@@ -224,6 +224,8 @@ pub(super) fn connection(
         .max_message_size(Some(MAX_MESSAGE))
         .max_frame_size(Some(MAX_MESSAGE));
     let mut role = Role::Player;
+    // tungstenite's handshake callback fixes this result type.
+    #[allow(clippy::result_large_err)]
     let check = |request: &Request, response: Response| -> Result<Response, ErrorResponse> {
         match admit_request(request, rules) {
             Ok(r) => {
