@@ -262,7 +262,7 @@ fn wait_until_empty(viewer: &mut Socket) {
     }
 }
 
-/// `serve` as its own process under three rounds of 100 clients with
+/// `serve` as its own process under six rounds of 100 clients with
 /// dropped connections and interrupted games: once the clients are gone
 /// and the interrupted games forgotten (a 1 s resume window), its memory
 /// is back at the level the first rounds left.
@@ -285,7 +285,7 @@ fn the_server_process_returns_to_its_memory_level_after_crowds() {
     drop(watch(&address, Duration::from_secs(5)));
     let idle = resident_kb(pid);
     let mut levels = Vec::new();
-    for round in 0..4 {
+    for round in 0..6 {
         crowd(&address, round);
         // Past the resume window of the games interrupted last.
         std::thread::sleep(Duration::from_millis(1500));
@@ -300,17 +300,18 @@ fn the_server_process_returns_to_its_memory_level_after_crowds() {
         levels.push(resident_kb(pid));
     }
     eprintln!("server resident memory: idle {idle} KB, after each round {levels:?} KB");
-    // The first rounds grow the allocator's pools; later rounds reuse them
-    // (4 MB of slack for the allocator's own bookkeeping), where a leak
-    // grows every round. Measured against the highest of the first three:
-    // a reading can come before the pools have grown or after some were
-    // given back (CI saw 27 MB, then a plateau near 40 MB, in the
-    // libtorch-free build; 154, 150, then 159 MB in the default one, whose
-    // plateau is 158-159 MB).
+    // The first rounds grow the allocator's pools; later rounds reuse them,
+    // where a leak grows every round. The last of six rounds is measured
+    // against the highest of the first three, with 8 MB of slack for the
+    // allocator's own bookkeeping and the connection threads it has not
+    // yet given back (CI saw plateaus of 27-40 MB in the libtorch-free
+    // build and 135-159 MB in the default one, a round up to 6.5 MB above
+    // the one before); a leak of 30 KB a client (3 MB a round) passes the
+    // slack by the sixth.
     let settled = levels[..3].iter().copied().max().unwrap_or(0);
     assert!(
-        levels[3] <= settled + 4 * 1024,
+        levels[5] <= settled + 8 * 1024,
         "the server grew from {settled} to {} KB",
-        levels[3]
+        levels[5]
     );
 }
