@@ -90,12 +90,15 @@ struct Progress {
 }
 
 /// Where a descent ended.
+// The board is large beside the other variants, but it moves once, into
+// the batch; boxing it would add an allocation to every descent.
+#[allow(clippy::large_enum_variant)]
 enum Descent {
     /// A fresh node to analyse and evaluate (its board comes along).
     Evaluate {
         path: Vec<(Arc<Node>, usize)>,
         leaf: Arc<Node>,
-        board: Box<Board>,
+        board: Board,
     },
     /// A node whose value is known (proven, or the depth limit reached).
     Known {

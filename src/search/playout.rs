@@ -124,7 +124,7 @@ impl Searcher {
                                 complete,
                                 width,
                             });
-                            boards.push(*board);
+                            boards.push(board);
                         }
                     }
                 }
@@ -209,8 +209,7 @@ impl Searcher {
         params: PuctParams,
         excluded: &CellSet,
     ) -> Descent {
-        // Boxed: a board is large, and it travels in the `Descent`.
-        let mut board = Box::new(root_board.clone());
+        let mut board = root_board.clone();
         let mut path: Vec<(Arc<Node>, usize)> = Vec::new();
         let mut node = Arc::clone(root);
         loop {
