@@ -275,6 +275,11 @@ def epoch_plan(shards, batch_size, generator):
 def validate(model, shards, batch_size, autocast):
     model.eval()
     n, pl, vl, correct, value_correct = 0, 0.0, 0.0, 0.0, 0.0
+    # The draws the value head predicts against the share of validation
+    # positions from drawn games (drawn games are long, so that share is
+    # far above the share of drawn games): a miscalibrated value head
+    # shows here.
+    draw_predicted, draw_actual = 0.0, 0.0
     for shard in shards:
         for i in range(0, shard.count, batch_size):
             rows = torch.arange(i, min(i + batch_size, shard.count), device=shard.packed.device)
@@ -286,12 +291,15 @@ def validate(model, shards, batch_size, autocast):
             vl += F.cross_entropy(v, wdl).item() * k
             correct += (p.argmax(-1) == move).sum().item()
             value_correct += (v.argmax(-1) == wdl).sum().item()
+            draw_predicted += v.float().softmax(-1)[:, 1].sum().item()
+            draw_actual += (wdl == 1).sum().item()
             n += k
     model.train()
     if n == 0:
         return None
     return {"positions": n, "policy_loss": pl / n, "accuracy": correct / n,
-            "value_loss": vl / n, "value_accuracy": value_correct / n}
+            "value_loss": vl / n, "value_accuracy": value_correct / n,
+            "draw_predicted": draw_predicted / n, "draw_actual": draw_actual / n}
 
 
 def main():
@@ -465,7 +473,8 @@ def main():
                 print(f"step {step}/{total} epoch {samples / positions:.2f} lr {lr:.2e} "
                       f"train policy {row[4]} value {row[5]} acc {row[6]} | val "
                       + (f"policy {metrics['policy_loss']:.4f} acc {100 * metrics['accuracy']:.2f}% "
-                         f"value {metrics['value_loss']:.4f}" if metrics else "-")
+                         f"value {metrics['value_loss']:.4f} draws {100 * metrics['draw_predicted']:.1f}% "
+                         f"(games {100 * metrics['draw_actual']:.1f}%)" if metrics else "-")
                       + f" | {rate:.0f} samples/s", flush=True)
                 save_safetensors(model, os.path.join(args.out, "final.safetensors"))
                 if metrics and metrics["policy_loss"] + metrics["value_loss"] < best_loss:

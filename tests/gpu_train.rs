@@ -124,6 +124,44 @@ fn the_pytorch_trainer_sees_the_engines_data_and_writes_a_network_it_loads() {
     let theirs = Tensor::from_slice(&theirs).view([n as i64, 228]);
     let diff = (ours - theirs).abs().max().double_value(&[]);
     assert!(diff < 1e-4, "engine and PyTorch outputs differ by {diff}");
+
+    // The validation's draw calibration: the mean predicted draw over every
+    // validation position, and the share of drawn games' positions, as the
+    // engine computes them.
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).expect("summary.json"))
+            .expect("summary is JSON");
+    let figure = |key: &str| {
+        summary["validation"][key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("validation.{key} in {summary}"))
+    };
+    let mut all = vec![0.0f32; val_samples.len() * cells];
+    for (row, &sample) in val_samples.iter().enumerate() {
+        let mut board = data.board(sample).expect("replay");
+        encode(&mut board, &mut all[row * cells..(row + 1) * cells], 15, 15);
+    }
+    let input =
+        Tensor::from_slice(&all).view([val_samples.len() as i64, INPUT_PLANES as i64, 15, 15]);
+    let (_, wdl) = net.evaluate(&input);
+    let mean_draw = wdl
+        .to_kind(Kind::Float)
+        .select(1, 1)
+        .mean(Kind::Float)
+        .double_value(&[]);
+    assert!(
+        (figure("draw_predicted") - mean_draw).abs() < 1e-4,
+        "predicted draws {} against the engine's {mean_draw}",
+        figure("draw_predicted")
+    );
+    let drawn = val_samples
+        .iter()
+        .filter(|s| data.games[s.game as usize].wdl_class(s.ply as usize) == 1)
+        .count();
+    assert_eq!(
+        figure("draw_actual"),
+        drawn as f64 / val_samples.len() as f64
+    );
 }
 
 /// A self-play record: five for black on column 7, with search targets at
