@@ -92,6 +92,9 @@ pub struct SelfplayArgs {
 pub enum End {
     Five,
     FullBoard,
+    /// Neither side can make five any more (`Board::is_dead_draw`): the
+    /// rest would only fill the board.
+    DeadDraw,
     /// The search proved the result.
     Proven,
 }
@@ -101,6 +104,7 @@ impl End {
         match self {
             End::Five => "five",
             End::FullBoard => "draw",
+            End::DeadDraw => "dead-draw",
             End::Proven => "proven",
         }
     }
@@ -235,6 +239,9 @@ impl GamePlan {
                     Outcome::Win(_) => End::Five,
                 };
                 break (outcome, end);
+            }
+            if board.is_dead_draw() {
+                break (Outcome::Draw, End::DeadDraw);
             }
             let full = uniform(&mut rng) < self.full_share;
             let limits = SearchLimits {

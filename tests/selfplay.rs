@@ -120,6 +120,58 @@ fn selfplay_writes_records_the_trainer_reads_and_continues_a_file() {
     );
 }
 
+/// On a 7x7 board most games are drawn: each must stop at the first
+/// position where neither side can make five, not fill the board.
+#[test]
+fn drawn_games_stop_once_neither_side_can_make_five() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let openings = dir.path().join("openings.txt");
+    std::fs::write(&openings, "0,0\n1,0\n").expect("write openings");
+    let out = dir.path().join("games.tsv");
+    let run = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+        .args([
+            "--threads",
+            "1",
+            "selfplay",
+            "--rule",
+            "freestyle",
+            "--board",
+            "7",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .arg("--openings")
+        .arg(&openings)
+        .args(["--games", "6", "--parallel", "2", "--playouts", "24"])
+        .args(["--fast-playouts", "8", "--full-share", "0.5", "--seed", "3"])
+        .output()
+        .expect("pbrain-wuzi runs");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let data = Dataset::load(std::slice::from_ref(&out), Rule::Freestyle, &[]).expect("loads");
+    assert_eq!(data.games.len(), 6, "{:?}", data.stats);
+    let text = std::fs::read_to_string(&out).expect("output");
+    let mut drawn = 0;
+    for (game, line) in data.games.iter().zip(game_lines(&text)) {
+        let end = line.split('\t').nth(8).expect("end column");
+        let board = Board::from_moves(game.size, Rule::Freestyle, &game.moves).expect("legal");
+        let before = &game.moves[..game.moves.len() - 1];
+        let before = Board::from_moves(game.size, Rule::Freestyle, before).expect("legal");
+        if game.outcome == wuzi::game::Outcome::Draw {
+            drawn += 1;
+            assert_eq!(end, "dead-draw", "{line}");
+            assert!(board.is_dead_draw() && !before.is_dead_draw(), "{line}");
+            assert!(game.moves.len() < 49, "{line}");
+        } else {
+            assert!(!before.is_dead_draw(), "{line}");
+        }
+    }
+    assert!(drawn > 0, "no drawn game among six on 7x7: {text}");
+}
+
 #[test]
 fn selfplay_refuses_bad_input_and_leaves_files_alone() {
     let dir = tempfile::tempdir().expect("temp dir");

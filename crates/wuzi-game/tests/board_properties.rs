@@ -176,3 +176,89 @@ proptest! {
         prop_assert_eq!(board.hash(), setup_hash);
     }
 }
+
+/// `five_still_possible` by brute force: every line of five cells inside the
+/// board, in the four directions, checked cell by cell.
+fn five_possible_by_scan(board: &Board, color: Color) -> bool {
+    let size = board.size();
+    let (w, h) = (size.width() as i64, size.height() as i64);
+    let other = Some(color.opponent());
+    let directions = [(1, 0), (0, 1), (1, 1), (1, -1)];
+    (0..w).any(|x| {
+        (0..h).any(|y| {
+            directions.iter().any(|&(dx, dy)| {
+                (0..5).all(|k| {
+                    let (cx, cy) = (x + k * dx, y + k * dy);
+                    (0..w).contains(&cx)
+                        && (0..h).contains(&cy)
+                        && board.stone(Point::new(cx as u8, cy as u8).unwrap()) != other
+                })
+            })
+        })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// On crowded boards of every shape (where lines of five get blocked),
+    /// the bit-parallel check agrees with a scan of every line of five, for
+    /// both colours, after every stone.
+    #[test]
+    fn five_still_possible_matches_a_scan_of_every_line(
+        rule in prop::sample::select(Rule::ALL.to_vec()),
+        w in 5u32..=12,
+        h in 5u32..=12,
+        stones in prop::collection::vec((any::<u16>(), any::<bool>()), 0..150),
+    ) {
+        let size = BoardSize::new(w, h).unwrap();
+        let mut board = Board::new(size, rule);
+        for (choice, black) in stones {
+            let empty: Vec<Point> = board.empty_cells().collect();
+            if empty.is_empty() {
+                break;
+            }
+            let p = empty[choice as usize % empty.len()];
+            let color = if black { Color::Black } else { Color::White };
+            board.place(p, color).unwrap();
+            for c in Color::BOTH {
+                prop_assert_eq!(
+                    board.five_still_possible(c),
+                    five_possible_by_scan(&board, c),
+                    "{} {} on\n{:?}", rule, c, board
+                );
+            }
+            prop_assert_eq!(
+                board.is_dead_draw(),
+                !five_possible_by_scan(&board, Color::Black)
+                    && !five_possible_by_scan(&board, Color::White)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_blocked_board_is_a_dead_draw_and_an_open_one_is_not() {
+    let size = BoardSize::square(7).unwrap();
+    let mut board = Board::new(size, Rule::Freestyle);
+    assert!(!board.is_dead_draw());
+    // Black where (x + 2y) mod 4 is 0 or 1, white elsewhere: along a row the
+    // colours go in pairs, along a column they alternate, along both
+    // diagonals they cycle, so every line of five holds both colours.
+    let black = |x: u8, y: u8| (x + 2 * y) % 4 < 2;
+    for p in size.points().filter(|p| black(p.x(), p.y())) {
+        board.place(p, Color::Black).unwrap();
+    }
+    assert!(board.five_still_possible(Color::Black));
+    assert!(!board.five_still_possible(Color::White));
+    assert!(!board.is_dead_draw());
+    let mut white: Vec<Point> = size.points().filter(|p| !black(p.x(), p.y())).collect();
+    let last = white.pop().unwrap();
+    for p in white {
+        board.place(p, Color::White).unwrap();
+    }
+    assert!(board.is_dead_draw());
+    assert_eq!(board.outcome(), None, "one cell is still empty");
+    board.place(last, Color::White).unwrap();
+    assert!(board.is_dead_draw());
+}

@@ -110,10 +110,11 @@ impl Loader<'_> {
 
     fn add(&mut self, result: Result<Game, Reject>, file: &Path, line: usize) {
         match result {
-            Ok(game) => {
+            Ok(mut game) => {
                 if game.end_target as usize != game.moves.len() {
                     self.stats.forbidden_last_move += 1;
                 }
+                self.stats.dead_draw_positions += game.trim_dead_draw(self.rule);
                 self.games.push(game);
                 return;
             }

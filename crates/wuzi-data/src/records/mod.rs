@@ -68,6 +68,31 @@ impl Game {
         self.search.get(i as usize)?.as_ref()
     }
 
+    /// Ends the targets of a drawn game at its first position where
+    /// neither side can make five any more ([`Board::is_dead_draw`]): the
+    /// moves after it only fill the board, teach nothing and, drawn games
+    /// being long, would be a large share of the positions. Returns how
+    /// many targets went (the first target stays, so the game keeps one).
+    pub fn trim_dead_draw(&mut self, rule: Rule) -> usize {
+        if self.outcome != Outcome::Draw {
+            return 0;
+        }
+        let before = self.targets();
+        let mut board = Board::new(self.size, rule);
+        for (ply, &p) in self.moves.iter().enumerate().take(self.end_target as usize) {
+            if ply > self.first_target as usize && board.is_dead_draw() {
+                self.end_target = ply as u16;
+                break;
+            }
+            if board.play(p).is_err() {
+                // Not a legal game after all (only checked games come
+                // here): keep it as it is.
+                return 0;
+            }
+        }
+        before - self.targets()
+    }
+
     /// The policy target at `ply`: the search's most visited move where
     /// there is one, else the move played.
     pub fn policy_move(&self, ply: u16) -> Option<Point> {
@@ -126,6 +151,9 @@ pub struct LoadStats {
     /// Renju games kept whose last (losing) black move was forbidden: that
     /// move is not a target.
     pub forbidden_last_move: usize,
+    /// Targets left out of drawn games after the board became a dead draw
+    /// (`Game::trim_dead_draw`).
+    pub dead_draw_positions: usize,
     /// Games kept.
     pub games: usize,
     /// Training positions in the games kept.
@@ -179,6 +207,13 @@ impl fmt::Display for LoadStats {
                 f,
                 "; {} renju games end with a forbidden black move (not a target)",
                 self.forbidden_last_move
+            )?;
+        }
+        if self.dead_draw_positions > 0 {
+            write!(
+                f,
+                "; {} positions of drawn games left out after neither side could make five",
+                self.dead_draw_positions
             )?;
         }
         Ok(())
@@ -401,6 +436,70 @@ mod tests {
         // Records without the column: every position after the opening.
         assert_eq!(plain.targets(), 7);
         assert_eq!(plain.policy_move(3), Some(p(9, 9)));
+    }
+
+    #[test]
+    fn drawn_games_lose_their_targets_after_the_board_is_dead() {
+        // A full 7x7 board, black where (x + 2y) mod 4 < 2: every line of
+        // five holds both colours, so no five ever stands and it is a draw.
+        let black: Vec<Point> = (0..7u8)
+            .flat_map(|y| (0..7u8).map(move |x| p(x, y)))
+            .filter(|q| (q.x() + 2 * q.y()) % 4 < 2)
+            .collect();
+        let white: Vec<Point> = (0..7u8)
+            .flat_map(|y| (0..7u8).map(move |x| p(x, y)))
+            .filter(|q| (q.x() + 2 * q.y()) % 4 >= 2)
+            .collect();
+        let mut moves = Vec::new();
+        for i in 0..black.len() {
+            moves.push(black[i]);
+            moves.extend(white.get(i));
+        }
+        let list: Vec<String> = moves
+            .iter()
+            .map(|q| format!("{},{}", q.x(), q.y()))
+            .collect();
+        let text = format!(
+            "#game_id\trule\tboard\twinner\tn_opening\tmoves\n\
+             drawn\tfreestyle\t7\tD\t2\t{}\n",
+            list.join(" ")
+        );
+        let data = Dataset::parse(Path::new("d.tsv"), &text, Rule::Freestyle, &[]).unwrap();
+        let game = &data.games[0];
+        assert_eq!(game.outcome, Outcome::Draw);
+        let end = game.end_target as usize;
+        assert!(2 < end && end < 49, "trimmed at {end}");
+        // The position of the last target is still open, the one after is dead.
+        let size = BoardSize::square(7).unwrap();
+        let before = Board::from_moves(size, Rule::Freestyle, &moves[..end - 1]).unwrap();
+        let after = Board::from_moves(size, Rule::Freestyle, &moves[..end]).unwrap();
+        assert!(!before.is_dead_draw() && after.is_dead_draw());
+        assert_eq!(game.targets(), end - 2);
+        assert_eq!(data.stats.dead_draw_positions, 49 - end);
+        assert_eq!(data.stats.positions, end - 2);
+
+        // A won game keeps every target.
+        let mut won = check_game(
+            "w".into(),
+            BoardSize::square(15).unwrap(),
+            Rule::Freestyle,
+            vec![
+                p(0, 0),
+                p(0, 5),
+                p(1, 0),
+                p(1, 5),
+                p(2, 0),
+                p(2, 5),
+                p(3, 0),
+                p(3, 5),
+                p(4, 0),
+            ],
+            2,
+            None,
+        )
+        .unwrap();
+        assert_eq!(won.trim_dead_draw(Rule::Freestyle), 0);
+        assert_eq!(won.end_target, 9);
     }
 
     #[test]

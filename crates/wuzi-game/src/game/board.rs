@@ -324,6 +324,30 @@ impl Board {
         self.is_full().then_some(Outcome::Draw)
     }
 
+    /// Whether some line of five cells on the board holds none of the
+    /// other colour's stones: a five needs one under every rule, so when
+    /// this is false `color` can never win from here.
+    pub fn five_still_possible(&self, color: Color) -> bool {
+        // One bit a cell: the low bit of each 2-bit code. Walls (3) and the
+        // other colour's stones block a line of five; empty cells and
+        // `color`'s own stones do not.
+        const LOW_BITS: u128 = 0x5555_5555_5555_5555_5555_5555_5555_5555;
+        let shift = match color {
+            Color::Black => 1, // blocked by white (2) and walls (3)
+            Color::White => 0, // blocked by black (1) and walls (3)
+        };
+        self.lines.iter().flatten().any(|&line| {
+            let free = !(line >> shift) & LOW_BITS;
+            free & free >> 2 & free >> 4 & free >> 6 & free >> 8 != 0
+        })
+    }
+
+    /// Whether neither side can ever make five: the game can only end
+    /// drawn, whatever is played (the referee still plays it out).
+    pub fn is_dead_draw(&self) -> bool {
+        !self.five_still_possible(Color::Black) && !self.five_still_possible(Color::White)
+    }
+
     /// Whether the run of `color` through `p` along `dir` (with `p` counted
     /// as `color`) wins under the rule.
     fn run_wins(&self, p: Point, color: Color, dir: Direction) -> bool {
