@@ -451,8 +451,8 @@ mod tests {
             .filter(|q| (q.x() + 2 * q.y()) % 4 >= 2)
             .collect();
         let mut moves = Vec::new();
-        for i in 0..black.len() {
-            moves.push(black[i]);
+        for (i, &b) in black.iter().enumerate() {
+            moves.push(b);
             moves.extend(white.get(i));
         }
         let list: Vec<String> = moves
