@@ -108,8 +108,10 @@ fn the_pytorch_trainer_sees_the_engines_data_and_writes_a_network_it_loads() {
     assert_eq!(theirs.len(), n * (225 + 3));
     let val_samples = data.samples(&val);
     assert!(n >= 8 && n <= val_samples.len());
-    let mut planes = vec![0.0f32; n * cells];
-    for (row, &sample) in val_samples.iter().take(n).enumerate() {
+    // Every validation position, once: the first n against PyTorch's
+    // outputs, all of them for the draw calibration below.
+    let mut planes = vec![0.0f32; val_samples.len() * cells];
+    for (row, &sample) in val_samples.iter().enumerate() {
         let mut board = data.board(sample).expect("replay");
         encode(
             &mut board,
@@ -118,9 +120,12 @@ fn the_pytorch_trainer_sees_the_engines_data_and_writes_a_network_it_loads() {
             15,
         );
     }
-    let input = Tensor::from_slice(&planes).view([n as i64, INPUT_PLANES as i64, 15, 15]);
+    let input =
+        Tensor::from_slice(&planes).view([val_samples.len() as i64, INPUT_PLANES as i64, 15, 15]);
     let (policy, wdl) = net.evaluate(&input);
-    let ours = Tensor::cat(&[policy, wdl], 1).to_kind(Kind::Float);
+    let ours = Tensor::cat(&[&policy, &wdl], 1)
+        .to_kind(Kind::Float)
+        .narrow(0, 0, n as i64);
     let theirs = Tensor::from_slice(&theirs).view([n as i64, 228]);
     let diff = (ours - theirs).abs().max().double_value(&[]);
     assert!(diff < 1e-4, "engine and PyTorch outputs differ by {diff}");
@@ -136,14 +141,6 @@ fn the_pytorch_trainer_sees_the_engines_data_and_writes_a_network_it_loads() {
             .as_f64()
             .unwrap_or_else(|| panic!("validation.{key} in {summary}"))
     };
-    let mut all = vec![0.0f32; val_samples.len() * cells];
-    for (row, &sample) in val_samples.iter().enumerate() {
-        let mut board = data.board(sample).expect("replay");
-        encode(&mut board, &mut all[row * cells..(row + 1) * cells], 15, 15);
-    }
-    let input =
-        Tensor::from_slice(&all).view([val_samples.len() as i64, INPUT_PLANES as i64, 15, 15]);
-    let (_, wdl) = net.evaluate(&input);
     let mean_draw = wdl
         .to_kind(Kind::Float)
         .select(1, 1)

@@ -10,16 +10,14 @@ use wuzi::game::{Board, Rule};
 use wuzi_data::records::Dataset;
 
 fn selfplay(out: &Path, openings: &Path, games: usize) -> std::process::Output {
+    selfplay_on(15, out, openings, games)
+}
+
+/// `selfplay` on a `board` x `board` board.
+fn selfplay_on(board: u32, out: &Path, openings: &Path, games: usize) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
-        .args([
-            "--threads",
-            "1",
-            "selfplay",
-            "--rule",
-            "freestyle",
-            "--board",
-            "15",
-        ])
+        .args(["--threads", "1", "selfplay", "--rule", "freestyle"])
+        .args(["--board", &board.to_string()])
         .arg("--out")
         .arg(out)
         .arg("--openings")
@@ -128,24 +126,7 @@ fn drawn_games_stop_once_neither_side_can_make_five() {
     let openings = dir.path().join("openings.txt");
     std::fs::write(&openings, "0,0\n1,0\n").expect("write openings");
     let out = dir.path().join("games.tsv");
-    let run = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
-        .args([
-            "--threads",
-            "1",
-            "selfplay",
-            "--rule",
-            "freestyle",
-            "--board",
-            "7",
-        ])
-        .arg("--out")
-        .arg(&out)
-        .arg("--openings")
-        .arg(&openings)
-        .args(["--games", "6", "--parallel", "2", "--playouts", "24"])
-        .args(["--fast-playouts", "8", "--full-share", "0.5", "--seed", "3"])
-        .output()
-        .expect("pbrain-wuzi runs");
+    let run = selfplay_on(7, &out, &openings, 6);
     assert!(
         run.status.success(),
         "{}",
