@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::nn::settings::InvalidSetting;
-use crate::search::select::PuctParams;
+use crate::search::select::{FinalMove, MoveChoice, PuctParams};
 use crate::search::SafetyNetTime;
 
 /// How the search plays: the `[search]` section of `config/wuzi.toml`,
@@ -35,6 +35,8 @@ pub struct SearchConfig {
     pub policy_temperature: f32,
     /// 0 (defensive, P(win)+P(draw)) .. 2 (classic) .. 4 (offensive, P(win)).
     pub style: u8,
+    /// How the move to play is picked from the root's statistics.
+    pub final_move: FinalMove,
     /// Solver budget per new leaf (VCF of the side to move).
     pub leaf_vcf_nodes: u64,
     /// Solver budget at the root (VCT of the side to move).
@@ -84,6 +86,7 @@ impl Default for SearchConfig {
             fpu_reduction: 0.2,
             policy_temperature: 1.0,
             style: 2,
+            final_move: FinalMove::LowerConfidenceBound,
             leaf_vcf_nodes: 200,
             root_vct_nodes: 20_000,
             opponent_vcf_nodes: 200,
@@ -152,6 +155,15 @@ impl SearchConfig {
     /// The weight of a draw in the utility, from the style.
     pub fn draw_weight(&self) -> f32 {
         1.0 - self.style.min(4) as f32 / 4.0
+    }
+
+    /// What picks the move to play (and each move of a principal
+    /// variation).
+    pub fn move_choice(&self) -> MoveChoice {
+        MoveChoice {
+            rule: self.final_move,
+            draw_weight: self.draw_weight(),
+        }
     }
 
     pub(super) fn puct(&self) -> PuctParams {

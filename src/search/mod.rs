@@ -254,7 +254,6 @@ impl Searcher {
         clock: &TimeManager,
     ) -> Vec<Point> {
         let mut refuted = Vec::new();
-        let draw_weight = self.config.draw_weight();
         let mut board = board.clone();
         let opponent = board.side_to_move().opponent();
         loop {
@@ -267,7 +266,7 @@ impl Searcher {
                 if data.proven.is_known() {
                     break;
                 }
-                let Some(i) = choose_edge(&data, draw_weight, Some(excluded)) else {
+                let Some(i) = choose_edge(&data, self.config.move_choice(), Some(excluded)) else {
                     break;
                 };
                 if data.edges[i].proven.is_known() {
@@ -437,7 +436,7 @@ impl Searcher {
             let data = node.data.lock();
             let next = match (
                 &data.proof,
-                choose_edge(&data, self.config.draw_weight(), None),
+                choose_edge(&data, self.config.move_choice(), None),
             ) {
                 (Some(proof), _) if data.proven.is_known() => {
                     for &mv in proof.iter() {

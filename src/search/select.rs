@@ -1,5 +1,7 @@
 //! Choosing edges: PUCT while searching, and the move to play at the end.
 
+use serde::{Deserialize, Serialize};
+
 use crate::game::CellSet;
 use crate::search::node::{Edge, NodeData, Proven};
 
@@ -13,6 +15,28 @@ pub struct PuctParams {
     /// [`first_play_urgency`]).
     pub fpu_reduction: f32,
     /// Weight of a draw in the utility (1 defensive, 0.5 classic, 0 offensive).
+    pub draw_weight: f32,
+}
+
+/// How the move to play is picked from the root's statistics (`[search]
+/// final_move`). Proven wins and losses decide first under either rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+pub enum FinalMove {
+    /// The best lower confidence bound of the utility among the moves with
+    /// at least a tenth of the most visits: a move that won its few visits
+    /// on luck is not played over one that held up under many.
+    #[serde(rename = "lcb")]
+    LowerConfidenceBound,
+    /// The most visited move (ties: the higher prior), as AlphaZero.
+    #[serde(rename = "visits")]
+    MostVisits,
+}
+
+/// What [`choose_edge`] needs from the configuration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MoveChoice {
+    pub rule: FinalMove,
+    /// Weight of a draw in the utility.
     pub draw_weight: f32,
 }
 
@@ -109,10 +133,10 @@ pub fn lower_confidence_bound(edge: &Edge, draw_weight: f32) -> f32 {
     }
 }
 
-/// The move to play: the shortest proven win; else, among the moves with at
-/// least a tenth of the most visits, the best lower confidence bound; when
-/// every move is proven lost, the longest resistance.
-pub fn choose_edge(node: &NodeData, draw_weight: f32, excluded: Option<&CellSet>) -> Option<usize> {
+/// The move to play: the shortest proven win; else by the [`FinalMove`]
+/// rule among the moves not proven lost; when every move is proven lost,
+/// the longest resistance.
+pub fn choose_edge(node: &NodeData, choice: MoveChoice, excluded: Option<&CellSet>) -> Option<usize> {
     let edges = &node.edges;
     let allowed = |i: &usize| !excluded.is_some_and(|set| set.contains(edges[*i].mv));
     if !(0..edges.len()).any(|i| allowed(&i)) {
@@ -120,17 +144,30 @@ pub fn choose_edge(node: &NodeData, draw_weight: f32, excluded: Option<&CellSet>
     }
     let max_visits = edges.iter().map(|e| e.visits).max().unwrap_or(0);
     let threshold = (max_visits / 10).max(1);
-    let score = |e: &Edge| -> (f32, u32) {
-        let lcb = lower_confidence_bound(e, draw_weight);
-        let eligible = e.proven.is_known() || e.visits >= threshold;
-        (if eligible { lcb } else { lcb - 4.0 }, e.visits)
+    // Compared first; equal scores fall to visits, then to the prior.
+    let score = |e: &Edge| -> f32 {
+        let lcb = lower_confidence_bound(e, choice.draw_weight);
+        match choice.rule {
+            FinalMove::LowerConfidenceBound => {
+                let eligible = e.proven.is_known() || e.visits >= threshold;
+                if eligible {
+                    lcb
+                } else {
+                    lcb - 4.0
+                }
+            }
+            FinalMove::MostVisits => match e.proven {
+                Proven::Win(_) | Proven::Loss(_) => lcb,
+                Proven::Draw | Proven::Unknown => 0.0,
+            },
+        }
     };
     (0..edges.len()).filter(allowed).max_by(|&a, &b| {
-        let (sa, va) = score(&edges[a]);
-        let (sb, vb) = score(&edges[b]);
-        sa.total_cmp(&sb)
-            .then(va.cmp(&vb))
-            .then(edges[a].prior.total_cmp(&edges[b].prior))
+        let (ea, eb) = (&edges[a], &edges[b]);
+        score(ea)
+            .total_cmp(&score(eb))
+            .then(ea.visits.cmp(&eb.visits))
+            .then(ea.prior.total_cmp(&eb.prior))
     })
 }
 
@@ -157,6 +194,15 @@ mod tests {
         e.win_sum = wins;
         e
     }
+
+    const LCB: MoveChoice = MoveChoice {
+        rule: FinalMove::LowerConfidenceBound,
+        draw_weight: 0.5,
+    };
+    const VISITS: MoveChoice = MoveChoice {
+        rule: FinalMove::MostVisits,
+        draw_weight: 0.5,
+    };
 
     const PARAMS: PuctParams = PuctParams {
         c_puct: 1.5,
@@ -209,15 +255,15 @@ mod tests {
         let mut d = data.lock();
         d.edges[1].proven = Proven::Win(7);
         assert_eq!(select_edge(&d, PARAMS, None), Some(1));
-        assert_eq!(choose_edge(&d, 0.5, None), Some(1));
+        assert_eq!(choose_edge(&d, LCB, None), Some(1));
         d.edges[1].proven = Proven::Loss(3);
         assert_eq!(select_edge(&d, PARAMS, None), Some(0));
         d.edges[0].proven = Proven::Loss(9);
-        assert_eq!(choose_edge(&d, 0.5, None), Some(0), "longest resistance");
+        assert_eq!(choose_edge(&d, LCB, None), Some(0), "longest resistance");
         // An unvisited move is preferred to a proven loss.
         d.edges[1].proven = Proven::Unknown;
         d.edges[1].visits = 0;
-        assert_eq!(choose_edge(&d, 0.5, None), Some(1), "not a known loss");
+        assert_eq!(choose_edge(&d, LCB, None), Some(1), "not a known loss");
     }
 
     #[test]
@@ -249,6 +295,44 @@ mod tests {
         // Move 1 won its only 3 visits; move 0 has 1000 visits at 60%.
         let data = node_with(vec![edge(0, 0.5, 1000, 600.0), edge(1, 0.5, 3, 3.0)]);
         let d = data.lock();
-        assert_eq!(choose_edge(&d, 0.5, None), Some(0));
+        assert_eq!(choose_edge(&d, LCB, None), Some(0));
+    }
+
+    #[test]
+    fn most_visits_plays_the_most_visited_move_and_still_trusts_proofs() {
+        // Move 1 has fewer visits but the better record: the lower bound
+        // plays it, the visit count does not.
+        let data = node_with(vec![edge(0, 0.5, 500, 250.0), edge(1, 0.3, 400, 300.0)]);
+        let mut d = data.lock();
+        assert_eq!(choose_edge(&d, LCB, None), Some(1));
+        assert_eq!(choose_edge(&d, VISITS, None), Some(0));
+        // A proven draw is ranked by its visits, not above the others.
+        d.edges[0].proven = Proven::Draw;
+        assert_eq!(choose_edge(&d, VISITS, None), Some(0));
+        d.edges[0].visits = 100;
+        assert_eq!(choose_edge(&d, VISITS, None), Some(1));
+        // Proofs decide under either rule.
+        d.edges[0].proven = Proven::Win(5);
+        assert_eq!(choose_edge(&d, VISITS, None), Some(0));
+        d.edges[0].proven = Proven::Unknown;
+        d.edges[0].visits = 500;
+        d.edges[0].proven = Proven::Loss(3);
+        assert_eq!(choose_edge(&d, VISITS, None), Some(1));
+        // Equal visits: the higher prior.
+        d.edges[0].proven = Proven::Unknown;
+        d.edges[1].visits = 500;
+        assert_eq!(choose_edge(&d, VISITS, None), Some(0));
+    }
+
+    #[test]
+    fn the_final_move_rule_is_read_by_its_configuration_name() {
+        #[derive(Deserialize)]
+        struct Section {
+            final_move: FinalMove,
+        }
+        let read = |text: &str| toml::from_str::<Section>(text).map(|s| s.final_move);
+        assert_eq!(read("final_move = \"lcb\"").ok(), Some(FinalMove::LowerConfidenceBound));
+        assert_eq!(read("final_move = \"visits\"").ok(), Some(FinalMove::MostVisits));
+        assert!(read("final_move = \"mean\"").is_err());
     }
 }
