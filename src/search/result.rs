@@ -115,7 +115,8 @@ pub(crate) fn summarise(
     let moves = MoveStats::of_edges(&data.edges);
     let best_move = match (&data.proof, data.proven) {
         (Some(proof), Proven::Win(_)) => proof.first().copied(),
-        _ => choose_edge(&data, searcher.config().move_choice(), Some(excluded)).map(|i| data.edges[i].mv),
+        _ => choose_edge(&data, searcher.config().move_choice(), Some(excluded))
+            .map(|i| data.edges[i].mv),
     }
     .or_else(|| fallback_move(&mut board.clone()));
     let wdl = data.wdl();

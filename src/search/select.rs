@@ -136,7 +136,11 @@ pub fn lower_confidence_bound(edge: &Edge, draw_weight: f32) -> f32 {
 /// The move to play: the shortest proven win; else by the [`FinalMove`]
 /// rule among the moves not proven lost; when every move is proven lost,
 /// the longest resistance.
-pub fn choose_edge(node: &NodeData, choice: MoveChoice, excluded: Option<&CellSet>) -> Option<usize> {
+pub fn choose_edge(
+    node: &NodeData,
+    choice: MoveChoice,
+    excluded: Option<&CellSet>,
+) -> Option<usize> {
     let edges = &node.edges;
     let allowed = |i: &usize| !excluded.is_some_and(|set| set.contains(edges[*i].mv));
     if !(0..edges.len()).any(|i| allowed(&i)) {
@@ -331,8 +335,14 @@ mod tests {
             final_move: FinalMove,
         }
         let read = |text: &str| toml::from_str::<Section>(text).map(|s| s.final_move);
-        assert_eq!(read("final_move = \"lcb\"").ok(), Some(FinalMove::LowerConfidenceBound));
-        assert_eq!(read("final_move = \"visits\"").ok(), Some(FinalMove::MostVisits));
+        assert_eq!(
+            read("final_move = \"lcb\"").ok(),
+            Some(FinalMove::LowerConfidenceBound)
+        );
+        assert_eq!(
+            read("final_move = \"visits\"").ok(),
+            Some(FinalMove::MostVisits)
+        );
         assert!(read("final_move = \"mean\"").is_err());
     }
 }
