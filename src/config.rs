@@ -323,6 +323,14 @@ mod tests {
             .search_config()
             .safety_time();
         assert_eq!((tuned.share, tuned.nodes_per_ms), (0.2, 300));
+        let choice = |text: &str| Config::parse(text).unwrap().search_config().move_choice();
+        let visits = choice("[search]\nfinal_move = \"visits\"\nstyle = 4\n");
+        assert_eq!(visits.rule, crate::search::select::FinalMove::MostVisits);
+        assert_eq!(visits.draw_weight, 0.0);
+        assert_eq!(
+            choice("").rule,
+            crate::search::select::FinalMove::LowerConfidenceBound
+        );
     }
 
     #[test]

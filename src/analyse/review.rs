@@ -36,9 +36,13 @@ pub fn review(
     for (ply, &played) in game.moves.iter().enumerate() {
         let mover = board.side_to_move();
         let result = searcher.search(&board, &limits, &stop);
-        let best_score = result
-            .moves
-            .first()
+        // The score of the move the engine would play (the final-move rule
+        // may prefer a move other than the most visited).
+        let best_stats = result
+            .best_move
+            .and_then(|best| result.moves.iter().find(|m| m.mv == best))
+            .or(result.moves.first());
+        let best_score = best_stats
             .map_or(result.expectation as f64, move_score)
             .max(result.expectation as f64);
         let played_score = match result.moves.iter().find(|m| m.mv == played && m.visits > 0) {

@@ -58,12 +58,22 @@ impl Gtp {
     ) -> Option<String> {
         let report: NodeReport = s.engine.report(&[], usize::MAX)?;
         let size = s.engine.board().size();
-        let searched: Vec<&MoveStats> = report
+        let mut searched: Vec<&MoveStats> = report
             .moves
             .iter()
             .filter(|m| m.visits > 0 || m.proven.is_known())
-            .take(max_moves)
             .collect();
+        // Order 0 is the move `genmove` would play (the head of the principal
+        // variation, by the final-move rule), which need not be the most
+        // visited.
+        if let Some(i) = report
+            .pv
+            .first()
+            .and_then(|&best| searched.iter().position(|m| m.mv == best))
+        {
+            searched[..=i].rotate_right(1);
+        }
+        searched.truncate(max_moves);
         let mut line = String::new();
         for (order, m) in searched.iter().enumerate() {
             let winrate = match m.proven {
