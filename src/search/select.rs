@@ -318,7 +318,6 @@ mod tests {
         // Proofs decide under either rule.
         d.edges[0].proven = Proven::Win(5);
         assert_eq!(choose_edge(&d, VISITS, None), Some(0));
-        d.edges[0].proven = Proven::Unknown;
         d.edges[0].visits = 500;
         d.edges[0].proven = Proven::Loss(3);
         assert_eq!(choose_edge(&d, VISITS, None), Some(1));
