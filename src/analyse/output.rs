@@ -12,12 +12,7 @@ pub(super) fn color_name(c: Color) -> &'static str {
 
 /// Expected score of a move for the player making it.
 pub(super) fn move_score(m: &MoveStats) -> f64 {
-    match m.proven {
-        Proven::Win(_) => 1.0,
-        Proven::Loss(_) => 0.0,
-        Proven::Draw => 0.5,
-        Proven::Unknown => crate::nn::expectation(m.wdl) as f64,
-    }
+    f64::from(m.proven.expected_score(m.wdl))
 }
 
 pub(super) fn proven_text(proven: Proven, mover: Color) -> Option<String> {

@@ -8,7 +8,6 @@ use std::time::Duration;
 use crate::engine::Engine;
 use crate::game::{Board, Color, Point};
 use crate::search::expand::candidate_moves;
-use crate::search::node::Proven;
 use crate::search::SearchResult;
 use crate::tactics::{solve, SolveLimits, ThreatKind};
 
@@ -109,12 +108,7 @@ pub(super) fn balancing_moves(
                 let target = wanted(&board);
                 let result = engine.search_position(&board, per_search);
                 board.undo();
-                let value = match result.proven {
-                    Proven::Win(_) => 1.0,
-                    Proven::Loss(_) => 0.0,
-                    Proven::Draw => 0.5,
-                    Proven::Unknown => result.expectation,
-                };
+                let value = result.proven.expected_score(result.wdl);
                 entry.0 = (value - target).abs();
             }
             screened.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -149,11 +143,7 @@ impl SwapChoice {
     /// (below 0.42) and balances what is neither clearly bad nor clearly
     /// good for white (0.42..0.58); plain swap takes black below 0.5.
     pub fn after_search(result: &SearchResult, stones: usize, swap2: bool) -> SwapChoice {
-        let value = match result.proven {
-            Proven::Win(_) => 1.0,
-            Proven::Loss(_) => 0.0,
-            _ => result.expectation,
-        };
+        let value = result.proven.expected_score(result.wdl);
         let three = swap2 && stones == 3;
         if value < if three { 0.42 } else { 0.5 } {
             SwapChoice::TakeBlack

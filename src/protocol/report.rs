@@ -228,11 +228,7 @@ impl Gomocup {
                 Proven::Loss(d) => format!("-M{d}"),
                 _ => format!("{}", ((m.wdl[0] - m.wdl[2]) * 1000.0).round() as i64),
             };
-            let winrate = match m.proven {
-                Proven::Win(_) => 1.0,
-                Proven::Loss(_) => 0.0,
-                _ => expectation(m.wdl),
-            };
+            let winrate = m.proven.expected_score(m.wdl);
             let bestline: Vec<String> = line.iter().map(Point::to_string).collect();
             let block = [
                 format!("INFO PV {i}"),

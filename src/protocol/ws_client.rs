@@ -15,7 +15,6 @@ use crate::config::Config;
 use crate::engine::{Engine, SearchKind};
 use crate::game::{Board, BoardSize, BoardSizeError, Color, MoveError, Point, Rule, RuleError};
 use crate::nn::provider::NetworkProvider;
-use crate::search::node::Proven;
 use crate::search::TimeControl;
 use crate::ws::message::{GameConfiguration, PlayerInfo, WsColor};
 use crate::ws::{ClientMessage, EndReason, ProtocolVersion, ServerMessage, WsMove, WsPoint};
@@ -198,11 +197,7 @@ impl Player {
     /// the principal variation.
     fn info(&self) -> Option<ClientMessage> {
         let report = self.engine.report(&[], 1)?;
-        let winrate = match report.proven {
-            Proven::Win(_) => 1.0,
-            Proven::Loss(_) => 0.0,
-            _ => crate::nn::expectation(report.wdl),
-        };
+        let winrate = report.proven.expected_score(report.wdl);
         Some(ClientMessage::Info(PlayerInfo {
             winrate: f64::from(winrate),
             pv: report.pv.iter().map(|&p| point_of(p)).collect(),

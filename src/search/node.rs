@@ -45,6 +45,18 @@ impl Proven {
             Proven::Loss(_) => Some([0.0, 0.0, 1.0]),
         }
     }
+
+    /// The expected score (a win 1, a draw a half) of a position or move
+    /// with this value and the searched `wdl`: the proof when there is one,
+    /// else the search's expectation.
+    pub fn expected_score(self, wdl: [f32; 3]) -> f32 {
+        match self {
+            Proven::Win(_) => 1.0,
+            Proven::Loss(_) => 0.0,
+            Proven::Draw => 0.5,
+            Proven::Unknown => crate::nn::expectation(wdl),
+        }
+    }
 }
 
 /// A move from a node.
@@ -270,6 +282,15 @@ mod tests {
         let mut e = Edge::new(Point::new(0, 0).unwrap(), 0.1);
         e.proven = proven;
         e
+    }
+
+    #[test]
+    fn a_proof_decides_the_expected_score_and_the_search_the_rest() {
+        let wdl = [0.3, 0.6, 0.1];
+        assert_eq!(Proven::Win(3).expected_score(wdl), 1.0);
+        assert_eq!(Proven::Loss(2).expected_score(wdl), 0.0);
+        assert_eq!(Proven::Draw.expected_score([0.9, 0.0, 0.1]), 0.5);
+        assert!((Proven::Unknown.expected_score(wdl) - 0.6).abs() < 1e-6);
     }
 
     #[test]

@@ -76,11 +76,7 @@ impl Gtp {
         searched.truncate(max_moves);
         let mut line = String::new();
         for (order, m) in searched.iter().enumerate() {
-            let winrate = match m.proven {
-                Proven::Win(_) => 1.0,
-                Proven::Loss(_) => 0.0,
-                _ => crate::nn::expectation(m.wdl),
-            };
+            let winrate = m.proven.expected_score(m.wdl);
             let mut pv = vec![m.mv];
             if let Some(after) = s.engine.report(&[m.mv], 0) {
                 pv.extend(after.pv);
