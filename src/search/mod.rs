@@ -30,7 +30,7 @@ use crate::nn::{EvalService, Evaluation};
 use crate::search::cache::NodeCache;
 use crate::search::expand::{analyse, LeafAnalysis, LeafSettings};
 use crate::search::node::{Edge, Node, NodeState, Proven};
-use crate::search::select::{choose_edge, select_edge, tempered_prior, PuctParams};
+use crate::search::select::{choice_race, choose_edge, select_edge, tempered_prior, PuctParams};
 use crate::search::stoppers::{SearchProgress, StopCondition, Stoppers};
 use crate::tactics::forced_win;
 
@@ -385,14 +385,7 @@ impl Searcher {
         let stop_requested = stop.load(Ordering::SeqCst);
         let mut now = {
             let data = root.data.lock();
-            let (mut best, mut second) = (0, 0);
-            for edge in &data.edges {
-                if edge.visits > best {
-                    (best, second) = (edge.visits, best);
-                } else if edge.visits > second {
-                    second = edge.visits;
-                }
-            }
+            let (best, second) = choice_race(&data, self.config.move_choice());
             SearchProgress {
                 stop_requested,
                 root_proven: data.proven.is_known(),

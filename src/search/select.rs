@@ -175,6 +175,25 @@ pub fn choose_edge(
     })
 }
 
+/// The race the time manager watches: the visits of the move that would be
+/// played now and the most visits of any other move. When the rule picks a
+/// move other than the most visited, the choice is contested and the
+/// first figure is below the second, so the search does not stop early.
+pub fn choice_race(node: &NodeData, choice: MoveChoice) -> (u32, u32) {
+    let Some(chosen) = choose_edge(node, choice, None) else {
+        return (0, 0);
+    };
+    let others = node
+        .edges
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != chosen)
+        .map(|(_, e)| e.visits)
+        .max()
+        .unwrap_or(0);
+    (node.edges[chosen].visits, others)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,5 +362,28 @@ mod tests {
             Some(FinalMove::MostVisits)
         );
         assert!(read("final_move = \"mean\"").is_err());
+    }
+
+    #[test]
+    fn the_race_the_clock_watches_is_the_chosen_moves_lead() {
+        // The lower bound plays move 1 with fewer visits: no lead.
+        let data = node_with(vec![
+            edge(0, 0.5, 500, 250.0),
+            edge(1, 0.3, 400, 300.0),
+            edge(2, 0.2, 50, 20.0),
+        ]);
+        let mut d = data.lock();
+        assert_eq!(choice_race(&d, LCB), (400, 500));
+        assert_eq!(choice_race(&d, VISITS), (500, 400));
+        // Once the most visited move also has the best bound, the lead is
+        // over the runner-up in visits, as under the visits rule.
+        d.edges[0].win_sum = 400.0;
+        assert_eq!(choice_race(&d, LCB), (500, 400));
+        // A tie in visits is no lead.
+        d.edges[1].visits = 500;
+        let (chosen, others) = choice_race(&d, VISITS);
+        assert_eq!(chosen, others);
+        d.edges.clear();
+        assert_eq!(choice_race(&d, LCB), (0, 0));
     }
 }

@@ -27,7 +27,9 @@ pub struct SearchProgress {
     pub root_moves: usize,
     /// Visits of the root itself.
     pub root_visits: u32,
-    /// Visits of the most visited root move and of the runner-up.
+    /// Visits of the root move the search would play now (by `final_move`)
+    /// and the most visits of any other root move: below it when the rule
+    /// plays a less visited move.
     pub best_visits: u32,
     pub second_visits: u32,
     /// Playouts of this search so far.

@@ -136,7 +136,9 @@ pub struct TimeManager {
 /// What the manager needs to know of the root to decide whether to extend.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RootProgress {
-    /// Visits of the most visited root move and of the runner-up.
+    /// Visits of the root move the search would play now (by `final_move`)
+    /// and the most visits of any other root move: below it when the rule
+    /// plays a less visited move.
     pub best_visits: u32,
     pub second_visits: u32,
     /// Playouts of this search so far.
@@ -189,9 +191,9 @@ impl TimeManager {
     /// Whether the tree search must stop now. It stops at the deadline
     /// less the safety net's share; after the target (stretched if the
     /// value has fallen, see [`FallingValue`]) less that share, it stops
-    /// unless the runner-up could still overtake the best move at the
-    /// current speed in the time left, and in any case at twice that
-    /// target.
+    /// unless another move could still overtake the chosen one in visits
+    /// at the current speed in the time left (never while the chosen move
+    /// is not the most visited), and in any case at twice that target.
     pub fn tree_search_done(&self, root: RootProgress) -> bool {
         self.tree_search_done_at(root, self.elapsed())
     }
