@@ -216,7 +216,8 @@ impl Searcher {
                     scope.spawn(move || self.worker(&run));
                 }
                 let stoppers = Stoppers::for_search(limits, &clock, tree_budget);
-                let reason = self.watch(&root, &stoppers, &clock, stop, &progress);
+                let reason =
+                    self.watch(&root, &limits.excluded, &stoppers, &clock, stop, &progress);
                 progress.halt.store(true, Ordering::SeqCst);
                 reason
             });
@@ -359,6 +360,7 @@ impl Searcher {
     fn watch(
         &self,
         root: &Arc<Node>,
+        excluded: &CellSet,
         stoppers: &Stoppers,
         clock: &TimeManager,
         stop: &AtomicBool,
@@ -366,7 +368,7 @@ impl Searcher {
     ) -> StopReason {
         loop {
             std::thread::sleep(Duration::from_millis(1));
-            let now = self.search_progress(root, clock, stop, progress);
+            let now = self.search_progress(root, excluded, clock, stop, progress);
             if let Some(reason) = stoppers.check(&now) {
                 return reason;
             }
@@ -378,6 +380,7 @@ impl Searcher {
     fn search_progress(
         &self,
         root: &Arc<Node>,
+        excluded: &CellSet,
         clock: &TimeManager,
         stop: &AtomicBool,
         progress: &Progress,
@@ -385,7 +388,7 @@ impl Searcher {
         let stop_requested = stop.load(Ordering::SeqCst);
         let mut now = {
             let data = root.data.lock();
-            let (best, second) = choice_race(&data, self.config.move_choice());
+            let (best, second) = choice_race(&data, self.config.move_choice(), Some(excluded));
             SearchProgress {
                 stop_requested,
                 root_proven: data.proven.is_known(),

@@ -166,28 +166,38 @@ pub fn choose_edge(
             },
         }
     };
-    (0..edges.len()).filter(allowed).max_by(|&a, &b| {
-        let (ea, eb) = (&edges[a], &edges[b]);
-        score(ea)
-            .total_cmp(&score(eb))
-            .then(ea.visits.cmp(&eb.visits))
-            .then(ea.prior.total_cmp(&eb.prior))
-    })
+    // Each edge scored once: the time manager asks every millisecond.
+    (0..edges.len())
+        .filter(allowed)
+        .map(|i| (score(&edges[i]), i))
+        .max_by(|&(sa, a), &(sb, b)| {
+            let (ea, eb) = (&edges[a], &edges[b]);
+            sa.total_cmp(&sb)
+                .then(ea.visits.cmp(&eb.visits))
+                .then(ea.prior.total_cmp(&eb.prior))
+        })
+        .map(|(_, i)| i)
 }
 
 /// The race the time manager watches: the visits of the move that would be
-/// played now and the most visits of any other move. When the rule picks a
-/// move other than the most visited, the choice is contested and the
-/// first figure is below the second, so the search does not stop early.
-pub fn choice_race(node: &NodeData, choice: MoveChoice) -> (u32, u32) {
-    let Some(chosen) = choose_edge(node, choice, None) else {
+/// played now (not among `excluded`) and the most visits of any other move
+/// that could still overtake it (neither excluded nor proven lost). When
+/// the rule picks a move other than the most visited, the choice is
+/// contested and the first figure is below the second, so the search does
+/// not stop early.
+pub fn choice_race(node: &NodeData, choice: MoveChoice, excluded: Option<&CellSet>) -> (u32, u32) {
+    let Some(chosen) = choose_edge(node, choice, excluded) else {
         return (0, 0);
     };
     let others = node
         .edges
         .iter()
         .enumerate()
-        .filter(|&(i, _)| i != chosen)
+        .filter(|&(i, e)| {
+            i != chosen
+                && !matches!(e.proven, Proven::Loss(_))
+                && !excluded.is_some_and(|set| set.contains(e.mv))
+        })
         .map(|(_, e)| e.visits)
         .max()
         .unwrap_or(0);
@@ -373,17 +383,30 @@ mod tests {
             edge(2, 0.2, 50, 20.0),
         ]);
         let mut d = data.lock();
-        assert_eq!(choice_race(&d, LCB), (400, 500));
-        assert_eq!(choice_race(&d, VISITS), (500, 400));
+        assert_eq!(choice_race(&d, LCB, None), (400, 500));
+        assert_eq!(choice_race(&d, VISITS, None), (500, 400));
         // Once the most visited move also has the best bound, the lead is
         // over the runner-up in visits, as under the visits rule.
         d.edges[0].win_sum = 400.0;
-        assert_eq!(choice_race(&d, LCB), (500, 400));
+        assert_eq!(choice_race(&d, LCB, None), (500, 400));
         // A tie in visits is no lead.
         d.edges[1].visits = 500;
-        let (chosen, others) = choice_race(&d, VISITS);
+        let (chosen, others) = choice_race(&d, VISITS, None);
         assert_eq!(chosen, others);
+        // A proven loss cannot overtake, however many visits it kept.
+        d.edges[1].visits = 900;
+        d.edges[1].proven = Proven::Loss(4);
+        assert_eq!(choice_race(&d, LCB, None), (500, 50));
+        assert_eq!(choice_race(&d, VISITS, None), (500, 50));
+        // Nor can a move the caller excluded; and an excluded move is not
+        // the one watched.
+        d.edges[1].proven = Proven::Unknown;
+        let mut excluded = CellSet::new();
+        excluded.insert(d.edges[1].mv);
+        assert_eq!(choice_race(&d, VISITS, Some(&excluded)), (500, 50));
+        excluded.insert(d.edges[0].mv);
+        assert_eq!(choice_race(&d, VISITS, Some(&excluded)), (50, 0));
         d.edges.clear();
-        assert_eq!(choice_race(&d, LCB), (0, 0));
+        assert_eq!(choice_race(&d, LCB, None), (0, 0));
     }
 }

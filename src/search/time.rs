@@ -192,8 +192,8 @@ impl TimeManager {
     /// less the safety net's share; after the target (stretched if the
     /// value has fallen, see [`FallingValue`]) less that share, it stops
     /// unless another move could still overtake the chosen one in visits
-    /// at the current speed in the time left (never while the chosen move
-    /// is not the most visited), and in any case at twice that target.
+    /// at the current speed in the time left (never while another move has at
+    /// least its visits), and in any case at twice that target.
     pub fn tree_search_done(&self, root: RootProgress) -> bool {
         self.tree_search_done_at(root, self.elapsed())
     }
