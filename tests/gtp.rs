@@ -296,14 +296,21 @@ fn analysis_streams_info_lines_until_the_next_command() {
     assert_eq!(e.process.expect(|l| !l.trim().is_empty()), "=");
     let line = e.process.expect(|_| true);
     assert!(line.matches("info move").count() <= 2, "{line}");
-    let winrate: f64 = line
-        .split_whitespace()
-        .skip_while(|w| *w != "winrate")
-        .nth(1)
-        .expect("winrate")
-        .parse()
-        .expect("a number");
+    let field = |name: &str| -> f64 {
+        line.split_whitespace()
+            .skip_while(|w| *w != name)
+            .nth(1)
+            .unwrap_or_else(|| panic!("{name} in {line}"))
+            .parse()
+            .expect("a number")
+    };
+    let winrate = field("winrate");
     assert!((0.0..=1.0).contains(&winrate), "{line}");
+    // The lower confidence bound (the move rule's) lies below the win
+    // rate of a move searched but not proven.
+    let lcb = field("lcb");
+    assert!((0.0..=winrate).contains(&lcb), "{line}");
+    assert!(lcb < winrate || winrate == 0.0 || winrate == 1.0, "{line}");
     e.process.send("quit");
     loop {
         let line = e.process.expect(|_| true);

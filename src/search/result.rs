@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::game::{Board, CellSet, Color, Point};
 use crate::search::expand::fallback_move;
 use crate::search::node::{Edge, Node, Proven};
-use crate::search::select::choose_edge;
+use crate::search::select::{choose_edge, lower_bound};
 use crate::search::Searcher;
 
 /// Why a search ended.
@@ -53,6 +53,17 @@ impl MoveStats {
             .collect();
         moves.sort_by(|a, b| b.visits.cmp(&a.visits).then(b.prior.total_cmp(&a.prior)));
         moves
+    }
+
+    /// A pessimistic expected score of the move (a draw worth a half), the
+    /// bound the `"lcb"` move rule compares, in [0, 1]: the proof's score
+    /// when proven, 0 before the first visit.
+    pub fn score_lower_bound(&self) -> f32 {
+        match self.proven {
+            Proven::Unknown if self.visits == 0 => 0.0,
+            Proven::Unknown => lower_bound(crate::nn::expectation(self.wdl), self.visits).max(0.0),
+            proven => proven.expected_score(self.wdl),
+        }
     }
 }
 
@@ -142,5 +153,33 @@ impl SearchResult {
     /// Evaluations per second.
     pub fn nodes_per_second(&self) -> u64 {
         (self.counters.playouts as f64 / self.elapsed.as_secs_f64().max(1e-3)) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::select::{lower_confidence_bound, utility};
+
+    #[test]
+    fn the_reported_lower_bound_is_the_one_the_move_rule_compares() {
+        let mut edge = Edge::new(Point::new(7, 7).unwrap(), 0.4);
+        edge.visits = 100;
+        edge.win_sum = 50.0;
+        edge.draw_sum = 20.0;
+        let stats = |e: &Edge| MoveStats::of_edges(std::slice::from_ref(e)).remove(0);
+        // Expectation 0.6; 0.6 - 1.96 * sqrt(0.24 / 100) = 0.504.
+        let lcb = stats(&edge).score_lower_bound();
+        assert!((lcb - 0.504).abs() < 1e-3, "{lcb}");
+        assert!((lcb - lower_confidence_bound(&edge, 0.5)).abs() < 1e-6);
+        assert!(lcb < utility(edge.wdl(), 0.5));
+        edge.visits = 0;
+        edge.win_sum = 0.0;
+        edge.draw_sum = 0.0;
+        assert_eq!(stats(&edge).score_lower_bound(), 0.0);
+        edge.proven = Proven::Draw;
+        assert_eq!(stats(&edge).score_lower_bound(), 0.5);
+        edge.proven = Proven::Win(3);
+        assert_eq!(stats(&edge).score_lower_bound(), 1.0);
     }
 }

@@ -124,13 +124,15 @@ pub fn lower_confidence_bound(edge: &Edge, draw_weight: f32) -> f32 {
         Proven::Loss(d) => -10.0 + d as f32 * 1e-4,
         Proven::Draw => draw_weight,
         Proven::Unknown if edge.visits == 0 => -1.0,
-        Proven::Unknown => {
-            let n = edge.visits as f32;
-            let q = utility(edge.wdl(), draw_weight);
-            let variance = (q * (1.0 - q)).max(0.01);
-            q - 1.96 * (variance / n).sqrt()
-        }
+        Proven::Unknown => lower_bound(utility(edge.wdl(), draw_weight), edge.visits),
     }
+}
+
+/// The mean `q` (in [0, 1]) of `visits` values less 1.96 standard errors,
+/// the variance taken as q(1-q) and at least 0.01.
+pub fn lower_bound(q: f32, visits: u32) -> f32 {
+    let variance = (q * (1.0 - q)).max(0.01);
+    q - 1.96 * (variance / visits.max(1) as f32).sqrt()
 }
 
 /// The move to play: the shortest proven win; else by the [`FinalMove`]

@@ -77,6 +77,7 @@ impl Gtp {
         let mut line = String::new();
         for (order, m) in searched.iter().enumerate() {
             let winrate = m.proven.expected_score(m.wdl);
+            let lcb = m.score_lower_bound();
             let mut pv = vec![m.mv];
             if let Some(after) = s.engine.report(&[m.mv], 0) {
                 pv.extend(after.pv);
@@ -96,18 +97,18 @@ impl Gtp {
                     m.visits,
                     (winrate * 10_000.0).round() as i64,
                     (m.prior * 10_000.0).round() as i64,
-                    (winrate * 10_000.0).round() as i64,
+                    (lcb * 10_000.0).round() as i64,
                     pv.join(" ")
                 ),
                 AnalysisFormat::KataGo => write!(
                     line,
                     "info move {vertex} visits {} utility {:.6} winrate {winrate:.6} scoreMean 0 \
-                     scoreStdev 0 scoreLead 0 scoreSelfplay 0 prior {:.6} lcb {winrate:.6} \
+                     scoreStdev 0 scoreLead 0 scoreSelfplay 0 prior {:.6} lcb {lcb:.6} \
                      utilityLcb {:.6} order {order} pv {}",
                     m.visits,
                     2.0 * winrate - 1.0,
                     m.prior,
-                    2.0 * winrate - 1.0,
+                    2.0 * lcb - 1.0,
                     pv.join(" ")
                 ),
             };
