@@ -388,15 +388,16 @@ impl Searcher {
         let stop_requested = stop.load(Ordering::SeqCst);
         let mut now = {
             let data = root.data.lock();
-            let (best, second) = choice_race(&data, self.config.move_choice(), Some(excluded));
+            let (chosen_visits, rival_visits) =
+                choice_race(&data, self.config.move_choice(), Some(excluded));
             SearchProgress {
                 stop_requested,
                 root_proven: data.proven.is_known(),
                 root_moves: data.edges.len(),
                 root_visits: data.visits,
                 root_expectation: (data.visits > 0).then(|| crate::nn::expectation(data.wdl())),
-                best_visits: best,
-                second_visits: second,
+                chosen_visits,
+                rival_visits,
                 playouts: progress.playouts.load(Ordering::Relaxed),
                 ..SearchProgress::default()
             }

@@ -28,10 +28,11 @@ pub struct SearchProgress {
     /// Visits of the root itself.
     pub root_visits: u32,
     /// Visits of the root move the search would play now (by `final_move`)
-    /// and the most visits of any other root move: below it when the rule
-    /// plays a less visited move.
-    pub best_visits: u32,
-    pub second_visits: u32,
+    /// and the most visits of a rival that could overtake it (not proven
+    /// lost, not excluded): above the first when the rule plays a less
+    /// visited move.
+    pub chosen_visits: u32,
+    pub rival_visits: u32,
     /// Playouts of this search so far.
     pub playouts: u64,
     /// The root's expectation for the side to move (`None` before its
@@ -49,8 +50,8 @@ impl SearchProgress {
     /// What the time manager needs of the root.
     pub fn root(&self) -> RootProgress {
         RootProgress {
-            best_visits: self.best_visits,
-            second_visits: self.second_visits,
+            chosen_visits: self.chosen_visits,
+            rival_visits: self.rival_visits,
             playouts: self.playouts,
             expectation: self.root_expectation,
         }
@@ -202,8 +203,8 @@ mod tests {
             root_proven: false,
             root_moves: 30,
             root_visits: 500,
-            best_visits: 200,
-            second_visits: 150,
+            chosen_visits: 200,
+            rival_visits: 150,
             playouts: 500,
             root_expectation: Some(0.5),
             tree_bytes: 1 << 20,
@@ -317,9 +318,9 @@ mod tests {
         };
         let extensible = TimeManager::new(Some(budget), now);
         let time = TimeLimit { clock: &extensible };
-        let race = |best_visits, second_visits| SearchProgress {
-            best_visits,
-            second_visits,
+        let race = |chosen_visits, rival_visits| SearchProgress {
+            chosen_visits,
+            rival_visits,
             playouts: 1000,
             elapsed: ms(1000),
             ..running()
@@ -343,8 +344,8 @@ mod tests {
             root_proven: true,
             root_moves: 1,
             root_visits: 2,
-            best_visits: 2,
-            second_visits: 0,
+            chosen_visits: 2,
+            rival_visits: 0,
             playouts: 100,
             root_expectation: Some(0.5),
             tree_bytes: 4096,

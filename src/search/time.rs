@@ -137,10 +137,11 @@ pub struct TimeManager {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RootProgress {
     /// Visits of the root move the search would play now (by `final_move`)
-    /// and the most visits of any other root move: below it when the rule
-    /// plays a less visited move.
-    pub best_visits: u32,
-    pub second_visits: u32,
+    /// and the most visits of a rival that could overtake it (not proven
+    /// lost, not excluded): above the first when the rule plays a less
+    /// visited move.
+    pub chosen_visits: u32,
+    pub rival_visits: u32,
     /// Playouts of this search so far.
     pub playouts: u64,
     /// The root's expectation for the side to move (`None` before its
@@ -222,7 +223,7 @@ impl TimeManager {
         }
         let rate = root.playouts as f64 / elapsed.as_secs_f64().max(1e-3);
         let catchable = deadline.saturating_sub(elapsed).as_secs_f64() * rate;
-        let lead = root.best_visits.saturating_sub(root.second_visits);
+        let lead = root.chosen_visits.saturating_sub(root.rival_visits);
         lead as f64 > catchable || elapsed >= target.saturating_mul(2)
     }
 
@@ -368,8 +369,8 @@ mod tests {
 
     fn progress(best: u32, second: u32, playouts: u64) -> RootProgress {
         RootProgress {
-            best_visits: best,
-            second_visits: second,
+            chosen_visits: best,
+            rival_visits: second,
             playouts,
             expectation: None,
         }
