@@ -23,8 +23,13 @@ pub struct SearchConfig {
     /// the next batch while the network works. 1 is the deterministic mode
     /// (with 1 thread): batches are then always evaluated alone.
     pub pipeline: usize,
-    /// Exploration constant of PUCT.
+    /// Exploration constant of PUCT at a node's first visits.
     pub c_puct: f32,
+    /// Growth of the exploration constant with a node's visits:
+    /// `c_puct + c_puct_log * ln(1 + visits / c_puct_base)` (0: constant).
+    pub c_puct_log: f32,
+    /// Visits over which that growth is counted.
+    pub c_puct_base: f32,
     /// First-play urgency: an unvisited move is valued at its parent's
     /// value less this.
     pub fpu_reduction: f32,
@@ -83,6 +88,8 @@ impl Default for SearchConfig {
             batch_size: 8,
             pipeline: 2,
             c_puct: 0.7,
+            c_puct_log: 0.0,
+            c_puct_base: 328.0,
             fpu_reduction: 0.2,
             policy_temperature: 1.0,
             style: 2,
@@ -113,6 +120,16 @@ impl SearchConfig {
         check(
             self.c_puct.is_finite() && self.c_puct > 0.0,
             "c_puct",
+            "must be positive",
+        )?;
+        check(
+            self.c_puct_log.is_finite() && self.c_puct_log >= 0.0,
+            "c_puct_log",
+            "must be 0 or more",
+        )?;
+        check(
+            self.c_puct_base.is_finite() && self.c_puct_base > 0.0,
+            "c_puct_base",
             "must be positive",
         )?;
         check(
@@ -169,6 +186,8 @@ impl SearchConfig {
     pub(super) fn puct(&self) -> PuctParams {
         PuctParams {
             c_puct: self.c_puct,
+            c_puct_log: self.c_puct_log,
+            c_puct_base: self.c_puct_base,
             fpu_reduction: self.fpu_reduction,
             draw_weight: self.draw_weight(),
         }

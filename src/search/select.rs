@@ -8,14 +8,34 @@ use crate::search::node::{Edge, NodeData, Proven};
 /// Settings of the selection rule.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PuctParams {
-    /// Exploration constant.
+    /// Exploration constant at a node's first visits (see [`Self::exploration`]).
     pub c_puct: f32,
+    /// Growth of the exploration constant with the node's visits.
+    pub c_puct_log: f32,
+    /// Visits over which that growth is counted.
+    pub c_puct_base: f32,
     /// First-play urgency: an unvisited move is valued at the parent's value
     /// minus this, scaled by the searched prior mass (see
     /// [`first_play_urgency`]).
     pub fpu_reduction: f32,
     /// Weight of a draw in the utility (1 defensive, 0.5 classic, 0 offensive).
     pub draw_weight: f32,
+}
+
+impl PuctParams {
+    /// The exploration constant of a node with `visits` visits:
+    /// `c_puct + c_puct_log * ln(1 + visits / c_puct_base)`, the form of
+    /// AlphaZero's later versions, KataGo and Rapfi. A node seen a few times
+    /// follows its best moves; a heavily searched one, where the priors'
+    /// first choices have been looked at, widens its search.
+    #[inline]
+    pub fn exploration(&self, visits: u32) -> f32 {
+        if self.c_puct_log == 0.0 {
+            self.c_puct
+        } else {
+            self.c_puct + self.c_puct_log * (visits as f32 / self.c_puct_base).ln_1p()
+        }
+    }
 }
 
 /// How the move to play is picked from the root's statistics (`[search]
@@ -83,6 +103,7 @@ pub fn select_edge(
         }
     }
     let sqrt_total = (total.max(1) as f32).sqrt();
+    let c_puct = params.exploration(total);
     let parent_utility = utility(node.wdl(), params.draw_weight);
     let fpu = first_play_urgency(parent_utility, params.fpu_reduction, visited_policy);
     let mut best = None;
@@ -103,7 +124,7 @@ pub fn select_edge(
                     _ if n == 0 => fpu,
                     _ => (edge.win_sum + params.draw_weight * edge.draw_sum) / n as f32,
                 };
-                q + params.c_puct * edge.prior * sqrt_total / (1 + n) as f32
+                q + c_puct * edge.prior * sqrt_total / (1 + n) as f32
             }
         };
         if score > best_score {
@@ -241,6 +262,8 @@ mod tests {
 
     const PARAMS: PuctParams = PuctParams {
         c_puct: 1.5,
+        c_puct_log: 0.0,
+        c_puct_base: 328.0,
         fpu_reduction: 0.1,
         draw_weight: 0.5,
     };
@@ -271,6 +294,8 @@ mod tests {
         // visited move goes on. (The flat reduction gave 0.35 in both cases.)
         let params = PuctParams {
             c_puct: 0.0,
+            c_puct_log: 0.0,
+            c_puct_base: 328.0,
             fpu_reduction: 0.2,
             draw_weight: 0.5,
         };
@@ -282,6 +307,56 @@ mod tests {
         d.edges[0].prior = 0.81;
         d.edges[1].prior = 0.19;
         assert_eq!(select_edge(&d, params, None), Some(0));
+    }
+
+    #[test]
+    fn exploration_grows_with_the_nodes_visits() {
+        let growing = PuctParams {
+            c_puct: 0.2,
+            c_puct_log: 0.5,
+            ..PARAMS
+        };
+        assert_eq!(growing.exploration(0), 0.2);
+        // ln(1 + 328 / 328) = ln 2.
+        assert!((growing.exploration(328) - (0.2 + 0.5 * 2f32.ln())).abs() < 1e-6);
+        assert!(growing.exploration(10_000) > growing.exploration(1_000));
+        assert_eq!(
+            PARAMS.exploration(1_000_000),
+            1.5,
+            "constant without growth"
+        );
+        // A searched move holding at 0.6 (prior 0.7) and an unvisited one
+        // (prior 0.3) at the first-play urgency, 0.6 - 0.1 * sqrt(0.7) =
+        // 0.516. A near-zero constant keeps to the searched move at any
+        // size (at 5,000 visits the other scores 0.516 + 0.002 * 0.3 *
+        // 70.7 = 0.558). Growing by 0.1 per e-fold over 328 visits, the
+        // node still keeps to it at 50 visits (constant 0.016: 0.550), and
+        // tries the other at 5,000 (0.283: 6.5).
+        let node = |visits: u32| {
+            let data = node_with(vec![
+                edge(0, 0.7, visits, 0.6 * visits as f32),
+                edge(1, 0.3, 0, 0.0),
+            ]);
+            {
+                let mut d = data.lock();
+                d.visits = visits;
+                d.win_sum = 0.6 * visits as f32;
+            }
+            data
+        };
+        let constant = PuctParams {
+            c_puct: 0.002,
+            c_puct_log: 0.0,
+            fpu_reduction: 0.1,
+            ..PARAMS
+        };
+        let widening = PuctParams {
+            c_puct_log: 0.1,
+            ..constant
+        };
+        assert_eq!(select_edge(&node(5_000).lock(), constant, None), Some(0));
+        assert_eq!(select_edge(&node(50).lock(), widening, None), Some(0));
+        assert_eq!(select_edge(&node(5_000).lock(), widening, None), Some(1));
     }
 
     #[test]
