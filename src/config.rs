@@ -307,6 +307,12 @@ mod tests {
                 "search.policy_temperature",
             ),
             ("[search]\nsafety_share = 0.8\n", "search.safety_share"),
+            ("[search]\nc_puct_log = -1.0\n", "search.c_puct_log"),
+            ("[search]\nc_puct_log = nan\n", "search.c_puct_log"),
+            ("[search]\nc_puct_log = 1e38\n", "search.c_puct_log"),
+            ("[search]\nc_puct_base = 0.0\n", "search.c_puct_base"),
+            ("[search]\nc_puct_base = 1e-40\n", "search.c_puct_base"),
+            ("[search]\nc_puct_base = inf\n", "search.c_puct_base"),
             (
                 "[search]\nsafety_nodes_per_ms = 0\n",
                 "search.safety_nodes_per_ms",

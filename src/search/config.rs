@@ -28,7 +28,8 @@ pub struct SearchConfig {
     /// Growth of the exploration constant with a node's visits:
     /// `c_puct + c_puct_log * ln(1 + visits / c_puct_base)` (0: constant).
     pub c_puct_log: f32,
-    /// Visits over which that growth is counted.
+    /// The visits at which the constant has grown by `c_puct_log * ln 2`
+    /// (Rapfi's value by default).
     pub c_puct_base: f32,
     /// First-play urgency: an unvisited move is valued at its parent's
     /// value less this.
@@ -128,10 +129,14 @@ impl SearchConfig {
             "must be 0 or more",
         )?;
         check(
-            self.c_puct_base.is_finite() && self.c_puct_base > 0.0,
+            self.c_puct_base.is_finite() && self.c_puct_base >= 1.0,
             "c_puct_base",
-            "must be positive",
+            "must be at least 1",
         )?;
+        // Finite at the most visits a node can hold, so that no score
+        // becomes infinite (or NaN against a zero prior).
+        let most_growth = self.c_puct_log * (u32::MAX as f32 / self.c_puct_base).ln_1p();
+        check(most_growth < 1e6, "c_puct_log", "is too large")?;
         check(
             self.fpu_reduction.is_finite(),
             "fpu_reduction",

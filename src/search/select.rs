@@ -12,7 +12,7 @@ pub struct PuctParams {
     pub c_puct: f32,
     /// Growth of the exploration constant with the node's visits.
     pub c_puct_log: f32,
-    /// Visits over which that growth is counted.
+    /// The visits at which the constant has grown by `c_puct_log * ln 2`.
     pub c_puct_base: f32,
     /// First-play urgency: an unvisited move is valued at the parent's value
     /// minus this, scaled by the searched prior mass (see
@@ -327,11 +327,10 @@ mod tests {
         );
         // A searched move holding at 0.6 (prior 0.7) and an unvisited one
         // (prior 0.3) at the first-play urgency, 0.6 - 0.1 * sqrt(0.7) =
-        // 0.516. A near-zero constant keeps to the searched move at any
-        // size (at 5,000 visits the other scores 0.516 + 0.002 * 0.3 *
-        // 70.7 = 0.558). Growing by 0.1 per e-fold over 328 visits, the
-        // node still keeps to it at 50 visits (constant 0.016: 0.550), and
-        // tries the other at 5,000 (0.283: 6.5).
+        // 0.516. At 5,000 visits a near-constant 0.002 keeps to the searched
+        // move (the other scores 0.516 + 0.002 * 0.3 * 70.7 = 0.559). With
+        // c_puct_log 0.1 the node keeps to it at 50 visits (constant 0.016:
+        // 0.551) and tries the other at 5,000 (0.281: 6.5).
         let node = |visits: u32| {
             let data = node_with(vec![
                 edge(0, 0.7, visits, 0.6 * visits as f32),
