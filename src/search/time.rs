@@ -367,10 +367,10 @@ mod tests {
         assert_eq!(tight.budget(10, m).unwrap().deadline, MIN_BUDGET);
     }
 
-    fn progress(best: u32, second: u32, playouts: u64) -> RootProgress {
+    fn progress(chosen_visits: u32, rival_visits: u32, playouts: u64) -> RootProgress {
         RootProgress {
-            chosen_visits: best,
-            rival_visits: second,
+            chosen_visits,
+            rival_visits,
             playouts,
             expectation: None,
         }
