@@ -287,8 +287,10 @@ impl GamePlan {
                 Proven::Unknown => None,
             };
             if let Some(outcome) = proven {
-                // A five on the board says so itself; otherwise the proof ends
-                // the game.
+                // A five, a full board or a dead board says so itself; otherwise
+                // the proof ends the game. The dead board is checked here, not
+                // only on the next turn, so that a game whose last move both
+                // proved the draw and killed the board is labelled by the board.
                 match board.outcome() {
                     Some(o) => {
                         let end = if o == Outcome::Draw {
@@ -297,6 +299,9 @@ impl GamePlan {
                             End::Five
                         };
                         break (o, end);
+                    }
+                    None if outcome == Outcome::Draw && board.is_dead_draw() => {
+                        break (Outcome::Draw, End::DeadDraw)
                     }
                     None => break (outcome, End::Proven),
                 }
