@@ -438,3 +438,68 @@ fn black_with_only_forbidden_cells_is_lost_not_drawn() {
 fn summary(result: &wuzi::search::SearchResult) -> String {
     wuzi::protocol::summary::summary_line(result, wuzi::notation::Notation::Gomocup)
 }
+
+/// A position searched through one move order, then reached through a
+/// move whose edge has fewer visits than the position: with
+/// `transposition_catch_up` the edge takes the position's value without
+/// searching below it, until its visits catch up; without, every descent
+/// goes below and adds to the position.
+#[test]
+fn a_move_into_a_transposition_catches_up_with_its_value() {
+    let before = Board::from_moves(
+        BoardSize::square(15).unwrap(),
+        Rule::Freestyle,
+        &[p(7, 7), p(8, 8), p(6, 8)],
+    )
+    .unwrap();
+    let run = |catch_up: bool| {
+        let s = Searcher::new(
+            service(),
+            SearchConfig {
+                threads: 1,
+                batch_size: 1,
+                pipeline: 1,
+                transposition_catch_up: catch_up,
+                ..SearchConfig::default()
+            },
+        );
+        let stop = AtomicBool::new(false);
+        let first = s.search(&before, &playouts(200), &stop);
+        let mv = first.best_move.expect("a move");
+        // The position after `mv`, searched on its own: its node now has
+        // far more visits than the edge that leads to it.
+        let (after, node) = s.node_after(&before, &[mv]).expect("searched");
+        s.search(&after, &playouts(1500), &stop);
+        let (_, root) = s.node_after(&before, &[]).expect("root");
+        let edge = |root: &Arc<wuzi::search::node::Node>| {
+            let data = root.data.lock();
+            let e = data.edges.iter().find(|e| e.mv == mv).expect("edge");
+            (e.visits, e.win_sum)
+        };
+        let (visits_before, wins_before) = edge(&root);
+        let node_before = node.data.lock().visits;
+        assert!(node_before > visits_before + 1000, "{node_before} {visits_before}");
+        s.search(&before, &playouts(300), &stop);
+        let (visits_after, wins_after) = edge(&root);
+        let data = node.data.lock();
+        (
+            visits_after - visits_before,
+            wins_after - wins_before,
+            data.visits - node_before,
+            data.wdl(),
+        )
+    };
+    let (edge_gain, wins_gain, node_gain, node_wdl) = run(true);
+    assert!(edge_gain > 0, "the move was not searched again");
+    assert_eq!(node_gain, 0, "{edge_gain} visits went below the position");
+    // Each new visit of the edge is the position's value, as a win for the
+    // side that moved into it when the side to move there loses.
+    let expected = edge_gain as f32 * node_wdl[2];
+    assert!(
+        (wins_gain - expected).abs() < 1e-3 * edge_gain as f32,
+        "{wins_gain} against {expected}"
+    );
+    let (edge_gain, _, node_gain, _) = run(false);
+    assert!(edge_gain > 0);
+    assert_eq!(node_gain, edge_gain);
+}
