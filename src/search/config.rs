@@ -43,11 +43,6 @@ pub struct SearchConfig {
     pub style: u8,
     /// How the move to play is picked from the root's statistics.
     pub final_move: FinalMove,
-    /// A move into a position that the search has already reached by
-    /// another move order, and searched more than through this move, takes
-    /// that position's value instead of a descent below it (one visit per
-    /// descent, until the move's visits catch up with the position's).
-    pub transposition_catch_up: bool,
     /// Solver budget per new leaf (VCF of the side to move).
     pub leaf_vcf_nodes: u64,
     /// Solver budget at the root (VCT of the side to move).
@@ -100,7 +95,6 @@ impl Default for SearchConfig {
             policy_temperature: 1.0,
             style: 2,
             final_move: FinalMove::LowerConfidenceBound,
-            transposition_catch_up: false,
             leaf_vcf_nodes: 200,
             root_vct_nodes: 20_000,
             opponent_vcf_nodes: 200,

@@ -106,13 +106,6 @@ enum Descent {
         wdl: [f32; 3],
         proven: Proven,
     },
-    /// A position reached before by another move order and searched more
-    /// there than through the last edge of `path`: that edge takes the
-    /// position's value (`wdl`, for the side to move there).
-    Transposition {
-        path: Vec<(Arc<Node>, usize)>,
-        wdl: [f32; 3],
-    },
     /// Another descent is evaluating the node: nothing to do here.
     Collision { path: Vec<(Arc<Node>, usize)> },
 }

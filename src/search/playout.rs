@@ -135,14 +135,6 @@ impl Searcher {
                     progress.revisits.fetch_add(1, Ordering::Relaxed);
                     self.backup(&path, None, wdl, proven);
                 }
-                Descent::Transposition { path, wdl } => {
-                    // No new evaluation, but the statistics changed: this
-                    // is work, not an idle round.
-                    progress.reserved.fetch_sub(1, Ordering::SeqCst);
-                    progress.revisits.fetch_add(1, Ordering::Relaxed);
-                    worked = true;
-                    self.backup(&path, None, wdl, Proven::Unknown);
-                }
                 Descent::Collision { path } => {
                     progress.reserved.fetch_sub(1, Ordering::SeqCst);
                     progress.collisions.fetch_add(1, Ordering::Relaxed);
@@ -217,30 +209,15 @@ impl Searcher {
         params: PuctParams,
         excluded: &CellSet,
     ) -> Descent {
-        let catch_up = self.config.transposition_catch_up;
         let mut board = root_board.clone();
         let mut path: Vec<(Arc<Node>, usize)> = Vec::new();
         let mut node = Arc::clone(root);
-        // The completed visits of the edge just followed, when the search
-        // lets it catch up with a transposition.
-        let mut edge_visits: Option<u32> = None;
         loop {
             let mut data = node.data.lock();
             if let Some(wdl) = data.proven.wdl() {
                 let proven = data.proven;
                 drop(data);
                 return Descent::Known { path, wdl, proven };
-            }
-            // Other move orders have searched this position more than this
-            // edge has: the edge learns the position's value first (as
-            // Monte-Carlo graph search does), rather than giving one deep
-            // sample the weight of a whole subtree.
-            if data.state == NodeState::Expanded
-                && edge_visits.is_some_and(|n| data.visits > n)
-            {
-                let wdl = data.wdl();
-                drop(data);
-                return Descent::Transposition { path, wdl };
             }
             match data.state {
                 NodeState::Fresh => {
@@ -285,7 +262,6 @@ impl Searcher {
             data.edges[i].virtual_visits += 1;
             data.virtual_visits += 1;
             let mv = data.edges[i].mv;
-            edge_visits = catch_up.then_some(data.edges[i].visits);
             drop(data);
             path.push((Arc::clone(&node), i));
             board.play_unchecked(mv);
