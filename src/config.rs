@@ -282,6 +282,26 @@ mod tests {
     }
 
     #[test]
+    fn search_batches_are_auto_or_a_number() {
+        use crate::nn::Backend;
+        use crate::search::SearchBatch;
+        assert_eq!(Config::default().search.batch_size, SearchBatch::Auto);
+        let parse = |v: &str| Config::parse(&format!("[search]\nbatch_size = {v}\n"));
+        let auto = parse("\"auto\"").unwrap().search.batch_size;
+        assert_eq!(auto.leaves(Some(Backend::Native)), SearchBatch::NATIVE);
+        assert_eq!(auto.leaves(None), SearchBatch::NATIVE);
+        assert_eq!(auto.leaves(Some(Backend::Torch)), SearchBatch::TORCH);
+        let four = parse("4").unwrap().search.batch_size;
+        assert_eq!(four, SearchBatch::Fixed(4));
+        assert_eq!(four.leaves(Some(Backend::Native)), 4);
+        assert_eq!(four.leaves(Some(Backend::Torch)), 4);
+        for bad in ["0", "-1", "\"many\"", "1.5"] {
+            let e = parse(bad).unwrap_err().to_string();
+            assert!(e.contains("batch"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn errors_name_the_key() {
         // Not the configuration's shape: the parser's message names the key.
         for (text, key) in [

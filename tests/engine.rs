@@ -10,7 +10,7 @@ use wuzi::engine::{Engine, SearchKind};
 use wuzi::game::{BoardSize, Color, MoveError, Rule};
 use wuzi::nn::native::Weights;
 use wuzi::nn::{EvalService, Model, NativeNetwork, NetConfig, PrecisionSetting, ServiceConfig};
-use wuzi::search::{SearchConfig, StopReason};
+use wuzi::search::{SearchBatch, SearchConfig, StopReason};
 
 fn engine(rule: Rule) -> Engine {
     let weights = Weights::random(
@@ -28,7 +28,7 @@ fn engine(rule: Rule) -> Engine {
     let service = Arc::new(EvalService::start_model(model, ServiceConfig::default()).unwrap());
     let config = SearchConfig {
         threads: 2,
-        batch_size: 4,
+        batch_size: SearchBatch::Fixed(4),
         ..SearchConfig::default()
     };
     Engine::new(service, config, BoardSize::square(15).unwrap(), rule)

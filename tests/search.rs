@@ -12,7 +12,9 @@ use wuzi::game::{Board, BoardSize, Color, Point, Rule};
 use wuzi::nn::native::Weights;
 use wuzi::nn::{EvalService, Model, NativeNetwork, NetConfig, PrecisionSetting, ServiceConfig};
 use wuzi::search::node::Proven;
-use wuzi::search::{memory, SearchConfig, SearchLimits, Searcher, StopReason, TimeBudget};
+use wuzi::search::{
+    memory, SearchBatch, SearchConfig, SearchLimits, Searcher, StopReason, TimeBudget,
+};
 use wuzi::tactics::{solve, SolveLimits, ThreatKind};
 
 fn service() -> Arc<EvalService> {
@@ -45,7 +47,7 @@ fn searcher(threads: usize) -> Searcher {
         service(),
         SearchConfig {
             threads,
-            batch_size: 4,
+            batch_size: SearchBatch::Fixed(4),
             ..SearchConfig::default()
         },
     )
@@ -233,7 +235,7 @@ fn collisions_do_not_end_a_batch() {
         service(),
         SearchConfig {
             threads: 1,
-            batch_size: 32,
+            batch_size: SearchBatch::Fixed(32),
             pipeline: 4,
             ..SearchConfig::default()
         },
@@ -298,7 +300,7 @@ fn one_thread_searches_are_deterministic() {
             service(),
             SearchConfig {
                 threads: 1,
-                batch_size: 1,
+                batch_size: SearchBatch::Fixed(1),
                 pipeline: 1,
                 ..SearchConfig::default()
             },
@@ -358,7 +360,7 @@ fn the_safety_net_replaces_a_move_the_opponent_wins_against() {
     let config = |safety_vct_nodes| SearchConfig {
         threads: 1,
         pipeline: 1,
-        batch_size: 4,
+        batch_size: SearchBatch::Fixed(4),
         vct_plies: 0,
         safety_vct_nodes,
         ..SearchConfig::default()
@@ -401,7 +403,7 @@ fn the_opponents_vct_after_a_root_move_proves_that_move_lost() {
         SearchConfig {
             threads: 1,
             pipeline: 1,
-            batch_size: 4,
+            batch_size: SearchBatch::Fixed(4),
             vct_plies: 1,
             vct_nodes: 20_000,
             safety_vct_nodes: 0,

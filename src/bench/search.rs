@@ -70,7 +70,7 @@ pub fn run(
                 Arc::new(start_service(&model, evaluators, batch)?),
                 SearchConfig {
                     threads,
-                    batch_size: batch,
+                    batch_size: crate::search::SearchBatch::Fixed(batch),
                     ..search.clone()
                 },
             );

@@ -23,7 +23,7 @@ pub struct NetworkSettings {
     pub isa: String,
     /// Evaluator threads, each running whole batches: `"auto"` (as many
     /// as the search threads on a CPU, one on a GPU) or a number.
-    #[serde(deserialize_with = "evaluator_threads")]
+    #[serde(deserialize_with = "number_or_word")]
     pub evaluator_threads: EvaluatorThreads,
     /// libtorch CPU threads per evaluator.
     pub torch_threads: usize,
@@ -176,10 +176,15 @@ impl NetworkSettings {
     }
 }
 
-/// `evaluator_threads`: `"auto"` or a number of at least 1.
-fn evaluator_threads<'de, D: serde::Deserializer<'de>>(
-    deserializer: D,
-) -> Result<EvaluatorThreads, D::Error> {
+/// A setting written as a number or a word (`"auto"`), read through the
+/// type's `FromStr`, which names what it expects (`evaluator_threads`,
+/// `[search] batch_size`).
+pub(crate) fn number_or_word<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum Written {

@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::nn::settings::InvalidSetting;
+use crate::nn::settings::{number_or_word, InvalidSetting};
+use crate::nn::Backend;
 use crate::search::select::{FinalMove, MoveChoice, PuctParams};
 use crate::search::SafetyNetTime;
 
@@ -18,7 +19,8 @@ pub struct SearchConfig {
     #[serde(skip)]
     pub threads: usize,
     /// Leaves a thread gathers before evaluating them.
-    pub batch_size: usize,
+    #[serde(deserialize_with = "number_or_word")]
+    pub batch_size: SearchBatch,
     /// Batches a thread keeps with the network at once: with 2, it gathers
     /// the next batch while the network works. 1 is the deterministic mode
     /// (with 1 thread): batches are then always evaluated alone.
@@ -86,7 +88,7 @@ impl Default for SearchConfig {
         let safety = SafetyNetTime::default();
         SearchConfig {
             threads: 2,
-            batch_size: 8,
+            batch_size: SearchBatch::Auto,
             pipeline: 2,
             c_puct: 0.7,
             c_puct_log: 0.0,
@@ -116,7 +118,11 @@ impl SearchConfig {
     /// key as the configuration file spells it.
     pub fn validate(&self) -> Result<(), InvalidSetting> {
         let check = |ok: bool, key: &str, why: &str| InvalidSetting::check(ok, "search", key, why);
-        check(self.batch_size >= 1, "batch_size", "must be at least 1")?;
+        check(
+            self.batch_size != SearchBatch::Fixed(0),
+            "batch_size",
+            "must be at least 1",
+        )?;
         check(self.style <= 4, "style", "must be 0..=4")?;
         check(
             self.c_puct.is_finite() && self.c_puct > 0.0,
@@ -195,6 +201,76 @@ impl SearchConfig {
             c_puct_base: self.c_puct_base,
             fpu_reduction: self.fpu_reduction,
             draw_weight: self.draw_weight(),
+        }
+    }
+}
+
+/// Leaves a search thread gathers per network call (`[search]
+/// batch_size`): `"auto"` or a number of at least 1. Every leaf gathered
+/// waits under a virtual visit (a loss) until the network answers, and
+/// turns the next descents away from its path: the fewer in flight, the
+/// closer the search is to one that waits for each leaf.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SearchBatch {
+    /// By what evaluates: [`SearchBatch::NATIVE`] leaves on the engine's own
+    /// kernels, which evaluate one position about as fast per position as a
+    /// batch, and [`SearchBatch::TORCH`] for libtorch, whose calls cost
+    /// nearly as much for one position as for several.
+    Auto,
+    /// This many, whatever evaluates.
+    Fixed(usize),
+}
+
+impl SearchBatch {
+    /// Leaves per batch on the native kernels (and without a network).
+    pub const NATIVE: usize = 2;
+    /// Leaves per batch with libtorch, on a CPU or a GPU.
+    pub const TORCH: usize = 8;
+
+    /// The leaves per batch for a search evaluated by `backend` (none: the
+    /// uniform evaluator of a rule without a network).
+    pub fn leaves(self, backend: Option<Backend>) -> usize {
+        match self {
+            SearchBatch::Fixed(n) => n.max(1),
+            SearchBatch::Auto => match backend {
+                Some(Backend::Torch) => Self::TORCH,
+                Some(Backend::Native) | None => Self::NATIVE,
+            },
+        }
+    }
+}
+
+impl std::str::FromStr for SearchBatch {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<SearchBatch, String> {
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("auto") {
+            return Ok(SearchBatch::Auto);
+        }
+        match s.parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(SearchBatch::Fixed(n)),
+            _ => Err(format!(
+                "batch size {s:?}: expected auto or a number of at least 1"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for SearchBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SearchBatch::Auto => f.write_str("auto"),
+            SearchBatch::Fixed(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+impl Serialize for SearchBatch {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            SearchBatch::Auto => serializer.serialize_str("auto"),
+            SearchBatch::Fixed(n) => serializer.serialize_u64(*n as u64),
         }
     }
 }

@@ -74,7 +74,7 @@ impl Searcher {
         let mut collided = Vec::new();
         // Revisits of known nodes and collisions do not fill the batch, but
         // bound the attempts.
-        let batch_size = self.config.batch_size.max(1);
+        let batch_size = self.config.batch_size.leaves(self.service.backend());
         for _ in 0..2 * batch_size {
             if pending.len() >= batch_size {
                 break;
