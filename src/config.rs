@@ -275,9 +275,10 @@ mod tests {
             parse("3").unwrap().network.evaluator_threads,
             EvaluatorThreads::Fixed(3)
         );
-        for bad in ["0", "-1", "\"many\"", "1.5"] {
+        for bad in ["0", "-1", "\"many\"", "1.5", "true"] {
             let e = parse(bad).unwrap_err().to_string();
-            assert!(e.contains("evaluator"), "{bad}: {e}");
+            assert!(e.contains("evaluator threads"), "{bad}: {e}");
+            assert!(e.contains("expected auto or a number"), "{bad}: {e}");
         }
     }
 
@@ -295,9 +296,10 @@ mod tests {
         assert_eq!(four, SearchBatch::Fixed(4));
         assert_eq!(four.leaves(Some(Backend::Native)), 4);
         assert_eq!(four.leaves(Some(Backend::Torch)), 4);
-        for bad in ["0", "-1", "\"many\"", "1.5"] {
+        for bad in ["0", "-1", "\"many\"", "1.5", "true"] {
             let e = parse(bad).unwrap_err().to_string();
-            assert!(e.contains("batch"), "{bad}: {e}");
+            assert!(e.contains("batch_size"), "{bad}: {e}");
+            assert!(e.contains("expected auto or a number"), "{bad}: {e}");
         }
     }
 

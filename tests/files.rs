@@ -150,8 +150,9 @@ fn time_zero_answers_at_once() {
     // machine cannot fail it).
     let zero = one_line(&dir);
     // The shortest search still evaluates the batches already in flight:
-    // at most search threads (2) x batch (8) x pipeline (2) of the shipped
-    // configuration. CI saw 17 when this said 16.
+    // at most search threads (2) x batch (2 on the native kernels, 8 with
+    // libtorch) x pipeline (2) of the shipped configuration. CI saw 17 when
+    // this said 16.
     assert!(summary_value(&zero, "n") <= 32, "{zero}");
     request(&dir, &plocha(&[(7, 7, 'x')]), "o", "1\n2147483647\n");
     let (ok, _) = run(&dir.0);

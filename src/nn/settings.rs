@@ -189,10 +189,16 @@ where
     #[serde(untagged)]
     enum Written {
         Number(i64),
+        Fraction(f64),
+        Flag(bool),
         Word(String),
     }
+    // Whatever was written goes through `FromStr`, so that a fraction or a
+    // flag gets the same message as a wrong word.
     let text = match Written::deserialize(deserializer)? {
         Written::Number(n) => n.to_string(),
+        Written::Fraction(x) => x.to_string(),
+        Written::Flag(b) => b.to_string(),
         Written::Word(word) => word,
     };
     text.parse().map_err(serde::de::Error::custom)
