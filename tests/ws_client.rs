@@ -302,15 +302,15 @@ fn the_server_process_returns_to_its_memory_level_after_crowds() {
     eprintln!("server resident memory: idle {idle} KB, after each round {levels:?} KB");
     // The first rounds grow the allocator's pools; later rounds reuse them,
     // where a leak grows every round. The last of six rounds is measured
-    // against the highest of the first three, with 8 MB of slack for the
+    // against the highest of the first three, with 12 MB of slack for the
     // allocator's own bookkeeping and the connection threads it has not
     // yet given back (CI saw plateaus of 27-40 MB in the libtorch-free
-    // build and 135-159 MB in the default one, a round up to 6.5 MB above
-    // the one before); a leak of 30 KB a client (3 MB a round) passes the
-    // slack by the sixth.
+    // build and 135-159 MB in the default one, and rounds 9 MB apart in
+    // either direction without a trend); a leak of 40 KB a client (4 MB a
+    // round) passes the slack by the sixth.
     let settled = levels[..3].iter().copied().max().unwrap_or(0);
     assert!(
-        levels[5] <= settled + 8 * 1024,
+        levels[5] <= settled + 12 * 1024,
         "the server grew from {settled} to {} KB",
         levels[5]
     );
