@@ -89,16 +89,8 @@ impl std::str::FromStr for EvaluatorThreads {
     type Err = String;
 
     fn from_str(s: &str) -> Result<EvaluatorThreads, String> {
-        let s = s.trim();
-        if s.eq_ignore_ascii_case("auto") {
-            return Ok(EvaluatorThreads::PerSearchThread);
-        }
-        match s.parse::<usize>() {
-            Ok(n) if n >= 1 => Ok(EvaluatorThreads::Fixed(n)),
-            _ => Err(format!(
-                "evaluator threads {s:?}: expected auto or a number of at least 1"
-            )),
-        }
+        Ok(crate::nn::settings::auto_or_count(s, "evaluator threads")?
+            .map_or(EvaluatorThreads::PerSearchThread, EvaluatorThreads::Fixed))
     }
 }
 

@@ -176,6 +176,22 @@ impl NetworkSettings {
     }
 }
 
+/// A count that may be left to the engine: `"auto"` (`None`) or a whole
+/// number of at least 1 (`evaluator_threads`, `[search] batch_size`); the
+/// error names `what`.
+pub(crate) fn auto_or_count(text: &str, what: &str) -> Result<Option<usize>, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("auto") {
+        return Ok(None);
+    }
+    match text.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(Some(n)),
+        _ => Err(format!(
+            "{what} {text:?}: expected auto or a number of at least 1"
+        )),
+    }
+}
+
 /// A setting written as a number or a word (`"auto"`), read through the
 /// type's `FromStr`, which names what it expects (`evaluator_threads`,
 /// `[search] batch_size`).

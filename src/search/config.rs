@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::nn::settings::{number_or_word, InvalidSetting};
+use crate::nn::settings::{auto_or_count, number_or_word, InvalidSetting};
 use crate::nn::Backend;
 use crate::search::select::{FinalMove, MoveChoice, PuctParams};
 use crate::search::SafetyNetTime;
@@ -244,25 +244,7 @@ impl std::str::FromStr for SearchBatch {
     type Err = String;
 
     fn from_str(s: &str) -> Result<SearchBatch, String> {
-        let s = s.trim();
-        if s.eq_ignore_ascii_case("auto") {
-            return Ok(SearchBatch::Auto);
-        }
-        match s.parse::<usize>() {
-            Ok(n) if n >= 1 => Ok(SearchBatch::Fixed(n)),
-            _ => Err(format!(
-                "batch size {s:?}: expected auto or a number of at least 1"
-            )),
-        }
-    }
-}
-
-impl std::fmt::Display for SearchBatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SearchBatch::Auto => f.write_str("auto"),
-            SearchBatch::Fixed(n) => write!(f, "{n}"),
-        }
+        Ok(auto_or_count(s, "batch size")?.map_or(SearchBatch::Auto, SearchBatch::Fixed))
     }
 }
 
