@@ -161,6 +161,52 @@ fn bench_nn_measures_one_backend_when_asked() {
 }
 
 #[test]
+fn bench_search_batches_as_configured_unless_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("wuzi.toml");
+    std::fs::write(&config, "[search]\nbatch_size = 3\n").unwrap();
+    let header = |extra: &[&str]| {
+        let mut command = wuzi();
+        command
+            .args(["--config"])
+            .arg(&config)
+            .args(["bench", "search", "--seconds", "0.02", "--net", "2x16"])
+            .args(extra);
+        let text = stdout_of(&mut command);
+        text.lines()
+            .find(|l| l.starts_with("bench search:"))
+            .unwrap_or_else(|| panic!("no header:\n{text}"))
+            .to_string()
+    };
+    assert!(header(&[]).contains(", batch 3,"), "{}", header(&[]));
+    let told = header(&["--batches", "5,7"]);
+    assert!(told.contains(", batch 5,"), "{told}");
+    // "auto": the native kernels' leaves per batch.
+    std::fs::write(&config, "[search]\nbatch_size = \"auto\"\n").unwrap();
+    assert!(header(&[]).contains(", batch 2,"), "{}", header(&[]));
+}
+
+#[test]
+fn bench_nn_measures_its_default_batches_without_batches() {
+    let text = stdout_of(wuzi().args([
+        "bench",
+        "nn",
+        "--seconds",
+        "0.01",
+        "--net",
+        "2x16",
+        "--backend",
+        "native",
+    ]));
+    let batches: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(batches, ["1", "8", "32", "128", "256"], "{text}");
+}
+
+#[test]
 fn bench_nn_reports_a_broken_network_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.safetensors");

@@ -17,15 +17,20 @@ use crate::bench::positions::{FREESTYLE20_GAME, RENJU_MIDGAME, STANDARD_GAME};
 use crate::nn::{Backend, EvaluatorThreads};
 use crate::search::{SearchConfig, SearchLimits, Searcher};
 
-/// Prints the figures (`options.batch_sizes[0]` is the batch size).
+/// Prints the figures. The leaves per batch are `options.batch_sizes[0]`,
+/// or without one the configuration's `batch_size` for the backend measured.
 pub fn run(
     options: &NnBenchOptions,
     search: &SearchConfig,
     out: &mut impl Write,
 ) -> io::Result<()> {
     let fail = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
-    let model = bench_model(options, options.backend.unwrap_or(Backend::Native), out)?;
-    let batch = options.batch_sizes.first().copied().unwrap_or(8).max(1);
+    let backend = options.backend.unwrap_or(Backend::Native);
+    let model = bench_model(options, backend, out)?;
+    let batch = match options.batch_sizes.first() {
+        Some(&given) => given.max(1),
+        None => search.batch_size.leaves(Some(backend)),
+    };
     let setting = options
         .evaluators
         .map_or(EvaluatorThreads::PerSearchThread, EvaluatorThreads::Fixed);

@@ -45,9 +45,11 @@ pub(crate) struct BenchArgs {
     /// nn: board side.
     #[arg(long, default_value_t = 15)]
     board: u32,
-    /// nn: batch sizes, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1,8,32,128,256")]
-    batches: Vec<usize>,
+    /// nn: batch sizes, comma-separated (default 1,8,32,128,256); search:
+    /// the leaves per batch of a search thread, the first value (default:
+    /// `[search] batch_size` of --config for the backend measured).
+    #[arg(long, value_delimiter = ',')]
+    batches: Option<Vec<usize>>,
     /// nn, search: inference precision of the service (auto, fp32, bf16, half).
     #[arg(long, default_value = "auto")]
     precision: crate::nn::PrecisionSetting,
@@ -83,14 +85,17 @@ pub(crate) struct BenchArgs {
     positions_out: Option<PathBuf>,
 }
 
+/// `bench nn`'s batch sizes without `--batches`.
+const NN_BATCHES: [usize; 5] = [1, 8, 32, 128, 256];
+
 #[derive(Clone, Copy, ValueEnum)]
 pub(crate) enum BenchPart {
     /// Board make/unmake, forbidden-point scans, VCF/VCT solver.
     Rules,
     /// Network forward passes against the batched evaluation service.
     Nn,
-    /// Search speed against the evaluation service (first --batches value;
-    /// the [search] settings of --config).
+    /// Search speed against the evaluation service (the [search] settings
+    /// of --config; --batches overrides its batch size).
     Search,
     /// The match runner's own time per move, between two instant test brains.
     Arena,
@@ -167,7 +172,11 @@ pub(crate) fn run(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
                 threads: args.threads,
                 evaluators: args.evaluators,
                 board_side: args.board,
-                batch_sizes: args.batches.clone(),
+                batch_sizes: match (&args.batches, args.part) {
+                    (Some(given), _) => given.clone(),
+                    (None, BenchPart::Nn) => NN_BATCHES.to_vec(),
+                    (None, _) => Vec::new(),
+                },
                 per_item,
                 precision: args.precision,
             };
