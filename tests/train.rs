@@ -518,6 +518,34 @@ fn a_tiny_training_run_learns_and_writes_its_files() {
     assert!(e.contains("differs"), "{e}");
 }
 
+/// `--max-steps 0` trains nothing and still validates: the way to measure
+/// a network on a split. The figures are the network's own, unchanged by
+/// any step (batch-norm statistics included).
+#[test]
+fn zero_steps_validate_the_network_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let fp32 = ["--checkpoint-every", "0", "--precision", "fp32"];
+    let mut args = tiny_run(dir.path(), &out, &fp32);
+    args.max_steps = Some(0);
+    let untouched = run(&args).unwrap();
+    assert_eq!(untouched.result.steps, 0);
+    let before = untouched.result.final_val.expect("validation figures");
+    // The same network again, from its saved file: the same figures.
+    let mut again = args.clone();
+    again.init = Some(out.join("final.safetensors"));
+    again.net = None;
+    again.out = dir.path().join("again");
+    let after = run(&again).unwrap().result.final_val.unwrap();
+    assert!((before.policy_loss - after.policy_loss).abs() < 1e-9);
+    assert!((before.value_loss - after.value_loss).abs() < 1e-9);
+    // One step moves them.
+    again.max_steps = Some(1);
+    again.out = dir.path().join("one");
+    let stepped = run(&again).unwrap().result.final_val.unwrap();
+    assert!((before.policy_loss - stepped.policy_loss).abs() > 1e-6);
+}
+
 /// `--split-seed` picks the validation games alone: a run with another
 /// `--seed` (another order and other symmetries) holds out the same games.
 #[test]

@@ -436,6 +436,22 @@ pub fn train(
             break 'epochs;
         }
     }
+    // A run stopped before its first step (`--max-steps 0`, or a deadline
+    // already passed) still reports the network's figures: that is how a
+    // network is measured on a split without being trained.
+    if !val_current {
+        final_val = validate(
+            net,
+            &data,
+            &val_subset,
+            config.batch_size,
+            config.loader_threads,
+            config.search_value_weight,
+        )?;
+        if let Some(v) = final_val {
+            log.note(&format!("before any step: {v}"));
+        }
+    }
     log.finish();
     let final_network = save(net, &config.out.join("final.safetensors"))?;
     let png_has_text = plot::write_png(&png_path, &records)?;
