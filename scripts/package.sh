@@ -6,8 +6,10 @@
 #                          at most 8 MB, the Gomocup's limit.
 #   wuzi-linux-x64.tar.gz  the same for x86-64 Linux (a static binary).
 # Both are the libtorch-free build (native backend; AVX-512, AVX2 or
-# portable kernels chosen at run time). The fallback networks for libtorch
-# (*-4x32) are left out: the native backend does not use them.
+# portable kernels chosen at run time). Each package holds one network per
+# rule: where config/wuzi.toml names a rule's fp32 network (the one that
+# plays better on CPUs without AVX512-BF16, as the Gomocup's AVX2 EPYCs),
+# the package plays that one everywhere; both would not fit in 8 MB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LIMIT=$((8 * 1000 * 1000))
@@ -15,19 +17,28 @@ rm -rf dist/stage
 mkdir -p dist/stage
 
 # The shipped configuration with what differs for a package: the native
-# backend and no fallback networks.
-package_config() {
-  sed -e 's/^backend = .*/backend = "native"/' \
-      -e 's/^\(freestyle_fp32\|standard_fp32\|renju_fp32\|caro_fp32\) = .*/\1 = ""/' \
-      config/wuzi.toml
-}
-networks=$(sed -n 's/^\(freestyle\|standard\|renju\|caro\) = "\(.\+\)"$/\2/p' config/wuzi.toml | sort -u)
+# backend, and a rule's fp32 network, where one is named, as its only one.
+python3 - config/wuzi.toml dist/stage/wuzi.toml <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+def value(key):
+    m = re.search(r'^%s = "(.*)"$' % key, text, re.M)
+    return m.group(1) if m else ""
+text = re.sub(r'^backend = .*$', 'backend = "native"', text, flags=re.M)
+for rule in ("freestyle", "standard", "renju", "caro"):
+    fp32 = value(rule + "_fp32")
+    if fp32:
+        text = re.sub(r'^%s = .*$' % rule, '%s = "%s"' % (rule, fp32), text, flags=re.M)
+    text = re.sub(r'^%s_fp32 = .*$' % rule, '%s_fp32 = ""' % rule, text, flags=re.M)
+open(sys.argv[2], "w").write(text)
+PY
+networks=$(sed -n 's/^\(freestyle\|standard\|renju\|caro\) = "\(.\+\)"$/\2/p' dist/stage/wuzi.toml | sort -u)
 
 stage() { # stage DIR BINARY
   local dir=dist/stage/$1
   mkdir -p "$dir/config" "$dir/networks"
   cp "$2" "$dir/"
-  package_config >"$dir/config/wuzi.toml"
+  cp dist/stage/wuzi.toml "$dir/config/wuzi.toml"
   for n in $networks; do cp "$n" "$dir/networks/"; done
   cp networks/README.md "$dir/networks/"
   cp LICENSE "$dir/"

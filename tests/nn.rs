@@ -416,7 +416,7 @@ fn a_service_reports_its_precision() {
 
 /// A rule may name a second, smaller network for fp32 inference (CPUs
 /// without bf16 hardware): the provider uses it exactly when the precision
-/// resolves to fp32.
+/// resolves to fp32, with either backend.
 #[test]
 fn the_fp32_network_is_used_only_in_fp32() {
     use wuzi::config::{Config, ConfigError};
@@ -463,18 +463,39 @@ fn the_fp32_network_is_used_only_in_fp32() {
         .service_for(Rule::Freestyle)
         .unwrap();
     assert_eq!(service.network_config(), Some(large_config));
-    // The native backend always uses the rule's network (it has no slow
-    // precision to fall back from).
+    // The native kernels too: the fp32 network wherever they compute in
+    // fp32 (held to AVX2, told fp32, or a CPU without AVX512-BF16), the
+    // rule's own where they run bf16 products.
+    let native_bf16 = wuzi::nn::native::bf16_supported()
+        && wuzi::nn::native::simd::resolve_isa(None) == wuzi::nn::Isa::Avx512;
+    for (settings, fp32) in [
+        ("precision = \"fp32\"", true),
+        ("isa = \"avx2\"", true),
+        ("precision = \"bf16\"", !native_bf16),
+        ("precision = \"auto\"", !native_bf16),
+    ] {
+        let config = Config::parse(&format!(
+            "[network]\ndevice = \"cpu\"\nbackend = \"native\"\n{settings}\n\
+             freestyle = {large:?}\nfreestyle_fp32 = {small_file:?}\n"
+        ))
+        .unwrap();
+        let (service, note) = NetworkProvider::new(&config.network)
+            .service_for(Rule::Freestyle)
+            .unwrap();
+        assert!(note.is_none(), "{note:?}");
+        assert_eq!(service.backend(), Some(wuzi::nn::Backend::Native));
+        let expected = if fp32 { small() } else { large_config };
+        assert_eq!(service.network_config(), Some(expected), "{settings}");
+    }
+    // An fp32 network that cannot be read leaves the rule its own.
     let config = Config::parse(&format!(
-        "[network]\ndevice = \"cpu\"\nbackend = \"native\"\nfreestyle = {large:?}\n\
-         freestyle_fp32 = {small_file:?}\n"
+        "[network]\ndevice = \"cpu\"\nbackend = \"native\"\nprecision = \"fp32\"\n\
+         freestyle = {large:?}\nfreestyle_fp32 = \"no/such/file.safetensors\"\n"
     ))
     .unwrap();
-    let (service, note) = NetworkProvider::new(&config.network)
+    let (service, _) = NetworkProvider::new(&config.network)
         .service_for(Rule::Freestyle)
         .unwrap();
-    assert!(note.is_none(), "{note:?}");
-    assert_eq!(service.backend(), Some(wuzi::nn::Backend::Native));
     assert_eq!(service.network_config(), Some(large_config));
     // network.isa chooses the native kernels' instruction set; portable
     // runs everywhere, so the service must say it runs portable code.

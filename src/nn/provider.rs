@@ -12,7 +12,7 @@ use crate::game::Rule;
 use crate::nn::backend::{Backend, BackendSetting, Model};
 use crate::nn::native::simd::parse_isa_setting;
 use crate::nn::native::{Isa, NativeNetwork};
-use crate::nn::{EvalService, NetworkSettings, ServiceConfig, SymmetryMode};
+use crate::nn::{EvalService, NetworkSettings, Precision, ServiceConfig, SymmetryMode};
 
 /// Loads networks on demand and keeps the service of the last one used.
 pub struct NetworkProvider {
@@ -136,20 +136,20 @@ impl NetworkProvider {
         }
     }
 
-    /// Loads `path` with the configured backend. libtorch in fp32 (a CPU
-    /// without bf16 hardware) loads `fp32_path` instead when one is given:
-    /// a large network is too slow there.
+    /// Loads `path` with the configured backend. Inference in fp32 (the
+    /// native kernels without AVX512-BF16, libtorch without bf16 hardware)
+    /// loads `fp32_path` instead when one is given: where a larger network
+    /// runs in fp32, a smaller one can be the stronger at equal time
+    /// (measured per rule, `docs/native-backend.md`).
     fn load(&mut self, path: &Path, fp32_path: Option<&Path>) -> Result<EvalService, String> {
         let native = self.load_native(path)?;
         let model = match self.choose_backend(path, &native) {
-            Backend::Native => Model::native(native, self.isa, self.service_config.precision),
             #[cfg(feature = "torch")]
             Backend::Torch => self.torch_model(path, fp32_path)?,
+            #[cfg(feature = "torch")]
+            Backend::Native => self.native_model(path, native, fp32_path),
             #[cfg(not(feature = "torch"))]
-            Backend::Torch => {
-                let _ = fp32_path;
-                Model::native(native, self.isa, self.service_config.precision)
-            }
+            Backend::Native | Backend::Torch => self.native_model(path, native, fp32_path),
         };
         let service = EvalService::start_model(model, self.service_config.clone())
             .map_err(|e| format!("cannot start evaluator threads: {e}"))?;
@@ -233,6 +233,31 @@ impl NetworkProvider {
                 backend
             }
         }
+    }
+
+    /// The native kernels on `network`, or on the rule's fp32 network
+    /// where they compute in fp32 and one is configured (a file that fails
+    /// leaves the rule its own network).
+    fn native_model(
+        &mut self,
+        path: &Path,
+        network: Arc<NativeNetwork>,
+        fp32_path: Option<&Path>,
+    ) -> Model {
+        let precision = self.service_config.precision;
+        let isa = crate::nn::native::simd::resolve_isa(self.isa);
+        let fp32 = crate::nn::native::resolve_precision(precision, isa) == Precision::Fp32;
+        let network = match fp32_path {
+            Some(fp32_path) if fp32 && fp32_path != path => match self.load_native(fp32_path) {
+                Ok(fp32_network) => fp32_network,
+                Err(why) => {
+                    tracing::warn!("{why}; {} plays in fp32", path.display());
+                    network
+                }
+            },
+            _ => network,
+        };
+        Model::native(network, self.isa, precision)
     }
 
     #[cfg(feature = "torch")]

@@ -38,8 +38,9 @@ pub struct NetworkSettings {
     pub standard: PathBuf,
     pub renju: PathBuf,
     pub caro: PathBuf,
-    /// Network file per rule when the precision resolves to fp32 (a CPU
-    /// without bf16 hardware, where a larger network is too slow); empty:
+    /// Network file per rule when the precision resolves to fp32, with
+    /// either backend (a CPU without bf16 hardware, or `isa = "avx2"`,
+    /// where a larger network may be too slow to be the stronger); empty:
     /// the rule's network everywhere. Caro uses freestyle's when empty.
     pub freestyle_fp32: PathBuf,
     pub standard_fp32: PathBuf,
@@ -66,9 +67,9 @@ impl Default for NetworkSettings {
             standard: PathBuf::from("networks/standard15-8x64.safetensors"),
             renju: PathBuf::from("networks/renju15-6x64.safetensors"),
             caro: PathBuf::new(),
-            freestyle_fp32: PathBuf::from("networks/freestyle-4x32.safetensors"),
+            freestyle_fp32: PathBuf::new(),
             standard_fp32: PathBuf::from("networks/standard15-4x32.safetensors"),
-            renju_fp32: PathBuf::from("networks/renju15-4x32.safetensors"),
+            renju_fp32: PathBuf::new(),
             caro_fp32: PathBuf::new(),
             tactics_only_fallback: false,
         }
