@@ -245,6 +245,16 @@ pub fn train(
         } else {
             val_samples.to_vec()
         };
+    let validate_net = |net: &Network| {
+        validate(
+            net,
+            &data,
+            &val_subset,
+            config.batch_size,
+            config.loader_threads,
+            config.search_value_weight,
+        )
+    };
 
     let csv_path = config.out.join("loss.csv");
     let png_path = config.out.join("loss.png");
@@ -391,14 +401,7 @@ pub fn train(
         // Validation and a checkpoint at the end of each epoch (and at an
         // early stop, for the final figures).
         if done_in_epoch > 0 || !val_current {
-            let val = validate(
-                net,
-                &data,
-                &val_subset,
-                config.batch_size,
-                config.loader_threads,
-                config.search_value_weight,
-            )?;
+            let val = validate_net(net)?;
             val_current = true;
             final_val = val;
             let means = interval.means();
@@ -440,14 +443,7 @@ pub fn train(
     // already passed) still reports the network's figures: that is how a
     // network is measured on a split without being trained.
     if !val_current {
-        final_val = validate(
-            net,
-            &data,
-            &val_subset,
-            config.batch_size,
-            config.loader_threads,
-            config.search_value_weight,
-        )?;
+        final_val = validate_net(net)?;
         if let Some(v) = final_val {
             log.note(&format!("before any step: {v}"));
         }
