@@ -32,7 +32,7 @@ bin=${WUZI_BIN:-.devbin/pbrain-wuzi}
 spec() { # RULE -> NET NETWORK_FILE
   case $1 in
     freestyle) echo "6x64 networks/freestyle-6x64.safetensors" ;;
-    standard) echo "8x64 networks/standard15-8x64.safetensors" ;;
+    standard) echo "6x64 networks/standard15-6x64.safetensors" ;;
     renju) echo "6x64 networks/renju15-6x64.safetensors" ;;
     *) echo "gpu-generation: unknown rule $1" >&2; return 2 ;;
   esac

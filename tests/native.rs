@@ -28,7 +28,7 @@ fn network_path(name: &str) -> String {
 /// The shipped network of each fixture's rule.
 fn network_for(rule: Rule) -> &'static str {
     match rule {
-        Rule::Standard => "standard15-8x64.safetensors",
+        Rule::Standard => "standard15-6x64.safetensors",
         Rule::Renju => "renju15-6x64.safetensors",
         _ => "freestyle-6x64.safetensors",
     }
