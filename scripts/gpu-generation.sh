@@ -11,8 +11,10 @@
 # Usage: scripts/gpu-generation.sh SELFPLAY_MINUTES TRAIN_MINUTES RULE...
 #   Each RULE's openings: .gpujob/openings/RULE15-pool.txt (balanced
 #   openings drawn fresh for every game, never an evaluation set).
-#   PARALLEL (default 8): games at once per rule. WEIGHT (default 6).
-#   SEED (default 1): self-play seed.
+#   PARALLEL (default 8): games at once per self-play process.
+#   PROCESSES (default 1): self-play processes per rule, each with its own
+#   evaluator and seed (two of 7 games kept an H200 busier than one of 14).
+#   WEIGHT (default 6). SEED (default 1): the first self-play seed.
 # Prepared here with scripts/gpu-prepare.sh and scripts/build-for-torch.sh;
 # see networks/README.md, "Self-play on a GPU machine".
 set -euo pipefail
@@ -42,14 +44,26 @@ pids=()
 seed=${SEED:-1}
 for rule in "$@"; do
   spec "$rule" >/dev/null
-  WUZI_NETWORK=$(spec "$rule" | cut -d' ' -f2) bash scripts/gpu-selfplay.sh "$rule" "$selfplay_minutes" --board 15 \
-    --parallel "${PARALLEL:-8}" --eval-batch 256 --playouts 400 --fast-playouts 100 \
-    --full-share 0.25 --sample-plies 6 --temperature 0.8 \
-    --openings ".gpujob/openings/${rule}15-pool.txt" --games 1000000 --seed "$seed" &
-  pids+=($!)
-  seed=$((seed + 1))
+  for process in $(seq "${PROCESSES:-1}"); do
+    GPU_JOB_WORK="$GPU_JOB_WORK/$rule-$process" WUZI_NETWORK=$(spec "$rule" | cut -d' ' -f2) \
+      bash scripts/gpu-selfplay.sh "$rule" "$selfplay_minutes" --board 15 \
+      --parallel "${PARALLEL:-8}" --eval-batch 256 --playouts 400 --fast-playouts 100 \
+      --full-share 0.25 --sample-plies 6 --temperature 0.8 \
+      --openings ".gpujob/openings/${rule}15-pool.txt" --games 1000000 --seed "$seed" &
+    pids+=($!)
+    seed=$((seed + 1))
+  done
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
+# One file per rule: the first process's header, then every game.
+for rule in "$@"; do
+  first=1
+  for process in $(seq "${PROCESSES:-1}"); do
+    file="$GPU_JOB_WORK/$rule-$process/selfplay/$rule.tsv"
+    [[ -f $file ]] || continue
+    if ((first)); then cat "$file"; first=0; else grep -v '^#' "$file" || true; fi
+  done >"$GPU_JOB_WORK/selfplay/$rule.tsv"
+done
 
 # The training data: every generation's games, WEIGHT copies each.
 data="$GPU_JOB_WORK/weighted"
