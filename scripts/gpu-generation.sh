@@ -13,7 +13,7 @@
 #   openings drawn fresh for every game, never an evaluation set).
 #   PARALLEL (default 8): games at once per self-play process.
 #   PROCESSES (default 1): self-play processes per rule, each with its own
-#   evaluator and seed (two of 7 games kept an H200 busier than one of 14).
+#   evaluator and seed, so that several batches reach the GPU at once.
 #   WEIGHT (default 6). SEED (default 1): the first self-play seed.
 # Prepared here with scripts/gpu-prepare.sh and scripts/build-for-torch.sh;
 # see networks/README.md, "Self-play on a GPU machine".
