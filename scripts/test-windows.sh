@@ -43,7 +43,7 @@ clean() {
 # What the brains wrote (their stderr is in the game logs), for any failure.
 show_logs() {
   for f in "$logs"/*.log; do
-    [ -f "$f" ] && { echo "--- $f" >&2; tail -n 20 "$f" >&2; }
+    if [ -f "$f" ]; then echo "--- $f" >&2; tail -n 20 "$f" >&2; fi
   done
 }
 match
