@@ -43,9 +43,9 @@ spec() { # RULE -> NET NETWORK_FILE
 pids=()
 seed=${SEED:-1}
 for rule in "$@"; do
-  spec "$rule" >/dev/null
+  network=$(spec "$rule" | cut -d' ' -f2)
   for process in $(seq "${PROCESSES:-1}"); do
-    GPU_JOB_WORK="$GPU_JOB_WORK/$rule-$process" WUZI_NETWORK=$(spec "$rule" | cut -d' ' -f2) \
+    GPU_JOB_WORK="$GPU_JOB_WORK/$rule-$process" WUZI_NETWORK=$network \
       bash scripts/gpu-selfplay.sh "$rule" "$selfplay_minutes" --board 15 \
       --parallel "${PARALLEL:-8}" --eval-batch 256 --playouts 400 --fast-playouts 100 \
       --full-share 0.25 --sample-plies 6 --temperature 0.8 \
