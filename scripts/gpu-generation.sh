@@ -54,7 +54,9 @@ for rule in "$@"; do
     seed=$((seed + 1))
   done
 done
-for pid in "${pids[@]}"; do wait "$pid"; done
+failed=0
+for pid in "${pids[@]}"; do wait "$pid" || failed=$((failed + 1)); done
+((failed == 0)) || { echo "gpu-generation: $failed self-play process(es) failed; logs under $GPU_JOB_WORK/" >&2; exit 1; }
 # One file per rule: the first process's header, then every game.
 for rule in "$@"; do
   first=1
@@ -63,6 +65,12 @@ for rule in "$@"; do
     [[ -f $file ]] || continue
     if ((first)); then cat "$file"; first=0; else grep -v '^#' "$file" || true; fi
   done >"$GPU_JOB_WORK/selfplay/$rule.tsv"
+  # No game at all (every process stopped before its first): training on
+  # the old files alone would only repeat the last generation.
+  grep -qv '^#' "$GPU_JOB_WORK/selfplay/$rule.tsv" || {
+    echo "gpu-generation: no $rule self-play game was written; logs under $GPU_JOB_WORK/$rule-*/" >&2
+    exit 1
+  }
 done
 
 # The training data: every generation's games, WEIGHT copies each.

@@ -27,24 +27,29 @@ WUZI_TEST_BRAIN="wine $exe" CARGO_TARGET_DIR=target/native \
 echo "test-windows: match, Windows brain against the Linux one" >&2
 report=$(mktemp)
 logs=$(mktemp -d)
+# What the brains wrote (their stderr is in the game logs), for any failure.
+show_logs() {
+  for f in "$logs"/*.log; do
+    if [ -f "$f" ]; then echo "--- $f" >&2; tail -n 20 "$f" >&2; fi
+  done
+}
 match() {
   rm -rf "$logs" && mkdir -p "$logs"
   "$linux" match \
     --engine1 "cmd=$linux" name=linux \
     --engine2 "cmd=wine $exe" name=windows \
     --each tc=0/0.3 threads=1 tolerance=3000 --rule 0 --board 15 \
-    --games 4 --concurrency 1 --seed 1 --log-dir "$logs" | tee "$report"
+    --games 4 --concurrency 1 --seed 1 --log-dir "$logs" | tee "$report" || {
+    # The runner itself failed (bad arguments, a crash): its logs, then out.
+    show_logs
+    echo "test-windows: the match runner exited with an error" >&2
+    exit 1
+  }
 }
 clean() {
   grep -q "^linux: losses by error: none" "$report" &&
     grep -q "^windows: losses by error: none" "$report" &&
     ! grep -q "^Warning:" "$report"
-}
-# What the brains wrote (their stderr is in the game logs), for any failure.
-show_logs() {
-  for f in "$logs"/*.log; do
-    if [ -f "$f" ]; then echo "--- $f" >&2; tail -n 20 "$f" >&2; fi
-  done
 }
 match
 # "start failure 1;" is the whole list: that one fault and no other.
