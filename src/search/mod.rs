@@ -202,31 +202,40 @@ impl Searcher {
             self.solve_root(board, &root, &clock);
         }
         let mut reason = StopReason::Proven;
+        let mut halted = Instant::now();
         if !root.data.lock().proven.is_known() {
-            let threads = self.config.threads.max(1);
-            reason = std::thread::scope(|scope| {
-                let run = SearchRun {
-                    board,
-                    root: &root,
-                    limits,
-                    clock: &clock,
-                    progress: &progress,
-                };
-                for _ in 0..threads {
-                    scope.spawn(move || self.worker(&run));
-                }
-                let stoppers = Stoppers::for_search(limits, &clock, tree_budget);
-                let reason =
-                    self.watch(&root, &limits.excluded, &stoppers, &clock, stop, &progress);
-                progress.halt.store(true, Ordering::SeqCst);
-                reason
-            });
+            (reason, halted) =
+                self.tree_search(board, &root, limits, &clock, stop, &progress, tree_budget);
         }
-        let refuted = if stop.load(Ordering::SeqCst) {
-            Vec::new()
-        } else {
-            self.safety_net(board, &root, &limits.excluded, &clock)
-        };
+        let mut refuted = Vec::new();
+        if !stop.load(Ordering::SeqCst) {
+            refuted = self.safety_net(board, &root, &limits.excluded, &clock);
+            // The net's reserve is sized for a slow CPU, and a check mostly
+            // takes a fraction of it: the tree search goes on into the rest,
+            // keeping back enough for the threads' stopping and one more
+            // check of the same cost, which runs only if the choice changes.
+            if reason == StopReason::Time && !root.data.lock().proven.is_known() {
+                let later = clock.after_safety_net(halted.elapsed());
+                let now = self.search_progress(&root, &limits.excluded, &later, stop, &progress);
+                if !later.tree_search_done_at(now.root(), now.elapsed) {
+                    let checked = self.chosen_move(&root, &limits.excluded);
+                    (reason, _) = self.tree_search(
+                        board,
+                        &root,
+                        limits,
+                        &later,
+                        stop,
+                        &progress,
+                        tree_budget,
+                    );
+                    if !stop.load(Ordering::SeqCst)
+                        && self.chosen_move(&root, &limits.excluded) != checked
+                    {
+                        refuted.extend(self.safety_net(board, &root, &limits.excluded, &later));
+                    }
+                }
+            }
+        }
         let mut result = result::summarise(
             self,
             board,
@@ -238,6 +247,47 @@ impl Searcher {
         );
         result.refuted = refuted;
         result
+    }
+
+    /// Runs the search threads on `root` until a stop condition holds
+    /// under `clock`; returns it and when the threads were told to stop.
+    /// Called again on the same tree, it goes on where the last run stopped.
+    #[allow(clippy::too_many_arguments)]
+    fn tree_search(
+        &self,
+        board: &Board,
+        root: &Arc<Node>,
+        limits: &SearchLimits,
+        clock: &TimeManager,
+        stop: &AtomicBool,
+        progress: &Progress,
+        tree_budget: usize,
+    ) -> (StopReason, Instant) {
+        progress.halt.store(false, Ordering::SeqCst);
+        progress.idle_rounds.store(0, Ordering::SeqCst);
+        let threads = self.config.threads.max(1);
+        std::thread::scope(|scope| {
+            let run = SearchRun {
+                board,
+                root,
+                limits,
+                clock,
+                progress,
+            };
+            for _ in 0..threads {
+                scope.spawn(move || self.worker(&run));
+            }
+            let stoppers = Stoppers::for_search(limits, clock, tree_budget);
+            let reason = self.watch(root, &limits.excluded, &stoppers, clock, stop, progress);
+            progress.halt.store(true, Ordering::SeqCst);
+            (reason, Instant::now())
+        })
+    }
+
+    /// The root move the search would play now, if any.
+    fn chosen_move(&self, root: &Arc<Node>, excluded: &CellSet) -> Option<Point> {
+        let data = root.data.lock();
+        choose_edge(&data, self.config.move_choice(), Some(excluded)).map(|i| data.edges[i].mv)
     }
 
     /// The root safety net: before a move is played, the opponent's forced

@@ -52,6 +52,9 @@ impl Searcher {
                 p.leaf.data.lock().state = NodeState::Fresh;
                 self.revert_leaf(&p.path, &p.leaf);
                 progress.in_flight.fetch_sub(1, Ordering::SeqCst);
+                // No playout: the search may go on (after the safety net)
+                // with a playout limit.
+                progress.reserved.fetch_sub(1, Ordering::SeqCst);
             }
         }
     }
@@ -164,6 +167,7 @@ impl Searcher {
                 self.revert_leaf(&p.path, &p.leaf);
                 progress.halt.store(true, Ordering::SeqCst);
                 progress.in_flight.fetch_sub(1, Ordering::SeqCst);
+                progress.reserved.fetch_sub(1, Ordering::SeqCst);
                 continue;
             };
             let sharpen = 1.0 / self.config.policy_temperature;

@@ -95,6 +95,10 @@ impl Default for SafetyNetTime {
 /// The longest reserve kept for the safety net.
 const MAX_SAFETY_RESERVE: Duration = Duration::from_millis(200);
 
+/// Kept beyond twice a measured check for a second one: the watch loop's
+/// polling and the threads' stopping.
+const NET_RECHECK_MARGIN: Duration = Duration::from_millis(3);
+
 /// More time for a move whose value has fallen since our previous move
 /// (`[search] falling_value_time`): the earlier search missed something,
 /// and the position is likely one where the game is decided.
@@ -131,6 +135,8 @@ pub struct TimeManager {
     budget: Option<TimeBudget>,
     safety: SafetyNetTime,
     falling: FallingValue,
+    /// How long the safety net's check took, once it has run.
+    net_took: Option<Duration>,
 }
 
 /// What the manager needs to know of the root to decide whether to extend.
@@ -159,6 +165,7 @@ impl TimeManager {
             budget,
             safety: SafetyNetTime::default(),
             falling: FallingValue::default(),
+            net_took: None,
         }
     }
 
@@ -172,6 +179,16 @@ impl TimeManager {
         TimeManager { safety, ..self }
     }
 
+    /// The same manager once the safety net's check has taken `took`:
+    /// its reserve shrinks to what one more such check needs (twice
+    /// `took`, and a little for the clock's granularity), never growing.
+    pub fn after_safety_net(self, took: Duration) -> TimeManager {
+        TimeManager {
+            net_took: Some(took),
+            ..self
+        }
+    }
+
     pub fn budget(&self) -> Option<TimeBudget> {
         self.budget
     }
@@ -181,12 +198,17 @@ impl TimeManager {
     }
 
     /// The share of the target kept for the root safety net (a tenth by
-    /// default), at most 200 ms.
+    /// default), at most 200 ms; once the net has run, what another check
+    /// of the same cost needs, if less.
     fn safety_reserve(&self, budget: TimeBudget) -> Duration {
-        budget
+        let share = budget
             .target
             .mul_f32(self.safety.share.clamp(0.0, 0.5))
-            .min(MAX_SAFETY_RESERVE)
+            .min(MAX_SAFETY_RESERVE);
+        match self.net_took {
+            Some(took) => share.min(took.saturating_mul(2).saturating_add(NET_RECHECK_MARGIN)),
+            None => share,
+        }
     }
 
     /// Whether the tree search must stop now. It stops at the deadline
@@ -488,6 +510,24 @@ mod tests {
         // Past the deadline the safety net has nothing left.
         let late = TimeManager::new(Some(TimeBudget::fixed(ms(100))), now - ms(200));
         assert_eq!(late.safety_net_nodes(20_000), 0);
+    }
+
+    #[test]
+    fn after_the_safety_net_the_tree_search_takes_what_it_left() {
+        let budget = TimeBudget::fixed(ms(400));
+        let clock = TimeManager::new(Some(budget), Instant::now());
+        let done = |clock: TimeManager, at| clock.tree_search_done_at(progress(10, 0, 10), ms(at));
+        // The default reserve (a tenth, 40 ms) stops the tree at 360 ms.
+        assert!(!done(clock, 359));
+        assert!(done(clock, 360));
+        // A net that took 4 ms leaves 2 x 4 + 3 = 11 ms: on to 389 ms.
+        let quick = clock.after_safety_net(ms(4));
+        assert!(!done(quick, 388));
+        assert!(done(quick, 389));
+        // A slow net never makes the reserve larger than the share.
+        let slow = clock.after_safety_net(ms(100));
+        assert!(!done(slow, 359));
+        assert!(done(slow, 360));
     }
 
     #[test]
