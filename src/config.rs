@@ -90,7 +90,7 @@ impl Default for EngineSection {
 impl Default for TimeSection {
     fn default() -> TimeSection {
         TimeSection {
-            protocol_lag_ms: 100,
+            protocol_lag_ms: 30,
             auto_pondering: false,
         }
     }
