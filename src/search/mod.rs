@@ -201,11 +201,17 @@ impl Searcher {
         if limits.excluded.is_empty() {
             self.solve_root(board, &root, &clock);
         }
+        let run = SearchRun {
+            board,
+            root: &root,
+            limits,
+            clock: &clock,
+            progress: &progress,
+        };
         let mut reason = StopReason::Proven;
         let mut halted = Instant::now();
         if !root.data.lock().proven.is_known() {
-            (reason, halted) =
-                self.tree_search(board, &root, limits, &clock, stop, &progress, tree_budget);
+            (reason, halted) = self.tree_search(run, stop, tree_budget);
         }
         let mut refuted = Vec::new();
         if !stop.load(Ordering::SeqCst) {
@@ -219,15 +225,11 @@ impl Searcher {
                 let now = self.search_progress(&root, &limits.excluded, &later, stop, &progress);
                 if !later.tree_search_done_at(now.root(), now.elapsed) {
                     let checked = self.chosen_move(&root, &limits.excluded);
-                    (reason, _) = self.tree_search(
-                        board,
-                        &root,
-                        limits,
-                        &later,
-                        stop,
-                        &progress,
-                        tree_budget,
-                    );
+                    let run = SearchRun {
+                        clock: &later,
+                        ..run
+                    };
+                    (reason, _) = self.tree_search(run, stop, tree_budget);
                     if !stop.load(Ordering::SeqCst)
                         && self.chosen_move(&root, &limits.excluded) != checked
                     {
@@ -252,28 +254,23 @@ impl Searcher {
     /// Runs the search threads on `root` until a stop condition holds
     /// under `clock`; returns it and when the threads were told to stop.
     /// Called again on the same tree, it goes on where the last run stopped.
-    #[allow(clippy::too_many_arguments)]
     fn tree_search(
         &self,
-        board: &Board,
-        root: &Arc<Node>,
-        limits: &SearchLimits,
-        clock: &TimeManager,
+        run: SearchRun,
         stop: &AtomicBool,
-        progress: &Progress,
         tree_budget: usize,
     ) -> (StopReason, Instant) {
+        let SearchRun {
+            root,
+            limits,
+            clock,
+            progress,
+            ..
+        } = run;
         progress.halt.store(false, Ordering::SeqCst);
         progress.idle_rounds.store(0, Ordering::SeqCst);
         let threads = self.config.threads.max(1);
         std::thread::scope(|scope| {
-            let run = SearchRun {
-                board,
-                root,
-                limits,
-                clock,
-                progress,
-            };
             for _ in 0..threads {
                 scope.spawn(move || self.worker(&run));
             }
