@@ -88,7 +88,10 @@ fn the_engine_plays_and_resumes_a_game() {
     // A few moves: each of the engine's arrives as MOVE on an empty cell.
     let mut taken = vec![vec![false; 15]; 15];
     let mut logged = 0;
-    let quiet = [(0, 0), (0, 14), (14, 0), (14, 14)];
+    // Two moves each, then we drop while the engine thinks. Later, the
+    // engine may have a four against these quiet replies and answer at once,
+    // so its winning move could beat our disconnection to the server.
+    let quiet = [(0, 0), (0, 14)];
     for (row, column) in quiet {
         let moved = next(&mut me);
         assert_eq!(moved["type"], "MOVE", "{moved}");
