@@ -335,6 +335,8 @@ mod tests {
             ("[search]\nc_puct_base = 0.0\n", "search.c_puct_base"),
             ("[search]\nc_puct_base = 1e-40\n", "search.c_puct_base"),
             ("[search]\nc_puct_base = inf\n", "search.c_puct_base"),
+            ("[search]\ndraw_penalty = -0.1\n", "search.draw_penalty"),
+            ("[search]\ndraw_penalty = nan\n", "search.draw_penalty"),
             (
                 "[search]\nsafety_nodes_per_ms = 0\n",
                 "search.safety_nodes_per_ms",

@@ -36,6 +36,10 @@ pub struct SearchConfig {
     /// First-play urgency: an unvisited move is valued at its parent's
     /// value less this.
     pub fpu_reduction: f32,
+    /// While searching, a move's value is lowered by this times its draw
+    /// rate times the parent's chance of a decisive result (Rapfi's draw
+    /// utility penalty; 0: none).
+    pub draw_penalty: f32,
     /// Softmax temperature of the network's policy over the legal moves:
     /// priors are `p^(1/T)`, renormalised. Above 1 it flattens a policy
     /// that is too sure of itself, so that the search also tries the
@@ -94,6 +98,7 @@ impl Default for SearchConfig {
             c_puct_log: 0.0,
             c_puct_base: 328.0,
             fpu_reduction: 0.2,
+            draw_penalty: 0.0,
             policy_temperature: 1.0,
             style: 2,
             final_move: FinalMove::LowerConfidenceBound,
@@ -149,6 +154,11 @@ impl SearchConfig {
             "must be a number",
         )?;
         check(
+            (0.0..=1.0).contains(&self.draw_penalty),
+            "draw_penalty",
+            "must be between 0 and 1",
+        )?;
+        check(
             self.policy_temperature.is_finite() && self.policy_temperature > 0.0,
             "policy_temperature",
             "must be positive",
@@ -201,6 +211,7 @@ impl SearchConfig {
             c_puct_base: self.c_puct_base,
             fpu_reduction: self.fpu_reduction,
             draw_weight: self.draw_weight(),
+            draw_penalty: self.draw_penalty,
         }
     }
 }

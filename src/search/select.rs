@@ -20,6 +20,10 @@ pub struct PuctParams {
     pub fpu_reduction: f32,
     /// Weight of a draw in the utility (1 defensive, 0.5 classic, 0 offensive).
     pub draw_weight: f32,
+    /// A move's value while searching is lowered by this times its draw
+    /// rate times the parent's chance of a decisive result (see
+    /// [`select_edge`]); 0 leaves it as it is.
+    pub draw_penalty: f32,
 }
 
 impl PuctParams {
@@ -89,6 +93,13 @@ pub fn first_play_urgency(parent_utility: f32, reduction: f32, visited_policy: f
 
 /// The edge a descent should follow (PUCT with virtual visits counted as
 /// losses), or `None` when the node has no edges (or all are `excluded`).
+///
+/// With a `draw_penalty`, a move that tends to a draw is searched as if it
+/// were worth less, the more so where the parent is decisive: the search
+/// then spends its visits on the lines that decide the game (Rapfi's draw
+/// utility penalty). An unvisited move is taken to draw as its parent does.
+/// Only the selection sees it: the move to play and the values backed up
+/// are the plain ones.
 pub fn select_edge(
     node: &NodeData,
     params: PuctParams,
@@ -105,7 +116,11 @@ pub fn select_edge(
     let sqrt_total = (total.max(1) as f32).sqrt();
     let c_puct = params.exploration(total);
     let parent_utility = utility(node.wdl(), params.draw_weight);
-    let fpu = first_play_urgency(parent_utility, params.fpu_reduction, visited_policy);
+    let parent_draw = node.wdl()[1];
+    // Per unit of a move's draw rate.
+    let draw_cost = params.draw_penalty * (1.0 - parent_draw);
+    let fpu = first_play_urgency(parent_utility, params.fpu_reduction, visited_policy)
+        - draw_cost * parent_draw;
     let mut best = None;
     let mut best_score = f32::NEG_INFINITY;
     for (i, edge) in node.edges.iter().enumerate() {
@@ -120,9 +135,11 @@ pub fn select_edge(
             _ => {
                 let n = edge.visits + edge.virtual_visits;
                 let q = match edge.proven {
-                    Proven::Draw => params.draw_weight,
+                    Proven::Draw => params.draw_weight - draw_cost,
                     _ if n == 0 => fpu,
-                    _ => (edge.win_sum + params.draw_weight * edge.draw_sum) / n as f32,
+                    _ => {
+                        (edge.win_sum + (params.draw_weight - draw_cost) * edge.draw_sum) / n as f32
+                    }
                 };
                 q + c_puct * edge.prior * sqrt_total / (1 + n) as f32
             }
@@ -266,6 +283,7 @@ mod tests {
         c_puct_base: 328.0,
         fpu_reduction: 0.1,
         draw_weight: 0.5,
+        draw_penalty: 0.0,
     };
 
     #[test]
@@ -298,6 +316,7 @@ mod tests {
             c_puct_base: 328.0,
             fpu_reduction: 0.2,
             draw_weight: 0.5,
+            draw_penalty: 0.0,
         };
         let data = node_with(vec![edge(0, 0.04, 10, 5.0), edge(1, 0.5, 0, 0.0)]);
         let mut d = data.lock();
@@ -307,6 +326,37 @@ mod tests {
         d.edges[0].prior = 0.81;
         d.edges[1].prior = 0.19;
         assert_eq!(select_edge(&d, params, None), Some(0));
+    }
+
+    #[test]
+    fn a_draw_penalty_turns_the_search_from_drawish_moves() {
+        // Values only (c_puct 0). The parent: 20 visits, 5.4 wins and 9.5
+        // draws (draw rate 0.475). Move 0 won 4.9 of its 10 visits (0.49);
+        // move 1 drew 9.5 and won 0.5 of its 10 (0.525), so it is searched
+        // first without a penalty. With 0.175 its value is lowered by
+        // 0.175 * 0.525 * 0.95 = 0.087, to 0.438, and move 0 is searched.
+        let mut drawish = edge(1, 0.5, 10, 0.5);
+        drawish.draw_sum = 9.5;
+        let data = node_with(vec![edge(0, 0.5, 10, 4.9), drawish]);
+        let mut d = data.lock();
+        d.visits = 20;
+        d.win_sum = 5.4;
+        d.draw_sum = 9.5;
+        let plain = PuctParams {
+            c_puct: 0.0,
+            ..PARAMS
+        };
+        let penalised = PuctParams {
+            draw_penalty: 0.175,
+            ..plain
+        };
+        assert_eq!(select_edge(&d, plain, None), Some(1));
+        assert_eq!(select_edge(&d, penalised, None), Some(0));
+        // A proven draw (0.5) is lowered the same way: 0.5 - 0.175 * 0.525
+        // = 0.408, below the other move's 0.49.
+        d.edges[1].proven = Proven::Draw;
+        assert_eq!(select_edge(&d, plain, None), Some(1));
+        assert_eq!(select_edge(&d, penalised, None), Some(0));
     }
 
     #[test]
