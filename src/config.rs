@@ -337,6 +337,7 @@ mod tests {
             ("[search]\nc_puct_base = inf\n", "search.c_puct_base"),
             ("[search]\ndraw_penalty = -0.1\n", "search.draw_penalty"),
             ("[search]\ndraw_penalty = nan\n", "search.draw_penalty"),
+            ("[search]\ndraw_penalty = 1.5\n", "search.draw_penalty"),
             (
                 "[search]\nsafety_nodes_per_ms = 0\n",
                 "search.safety_nodes_per_ms",

@@ -115,8 +115,9 @@ pub fn select_edge(
     }
     let sqrt_total = (total.max(1) as f32).sqrt();
     let c_puct = params.exploration(total);
-    let parent_utility = utility(node.wdl(), params.draw_weight);
-    let parent_draw = node.wdl()[1];
+    let parent_wdl = node.wdl();
+    let parent_utility = utility(parent_wdl, params.draw_weight);
+    let parent_draw = parent_wdl[1];
     // Per unit of a move's draw rate.
     let draw_cost = params.draw_penalty * (1.0 - parent_draw);
     let fpu = first_play_urgency(parent_utility, params.fpu_reduction, visited_policy)
@@ -334,7 +335,8 @@ mod tests {
         // draws (draw rate 0.475). Move 0 won 4.9 of its 10 visits (0.49);
         // move 1 drew 9.5 and won 0.5 of its 10 (0.525), so it is searched
         // first without a penalty. With 0.175 its value is lowered by
-        // 0.175 * 0.525 * 0.95 = 0.087, to 0.438, and move 0 is searched.
+        // 0.175 * (1 - 0.475) * 0.95 = 0.087, to 0.438, and move 0 is
+        // searched.
         let mut drawish = edge(1, 0.5, 10, 0.5);
         drawish.draw_sum = 9.5;
         let data = node_with(vec![edge(0, 0.5, 10, 4.9), drawish]);
@@ -352,9 +354,41 @@ mod tests {
         };
         assert_eq!(select_edge(&d, plain, None), Some(1));
         assert_eq!(select_edge(&d, penalised, None), Some(0));
-        // A proven draw (0.5) is lowered the same way: 0.5 - 0.175 * 0.525
-        // = 0.408, below the other move's 0.49.
+        // A proven draw (0.5) is lowered the same way: 0.5 - 0.175 * (1 -
+        // 0.475) = 0.408, below the other move's 0.49.
         d.edges[1].proven = Proven::Draw;
+        assert_eq!(select_edge(&d, plain, None), Some(1));
+        assert_eq!(select_edge(&d, penalised, None), Some(0));
+        // Where the parent itself is a draw (0.5 wins and 19 draws in 20:
+        // rate 0.95), there is little to decide: the drawish move loses only
+        // 0.175 * 0.05 * 0.95 = 0.008, keeps 0.517, and is still searched.
+        d.edges[1].proven = Proven::Unknown;
+        d.win_sum = 0.5;
+        d.draw_sum = 19.0;
+        assert_eq!(select_edge(&d, penalised, None), Some(1));
+    }
+
+    #[test]
+    fn a_draw_penalty_lowers_the_first_play_urgency_by_the_parents_draw_rate() {
+        // Values only, no first-play reduction. The parent: 10 visits, 3
+        // wins and 5 draws (0.55, draw rate 0.5). Move 0 won 5.3 of 10
+        // (0.53); move 1 is unvisited, worth the parent's 0.55 and tried
+        // first. With 0.175 it is taken to draw as its parent does and is
+        // worth 0.55 - 0.175 * 0.5 * 0.5 = 0.506: move 0 goes on.
+        let data = node_with(vec![edge(0, 0.5, 10, 5.3), edge(1, 0.5, 0, 0.0)]);
+        let mut d = data.lock();
+        d.visits = 10;
+        d.win_sum = 3.0;
+        d.draw_sum = 5.0;
+        let plain = PuctParams {
+            c_puct: 0.0,
+            fpu_reduction: 0.0,
+            ..PARAMS
+        };
+        let penalised = PuctParams {
+            draw_penalty: 0.175,
+            ..plain
+        };
         assert_eq!(select_edge(&d, plain, None), Some(1));
         assert_eq!(select_edge(&d, penalised, None), Some(0));
     }
