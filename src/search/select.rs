@@ -262,6 +262,24 @@ mod tests {
         node.data
     }
 
+    /// A node with `edges` whose own statistics are `visits` completed
+    /// visits with these sums of win and draw probabilities.
+    fn searched_node(
+        edges: Vec<Edge>,
+        visits: u32,
+        win_sum: f32,
+        draw_sum: f32,
+    ) -> parking_lot::Mutex<NodeData> {
+        let data = node_with(edges);
+        {
+            let mut d = data.lock();
+            d.visits = visits;
+            d.win_sum = win_sum;
+            d.draw_sum = draw_sum;
+        }
+        data
+    }
+
     fn edge(x: u8, prior: f32, visits: u32, wins: f32) -> Edge {
         let mut e = Edge::new(Point::new(x, 0).unwrap(), prior);
         e.visits = visits;
@@ -319,10 +337,13 @@ mod tests {
             draw_weight: 0.5,
             draw_penalty: 0.0,
         };
-        let data = node_with(vec![edge(0, 0.04, 10, 5.0), edge(1, 0.5, 0, 0.0)]);
+        let data = searched_node(
+            vec![edge(0, 0.04, 10, 5.0), edge(1, 0.5, 0, 0.0)],
+            10,
+            5.5,
+            0.0,
+        );
         let mut d = data.lock();
-        d.visits = 10;
-        d.win_sum = 5.5;
         assert_eq!(select_edge(&d, params, None), Some(1));
         d.edges[0].prior = 0.81;
         d.edges[1].prior = 0.19;
@@ -339,11 +360,8 @@ mod tests {
         // searched.
         let mut drawish = edge(1, 0.5, 10, 0.5);
         drawish.draw_sum = 9.5;
-        let data = node_with(vec![edge(0, 0.5, 10, 4.9), drawish]);
+        let data = searched_node(vec![edge(0, 0.5, 10, 4.9), drawish], 20, 5.4, 9.5);
         let mut d = data.lock();
-        d.visits = 20;
-        d.win_sum = 5.4;
-        d.draw_sum = 9.5;
         let plain = PuctParams {
             c_puct: 0.0,
             ..PARAMS
@@ -375,11 +393,13 @@ mod tests {
         // (0.53); move 1 is unvisited, worth the parent's 0.55 and tried
         // first. With 0.175 it is taken to draw as its parent does and is
         // worth 0.55 - 0.175 * 0.5 * 0.5 = 0.506: move 0 goes on.
-        let data = node_with(vec![edge(0, 0.5, 10, 5.3), edge(1, 0.5, 0, 0.0)]);
-        let mut d = data.lock();
-        d.visits = 10;
-        d.win_sum = 3.0;
-        d.draw_sum = 5.0;
+        let data = searched_node(
+            vec![edge(0, 0.5, 10, 5.3), edge(1, 0.5, 0, 0.0)],
+            10,
+            3.0,
+            5.0,
+        );
+        let d = data.lock();
         let plain = PuctParams {
             c_puct: 0.0,
             fpu_reduction: 0.0,
@@ -416,16 +436,13 @@ mod tests {
         // c_puct_log 0.1 the node keeps to it at 50 visits (constant 0.016:
         // 0.551) and tries the other at 5,000 (0.281: 6.5).
         let node = |visits: u32| {
-            let data = node_with(vec![
-                edge(0, 0.7, visits, 0.6 * visits as f32),
-                edge(1, 0.3, 0, 0.0),
-            ]);
-            {
-                let mut d = data.lock();
-                d.visits = visits;
-                d.win_sum = 0.6 * visits as f32;
-            }
-            data
+            let wins = 0.6 * visits as f32;
+            searched_node(
+                vec![edge(0, 0.7, visits, wins), edge(1, 0.3, 0, 0.0)],
+                visits,
+                wins,
+                0.0,
+            )
         };
         let constant = PuctParams {
             c_puct: 0.002,
