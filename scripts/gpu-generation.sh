@@ -19,7 +19,7 @@
 #   side by side on the GPU, as NAME[:ARG,ARG...] separated by spaces, each
 #   run's extra gpu_train.py arguments after the colon, e.g.
 #   VARIANTS="svw0:--search-value-weight,0 svw05" (packed as RULE-NAME.tar).
-#   Without it, one run per rule (RULE-gen.tar).
+#   Without it, one run per rule with no extra arguments (RULE-gen.tar).
 # Prepared here with scripts/gpu-prepare.sh and scripts/build-for-torch.sh;
 # see networks/README.md, "Self-play on a GPU machine".
 set -euo pipefail
@@ -90,15 +90,11 @@ for rule in "$@"; do
     for i in $(seq "${WEIGHT:-6}"); do cp "$file" "$data/$rule-$(basename "$file" .tsv)-$i.tsv"; done
   done
   shopt -u nullglob
-  if [[ -z ${VARIANTS:-} ]]; then
-    specs+=("$rule:$net:$train_minutes:$rule-gen,--init,$network")
-  else
-    for variant in $VARIANTS; do
-      name=${variant%%:*}
-      extra=${variant#"$name"}
-      specs+=("$rule:$net:$train_minutes:$rule-$name,--init,$network${extra:+,${extra#:}}")
-    done
-  fi
+  for variant in ${VARIANTS:-gen}; do
+    name=${variant%%:*}
+    extra=${variant#"$name"}
+    specs+=("$rule:$net:$train_minutes:$rule-$name,--init,$network${extra:+,${extra#:}}")
+  done
 done
 SELFPLAY_DIR="$data" bash scripts/gpu-job.sh "${specs[@]}" -- \
   --batch-size 256 --lr 5e-4 --warmup-steps 50 --epochs 3 --val-every 200

@@ -304,6 +304,16 @@ mod tests {
         draw_weight: 0.5,
         draw_penalty: 0.0,
     };
+    /// Values alone: no exploration term, no first-play reduction.
+    const VALUES_ONLY: PuctParams = PuctParams {
+        c_puct: 0.0,
+        fpu_reduction: 0.0,
+        ..PARAMS
+    };
+    const VALUES_ONLY_DRAW_PENALTY: PuctParams = PuctParams {
+        draw_penalty: 0.175,
+        ..VALUES_ONLY
+    };
 
     #[test]
     fn unvisited_high_prior_moves_are_explored_and_virtual_visits_spread_descents() {
@@ -362,14 +372,7 @@ mod tests {
         drawish.draw_sum = 9.5;
         let data = searched_node(vec![edge(0, 0.5, 10, 4.9), drawish], 20, 5.4, 9.5);
         let mut d = data.lock();
-        let plain = PuctParams {
-            c_puct: 0.0,
-            ..PARAMS
-        };
-        let penalised = PuctParams {
-            draw_penalty: 0.175,
-            ..plain
-        };
+        let (plain, penalised) = (VALUES_ONLY, VALUES_ONLY_DRAW_PENALTY);
         assert_eq!(select_edge(&d, plain, None), Some(1));
         assert_eq!(select_edge(&d, penalised, None), Some(0));
         // A proven draw (0.5) is lowered the same way: 0.5 - 0.175 * (1 -
@@ -400,15 +403,7 @@ mod tests {
             5.0,
         );
         let d = data.lock();
-        let plain = PuctParams {
-            c_puct: 0.0,
-            fpu_reduction: 0.0,
-            ..PARAMS
-        };
-        let penalised = PuctParams {
-            draw_penalty: 0.175,
-            ..plain
-        };
+        let (plain, penalised) = (VALUES_ONLY, VALUES_ONLY_DRAW_PENALTY);
         assert_eq!(select_edge(&d, plain, None), Some(1));
         assert_eq!(select_edge(&d, penalised, None), Some(0));
     }
