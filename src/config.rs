@@ -54,7 +54,8 @@ pub struct Config {
 pub struct EngineSection {
     /// Search threads (INFO thread_num overrides).
     pub threads: usize,
-    /// Memory limit of the search tree in MiB when the manager sends none.
+    /// Memory limit of the whole process in MiB (the tree gets what the rest
+    /// leaves) when the manager sends none.
     pub max_memory_mb: u64,
 }
 

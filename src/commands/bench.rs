@@ -228,7 +228,7 @@ fn bench_arena() -> io::Result<()> {
     let brain = std::env::current_exe()?.with_file_name("wuzi-test-brain");
     if !brain.is_file() {
         return Err(io::Error::other(format!(
-            "{} not found: build it with cargo build --release --bins",
+            "{} not found: build it with cargo build --release -p wuzi-arena --bins",
             brain.display()
         )));
     }
