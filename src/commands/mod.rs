@@ -191,8 +191,9 @@ pub fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            crate::protocol::run_gtp(config, io::BufReader::new(io::stdin()), io::stdout());
-            Ok(())
+            let engine =
+                crate::protocol::run_gtp(config, io::BufReader::new(io::stdin()), io::stdout());
+            exit_now(engine)
         }
         None => {
             let config = match configure(&cli) {
@@ -204,8 +205,8 @@ pub fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            crate::protocol::run(config, io::BufReader::new(io::stdin()), io::stdout());
-            Ok(())
+            let brain = crate::protocol::run(config, io::BufReader::new(io::stdin()), io::stdout());
+            exit_now(brain)
         }
     };
     match result.and_then(|()| io::stdout().flush()) {
@@ -213,6 +214,19 @@ pub fn main() -> ExitCode {
         Err(e) => {
             eprintln!("pbrain-wuzi: {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Ends the process once a protocol front end has retired, without freeing
+/// its search tree (`Retired` says why).
+fn exit_now(front_end: crate::protocol::Retired) -> ! {
+    front_end.leave_to_exit();
+    match io::stdout().flush() {
+        Ok(()) => std::process::exit(0),
+        Err(e) => {
+            eprintln!("pbrain-wuzi: {e}");
+            std::process::exit(1)
         }
     }
 }

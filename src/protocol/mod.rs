@@ -76,27 +76,56 @@ fn service_or_refusal(
         .unwrap_or_else(|why| (Arc::new(EvalService::stopped()), Some(why)))
 }
 
-/// Runs the Gomocup brain until END or the end of input.
+/// Runs the Gomocup brain until END or the end of input. Returns the
+/// stopped brain, search tree included, for the caller to free or to leave
+/// to the operating system (see [`Retired`]).
 pub fn run(
     config: Config,
     input: impl BufRead + Send + 'static,
     output: impl Write + Send + 'static,
-) {
+) -> Retired {
     let brain = Gomocup::brain(config, Box::new(output));
     let mut parser = CommandParser::new();
-    drive(brain, input, move |line| parser.feed(line));
+    Retired::new(drive(brain, input, move |line| parser.feed(line)))
 }
 
-/// Runs the GTP engine until `quit` or the end of input.
+/// Runs the GTP engine until `quit` or the end of input; returns it
+/// stopped, as [`run`] does.
 pub fn run_gtp(
     config: Config,
     input: impl BufRead + Send + 'static,
     output: impl Write + Send + 'static,
-) {
+) -> Retired {
     let engine = Gtp::engine(config, Box::new(output));
-    drive(engine, input, |line| {
+    Retired::new(drive(engine, input, |line| {
         GtpCommand::parse(line).into_iter().collect()
-    });
+    }))
+}
+
+/// A front end that has answered its last command and stopped searching,
+/// with everything it holds. Dropping it frees the search tree node by
+/// node, which after a long match with the tree kept between games can
+/// outlast the 700 ms that Piskvork waits after END before it kills the
+/// brain; a process that is exiting anyway leaves it to the operating
+/// system with [`Retired::leave_to_exit`].
+#[must_use]
+pub struct Retired {
+    // Held only to be dropped (or forgotten).
+    _front_end: Box<dyn std::any::Any>,
+}
+
+impl Retired {
+    fn new<F: FrontEnd + 'static>(driver: Driver<F>) -> Retired {
+        Retired {
+            _front_end: Box::new(driver),
+        }
+    }
+
+    /// Forgets the state without freeing it: only for a process that
+    /// exits next.
+    pub fn leave_to_exit(self) {
+        std::mem::forget(self);
+    }
 }
 
 /// The loop every front end shares: input lines become commands (`parse`
@@ -106,7 +135,7 @@ fn drive<F: FrontEnd>(
     mut driver: Driver<F>,
     input: impl BufRead + Send + 'static,
     mut parse: impl FnMut(&str) -> Vec<F::Command>,
-) {
+) -> Driver<F> {
     let lines = reader::spawn(input);
     loop {
         match lines.recv_timeout(Duration::from_millis(5)) {
@@ -116,7 +145,7 @@ fn drive<F: FrontEnd>(
                 for command in parse(&line) {
                     if !driver.handle(command) {
                         driver.shutdown();
-                        return;
+                        return driver;
                     }
                 }
             }
@@ -127,13 +156,13 @@ fn drive<F: FrontEnd>(
                 // expects; END would have stopped at once.
                 driver.drain();
                 driver.shutdown();
-                return;
+                return driver;
             }
         }
         driver.tick();
         if driver.wants_exit() {
             driver.shutdown();
-            return;
+            return driver;
         }
     }
 }
