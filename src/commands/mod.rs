@@ -222,11 +222,22 @@ pub fn main() -> ExitCode {
 /// its search tree (`Retired` says why).
 fn exit_now(front_end: crate::protocol::Retired) -> ! {
     front_end.leave_to_exit();
-    match io::stdout().flush() {
-        Ok(()) => std::process::exit(0),
+    let code = match io::stdout().flush() {
+        Ok(()) => 0,
         Err(e) => {
             eprintln!("pbrain-wuzi: {e}");
-            std::process::exit(1)
+            1
         }
+    };
+    // An evaluator may still be inside a batch (a ponder ended by END):
+    // libc's exit would run libtorch's static destructors under it, so on
+    // Unix leave at once, with nothing buffered left to lose. Windows'
+    // ExitProcess ends the other threads before any library unloads.
+    // SAFETY: _exit only ends the process.
+    #[cfg(unix)]
+    unsafe {
+        libc::_exit(code);
     }
+    #[cfg(not(unix))]
+    std::process::exit(code);
 }
