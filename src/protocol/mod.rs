@@ -103,11 +103,9 @@ pub fn run_gtp(
 }
 
 /// A front end that has answered its last command and stopped searching,
-/// with everything it holds. Dropping it frees the search tree node by
-/// node, which after a long match can outlast the 700 ms that Piskvork
-/// waits after END before it kills the brain; a process that is exiting
-/// anyway leaves it to the operating system with
-/// [`Retired::leave_to_exit`].
+/// with everything it holds. A process that is exiting anyway need not free
+/// it (Piskvork kills a brain 700 ms after END): it leaves it to the
+/// operating system with [`Retired::leave_to_exit`].
 #[must_use]
 pub struct Retired {
     // Held only to be dropped (or forgotten).
