@@ -115,11 +115,12 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), InvalidSetting> {
+        // As INFO thread_num: each thread is an OS thread and its buffers.
         InvalidSetting::check(
-            self.engine.threads >= 1,
+            (1..=256).contains(&self.engine.threads),
             "engine",
             "threads",
-            "must be at least 1",
+            "must be 1..=256",
         )?;
         self.search.validate()?;
         self.network.validate()?;
@@ -344,6 +345,25 @@ mod tests {
                 "search.safety_nodes_per_ms",
             ),
             ("[network]\ndevice = \"tpu\"\n", "network.device"),
+            // Counts that would size buffers or threads past any use.
+            ("[engine]\nthreads = 1000000\n", "engine.threads"),
+            (
+                "[search]\nbatch_size = 1000000000000\n",
+                "search.batch_size",
+            ),
+            ("[search]\npipeline = 0\n", "search.pipeline"),
+            (
+                "[network]\nbatch_size = 1000000000000\n",
+                "network.batch_size",
+            ),
+            (
+                "[network]\ntorch_threads = 100000\n",
+                "network.torch_threads",
+            ),
+            (
+                "[network]\nevaluator_threads = 100000\n",
+                "network.evaluator_threads",
+            ),
         ] {
             match Config::parse(text) {
                 Err(ConfigError::Invalid(e)) => assert_eq!(e.key, key, "{text:?}: {e}"),

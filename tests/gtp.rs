@@ -311,14 +311,23 @@ fn analysis_streams_info_lines_until_the_next_command() {
     let lcb = field("lcb");
     assert!((0.0..=winrate).contains(&lcb), "{line}");
     assert!(lcb < winrate || winrate == 0.0 || winrate == 1.0, "{line}");
-    e.process.send("quit");
+    // An interval past any use is held to an hour, not overflowed.
+    e.process.send("lz-analyze b 2000000000000000000");
+    loop {
+        let line = e.process.expect(|_| true);
+        if line.trim() == "=" {
+            break;
+        }
+    }
+    e.process.send("name");
     loop {
         let line = e.process.expect(|_| true);
         if line.trim().is_empty() {
             break;
         }
     }
-    assert_eq!(e.read_response(), success(None, ""));
+    assert_eq!(e.read_response(), success(None, "Wuzi"));
+    e.ok("quit");
 }
 
 // ---- a referee, independent of the engine's code -------------------------

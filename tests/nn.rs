@@ -156,6 +156,38 @@ fn weights_round_trip_and_bad_files_are_refused_with_their_reason() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("Half"), "{err}");
+
+    // A file that names a network of any size (an empty stem of a million
+    // channels, a block numbered past any use) is refused before libtorch
+    // allocates it.
+    let planes = wuzi::nn::INPUT_PLANES as i64;
+    let huge = dir.path().join("huge.safetensors");
+    let named = vec![
+        (
+            "stem.weight".to_string(),
+            Tensor::zeros([1 << 20, planes, 0, 0], (Kind::Float, Device::Cpu)),
+        ),
+        (
+            "blocks.18446744073709551615.x".to_string(),
+            Tensor::zeros([1], (Kind::Float, Device::Cpu)),
+        ),
+    ];
+    Tensor::write_safetensors(&named, &huge).unwrap();
+    let err = Network::load(&huge, Device::Cpu).unwrap_err().to_string();
+    assert!(err.contains("stem.weight has shape"), "{err}");
+    let many_blocks = vec![
+        (
+            "stem.weight".to_string(),
+            Tensor::zeros([16, planes, 3, 3], (Kind::Float, Device::Cpu)),
+        ),
+        (
+            "blocks.99999.x".to_string(),
+            Tensor::zeros([1], (Kind::Float, Device::Cpu)),
+        ),
+    ];
+    Tensor::write_safetensors(&many_blocks, &huge).unwrap();
+    let err = Network::load(&huge, Device::Cpu).unwrap_err().to_string();
+    assert!(err.contains("blocks must be 1..=64"), "{err}");
 }
 
 #[test]

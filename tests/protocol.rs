@@ -171,19 +171,26 @@ fn info_values_parse_as_64_bit_and_bad_ones_are_reported_as_messages() {
     b.send("INFO game_type 1");
     b.send("INFO folder C:\\some where\\x");
     b.send("INFO unknown_key 5");
-    b.send("INFO rule 2");
+    b.send("INFO rule 9");
     b.send("INFO thread_num zero");
     b.send("INFO style 9");
+    // INFO is never answered: not even a bare one.
+    b.send("INFO");
     b.send("BEGIN");
     let m = b.expect_move();
     assert!((0..15).contains(&m.0));
+    assert!(
+        !b.seen.iter().any(|l| l.starts_with("ERROR")),
+        "{:?}",
+        b.seen
+    );
     let notes: Vec<&String> = b
         .seen
         .iter()
         .filter(|l| l.starts_with("MESSAGE ERROR INFO"))
         .collect();
-    assert_eq!(notes.len(), 3, "{:?}", b.seen);
-    assert!(notes[0].contains("rule 2"));
+    assert_eq!(notes.len(), 4, "{:?}", b.seen);
+    assert!(notes[0].contains("rule 9"));
 }
 
 #[test]
@@ -293,6 +300,10 @@ fn renju_forbidden_points_are_shown() {
     b.send("INFO rule 0");
     b.send("yxshowforbid");
     assert_eq!(b.answer(), "FORBID .");
+    // Piskvork's bit mask: renju with the continuous-game bit is renju.
+    b.send("INFO rule 6");
+    b.send("yxshowforbid");
+    assert_eq!(b.answer(), "FORBID 0507.");
 }
 
 #[test]
@@ -886,6 +897,48 @@ fn yixin_board(settings: &[&str]) -> Brain {
     b.send("start 15");
     assert_eq!(b.answer(), "OK");
     b
+}
+
+/// Yixin-Board sends `start` before every `board` and resets the blocked
+/// moves itself: a `yxblock` holds until `yxblockreset`.
+#[test]
+fn blocked_moves_hold_across_start_until_reset() {
+    let mut b = yixin_board(&["INFO timeout_turn 300"]);
+    // Every neighbour of the one stone is blocked.
+    let neighbours: Vec<(i64, i64)> = (6..=8)
+        .flat_map(|x| (6..=8).map(move |y| (x, y)))
+        .filter(|&c| c != (7, 7))
+        .collect();
+    b.send("yxblock");
+    for (x, y) in &neighbours {
+        b.send(&format!("{x},{y}"));
+    }
+    b.send("done");
+    let answer = |b: &mut Brain, stones: &[&str]| {
+        b.send("start 15");
+        assert_eq!(b.answer(), "OK");
+        b.send("board");
+        for line in stones {
+            b.send(line);
+        }
+        b.send("done");
+        b.expect_move()
+    };
+    for _ in 0..2 {
+        let m = answer(&mut b, &["7,7,2"]);
+        assert!(!neighbours.contains(&m), "blocked {m:?} played");
+    }
+    // After the reset the only defence is played: the opponent's four on
+    // row 7, closed at 6,7, stops only at 11,7.
+    b.send("yxblockreset");
+    b.send("yxblock");
+    b.send("11,7");
+    b.send("done");
+    b.send("yxblockreset");
+    let four = [
+        "7,7,2", "0,0,1", "8,7,2", "0,2,1", "9,7,2", "0,4,1", "10,7,2", "6,7,1",
+    ];
+    assert_eq!(answer(&mut b, &four), (11, 7));
 }
 
 /// Yixin-Board places the stone `yxbalanceone` answers and then asks

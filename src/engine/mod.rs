@@ -18,7 +18,9 @@ use crate::nn::EvalService;
 use crate::search::expand::fallback_move;
 use crate::search::node::Proven;
 use crate::search::result::MoveStats;
-use crate::search::{SearchConfig, SearchLimits, SearchResult, Searcher, TimeBudget, TimeControl};
+use crate::search::{
+    SearchConfig, SearchLimits, SearchResult, Searcher, StopReason, TimeBudget, TimeControl,
+};
 use crate::tactics::is_legal_for;
 
 pub use opening::SwapChoice;
@@ -184,11 +186,15 @@ impl Engine {
     }
 
     /// Time for choosing balancing moves: the move's time budget, at most
-    /// 2 s (Rapfi spends about that), at least 0.1 s.
-    fn balance_time(&self) -> Duration {
-        self.budget()
-            .map_or(Duration::from_secs(2), |b| b.target)
-            .clamp(Duration::from_millis(100), Duration::from_secs(2))
+    /// 2 s (Rapfi spends about that), at least 0.1 s; for a turn that
+    /// began at `since` (a search came first), no more than is left of it.
+    fn balance_time(&self, since: Option<Instant>) -> Duration {
+        let budget = self.budget();
+        let mut time = budget.map_or(Duration::from_secs(2), |b| b.target);
+        if let (Some(budget), Some(since)) = (budget, since) {
+            time = time.min(budget.deadline.saturating_sub(since.elapsed()));
+        }
+        time.clamp(Duration::from_millis(100), Duration::from_secs(2))
     }
 
     /// `count` moves from `board` (colours alternating from its side to
@@ -197,7 +203,20 @@ impl Engine {
     /// better than even for the side not to move in `board`; fewer only if
     /// no legal move is left.
     pub fn balancing_moves(&mut self, board: &Board, count: usize, bias: f32) -> Vec<Point> {
-        let time = self.balance_time();
+        let time = self.balance_time(None);
+        opening::balancing_moves(self, board, count, time, bias)
+    }
+
+    /// As [`Engine::balancing_moves`], within what is left of a turn that
+    /// began at `since` (a swap decision's search took its first part).
+    pub fn balancing_moves_in_turn(
+        &mut self,
+        board: &Board,
+        count: usize,
+        bias: f32,
+        since: Instant,
+    ) -> Vec<Point> {
+        let time = self.balance_time(Some(since));
         opening::balancing_moves(self, board, count, time, bias)
     }
 
@@ -329,10 +348,16 @@ impl Engine {
     /// manager counts a timed search's budget from there, so that the time
     /// already gone (e.g. to settings sent after the request) comes off it.
     pub fn start_since(&mut self, kind: SearchKind, since: Instant) {
+        self.start_sharing(kind, since, 1.0);
+    }
+
+    /// As [`Engine::start_since`], a timed search taking only `share` of
+    /// the move's budget: the answer needs more work in the same turn.
+    pub fn start_sharing(&mut self, kind: SearchKind, since: Instant, share: f64) {
         self.stop();
         let mut limits = self.limits;
         (limits.time, limits.since) = match kind {
-            SearchKind::Think => (self.budget(), Some(since)),
+            SearchKind::Think => (self.budget().map(|b| b.share(share)), Some(since)),
             SearchKind::Ponder(Some(t)) => (Some(TimeBudget::fixed(t)), None),
             SearchKind::Ponder(None) | SearchKind::Analyse => (None, None),
         };
@@ -395,7 +420,20 @@ impl Engine {
 
     fn join(&mut self) -> Option<Finished> {
         let running = self.running.take()?;
-        let result = running.handle.join().ok()?;
+        let result = match running.handle.join() {
+            Ok(result) => result,
+            // A bug, not an input: the move must still come, or the manager
+            // scores the silence as a loss.
+            Err(panic) => {
+                let why = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                tracing::error!("the search failed ({why}); answering with the fallback move");
+                SearchResult::unsearched(&running.board, Duration::ZERO, StopReason::Stopped)
+            }
+        };
         if running.kind == SearchKind::Think {
             self.last_own = Some(OwnSearch {
                 history: running.board.history().to_vec(),

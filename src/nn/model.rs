@@ -207,6 +207,12 @@ impl Network {
         if !path.is_file() {
             return Err(NetError::new(path, "no such file"));
         }
+        // The native loader's limits: a hostile file must not make libtorch
+        // allocate a network of any size it names.
+        let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+        if bytes > crate::nn::native::MAX_FILE_BYTES {
+            return Err(NetError::new(path, format!("{bytes} bytes: too large")));
+        }
         let tensors: HashMap<String, Tensor> = Tensor::read_safetensors(path)
             .map_err(|e| {
                 NetError::new(
@@ -220,7 +226,7 @@ impl Network {
             .get("stem.weight")
             .ok_or_else(|| NetError::new(path, "no tensor stem.weight: not a Wuzi network"))?;
         let shape = stem.size();
-        if shape.len() != 4 || shape[1] != INPUT_PLANES as i64 {
+        if shape.len() != 4 || shape[1] != INPUT_PLANES as i64 || shape[2..] != [3, 3] {
             return Err(NetError::new(
                 path,
                 format!(
@@ -229,10 +235,9 @@ impl Network {
             ));
         }
         let blocks = crate::nn::network_file::block_count(tensors.keys().map(String::as_str));
-        let config = NetConfig {
-            blocks,
-            channels: shape[0],
-        };
+        let config = format!("{blocks}x{}", shape[0])
+            .parse::<NetConfig>()
+            .map_err(|why| NetError::new(path, why))?;
         let network = Network::new(config, device);
         let variables = network.vs.variables();
         let mut problems = Vec::new();

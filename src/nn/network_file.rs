@@ -78,7 +78,7 @@ pub fn block_count<'a>(names: impl IntoIterator<Item = &'a str>) -> usize {
                 .ok()
         })
         .max()
-        .map_or(0, |b| b + 1)
+        .map_or(0, |b| b.saturating_add(1))
 }
 
 impl NetConfig {

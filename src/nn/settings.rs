@@ -108,12 +108,22 @@ impl NetworkSettings {
     /// Checks the values; the error names the key as the file spells it.
     pub fn validate(&self) -> Result<(), InvalidSetting> {
         let check = |ok: bool, key: &str, why: &str| InvalidSetting::check(ok, "network", key, why);
+        use crate::search::MAX_SETTING_COUNT;
         check(
-            self.torch_threads >= 1,
+            (1..=256).contains(&self.torch_threads),
             "torch_threads",
-            "must be at least 1",
+            "must be 1..=256",
         )?;
-        check(self.batch_size >= 1, "batch_size", "must be at least 1")?;
+        check(
+            (1..=MAX_SETTING_COUNT).contains(&self.batch_size),
+            "batch_size",
+            "must be 1..=4096",
+        )?;
+        check(
+            !matches!(self.evaluator_threads, EvaluatorThreads::Fixed(n) if n > 256),
+            "evaluator_threads",
+            "must be auto or 1..=256",
+        )?;
         check(
             self.symmetry.parse::<super::SymmetryMode>().is_ok(),
             "symmetry",

@@ -68,6 +68,11 @@ impl<J: Clone> Session<J> {
         let _ = self.out.flush();
     }
 
+    /// When the input line being handled was read.
+    pub fn received(&self) -> Instant {
+        self.received
+    }
+
     /// The moment the current input line was read.
     pub fn set_received(&mut self, at: Instant) {
         self.received = at;
@@ -77,7 +82,14 @@ impl<J: Clone> Session<J> {
     /// started when the request arrived: what came before the search
     /// (settings, a network switch) took part of it.
     pub fn think(&mut self, job: J) {
-        self.engine.start_since(SearchKind::Think, self.received);
+        self.think_sharing(job, 1.0);
+    }
+
+    /// As [`Session::think`], the search taking only `share` of the move's
+    /// time: the job's answer needs more work after it, in the same turn.
+    pub fn think_sharing(&mut self, job: J, share: f64) {
+        self.engine
+            .start_sharing(SearchKind::Think, self.received, share);
         self.activity = Some(Activity::Answer(job));
         self.last_report = Instant::now();
     }
@@ -226,6 +238,12 @@ impl<F: FrontEnd> Driver<F> {
 
     /// Handles one command; false means quit now.
     pub fn handle(&mut self, command: F::Command) -> bool {
+        // A search that ended since the last tick answers first: the
+        // command could otherwise stop the engine (a setting that restarts
+        // it) and drop the finished result, leaving the move unanswered.
+        if let Some(finished) = self.session.engine.poll() {
+            self.finish(finished);
+        }
         let busy = self.session.busy();
         match self.front.urgency(&command) {
             Urgency::Quit => return false,

@@ -41,8 +41,8 @@ pub enum ClientError {
     BoardSize(#[from] BoardSizeError),
     #[error(transparent)]
     Rule(#[from] RuleError),
-    #[error("cell off the board")]
-    OffBoard,
+    #[error("the board's rows differ in length")]
+    RaggedBoard,
     #[error(transparent)]
     Move(#[from] MoveError),
     /// The rule's network could not be loaded and play without it is not
@@ -92,9 +92,12 @@ fn point_of(p: Point) -> WsPoint {
 /// The position a `START` describes: the initial board, then the log.
 fn position(config: &GameConfiguration) -> Result<Board, ClientError> {
     let rows = &config.initial_state.board;
-    let height = rows.len() as u32;
-    let width = rows.first().map_or(0, |r| r.len()) as u32;
-    let size = BoardSize::new(width, height)?;
+    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    let width = rows.first().map_or(0, Vec::len);
+    if rows.iter().any(|row| row.len() != width) {
+        return Err(ClientError::RaggedBoard);
+    }
+    let size = BoardSize::new(count(width), count(rows.len()))?;
     let rule = match &config.rule {
         Some(name) => name.parse::<Rule>()?,
         None => Rule::Freestyle,
@@ -107,7 +110,7 @@ fn position(config: &GameConfiguration) -> Result<Board, ClientError> {
                 "W" => Color::White,
                 _ => continue,
             };
-            let p = Point::new(x as u8, y as u8).ok_or(ClientError::OffBoard)?;
+            let p = board.point(x as i64, y as i64)?;
             board.place(p, color)?;
         }
     }
@@ -369,5 +372,48 @@ fn play(player: &mut Player, socket: &mut Socket, name: &str) -> ClientError {
                 ) => {}
             Err(e) => return ClientError::Socket(Box::new(e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn configuration(rows: &[String]) -> GameConfiguration {
+        let board: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| r.chars().map(|c| c.to_string()).collect())
+            .collect();
+        let clock = serde_json::json!({ "remainingTime": 1000 });
+        serde_json::from_value(serde_json::json!({
+            "initialState": {
+                "board": board,
+                "players": { "B": clock, "W": clock },
+                "turn": "W",
+            },
+            "moveLog": [],
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_start_position_is_read_or_refused_whole() {
+        let mut rows = vec![".".repeat(15); 15];
+        rows[7] = format!("{}B{}", ".".repeat(7), ".".repeat(7));
+        let board = position(&configuration(&rows)).unwrap();
+        assert_eq!(board.stone(Point::new(7, 7).unwrap()), Some(Color::Black));
+        assert_eq!(board.side_to_move(), Color::White);
+        // A longer row (a server's hostile or broken message) is refused,
+        // not read with its stones wrapped onto other cells.
+        rows[3] = format!("{}B", ".".repeat(256));
+        assert!(matches!(
+            position(&configuration(&rows)),
+            Err(ClientError::RaggedBoard)
+        ));
+        rows[3] = ".".repeat(14);
+        assert!(matches!(
+            position(&configuration(&rows)),
+            Err(ClientError::RaggedBoard)
+        ));
     }
 }

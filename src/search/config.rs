@@ -118,15 +118,25 @@ impl Default for SearchConfig {
     }
 }
 
+/// The most of anything a file may count (leaves per batch, batches in
+/// flight, threads): far past any use, small enough that the buffers sized
+/// by them cannot overflow or exhaust memory.
+pub const MAX_SETTING_COUNT: usize = 4096;
+
 impl SearchConfig {
     /// Checks the values a file or a tuner may set; the error names the
     /// key as the configuration file spells it.
     pub fn validate(&self) -> Result<(), InvalidSetting> {
         let check = |ok: bool, key: &str, why: &str| InvalidSetting::check(ok, "search", key, why);
         check(
-            self.batch_size != SearchBatch::Fixed(0),
+            !matches!(self.batch_size, SearchBatch::Fixed(n) if n == 0 || n > MAX_SETTING_COUNT),
             "batch_size",
-            "must be at least 1",
+            "must be 1..=4096",
+        )?;
+        check(
+            (1..=MAX_SETTING_COUNT).contains(&self.pipeline),
+            "pipeline",
+            "must be 1..=4096",
         )?;
         check(self.style <= 4, "style", "must be 0..=4")?;
         check(

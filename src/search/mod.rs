@@ -34,7 +34,7 @@ use crate::search::select::{choice_race, choose_edge, select_edge, tempered_prio
 use crate::search::stoppers::{SearchProgress, StopCondition, Stoppers};
 use crate::tactics::forced_win;
 
-pub use config::{SearchBatch, SearchConfig};
+pub use config::{SearchBatch, SearchConfig, MAX_SETTING_COUNT};
 pub use result::{MoveStats, SearchResult, StopReason};
 pub use time::{FallingValue, RootProgress, SafetyNetTime, TimeBudget, TimeControl, TimeManager};
 
@@ -175,9 +175,7 @@ impl Searcher {
     pub fn search(&self, board: &Board, limits: &SearchLimits, stop: &AtomicBool) -> SearchResult {
         let start = Instant::now();
         let tree_budget = self.tree_budget();
-        if self.cache.memory_bytes() > tree_budget / 2 {
-            self.cache.keep_descendants_of(board);
-        }
+        self.cache.make_room(board, tree_budget);
         let root = self.cache.get_or_insert(board);
         let progress = Progress {
             playouts: AtomicU64::new(0),

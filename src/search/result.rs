@@ -150,6 +150,26 @@ pub(crate) fn summarise(
 }
 
 impl SearchResult {
+    /// The answer when no search could be made of `board` (its thread
+    /// failed): the fallback move (a block, a defence, a candidate), no
+    /// statistics, an even value.
+    pub fn unsearched(board: &Board, elapsed: Duration, reason: StopReason) -> SearchResult {
+        let wdl = [0.5, 0.0, 0.5];
+        SearchResult {
+            best_move: fallback_move(&mut board.clone()),
+            wdl,
+            proven: Proven::Unknown,
+            expectation: crate::nn::expectation(wdl),
+            pv: Vec::new(),
+            moves: Vec::new(),
+            counters: Counters::default(),
+            elapsed,
+            reason,
+            side_to_move: board.side_to_move(),
+            refuted: Vec::new(),
+        }
+    }
+
     /// Evaluations per second.
     pub fn nodes_per_second(&self) -> u64 {
         (self.counters.playouts as f64 / self.elapsed.as_secs_f64().max(1e-3)) as u64
@@ -160,6 +180,34 @@ impl SearchResult {
 mod tests {
     use super::*;
     use crate::search::select::{lower_confidence_bound, utility};
+
+    #[test]
+    fn a_failed_search_still_answers_a_block() {
+        let p = |x, y| Point::new(x, y).unwrap();
+        let board = Board::from_moves(
+            crate::game::BoardSize::square(15).unwrap(),
+            crate::game::Rule::Freestyle,
+            &[
+                p(0, 0),
+                p(7, 7),
+                p(0, 2),
+                p(8, 7),
+                p(0, 4),
+                p(9, 7),
+                p(0, 6),
+                p(10, 7),
+            ],
+        )
+        .unwrap();
+        let result = SearchResult::unsearched(&board, Duration::ZERO, StopReason::Stopped);
+        assert!(
+            matches!(result.best_move, Some(m) if m == p(6, 7) || m == p(11, 7)),
+            "{:?}",
+            result.best_move
+        );
+        assert_eq!(result.side_to_move, Color::Black);
+        assert!((result.expectation - 0.5).abs() < 1e-6);
+    }
 
     #[test]
     fn the_reported_lower_bound_is_the_one_the_move_rule_compares() {

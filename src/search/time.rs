@@ -56,6 +56,16 @@ impl TimeBudget {
             deadline: time,
         }
     }
+
+    /// The first `share` (0..=1) of this budget, both limits scaled, for a
+    /// search whose answer needs more work within the same turn.
+    pub fn share(self, share: f64) -> TimeBudget {
+        let scale = |d: Duration| d.mul_f64(share.clamp(0.0, 1.0)).max(MIN_BUDGET);
+        TimeBudget {
+            target: scale(self.target),
+            deadline: scale(self.deadline),
+        }
+    }
 }
 
 /// Solver speeds the budgets assume, in nodes per millisecond of the time
@@ -265,7 +275,7 @@ impl TimeManager {
         match self.budget {
             Some(budget) => {
                 let left = budget.deadline.saturating_sub(self.elapsed());
-                configured.min((left.as_millis() as u64).saturating_mul(self.safety.nodes_per_ms))
+                configured.min(millis(left).saturating_mul(self.safety.nodes_per_ms))
             }
             None => configured,
         }
@@ -273,10 +283,17 @@ impl TimeManager {
 
     fn of_target(&self, configured: u64, per_ms: u64) -> u64 {
         match self.budget {
-            Some(budget) => configured.min(budget.target.as_millis() as u64 * per_ms),
+            // A turn of any length the manager may send (INFO timeout_turn
+            // up to i64::MAX ms) must not overflow.
+            Some(budget) => configured.min(millis(budget.target).saturating_mul(per_ms)),
             None => configured,
         }
     }
+}
+
+/// Whole milliseconds of `d`, saturating at `u64::MAX`.
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Own moves a game's clock is planned over by default
@@ -387,6 +404,44 @@ mod tests {
             ..TimeControl::default()
         };
         assert_eq!(tight.budget(10, m).unwrap().deadline, MIN_BUDGET);
+    }
+
+    #[test]
+    fn solver_budgets_hold_at_the_longest_turn() {
+        // INFO timeout_turn i64::MAX: the node budgets saturate at the
+        // configured ones instead of overflowing.
+        let longest = TimeControl {
+            turn: Some(ms(i64::MAX as u64)),
+            ..TimeControl::default()
+        };
+        let budget = longest.budget(200, DEFAULT_MATCH_MOVES);
+        assert!(budget.is_some_and(|b| b.target > ms(u64::MAX / 1000)));
+        let manager = TimeManager::new(budget, Instant::now());
+        assert_eq!(manager.root_vct_nodes(20_000), 20_000);
+        assert_eq!(manager.shallow_vct_nodes(2_000), 2_000);
+        assert_eq!(manager.safety_net_nodes(20_000), 20_000);
+        // A share of a budget scales both limits, never below the floor.
+        let whole = TimeBudget {
+            target: ms(1000),
+            deadline: ms(4000),
+        };
+        assert_eq!(
+            whole.share(0.5),
+            TimeBudget {
+                target: ms(500),
+                deadline: ms(2000)
+            }
+        );
+        assert_eq!(whole.share(1.0), whole);
+        assert_eq!(whole.share(0.0).deadline, MIN_BUDGET);
+        // A short turn still scales them down.
+        let short = TimeControl {
+            turn: Some(ms(10)),
+            lag: ms(0),
+            ..TimeControl::default()
+        };
+        let manager = TimeManager::new(short.budget(200, DEFAULT_MATCH_MOVES), Instant::now());
+        assert!(manager.root_vct_nodes(u64::MAX) < 10 * 1000);
     }
 
     fn progress(chosen_visits: u32, rival_visits: u32, playouts: u64) -> RootProgress {

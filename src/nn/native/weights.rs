@@ -11,7 +11,7 @@ use crate::nn::network_file::{block_count, NetConfig, NetError};
 
 /// Larger files are refused unread: the largest network the architecture
 /// allows (64 blocks of 512 channels) is about 600 MB in fp32.
-const MAX_FILE_BYTES: u64 = 1 << 30;
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
 
 /// A network file's tensors, each as f32 values in PyTorch's order.
 pub struct Weights {

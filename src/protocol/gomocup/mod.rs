@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::config::Config;
 use crate::engine::{Engine, Finished, SwapChoice};
 use crate::game::{Board, BoardSize, CellSet, Color, MoveError, Point, Rule};
-use crate::gomocup::{position, BlockKind, BrainLine, Clock, Command, Coord, Stone};
+use crate::gomocup::{position, BlockKind, BrainLine, Clock, Command, CommandError, Coord, Stone};
 use crate::nn::provider::NetworkProvider;
 use crate::notation::Notation;
 use crate::protocol::log::LogFile;
@@ -120,6 +120,9 @@ pub struct Gomocup {
     /// summary line, the best move last shown, the depth last shown (the
     /// GUI clears old tags only when the depth rises, so it never falls).
     pub(super) live: LiveReport,
+    /// When the request of the search under way arrived: a swap decision
+    /// that balances after it must answer within the same turn.
+    pub(super) turn_began: Instant,
     log: LogFile,
     logging: bool,
 }
@@ -186,6 +189,7 @@ impl Gomocup {
             clock,
             blocked: CellSet::new(),
             live: LiveReport::new(),
+            turn_began: Instant::now(),
             log,
             logging,
         };
@@ -215,7 +219,11 @@ impl Gomocup {
         let Some(size) = size else {
             error(
                 s,
-                &format!("unsupported board size {width}x{height}: each side must be 5..=32"),
+                // "20" in the text: Piskvork then offers 20x20 instead of
+                // dropping the brain.
+                &format!(
+                    "unsupported board size {width}x{height}: each side must be 5..=32 (15 and 20 are usual)"
+                ),
             );
             return;
         };
@@ -227,8 +235,12 @@ impl Gomocup {
             return;
         }
         let rule = s.engine.rule();
+        // Yixin-Board sends START before every BOARD and resets the blocked
+        // moves itself (yxblockreset); they mean nothing on another size.
+        if size != s.engine.board().size() {
+            self.blocked = CellSet::new();
+        }
         s.engine.new_game(size, rule);
-        self.blocked = CellSet::new();
         if self.logging {
             match self.log.start_new(&self.config.log.dir) {
                 Ok(path) => {
@@ -346,7 +358,17 @@ impl Gomocup {
             return;
         }
         s.engine.limits.excluded = self.blocked;
-        s.think(job);
+        self.turn_began = s.received();
+        // After three swap2 stones the answer may be two balancing stones,
+        // chosen by more searches: the decision's search takes half the turn.
+        let may_balance = matches!(
+            job,
+            Job::Swap {
+                stones: 3,
+                swap2: true
+            } | Job::YixinSwap2 { stones: 3 }
+        );
+        s.think_sharing(job, if may_balance { 0.5 } else { 1.0 });
         self.live = LiveReport::new();
     }
 
@@ -433,7 +455,6 @@ impl FrontEnd for Gomocup {
             Command::Restart => {
                 let (size, rule) = (s.engine.board().size(), s.engine.rule());
                 s.engine.new_game(size, rule);
-                self.blocked = CellSet::new();
                 reply(s, BrainLine::Ok);
             }
             Command::Begin => {
@@ -514,6 +535,11 @@ impl FrontEnd for Gomocup {
             // Yixin-Board logs UNKNOWN lines and goes on (its protocol
             // notes): answered in both dialects, so nothing is lost silently.
             Command::Unknown(line) => reply(s, BrainLine::Unknown(line)),
+            // Managers never read an answer to INFO: a note, not an ERROR
+            // that would be taken as the answer to the next request.
+            Command::Malformed(why @ CommandError::InfoKey) => {
+                message(s, &format!("ERROR {why}"))
+            }
             Command::Malformed(why) => error(s, &why.to_string()),
         }
         Flow::Continue
@@ -534,8 +560,12 @@ impl FrontEnd for Gomocup {
                 message(s, &summary_line(&result, notation));
                 self.answer_move(s, &result);
             }
-            Job::Swap { stones, swap2 } => Self::swap_decision(s, &result, stones, swap2),
-            Job::YixinSwap2 { stones } => Self::yixin_swap_decision(s, &result, stones),
+            Job::Swap { stones, swap2 } => {
+                Self::swap_decision(s, &result, stones, swap2, self.turn_began)
+            }
+            Job::YixinSwap2 { stones } => {
+                Self::yixin_swap_decision(s, &result, stones, self.turn_began)
+            }
         }
     }
 

@@ -58,12 +58,13 @@ impl Gomocup {
         result: &SearchResult,
         stones: usize,
         swap2: bool,
+        turn_began: Instant,
     ) {
         match SwapChoice::after_search(result, stones, swap2) {
             SwapChoice::TakeBlack => s.send("SWAP"),
             SwapChoice::Balance => {
                 let board = s.engine.board().clone();
-                match s.engine.balancing_moves(&board, 2, 0.0)[..] {
+                match s.engine.balancing_moves_in_turn(&board, 2, 0.0, turn_began)[..] {
                     [m4, m5] => s.send(&format!("{m4} {m5}")),
                     _ => Self::answer_swap_move(s, result),
                 }
@@ -84,13 +85,14 @@ impl Gomocup {
         s: &mut GomocupSession,
         result: &SearchResult,
         stones: usize,
+        turn_began: Instant,
     ) {
         let step = if stones == 3 { "SWAP1" } else { "SWAP2" };
         match SwapChoice::after_search(result, stones, true) {
             SwapChoice::TakeBlack => message(s, &format!("SWAP2 {step} YES")),
             SwapChoice::Balance => {
                 let board = s.engine.board().clone();
-                let moves = s.engine.balancing_moves(&board, 2, 0.0);
+                let moves = s.engine.balancing_moves_in_turn(&board, 2, 0.0, turn_began);
                 if let [m4, m5] = moves[..] {
                     message(s, &format!("SWAP2 MOVE4 {} {}", m4.x(), m4.y()));
                     message(s, &format!("SWAP2 MOVE5 {} {}", m5.x(), m5.y()));

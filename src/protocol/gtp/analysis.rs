@@ -47,7 +47,8 @@ impl Gtp {
             s.send("");
             return;
         }
-        let every = Duration::from_millis(interval_cs.max(1) * 10);
+        // Centiseconds as the client sends them, at most an hour apart.
+        let every = Duration::from_millis(interval_cs.clamp(1, 360_000) * 10);
         s.analyse(Job::Analyse { format, max_moves }, every);
     }
     /// One line of analysis: the root's searched moves with their lines.

@@ -67,7 +67,7 @@ impl Clock {
 
     fn spend(&mut self, used: i64) {
         if self.total > 0 {
-            self.left = self.left - used + self.inc;
+            self.left = self.left.saturating_sub(used).saturating_add(self.inc);
         }
     }
 }
@@ -214,9 +214,10 @@ pub(crate) fn play_game(
     } else {
         let mut clocks = [Clock::new(slots[0].spec), Clock::new(slots[1].spec)];
         let mut informed = [false; 2];
+        let micros = |d: Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
         let tolerance = [
-            settings.tolerance_of(slots[0].spec).as_micros() as i64,
-            settings.tolerance_of(slots[1].spec).as_micros() as i64,
+            micros(settings.tolerance_of(slots[0].spec)),
+            micros(settings.tolerance_of(slots[1].spec)),
         ];
         let loop_start = Instant::now();
         let mut request = String::with_capacity(64);
@@ -253,7 +254,7 @@ pub(crate) fn play_game(
                 disposal[e] = Disposal::Kill;
                 break (Outcome::Win(color.opponent()), EndReason::Crash { detail });
             };
-            let allowed = clock.limit() + tolerance[e];
+            let allowed = clock.limit().saturating_add(tolerance[e]);
             let deadline = sent + Duration::from_micros(allowed.max(0) as u64);
             let reply = read_move(proc, deadline, settings.skip_unparsable, log);
             if !matches!(reply, MoveReply::Move(..)) {

@@ -88,9 +88,10 @@ pub struct MatchArgs {
     /// Board size: N (square, 5..32) or WxH (RECTSTART).
     #[arg(long, default_value = "15", value_parser = wuzi_formats::tsv::parse_board)]
     pub board: BoardSize,
-    /// Games to play (default: two per opening of the file, else 100).
-    /// Games 2k and 2k+1 share an opening with colours swapped.
-    #[arg(long)]
+    /// Games to play (default: two per opening of the file, else 100),
+    /// at most a million. Games 2k and 2k+1 share an opening with colours
+    /// swapped.
+    #[arg(long, value_parser = parse_games)]
     pub games: Option<usize>,
     /// Opening file, one opening per line.
     #[arg(long, value_name = "FILE")]
@@ -511,4 +512,14 @@ pub fn bench_overhead(
     let args = MatchArgs::from_words(&words).map_err(|e| ArenaError::Config(e.to_string()))?;
     let summary = run(&args)?;
     Ok(summary.overhead)
+}
+
+/// `--games`: 1 to a million (the plan is made up front).
+fn parse_games(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n @ 1..=1_000_000) => Ok(n),
+        _ => Err(format!(
+            "{s:?}: expected a number of games from 1 to 1000000"
+        )),
+    }
 }

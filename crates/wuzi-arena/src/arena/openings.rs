@@ -65,7 +65,7 @@ pub fn random_opening(
     if stones == 0 {
         return Ok(Vec::new());
     }
-    if stones * 2 > size.cell_count() {
+    if stones.saturating_mul(2) > size.cell_count() {
         return Err(format!(
             "a random opening of {stones} stones does not fit a {size} board"
         ));

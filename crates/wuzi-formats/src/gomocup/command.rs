@@ -142,7 +142,15 @@ pub enum CommandError {
     /// A command word before the DONE of an open block.
     #[error("{block} block not closed by DONE before {line:?}")]
     Unclosed { block: String, line: String },
+    /// More stone lines than the largest board has cells.
+    #[error("{block}: more than {MAX_BLOCK_STONES} stones")]
+    TooManyStones { block: String },
 }
+
+/// The most stones a block can describe: every cell of a 32x32 board.
+/// Lines past it are dropped (the block is an error), so that input
+/// without DONE cannot grow memory without bound.
+pub const MAX_BLOCK_STONES: usize = 32 * 32;
 
 impl fmt::Display for Command {
     /// The command as a manager writes it; a block spans its lines (joined
@@ -278,6 +286,13 @@ impl CommandParser {
                 line.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+');
             if starts_like_a_stone {
                 match parse_stone(line) {
+                    Some(_) if block.stones.len() >= MAX_BLOCK_STONES => {
+                        block
+                            .error
+                            .get_or_insert_with(|| CommandError::TooManyStones {
+                                block: block.name.clone(),
+                            });
+                    }
                     Some(stone) => block.stones.push(stone),
                     None => {
                         block.error.get_or_insert_with(|| CommandError::BlockLine {
@@ -654,6 +669,23 @@ mod tests {
                 height: 15
             }
         );
+    }
+
+    #[test]
+    fn a_block_holds_at_most_a_full_boards_stones() {
+        let mut parser = CommandParser::new();
+        assert!(parser.feed("BOARD").is_empty());
+        for _ in 0..MAX_BLOCK_STONES + 10_000 {
+            assert!(parser.feed("1,1,1").is_empty());
+        }
+        assert_eq!(
+            parser.block.as_ref().map(|b| b.stones.len()),
+            Some(MAX_BLOCK_STONES)
+        );
+        assert!(matches!(
+            &parser.feed("DONE")[..],
+            [Command::Malformed(CommandError::TooManyStones { block })] if block == "BOARD"
+        ));
     }
 
     #[test]

@@ -20,10 +20,14 @@ pub enum PositionError {
 }
 
 /// The position `stones` describe on an empty board of `size` under
-/// `rule`: stones in playing order, field 1 for the side to move and 2 for
-/// the other (missing fields alternate from black), in any numbers; the
-/// first stone is black (as Rapfi reads it). The error says what is wrong,
-/// for the command's name to precede.
+/// `rule`: field 1 for the side to move and 2 for the other (missing
+/// fields alternate from black, in playing order), in any numbers. The
+/// side to move is black when both sides have as many stones and white
+/// when the other side has one more, whatever order the stones come in
+/// (the protocol promises playing order only for renju); other counts
+/// (puzzles, renju problems, a GUI's edit mode) take the first stone as
+/// black, as Rapfi reads them. The error says what is wrong, for the
+/// command's name to precede.
 pub fn position(size: BoardSize, rule: Rule, stones: &[Stone]) -> Result<Board, PositionError> {
     let mut board = Board::new(size, rule);
     for stone in stones {
@@ -39,16 +43,18 @@ pub fn position(size: BoardSize, rule: Rule, stones: &[Stone]) -> Result<Board, 
         }
     }
     let fielded = stones.iter().any(|s| s.field.is_some());
-    // The first stone is black (the stones come in playing order), which
-    // gives the side to move its colour. The fields need not alternate:
-    // puzzles, renju problems and a GUI's edit mode send any position, and
-    // it is then the side to move's turn whatever the counts.
+    let own = stones.iter().filter(|s| s.field == Some(1)).count();
+    let other = stones.iter().filter(|s| s.field == Some(2)).count();
     let to_move = if !fielded {
         if stones.len() % 2 == 0 {
             Color::Black
         } else {
             Color::White
         }
+    } else if own == other {
+        Color::Black
+    } else if other == own + 1 {
+        Color::White
     } else {
         match stones.first().and_then(|s| s.field) {
             Some(2) => Color::White,
@@ -99,6 +105,35 @@ mod tests {
         assert_eq!(board.side_to_move(), Color::White);
         assert_eq!(board.stone(Point::new(7, 7).unwrap()), Some(Color::Black));
         assert_eq!(board.stone(Point::new(8, 8).unwrap()), Some(Color::White));
+        // Out of playing order, the counts still decide: two stones of the
+        // other side against one of the side to move make it white.
+        let board = position(
+            size,
+            Rule::Freestyle,
+            &[
+                stone(8, 8, Some(1)),
+                stone(7, 7, Some(2)),
+                stone(9, 9, Some(2)),
+            ],
+        )
+        .unwrap();
+        assert_eq!(board.side_to_move(), Color::White);
+        assert_eq!(board.stone(Point::new(8, 8).unwrap()), Some(Color::White));
+        assert_eq!(board.stone(Point::new(9, 9).unwrap()), Some(Color::Black));
+        // Counts no game reaches (a puzzle): the first stone is black.
+        let board = position(
+            size,
+            Rule::Freestyle,
+            &[
+                stone(7, 7, Some(2)),
+                stone(8, 8, Some(2)),
+                stone(9, 9, Some(2)),
+                stone(1, 1, Some(1)),
+            ],
+        )
+        .unwrap();
+        assert_eq!(board.side_to_move(), Color::White);
+        assert_eq!(board.stone(Point::new(7, 7).unwrap()), Some(Color::Black));
         // No fields: alternate from black.
         let board = position(size, Rule::Freestyle, &[stone(1, 1, None)]).unwrap();
         assert_eq!(board.side_to_move(), Color::White);

@@ -28,21 +28,29 @@ pub enum Rule {
 
 /// A rule value the engine does not play.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unsupported rule {0}: expected 0 (freestyle), 1 (standard), 4 (renju) or 8 (caro)")]
+#[error(
+    "unsupported rule {0}: expected 0 (freestyle), 1 (standard), 4 (renju) or 8 (caro), \
+     plus 2 for a continuous game"
+)]
 pub struct RuleError(pub String);
 
 impl Rule {
     pub const ALL: [Rule; 4] = [Rule::Freestyle, Rule::Standard, Rule::Renju, Rule::Caro];
 
-    /// The value of `INFO rule` in the Gomocup protocol (a bit mask:
-    /// 1 = exactly five, 2 = continuous game, 4 = renju, 8 = caro).
+    /// The value of `INFO rule` in the Gomocup protocol, a bit mask as
+    /// Piskvork's skeleton decodes it: 1 = exactly five, 2 = continuous
+    /// game, 4 = renju, 8 = caro. The continuous bit is accepted and has no
+    /// effect: the game is played up to its first five, which is all a
+    /// tournament plays (Piskvork offers it in GUI games only). Caro with
+    /// exactly five (9) and renju with another rule's bit are refused.
     pub fn from_gomocup(value: u64) -> Result<Rule, RuleError> {
-        match value {
+        const CONTINUOUS: u64 = 2;
+        match value & !CONTINUOUS {
             0 => Ok(Rule::Freestyle),
             1 => Ok(Rule::Standard),
             4 => Ok(Rule::Renju),
             8 => Ok(Rule::Caro),
-            other => Err(RuleError(other.to_string())),
+            _ => Err(RuleError(value.to_string())),
         }
     }
 
@@ -92,7 +100,9 @@ impl fmt::Display for Rule {
 impl FromStr for Rule {
     type Err = RuleError;
 
-    /// Accepts the rule names and the Gomocup numbers.
+    /// Accepts the rule names and the canonical Gomocup numbers (0, 1, 4,
+    /// 8): a name on a command line or in a file means one rule, without
+    /// the protocol's continuous-game bit.
     fn from_str(s: &str) -> Result<Rule, RuleError> {
         match s.trim().to_ascii_lowercase().as_str() {
             "freestyle" | "free" | "gomoku" => Ok(Rule::Freestyle),
@@ -100,9 +110,10 @@ impl FromStr for Rule {
             "renju" => Ok(Rule::Renju),
             "caro" => Ok(Rule::Caro),
             other => other
-                .parse::<u64>()
-                .map_err(|_| RuleError(s.to_string()))
-                .and_then(Rule::from_gomocup),
+                .parse::<u32>()
+                .ok()
+                .and_then(|v| Rule::ALL.into_iter().find(|r| r.gomocup_value() == v))
+                .ok_or_else(|| RuleError(s.to_string())),
         }
     }
 }
@@ -116,10 +127,19 @@ mod tests {
         for rule in Rule::ALL {
             assert_eq!(Rule::from_gomocup(rule.gomocup_value() as u64), Ok(rule));
         }
-        assert!(Rule::from_gomocup(2).is_err());
-        assert!(Rule::from_gomocup(3).is_err());
-        assert!(Rule::from_gomocup(9).is_err());
-        assert!(Rule::from_gomocup(u64::MAX).is_err());
+        // The continuous-game bit does not change the rule.
+        for (value, rule) in [
+            (2, Rule::Freestyle),
+            (3, Rule::Standard),
+            (6, Rule::Renju),
+            (10, Rule::Caro),
+        ] {
+            assert_eq!(Rule::from_gomocup(value), Ok(rule));
+        }
+        // Caro with exactly five, renju with another rule, unknown bits.
+        for value in [5, 9, 11, 12, 16, u64::MAX] {
+            assert_eq!(Rule::from_gomocup(value), Err(RuleError(value.to_string())));
+        }
     }
 
     #[test]
