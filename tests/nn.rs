@@ -162,19 +162,27 @@ fn weights_round_trip_and_bad_files_are_refused_with_their_reason() {
     // allocates it.
     let planes = wuzi::nn::INPUT_PLANES as i64;
     let huge = dir.path().join("huge.safetensors");
-    let named = vec![
+    let named = vec![(
+        "stem.weight".to_string(),
+        Tensor::zeros([1 << 20, planes, 0, 0], (Kind::Float, Device::Cpu)),
+    )];
+    Tensor::write_safetensors(&named, &huge).unwrap();
+    let err = Network::load(&huge, Device::Cpu).unwrap_err().to_string();
+    assert!(err.contains("stem.weight has shape"), "{err}");
+    // The highest block number there is: one more once wrapped to none.
+    let last_block = vec![
         (
             "stem.weight".to_string(),
-            Tensor::zeros([1 << 20, planes, 0, 0], (Kind::Float, Device::Cpu)),
+            Tensor::zeros([16, planes, 3, 3], (Kind::Float, Device::Cpu)),
         ),
         (
             "blocks.18446744073709551615.x".to_string(),
             Tensor::zeros([1], (Kind::Float, Device::Cpu)),
         ),
     ];
-    Tensor::write_safetensors(&named, &huge).unwrap();
+    Tensor::write_safetensors(&last_block, &huge).unwrap();
     let err = Network::load(&huge, Device::Cpu).unwrap_err().to_string();
-    assert!(err.contains("stem.weight has shape"), "{err}");
+    assert!(err.contains("blocks must be 1..=64"), "{err}");
     let many_blocks = vec![
         (
             "stem.weight".to_string(),

@@ -928,16 +928,18 @@ fn blocked_moves_hold_across_start_until_reset() {
         let m = answer(&mut b, &["7,7,2"]);
         assert!(!neighbours.contains(&m), "blocked {m:?} played");
     }
-    // After the reset the only defence is played: the opponent's four on
-    // row 7, closed at 6,7, stops only at 11,7.
+    // The opponent's four on row 7, closed at 6,7, stops only at 11,7:
+    // blocked, the lost position still gets another move; after the
+    // reset the defence is played.
     b.send("yxblockreset");
     b.send("yxblock");
     b.send("11,7");
     b.send("done");
-    b.send("yxblockreset");
     let four = [
         "7,7,2", "0,0,1", "8,7,2", "0,2,1", "9,7,2", "0,4,1", "10,7,2", "6,7,1",
     ];
+    assert_ne!(answer(&mut b, &four), (11, 7));
+    b.send("yxblockreset");
     assert_eq!(answer(&mut b, &four), (11, 7));
 }
 

@@ -227,10 +227,18 @@ impl Engine {
         self.balancing_moves(&board, 3, 0.0)
     }
 
-    /// A new game (the cache is kept: positions may recur across games).
+    /// A new game. The cache is kept, as positions may recur across games,
+    /// unless it holds more than half of the tree's budget: the last game
+    /// descends from this one's first positions, so pruning to the root's
+    /// descendants would keep it all, and the first searches would stop for
+    /// memory at once and play on the old numbers.
     pub fn new_game(&mut self, size: BoardSize, rule: Rule) {
         self.stop();
         self.board = Board::new(size, rule);
+        let searcher = self.searcher.read();
+        if searcher.cache().memory_bytes() > searcher.tree_budget() / 2 {
+            searcher.cache().clear();
+        }
     }
 
     /// Plays a move for the side to move, refusing what the rules refuse
@@ -431,7 +439,15 @@ impl Engine {
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_default();
                 tracing::error!("the search failed ({why}); answering with the fallback move");
-                SearchResult::unsearched(&running.board, Duration::ZERO, StopReason::Stopped)
+                // Nodes it left mid-expansion or under virtual visits
+                // would mislead the next search.
+                self.searcher.read().cache().clear();
+                SearchResult::unsearched(
+                    &running.board,
+                    &self.limits.excluded,
+                    Duration::ZERO,
+                    StopReason::Stopped,
+                )
             }
         };
         if running.kind == SearchKind::Think {
@@ -490,6 +506,60 @@ impl Drop for Engine {
 mod tests {
     use super::*;
     use crate::game::BoardSize;
+    use crate::nn::native::Weights;
+    use crate::nn::{Model, NativeNetwork, NetConfig, PrecisionSetting, ServiceConfig};
+
+    fn engine(max_memory: usize) -> Engine {
+        let weights = Weights::random(
+            NetConfig {
+                blocks: 1,
+                channels: 8,
+            },
+            1,
+        );
+        let model = Model::native(
+            Arc::new(NativeNetwork::new(&weights)),
+            None,
+            PrecisionSetting::Auto,
+        );
+        let service = EvalService::start_model(model, ServiceConfig::default())
+            .expect("a service for a random network");
+        let config = SearchConfig {
+            threads: 1,
+            max_memory,
+            ..SearchConfig::default()
+        };
+        let size = BoardSize::square(15).expect("15x15 is a board size");
+        Engine::new(Arc::new(service), config, size, Rule::Freestyle)
+    }
+
+    #[test]
+    fn a_new_game_clears_a_cache_past_half_the_trees_budget() {
+        let size = BoardSize::square(15).expect("15x15 is a board size");
+        for (max_memory, cleared) in [(1, true), (usize::MAX, false)] {
+            let mut e = engine(max_memory);
+            // Positions of an earlier game, past half the smallest budget.
+            let cache_bytes = || e.searcher.read().cache().memory_bytes();
+            let mut i: usize = 0;
+            while cache_bytes() <= crate::search::memory::MIN_TREE / 2 + 1 {
+                // Three stones, the cells the digits of i in base 225.
+                let mut board = Board::new(size, Rule::Freestyle);
+                for digit in [i % 225, i / 225 % 225, i / 50_625 % 225] {
+                    let cell = Point::new((digit % 15) as u8, (digit / 15) as u8);
+                    if let Some(p) = cell.filter(|&p| board.is_empty(p)) {
+                        board.play(p).expect("an empty cell");
+                    }
+                }
+                e.searcher.read().cache().get_or_insert(&board);
+                i += 1;
+                assert!(i < 2_000_000, "nodes take no memory");
+            }
+            let before = cache_bytes();
+            e.new_game(size, Rule::Freestyle);
+            let after = e.searcher.read().cache().memory_bytes();
+            assert_eq!(after == 0, cleared, "{max_memory}: {before} -> {after}");
+        }
+    }
 
     #[test]
     fn the_previous_value_counts_only_two_moves_later_in_the_same_game() {

@@ -132,20 +132,6 @@ impl NodeCache {
         let root = PositionKey::of(board);
         self.retain(|node| node.key().contains_all_of(&root))
     }
-
-    /// Makes room for a search of `board` within `budget` bytes: past half
-    /// of it, only the descendants of `board` stay; if they alone still
-    /// fill three quarters (the first position of a new game descends
-    /// from the whole last game), everything goes, or the search would stop
-    /// for memory at once and play on the old numbers.
-    pub fn make_room(&self, board: &Board, budget: usize) {
-        if self.memory_bytes() > budget / 2 {
-            self.keep_descendants_of(board);
-        }
-        if self.memory_bytes() > budget / 4 * 3 {
-            self.clear();
-        }
-    }
 }
 
 impl PositionKey {
@@ -174,30 +160,6 @@ mod tests {
 
     fn p(x: u8, y: u8) -> Point {
         Point::new(x, y).unwrap()
-    }
-
-    #[test]
-    fn making_room_prunes_and_clears_what_still_fills_the_budget() {
-        let size = BoardSize::square(15).unwrap();
-        let cache = NodeCache::new();
-        let opening = Board::from_moves(size, Rule::Freestyle, &[p(7, 7)]).unwrap();
-        let line = Board::from_moves(size, Rule::Freestyle, &[p(7, 7), p(8, 8)]).unwrap();
-        let elsewhere = Board::from_moves(size, Rule::Freestyle, &[p(1, 1)]).unwrap();
-        cache.get_or_insert(&opening);
-        cache.get_or_insert(&line);
-        let descendants = cache.memory_bytes();
-        cache.get_or_insert(&elsewhere);
-        let all = cache.memory_bytes();
-        // Room to spare: nothing goes.
-        cache.make_room(&opening, all * 2 + 2);
-        assert_eq!(cache.node_count(), 3);
-        // Past half the budget: only the descendants stay, and they fit.
-        cache.make_room(&opening, descendants * 4 / 3 + 8);
-        assert_eq!(cache.node_count(), 2);
-        assert!(cache.get(&line).is_some() && cache.get(&elsewhere).is_none());
-        // The descendants alone fill three quarters: all go.
-        cache.make_room(&opening, cache.memory_bytes());
-        assert_eq!((cache.node_count(), cache.memory_bytes()), (0, 0));
     }
 
     #[test]

@@ -244,6 +244,25 @@ pub fn candidate_moves(board: &mut Board, distance: u8) -> (Vec<Point>, bool) {
     (moves, elsewhere.is_empty())
 }
 
+/// [`fallback_move`] avoiding `excluded` (the root moves a GUI asked not to
+/// consider) while any other legal move is left: a lost position still
+/// gets an allowed move.
+pub fn fallback_move_except(board: &mut Board, excluded: &CellSet) -> Option<Point> {
+    let found = fallback_move(board);
+    if found.is_none_or(|m| !excluded.contains(m)) {
+        return found;
+    }
+    let me = board.side_to_move();
+    let allowed: Vec<Point> = board
+        .empty_cells()
+        .filter(|&p| !excluded.contains(p))
+        .collect();
+    allowed
+        .into_iter()
+        .find(|&p| is_legal_for(board, p, me))
+        .or(found)
+}
+
 /// A move for a position the search has no edge for (lost by force, so
 /// never expanded): block one of the opponent's fives if that is legal,
 /// else take the first cell of the opponent's VCF (the opponent may not see

@@ -175,7 +175,9 @@ impl Searcher {
     pub fn search(&self, board: &Board, limits: &SearchLimits, stop: &AtomicBool) -> SearchResult {
         let start = Instant::now();
         let tree_budget = self.tree_budget();
-        self.cache.make_room(board, tree_budget);
+        if self.cache.memory_bytes() > tree_budget / 2 {
+            self.cache.keep_descendants_of(board);
+        }
         let root = self.cache.get_or_insert(board);
         let progress = Progress {
             playouts: AtomicU64::new(0),

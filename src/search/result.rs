@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::game::{Board, CellSet, Color, Point};
-use crate::search::expand::fallback_move;
+use crate::search::expand::fallback_move_except;
 use crate::search::node::{Edge, Node, Proven};
 use crate::search::select::{choose_edge, lower_bound};
 use crate::search::Searcher;
@@ -129,7 +129,7 @@ pub(crate) fn summarise(
         _ => choose_edge(&data, searcher.config().move_choice(), Some(excluded))
             .map(|i| data.edges[i].mv),
     }
-    .or_else(|| fallback_move(&mut board.clone()));
+    .or_else(|| fallback_move_except(&mut board.clone(), excluded));
     let wdl = data.wdl();
     let proven = data.proven;
     drop(data);
@@ -153,10 +153,15 @@ impl SearchResult {
     /// The answer when no search could be made of `board` (its thread
     /// failed): the fallback move (a block, a defence, a candidate), no
     /// statistics, an even value.
-    pub fn unsearched(board: &Board, elapsed: Duration, reason: StopReason) -> SearchResult {
+    pub fn unsearched(
+        board: &Board,
+        excluded: &CellSet,
+        elapsed: Duration,
+        reason: StopReason,
+    ) -> SearchResult {
         let wdl = [0.5, 0.0, 0.5];
         SearchResult {
-            best_move: fallback_move(&mut board.clone()),
+            best_move: fallback_move_except(&mut board.clone(), excluded),
             wdl,
             proven: Proven::Unknown,
             expectation: crate::nn::expectation(wdl),
@@ -199,7 +204,8 @@ mod tests {
             ],
         )
         .unwrap();
-        let result = SearchResult::unsearched(&board, Duration::ZERO, StopReason::Stopped);
+        let result =
+            SearchResult::unsearched(&board, &CellSet::new(), Duration::ZERO, StopReason::Stopped);
         assert!(
             matches!(result.best_move, Some(m) if m == p(6, 7) || m == p(11, 7)),
             "{:?}",

@@ -60,7 +60,16 @@ impl TimeBudget {
     /// The first `share` (0..=1) of this budget, both limits scaled, for a
     /// search whose answer needs more work within the same turn.
     pub fn share(self, share: f64) -> TimeBudget {
-        let scale = |d: Duration| d.mul_f64(share.clamp(0.0, 1.0)).max(MIN_BUDGET);
+        if share >= 1.0 {
+            return self;
+        }
+        // Budgets reach near Duration::MAX (a turn without limit), where
+        // mul_f64 would panic.
+        let scale = |d: Duration| {
+            Duration::try_from_secs_f64(d.as_secs_f64() * share.max(0.0))
+                .unwrap_or(d)
+                .max(MIN_BUDGET)
+        };
         TimeBudget {
             target: scale(self.target),
             deadline: scale(self.deadline),
@@ -408,14 +417,16 @@ mod tests {
 
     #[test]
     fn solver_budgets_hold_at_the_longest_turn() {
-        // INFO timeout_turn i64::MAX: the node budgets saturate at the
-        // configured ones instead of overflowing.
+        // A turn whose milliseconds times 20 pass u64::MAX (by 4: the
+        // product once wrapped to a budget of 4 nodes): the node budgets
+        // saturate at the configured ones.
         let longest = TimeControl {
-            turn: Some(ms(i64::MAX as u64)),
+            turn: Some(ms(922_337_203_685_477_581)),
+            lag: ms(0),
             ..TimeControl::default()
         };
         let budget = longest.budget(200, DEFAULT_MATCH_MOVES);
-        assert!(budget.is_some_and(|b| b.target > ms(u64::MAX / 1000)));
+        assert_eq!(budget.map(|b| b.target), Some(ms(922_337_203_685_477_581)));
         let manager = TimeManager::new(budget, Instant::now());
         assert_eq!(manager.root_vct_nodes(20_000), 20_000);
         assert_eq!(manager.shallow_vct_nodes(2_000), 2_000);
@@ -433,6 +444,9 @@ mod tests {
             }
         );
         assert_eq!(whole.share(1.0), whole);
+        let endless = TimeBudget::fixed(Duration::MAX);
+        assert_eq!(endless.share(1.0), endless);
+        assert!(endless.share(0.5).target > ms(u64::MAX / 4));
         assert_eq!(whole.share(0.0).deadline, MIN_BUDGET);
         // A short turn still scales them down.
         let short = TimeControl {

@@ -219,8 +219,8 @@ impl Gomocup {
         let Some(size) = size else {
             error(
                 s,
-                // "20" in the text: Piskvork then offers 20x20 instead of
-                // dropping the brain.
+                // "20" in the text: Piskvork's source then switches a GUI
+                // game to 20x20 instead of dropping the brain.
                 &format!(
                     "unsupported board size {width}x{height}: each side must be 5..=32 (15 and 20 are usual)"
                 ),

@@ -28,10 +28,7 @@ pub enum Rule {
 
 /// A rule value the engine does not play.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unsupported rule {0}: expected 0 (freestyle), 1 (standard), 4 (renju) or 8 (caro), \
-     plus 2 for a continuous game"
-)]
+#[error("unsupported rule {0}: expected 0 (freestyle), 1 (standard), 4 (renju) or 8 (caro)")]
 pub struct RuleError(pub String);
 
 impl Rule {
