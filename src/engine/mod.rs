@@ -99,6 +99,8 @@ pub struct Engine {
     pub limits: SearchLimits,
     running: Option<Running>,
     last_own: Option<OwnSearch>,
+    /// A game started since the last search: see `make_room_for_a_new_game`.
+    new_game_room: bool,
 }
 
 impl Engine {
@@ -115,6 +117,7 @@ impl Engine {
             limits: SearchLimits::default(),
             running: None,
             last_own: None,
+            new_game_room: false,
         };
         engine.fit_evaluators();
         engine
@@ -227,17 +230,38 @@ impl Engine {
         self.balancing_moves(&board, 3, 0.0)
     }
 
-    /// A new game. The cache is kept, as positions may recur across games,
-    /// unless it holds more than half of the tree's budget: the last game
-    /// descends from this one's first positions, so pruning to the root's
-    /// descendants would keep it all, and the first searches would stop for
-    /// memory at once and play on the old numbers.
+    /// A new game (the cache is kept: positions may recur across games;
+    /// its first search makes room, see [`Engine::start_sharing`]).
     pub fn new_game(&mut self, size: BoardSize, rule: Rule) {
         self.stop();
         self.board = Board::new(size, rule);
+        self.new_game_room = true;
+    }
+
+    /// Before a game's first search: the search keeps only the root's
+    /// descendants once the cache holds half its budget, but the last games
+    /// descend from this one's first positions (the same opening with the
+    /// colours swapped, or an empty board), so that could keep them all and
+    /// the search would stop for memory at once, playing on old numbers.
+    /// If the descendants still hold half the budget and few of them were
+    /// reached through this root's own search (a GUI that restarts before
+    /// every position keeps its tree), everything goes.
+    fn make_room_for_a_new_game(&mut self) {
+        if !std::mem::take(&mut self.new_game_room) {
+            return;
+        }
         let searcher = self.searcher.read();
-        if searcher.cache().memory_bytes() > searcher.tree_budget() / 2 {
-            searcher.cache().clear();
+        let cache = searcher.cache();
+        if cache.memory_bytes() <= searcher.tree_budget() / 2 {
+            return;
+        }
+        cache.keep_descendants_of(&self.board);
+        let root_visits = cache
+            .get(&self.board)
+            .map_or(0, |root| root.data.lock().visits as usize);
+        if cache.memory_bytes() > searcher.tree_budget() / 2 && root_visits < cache.node_count() / 4
+        {
+            cache.clear();
         }
     }
 
@@ -363,6 +387,7 @@ impl Engine {
     /// the move's budget: the answer needs more work in the same turn.
     pub fn start_sharing(&mut self, kind: SearchKind, since: Instant, share: f64) {
         self.stop();
+        self.make_room_for_a_new_game();
         let mut limits = self.limits;
         (limits.time, limits.since) = match kind {
             SearchKind::Think => (self.budget().map(|b| b.share(share)), Some(since)),
@@ -534,14 +559,15 @@ mod tests {
     }
 
     #[test]
-    fn a_new_game_clears_a_cache_past_half_the_trees_budget() {
+    fn a_new_games_first_search_clears_a_cache_its_root_cannot_prune() {
         let size = BoardSize::square(15).expect("15x15 is a board size");
         for (max_memory, cleared) in [(1, true), (usize::MAX, false)] {
             let mut e = engine(max_memory);
-            // Positions of an earlier game, past half the smallest budget.
-            let cache_bytes = || e.searcher.read().cache().memory_bytes();
+            // Positions of earlier games, past half the smallest budget.
+            let cache_bytes = |e: &Engine| e.searcher.read().cache().memory_bytes();
             let mut i: usize = 0;
-            while cache_bytes() <= crate::search::memory::MIN_TREE / 2 + 1 {
+            let mut first = None;
+            while cache_bytes(&e) <= crate::search::memory::MIN_TREE / 2 + 1 {
                 // Three stones, the cells the digits of i in base 225.
                 let mut board = Board::new(size, Rule::Freestyle);
                 for digit in [i % 225, i / 225 % 225, i / 50_625 % 225] {
@@ -551,14 +577,40 @@ mod tests {
                     }
                 }
                 e.searcher.read().cache().get_or_insert(&board);
+                first.get_or_insert(board);
                 i += 1;
                 assert!(i < 2_000_000, "nodes take no memory");
             }
-            let before = cache_bytes();
+            let old = first.expect("a position");
+            // Not at the new game itself (nothing is known of the next
+            // position yet), at its first search from the empty board.
             e.new_game(size, Rule::Freestyle);
-            let after = e.searcher.read().cache().memory_bytes();
-            assert_eq!(after == 0, cleared, "{max_memory}: {before} -> {after}");
+            assert!(e.searcher.read().cache().get(&old).is_some());
+            e.time.turn = Some(Duration::from_millis(30));
+            e.think().expect("a search result");
+            let kept = e.searcher.read().cache().get(&old).is_some();
+            assert_eq!(kept, !cleared, "max_memory {max_memory}");
+            // Later searches of the game prune as before.
+            e.play(Point::new(7, 7).expect("on the board"))
+                .expect("legal");
+            e.think().expect("a search result");
         }
+        // A root searched for the nodes the cache holds (a GUI restarting
+        // before each position of an analysis) keeps its tree.
+        let mut e = engine(1);
+        e.time.turn = None;
+        e.limits.max_playouts = Some(3_000);
+        let mut rounds = 0;
+        while e.searcher.read().cache().memory_bytes() <= crate::search::memory::MIN_TREE / 2 + 1 {
+            e.think().expect("a search result");
+            rounds += 1;
+            assert!(rounds < 100, "the searches add no nodes");
+        }
+        let searched = e.searcher.read().cache().node_count();
+        e.new_game(size, Rule::Freestyle);
+        e.limits.max_playouts = Some(10);
+        e.think().expect("a search result");
+        assert!(e.searcher.read().cache().node_count() >= searched);
     }
 
     #[test]
