@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use crate::nn::settings::InvalidSetting;
 use crate::nn::NetworkSettings;
-use crate::search::SearchConfig;
+use crate::search::{SearchConfig, MAX_THREADS};
 
 /// Why a configuration could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -115,12 +115,11 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), InvalidSetting> {
-        // As INFO thread_num: each thread is an OS thread and its buffers.
         InvalidSetting::check(
-            (1..=256).contains(&self.engine.threads),
+            (1..=MAX_THREADS).contains(&self.engine.threads),
             "engine",
             "threads",
-            "must be 1..=256",
+            &format!("must be 1..={MAX_THREADS}"),
         )?;
         self.search.validate()?;
         self.network.validate()?;

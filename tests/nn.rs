@@ -162,39 +162,28 @@ fn weights_round_trip_and_bad_files_are_refused_with_their_reason() {
     // allocates it.
     let planes = wuzi::nn::INPUT_PLANES as i64;
     let huge = dir.path().join("huge.safetensors");
-    let named = vec![(
-        "stem.weight".to_string(),
-        Tensor::zeros([1 << 20, planes, 0, 0], (Kind::Float, Device::Cpu)),
-    )];
-    Tensor::write_safetensors(&named, &huge).unwrap();
-    let err = Network::load(&huge, Device::Cpu).unwrap_err().to_string();
+    // The load error of a file holding `tensors` (name and shape, zeros).
+    let refusal = |tensors: &[(&str, &[i64])]| {
+        let named: Vec<(String, Tensor)> = tensors
+            .iter()
+            .map(|(name, shape)| {
+                let zeros = Tensor::zeros(*shape, (Kind::Float, Device::Cpu));
+                (name.to_string(), zeros)
+            })
+            .collect();
+        Tensor::write_safetensors(&named, &huge).unwrap();
+        Network::load(&huge, Device::Cpu).unwrap_err().to_string()
+    };
+    let err = refusal(&[("stem.weight", &[1 << 20, planes, 0, 0])]);
     assert!(err.contains("stem.weight has shape"), "{err}");
     // The highest block number there is: one more once wrapped to none.
-    let last_block = vec![
-        (
-            "stem.weight".to_string(),
-            Tensor::zeros([16, planes, 3, 3], (Kind::Float, Device::Cpu)),
-        ),
-        (
-            "blocks.18446744073709551615.x".to_string(),
-            Tensor::zeros([1], (Kind::Float, Device::Cpu)),
-        ),
-    ];
-    Tensor::write_safetensors(&last_block, &huge).unwrap();
-    let err = Network::load(&huge, Device::Cpu).unwrap_err().to_string();
+    let stem: &[i64] = &[16, planes, 3, 3];
+    let err = refusal(&[
+        ("stem.weight", stem),
+        ("blocks.18446744073709551615.x", &[1]),
+    ]);
     assert!(err.contains("blocks must be 1..=64"), "{err}");
-    let many_blocks = vec![
-        (
-            "stem.weight".to_string(),
-            Tensor::zeros([16, planes, 3, 3], (Kind::Float, Device::Cpu)),
-        ),
-        (
-            "blocks.99999.x".to_string(),
-            Tensor::zeros([1], (Kind::Float, Device::Cpu)),
-        ),
-    ];
-    Tensor::write_safetensors(&many_blocks, &huge).unwrap();
-    let err = Network::load(&huge, Device::Cpu).unwrap_err().to_string();
+    let err = refusal(&[("stem.weight", stem), ("blocks.99999.x", &[1])]);
     assert!(err.contains("blocks must be 1..=64"), "{err}");
 }
 

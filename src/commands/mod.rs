@@ -91,7 +91,7 @@ enum Command {
 pub(crate) fn configure(cli: &Cli) -> Result<Config, ConfigError> {
     let (mut config, _) = Config::locate(cli.config.as_deref())?;
     if let Some(threads) = cli.threads {
-        config.engine.threads = threads.clamp(1, 256);
+        config.engine.threads = threads.clamp(1, crate::search::MAX_THREADS);
     }
     if let Some(device) = &cli.device {
         crate::nn::backend::check_device_name(device)

@@ -18,9 +18,7 @@ use crate::nn::EvalService;
 use crate::search::expand::fallback_move;
 use crate::search::node::Proven;
 use crate::search::result::MoveStats;
-use crate::search::{
-    SearchConfig, SearchLimits, SearchResult, Searcher, StopReason, TimeBudget, TimeControl,
-};
+use crate::search::{SearchConfig, SearchLimits, SearchResult, Searcher, TimeBudget, TimeControl};
 use crate::tactics::is_legal_for;
 
 pub use opening::SwapChoice;
@@ -467,12 +465,7 @@ impl Engine {
                 // Nodes it left mid-expansion or under virtual visits
                 // would mislead the next search.
                 self.searcher.read().cache().clear();
-                SearchResult::unsearched(
-                    &running.board,
-                    &self.limits.excluded,
-                    Duration::ZERO,
-                    StopReason::Stopped,
-                )
+                SearchResult::unsearched(&running.board, &self.limits.excluded)
             }
         };
         if running.kind == SearchKind::Think {

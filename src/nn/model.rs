@@ -210,7 +210,7 @@ impl Network {
         // The native loader's limits: a hostile file must not make libtorch
         // allocate a network of any size it names.
         let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
-        if bytes > crate::nn::native::MAX_FILE_BYTES {
+        if bytes > crate::nn::network_file::MAX_FILE_BYTES {
             return Err(NetError::new(path, format!("{bytes} bytes: too large")));
         }
         let tensors: HashMap<String, Tensor> = Tensor::read_safetensors(path)
@@ -235,9 +235,8 @@ impl Network {
             ));
         }
         let blocks = crate::nn::network_file::block_count(tensors.keys().map(String::as_str));
-        let config = format!("{blocks}x{}", shape[0])
-            .parse::<NetConfig>()
-            .map_err(|why| NetError::new(path, why))?;
+        let config =
+            NetConfig::of_file(blocks, shape[0]).map_err(|why| NetError::new(path, why))?;
         let network = Network::new(config, device);
         let variables = network.vs.variables();
         let mut problems = Vec::new();

@@ -39,12 +39,7 @@ impl std::str::FromStr for NetConfig {
             .trim()
             .parse()
             .map_err(|_| format!("network size {s:?}: bad channel count"))?;
-        if !(1..=64).contains(&blocks) || !(8..=512).contains(&channels) {
-            return Err(format!(
-                "network size {s:?}: blocks must be 1..=64 and channels 8..=512"
-            ));
-        }
-        Ok(NetConfig { blocks, channels })
+        NetConfig::new(blocks, channels).map_err(|why| format!("network size {s:?}: {why}"))
     }
 }
 
@@ -81,7 +76,27 @@ pub fn block_count<'a>(names: impl IntoIterator<Item = &'a str>) -> usize {
         .map_or(0, |b| b.saturating_add(1))
 }
 
+/// Larger network files are refused unread: the largest network the
+/// architecture allows (64 blocks of 512 channels) is about 600 MB in fp32.
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
+
 impl NetConfig {
+    /// A size the architecture allows: 1..=64 blocks of 8..=512 channels
+    /// (a file that names more must not make a loader allocate it).
+    pub fn new(blocks: usize, channels: i64) -> Result<NetConfig, String> {
+        if !(1..=64).contains(&blocks) || !(8..=512).contains(&channels) {
+            return Err("blocks must be 1..=64 and channels 8..=512".to_string());
+        }
+        Ok(NetConfig { blocks, channels })
+    }
+
+    /// The size a network file's tensors name, checked as by
+    /// [`NetConfig::new`]; the error reads as the size written out would.
+    pub fn of_file(blocks: usize, channels: i64) -> Result<NetConfig, String> {
+        NetConfig::new(blocks, channels)
+            .map_err(|why| format!("network size \"{blocks}x{channels}\": {why}"))
+    }
+
     /// Every tensor a network file of this size holds, with its shape: the
     /// parameters and batch-norm statistics of the architecture, named as
     /// PyTorch and tch name them.

@@ -108,21 +108,21 @@ impl NetworkSettings {
     /// Checks the values; the error names the key as the file spells it.
     pub fn validate(&self) -> Result<(), InvalidSetting> {
         let check = |ok: bool, key: &str, why: &str| InvalidSetting::check(ok, "network", key, why);
-        use crate::search::MAX_SETTING_COUNT;
+        use crate::search::{MAX_SETTING_COUNT, MAX_THREADS};
         check(
-            (1..=256).contains(&self.torch_threads),
+            (1..=MAX_THREADS).contains(&self.torch_threads),
             "torch_threads",
-            "must be 1..=256",
+            &format!("must be 1..={MAX_THREADS}"),
         )?;
         check(
             (1..=MAX_SETTING_COUNT).contains(&self.batch_size),
             "batch_size",
-            "must be 1..=4096",
+            &format!("must be 1..={MAX_SETTING_COUNT}"),
         )?;
         check(
-            !matches!(self.evaluator_threads, EvaluatorThreads::Fixed(n) if n > 256),
+            !matches!(self.evaluator_threads, EvaluatorThreads::Fixed(n) if n > MAX_THREADS),
             "evaluator_threads",
-            "must be auto or 1..=256",
+            &format!("must be auto or 1..={MAX_THREADS}"),
         )?;
         check(
             self.symmetry.parse::<super::SymmetryMode>().is_ok(),

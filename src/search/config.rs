@@ -123,6 +123,11 @@ impl Default for SearchConfig {
 /// by them cannot overflow or exhaust memory.
 pub const MAX_SETTING_COUNT: usize = 4096;
 
+/// The most threads a setting may ask for (search, evaluator, libtorch;
+/// a file, the command line or INFO thread_num): each is an OS thread
+/// with its own buffers.
+pub const MAX_THREADS: usize = 256;
+
 impl SearchConfig {
     /// Checks the values a file or a tuner may set; the error names the
     /// key as the configuration file spells it.
@@ -131,12 +136,12 @@ impl SearchConfig {
         check(
             !matches!(self.batch_size, SearchBatch::Fixed(n) if n == 0 || n > MAX_SETTING_COUNT),
             "batch_size",
-            "must be 1..=4096",
+            &format!("must be 1..={MAX_SETTING_COUNT}"),
         )?;
         check(
             (1..=MAX_SETTING_COUNT).contains(&self.pipeline),
             "pipeline",
-            "must be 1..=4096",
+            &format!("must be 1..={MAX_SETTING_COUNT}"),
         )?;
         check(self.style <= 4, "style", "must be 0..=4")?;
         check(

@@ -34,7 +34,7 @@ use crate::search::select::{choice_race, choose_edge, select_edge, tempered_prio
 use crate::search::stoppers::{SearchProgress, StopCondition, Stoppers};
 use crate::tactics::forced_win;
 
-pub use config::{SearchBatch, SearchConfig, MAX_SETTING_COUNT};
+pub use config::{SearchBatch, SearchConfig, MAX_SETTING_COUNT, MAX_THREADS};
 pub use result::{MoveStats, SearchResult, StopReason};
 pub use time::{FallingValue, RootProgress, SafetyNetTime, TimeBudget, TimeControl, TimeManager};
 

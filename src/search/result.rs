@@ -151,14 +151,9 @@ pub(crate) fn summarise(
 
 impl SearchResult {
     /// The answer when no search could be made of `board` (its thread
-    /// failed): the fallback move (a block, a defence, a candidate), no
-    /// statistics, an even value.
-    pub fn unsearched(
-        board: &Board,
-        excluded: &CellSet,
-        elapsed: Duration,
-        reason: StopReason,
-    ) -> SearchResult {
+    /// failed): the fallback move (a block, a defence, a candidate) outside
+    /// `excluded`, no statistics, an even value.
+    pub fn unsearched(board: &Board, excluded: &CellSet) -> SearchResult {
         let wdl = [0.5, 0.0, 0.5];
         SearchResult {
             best_move: fallback_move_except(&mut board.clone(), excluded),
@@ -168,8 +163,8 @@ impl SearchResult {
             pv: Vec::new(),
             moves: Vec::new(),
             counters: Counters::default(),
-            elapsed,
-            reason,
+            elapsed: Duration::ZERO,
+            reason: StopReason::Stopped,
             side_to_move: board.side_to_move(),
             refuted: Vec::new(),
         }
@@ -204,8 +199,7 @@ mod tests {
             ],
         )
         .unwrap();
-        let result =
-            SearchResult::unsearched(&board, &CellSet::new(), Duration::ZERO, StopReason::Stopped);
+        let result = SearchResult::unsearched(&board, &CellSet::new());
         assert!(
             matches!(result.best_move, Some(m) if m == p(6, 7) || m == p(11, 7)),
             "{:?}",
@@ -213,6 +207,7 @@ mod tests {
         );
         assert_eq!(result.side_to_move, Color::Black);
         assert!((result.expectation - 0.5).abs() < 1e-6);
+        assert_eq!(result.reason, StopReason::Stopped);
     }
 
     #[test]

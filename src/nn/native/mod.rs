@@ -26,7 +26,7 @@ use crate::nn::precision::{Precision, PrecisionSetting};
 pub use gemm::bf16_supported;
 pub use simd::Isa;
 use simd::{padded, LANES};
-pub use weights::{Weights, MAX_FILE_BYTES};
+pub use weights::Weights;
 use winograd::{Plane, POINTS};
 
 /// Index of the "legal move" input plane.

@@ -7,11 +7,7 @@ use std::path::Path;
 use safetensors::{Dtype, SafeTensors};
 
 use crate::nn::features::INPUT_PLANES;
-use crate::nn::network_file::{block_count, NetConfig, NetError};
-
-/// Larger files are refused unread: the largest network the architecture
-/// allows (64 blocks of 512 channels) is about 600 MB in fp32.
-pub const MAX_FILE_BYTES: u64 = 1 << 30;
+use crate::nn::network_file::{block_count, NetConfig, NetError, MAX_FILE_BYTES};
 
 /// A network file's tensors, each as f32 values in PyTorch's order.
 pub struct Weights {
@@ -169,7 +165,6 @@ fn config_of(file: &SafeTensors) -> Result<NetConfig, String> {
             "stem.weight has shape {shape:?}, expected [channels, {INPUT_PLANES}, 3, 3]"
         ));
     }
-    let blocks = block_count(file.names());
-    let size = format!("{blocks}x{}", shape[0]);
-    size.parse::<NetConfig>()
+    let channels = i64::try_from(shape[0]).unwrap_or(i64::MAX);
+    NetConfig::of_file(block_count(file.names()), channels)
 }

@@ -3,6 +3,7 @@
 //! session at once.
 
 use super::*;
+use crate::search::MAX_THREADS;
 
 impl Gomocup {
     pub(super) fn info(&mut self, s: &mut GomocupSession, key: &str, value: &str) {
@@ -54,7 +55,10 @@ impl Gomocup {
                 Err(_) => bad(s, "expected an integer"),
             },
             "thread_num" => match number() {
-                Ok(v) if v >= 1 => engine.configure(|c| c.threads = v.min(256) as usize),
+                Ok(v) if v >= 1 => {
+                    let threads = usize::try_from(v).map_or(MAX_THREADS, |v| v.min(MAX_THREADS));
+                    engine.configure(|c| c.threads = threads)
+                }
                 _ => bad(s, "expected a number of threads, at least 1"),
             },
             "style" => match number() {
