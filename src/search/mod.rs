@@ -270,15 +270,16 @@ impl Searcher {
         progress.halt.store(false, Ordering::SeqCst);
         progress.idle_rounds.store(0, Ordering::SeqCst);
         let threads = self.config.threads.max(1);
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(move || self.worker(&run));
-            }
-            let stoppers = Stoppers::for_search(limits, clock, tree_budget);
-            let reason = self.watch(root, &limits.excluded, &stoppers, clock, stop, progress);
-            progress.halt.store(true, Ordering::SeqCst);
-            (reason, Instant::now())
-        })
+        run_until_halted(
+            threads,
+            &progress.halt,
+            || self.worker(&run),
+            || {
+                let stoppers = Stoppers::for_search(limits, clock, tree_budget);
+                let reason = self.watch(root, &limits.excluded, &stoppers, clock, stop, progress);
+                (reason, Instant::now())
+            },
+        )
     }
 
     /// The root move the search would play now, if any.
@@ -518,5 +519,78 @@ fn progress_snapshot(progress: &Progress) -> result::Counters {
         revisits: progress.revisits.load(Ordering::Relaxed),
         collisions: progress.collisions.load(Ordering::Relaxed),
         solver_nodes: progress.solver_nodes.load(Ordering::Relaxed),
+    }
+}
+
+/// Runs `threads` copies of `work`, which loop until `halt` is raised,
+/// beside `watch` on this thread, and raises `halt` when `watch` returns
+/// or unwinds. Without the raise on unwinding, a panic in the watch loop
+/// would leave the scope waiting for the workers forever: a hang instead
+/// of the fallback move that the engine answers for a failed search.
+fn run_until_halted<R>(
+    threads: usize,
+    halt: &AtomicBool,
+    work: impl Fn() + Sync,
+    watch: impl FnOnce() -> R,
+) -> R {
+    struct RaiseOnDrop<'a>(&'a AtomicBool);
+    impl Drop for RaiseOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    std::thread::scope(|scope| {
+        let _raise = RaiseOnDrop(halt);
+        for _ in 0..threads {
+            scope.spawn(&work);
+        }
+        watch()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// Runs `run_until_halted` with two workers that spin until halted and
+    /// count themselves out, and `watch`, on another thread; returns
+    /// whether it came back within a generous limit (a hang fails the test
+    /// instead of stalling the suite), the workers that ended, and the
+    /// result.
+    fn run_watch(watch: fn() -> u32) -> (bool, usize, Option<u32>) {
+        let (done, finished) = mpsc::channel();
+        std::thread::spawn(move || {
+            let halt = AtomicBool::new(false);
+            let ended = AtomicUsize::new(0);
+            let work = || {
+                while !halt.load(Ordering::Relaxed) {
+                    std::thread::yield_now();
+                }
+                ended.fetch_add(1, Ordering::SeqCst);
+            };
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                run_until_halted(2, &halt, work, watch)
+            }));
+            let _ = done.send((ended.load(Ordering::SeqCst), result.ok()));
+        });
+        match finished.recv_timeout(Duration::from_secs(30)) {
+            Ok((ended, result)) => (true, ended, result),
+            Err(_) => (false, 0, None),
+        }
+    }
+
+    #[test]
+    fn the_workers_halt_when_the_watch_returns() {
+        assert_eq!(run_watch(|| 7), (true, 2, Some(7)));
+    }
+
+    #[test]
+    fn the_workers_halt_when_the_watch_panics() {
+        let (returned, ended, result) = run_watch(|| panic!("the watch loop failed"));
+        assert!(returned, "the scope waited for the workers forever");
+        assert_eq!((ended, result), (2, None));
     }
 }

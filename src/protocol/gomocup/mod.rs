@@ -241,6 +241,8 @@ impl Gomocup {
             self.blocked = CellSet::new();
         }
         s.engine.new_game(size, rule);
+        self.clock.new_game();
+        self.apply_clock(&mut s.engine);
         if self.logging {
             match self.log.start_new(&self.config.log.dir) {
                 Ok(path) => {
@@ -455,6 +457,8 @@ impl FrontEnd for Gomocup {
             Command::Restart => {
                 let (size, rule) = (s.engine.board().size(), s.engine.rule());
                 s.engine.new_game(size, rule);
+                self.clock.new_game();
+                self.apply_clock(&mut s.engine);
                 reply(s, BrainLine::Ok);
             }
             Command::Begin => {

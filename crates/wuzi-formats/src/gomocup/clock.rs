@@ -69,6 +69,18 @@ impl Clock {
         Some(Ok(()))
     }
 
+    /// A new game (START, RESTART) starts with the whole match clock: the
+    /// last game's `time_left` would otherwise hold until the manager
+    /// sends another, and a brain that is told only `timeout_match`
+    /// would play its second game on the first one's remainder.
+    pub fn new_game(&mut self) {
+        self.time_left = if self.timeout_match > 0 && self.timeout_match < UNLIMITED_MS {
+            self.timeout_match
+        } else {
+            UNLIMITED_MS
+        };
+    }
+
     /// The limit for one move; `None` for none. `zero_is_unlimited`:
     /// Yixin-Board sends `timeout_turn 0` for "no limit", where Piskvork's
     /// 0 during a search means "move now".
@@ -101,6 +113,22 @@ fn ms(v: i64) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_game_starts_with_the_whole_match_clock() {
+        let mut clock = Clock::default();
+        clock.set("time_left", "1500");
+        clock.new_game();
+        assert_eq!(clock.game_left(), None, "no match limit was given");
+        clock.set("timeout_match", "120000");
+        clock.set("time_left", "1500");
+        assert_eq!(clock.game_left(), Some(Duration::from_millis(1500)));
+        clock.new_game();
+        assert_eq!(clock.game_left(), Some(Duration::from_millis(120_000)));
+        clock.set("timeout_match", "0");
+        clock.new_game();
+        assert_eq!(clock.game_left(), None, "timeout_match 0 is no limit");
+    }
 
     #[test]
     fn keys_set_the_clock_and_bad_values_leave_it() {
