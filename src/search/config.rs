@@ -33,6 +33,10 @@ pub struct SearchConfig {
     /// The visits at which the constant has grown by `c_puct_log * ln 2`
     /// (Rapfi's value by default).
     pub c_puct_base: f32,
+    /// Scales the exploration constant of a node by how much its values
+    /// spread: `1 + scale * (stdev / prior - 1)`, KataGo's dynamic
+    /// exploration (0: off). See [`PuctParams::spread_factor`].
+    pub c_puct_stdev_scale: f32,
     /// First-play urgency: an unvisited move is valued at its parent's
     /// value less this.
     pub fpu_reduction: f32,
@@ -97,6 +101,7 @@ impl Default for SearchConfig {
             c_puct: 0.7,
             c_puct_log: 0.0,
             c_puct_base: 328.0,
+            c_puct_stdev_scale: 0.0,
             fpu_reduction: 0.2,
             draw_penalty: 0.0,
             policy_temperature: 1.0,
@@ -158,6 +163,11 @@ impl SearchConfig {
             self.c_puct_base.is_finite() && self.c_puct_base >= 1.0,
             "c_puct_base",
             "must be at least 1",
+        )?;
+        check(
+            self.c_puct_stdev_scale.is_finite() && (0.0..=10.0).contains(&self.c_puct_stdev_scale),
+            "c_puct_stdev_scale",
+            "must be 0..=10",
         )?;
         // Finite at the most visits a node can hold, so that no score
         // becomes infinite (or NaN against a zero prior).
@@ -224,6 +234,7 @@ impl SearchConfig {
             c_puct: self.c_puct,
             c_puct_log: self.c_puct_log,
             c_puct_base: self.c_puct_base,
+            c_puct_stdev_scale: self.c_puct_stdev_scale,
             fpu_reduction: self.fpu_reduction,
             draw_weight: self.draw_weight(),
             draw_penalty: self.draw_penalty,

@@ -129,6 +129,9 @@ pub struct NodeData {
     /// Sums of win and draw probabilities for the side to move here.
     pub win_sum: f32,
     pub draw_sum: f32,
+    /// Sum of the squared balances (win less loss probability) backed up,
+    /// for the spread of the node's values.
+    pub balance_sq_sum: f32,
     pub proven: Proven,
     /// For a win proven by the solver: its line, first move first.
     pub proof: Option<Box<[Point]>>,
@@ -146,6 +149,7 @@ impl NodeData {
             virtual_visits: 0,
             win_sum: 0.0,
             draw_sum: 0.0,
+            balance_sq_sum: 0.0,
             proven: Proven::Unknown,
             proof: None,
             nn_wdl: [0.0; 3],

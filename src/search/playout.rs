@@ -292,6 +292,7 @@ impl Searcher {
             data.virtual_visits = data.virtual_visits.saturating_sub(1);
             data.win_sum += wdl[0];
             data.draw_sum += wdl[1];
+            data.balance_sq_sum += (wdl[0] - wdl[2]).powi(2);
             child_proven = data.proven;
         }
         for (node, i) in path.iter().rev() {
@@ -311,6 +312,7 @@ impl Searcher {
             data.virtual_visits = data.virtual_visits.saturating_sub(1);
             data.win_sum += wdl[0];
             data.draw_sum += wdl[1];
+            data.balance_sq_sum += (wdl[0] - wdl[2]).powi(2);
             child_proven = data.proven;
         }
     }

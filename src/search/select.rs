@@ -14,6 +14,9 @@ pub struct PuctParams {
     pub c_puct_log: f32,
     /// The visits at which the constant has grown by `c_puct_log * ln 2`.
     pub c_puct_base: f32,
+    /// Weight of the node's value spread in its exploration constant (see
+    /// [`Self::spread_factor`]); 0 leaves the constant as it is.
+    pub c_puct_stdev_scale: f32,
     /// First-play urgency: an unvisited move is valued at the parent's value
     /// minus this, scaled by the searched prior mass (see
     /// [`first_play_urgency`]).
@@ -40,7 +43,42 @@ impl PuctParams {
             self.c_puct + self.c_puct_log * (visits as f32 / self.c_puct_base).ln_1p()
         }
     }
+
+    /// KataGo's dynamic exploration: the constant is scaled by
+    /// `1 + c_puct_stdev_scale * (stdev / SPREAD_PRIOR - 1)`, where stdev
+    /// is the spread of the balances (win less loss) backed up through the
+    /// node, pulled towards [`SPREAD_PRIOR`] while it has few visits. A
+    /// node whose values agree (one side clearly ahead, or a quiet
+    /// position) explores less; one whose lines disagree explores more.
+    #[inline]
+    pub fn spread_factor(&self, node: &NodeData) -> f32 {
+        if self.c_puct_stdev_scale == 0.0 {
+            return 1.0;
+        }
+        let n = node.visits as f32;
+        let stdev = if node.visits <= 1 {
+            SPREAD_PRIOR
+        } else {
+            let loss_sum = n - node.win_sum - node.draw_sum;
+            let mean = (node.win_sum - loss_sum) / n;
+            let mean_sq = mean * mean;
+            // Rounding (or threads reading mid-update) may leave the mean
+            // of squares below the square of the mean.
+            let sq_avg = (node.balance_sq_sum / n).max(mean_sq);
+            let prior_var = SPREAD_PRIOR * SPREAD_PRIOR;
+            let pooled = ((mean_sq + prior_var) * SPREAD_PRIOR_WEIGHT + sq_avg * n)
+                / (SPREAD_PRIOR_WEIGHT + n - 1.0);
+            (pooled - mean_sq).max(0.0).sqrt()
+        };
+        (1.0 + self.c_puct_stdev_scale * (stdev / SPREAD_PRIOR - 1.0)).max(0.0)
+    }
 }
+
+/// The spread of balances a node is assumed to have before its visits
+/// say otherwise, and the visits that assumption weighs (KataGo's
+/// `cpuctUtilityStdevPrior` and its weight, in the same [-1, 1] units).
+const SPREAD_PRIOR: f32 = 0.4;
+const SPREAD_PRIOR_WEIGHT: f32 = 2.0;
 
 /// How the move to play is picked from the root's statistics (`[search]
 /// final_move`). Proven wins and losses decide first under either rule.
@@ -114,7 +152,7 @@ pub fn select_edge(
         }
     }
     let sqrt_total = (total.max(1) as f32).sqrt();
-    let c_puct = params.exploration(total);
+    let c_puct = params.exploration(total) * params.spread_factor(node);
     let parent_wdl = node.wdl();
     let parent_utility = utility(parent_wdl, params.draw_weight);
     let parent_draw = parent_wdl[1];
@@ -287,6 +325,58 @@ mod tests {
         e
     }
 
+    #[test]
+    fn exploration_follows_the_spread_of_a_nodes_values() {
+        let params = PuctParams {
+            c_puct: 0.7,
+            c_puct_log: 0.0,
+            c_puct_base: 328.0,
+            c_puct_stdev_scale: 0.85,
+            fpu_reduction: 0.2,
+            draw_weight: 0.5,
+            draw_penalty: 0.0,
+        };
+        // 100 visits that all said 0.95 win, 0.05 loss: balance 0.9 each.
+        let agreed = searched_node(vec![], 100, 95.0, 0.0);
+        agreed.lock().balance_sq_sum = 81.0;
+        // 100 visits, half won and half lost outright: balance +-1.
+        let split = searched_node(vec![], 100, 50.0, 0.0);
+        split.lock().balance_sq_sum = 100.0;
+        // KataGo's pooled variance with the prior 0.4 weighing 2 visits:
+        // ((0.81 + 0.16) * 2 + 81) / 101 - 0.81 and (0.32 + 100) / 101.
+        let agreed_stdev = ((0.97f32 * 2.0 + 81.0) / 101.0 - 0.81).sqrt();
+        let split_stdev = ((0.32f32 + 100.0) / 101.0).sqrt();
+        let factor = |stdev: f32| 1.0 + 0.85 * (stdev / 0.4 - 1.0);
+        let near = |a: f32, b: f32| (a - b).abs() < 1e-4;
+        assert!(near(params.spread_factor(&agreed.lock()), factor(agreed_stdev)));
+        assert!(near(params.spread_factor(&split.lock()), factor(split_stdev)));
+        assert!(params.spread_factor(&agreed.lock()) < 0.5);
+        assert!(params.spread_factor(&split.lock()) > 2.0);
+        // One visit: the prior alone, so the constant is unchanged.
+        let fresh = searched_node(vec![], 1, 1.0, 0.0);
+        fresh.lock().balance_sq_sum = 1.0;
+        assert_eq!(params.spread_factor(&fresh.lock()), 1.0);
+        // Off: unchanged whatever the spread.
+        let off = PuctParams {
+            c_puct_stdev_scale: 0.0,
+            ..params
+        };
+        assert_eq!(off.spread_factor(&split.lock()), 1.0);
+
+        // In selection: a well-searched first move (q 0.5) against an
+        // unvisited second (first-play urgency about 0.30), under two nodes
+        // of the same mean balance (0): one whose visits agreed (balances
+        // near +-0.1), one whose visits were won or lost outright. The
+        // unvisited move's bonus beats the gap only at c_puct above 0.98.
+        let edges = || vec![edge(0, 0.97, 99, 49.5), edge(1, 0.03, 0, 0.0)];
+        for (sq, expect) in [(1.0, 0), (100.0, 1)] {
+            let node = searched_node(edges(), 100, 50.0, 0.0);
+            node.lock().balance_sq_sum = sq;
+            assert_eq!(select_edge(&node.lock(), params, None), Some(expect));
+            assert_eq!(select_edge(&node.lock(), off, None), Some(0));
+        }
+    }
+
     const LCB: MoveChoice = MoveChoice {
         rule: FinalMove::LowerConfidenceBound,
         draw_weight: 0.5,
@@ -300,6 +390,7 @@ mod tests {
         c_puct: 1.5,
         c_puct_log: 0.0,
         c_puct_base: 328.0,
+        c_puct_stdev_scale: 0.0,
         fpu_reduction: 0.1,
         draw_weight: 0.5,
         draw_penalty: 0.0,
@@ -342,6 +433,7 @@ mod tests {
         let params = PuctParams {
             c_puct: 0.0,
             c_puct_log: 0.0,
+            c_puct_stdev_scale: 0.0,
             c_puct_base: 328.0,
             fpu_reduction: 0.2,
             draw_weight: 0.5,
@@ -413,6 +505,7 @@ mod tests {
         let growing = PuctParams {
             c_puct: 0.2,
             c_puct_log: 0.5,
+            c_puct_stdev_scale: 0.0,
             ..PARAMS
         };
         assert_eq!(growing.exploration(0), 0.2);
@@ -442,11 +535,13 @@ mod tests {
         let constant = PuctParams {
             c_puct: 0.002,
             c_puct_log: 0.0,
+            c_puct_stdev_scale: 0.0,
             fpu_reduction: 0.1,
             ..PARAMS
         };
         let widening = PuctParams {
             c_puct_log: 0.1,
+            c_puct_stdev_scale: 0.0,
             ..constant
         };
         assert_eq!(select_edge(&node(5_000).lock(), constant, None), Some(0));
