@@ -452,6 +452,7 @@ impl Searcher {
         };
         now.tree_bytes = self.cache.memory_bytes();
         now.idle_rounds = progress.idle_rounds.load(Ordering::Relaxed);
+        now.workers_halted = progress.halt.load(Ordering::SeqCst);
         now.elapsed = clock.elapsed();
         now
     }
@@ -524,7 +525,9 @@ fn progress_snapshot(progress: &Progress) -> result::Counters {
 
 /// Runs `threads` copies of `work`, which loop until `halt` is raised,
 /// beside `watch` on this thread, and raises `halt` when `watch` returns
-/// or unwinds. Without the raise on unwinding, a panic in the watch loop
+/// or unwinds, or a worker ends (a panicking one included, so that the
+/// watch, which stops on `halt`, does not wait for a clock that may never
+/// run out). Without the raise on unwinding, a panic in the watch loop
 /// would leave the scope waiting for the workers forever: a hang instead
 /// of the fallback move that the engine answers for a failed search.
 fn run_until_halted<R>(
@@ -542,7 +545,10 @@ fn run_until_halted<R>(
     std::thread::scope(|scope| {
         let _raise = RaiseOnDrop(halt);
         for _ in 0..threads {
-            scope.spawn(&work);
+            scope.spawn(|| {
+                let _raise = RaiseOnDrop(halt);
+                work()
+            });
         }
         watch()
     })
@@ -585,6 +591,29 @@ mod tests {
     #[test]
     fn the_workers_halt_when_the_watch_returns() {
         assert_eq!(run_watch(|| 7), (true, 2, Some(7)));
+    }
+
+    #[test]
+    fn a_panicking_worker_halts_the_watch() {
+        let (done, finished) = mpsc::channel();
+        std::thread::spawn(move || {
+            let halt = AtomicBool::new(false);
+            let watch = || {
+                // The search's watch stops on halt (HaltedWorkers).
+                while !halt.load(Ordering::SeqCst) {
+                    std::thread::yield_now();
+                }
+            };
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                run_until_halted(1, &halt, || panic!("a search thread failed"), watch)
+            }));
+            let _ = done.send(result.is_err());
+        });
+        assert_eq!(
+            finished.recv_timeout(Duration::from_secs(30)),
+            Ok(true),
+            "the watch waited for a halt that never came, or the panic was lost"
+        );
     }
 
     #[test]

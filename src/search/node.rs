@@ -129,9 +129,12 @@ pub struct NodeData {
     /// Sums of win and draw probabilities for the side to move here.
     pub win_sum: f32,
     pub draw_sum: f32,
-    /// Sum of the squared balances (win less loss probability) backed up,
-    /// for the spread of the node's values.
-    pub balance_sq_sum: f32,
+    /// Sums of the balances (win less loss probability) backed up and of
+    /// their squares, for the spread of the node's values. In f64: the
+    /// variance is a small difference of large sums, which f32 rounds
+    /// away at the visits a root reaches.
+    pub balance_sum: f64,
+    pub balance_sq_sum: f64,
     pub proven: Proven,
     /// For a win proven by the solver: its line, first move first.
     pub proof: Option<Box<[Point]>>,
@@ -149,6 +152,7 @@ impl NodeData {
             virtual_visits: 0,
             win_sum: 0.0,
             draw_sum: 0.0,
+            balance_sum: 0.0,
             balance_sq_sum: 0.0,
             proven: Proven::Unknown,
             proof: None,

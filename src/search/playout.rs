@@ -292,7 +292,9 @@ impl Searcher {
             data.virtual_visits = data.virtual_visits.saturating_sub(1);
             data.win_sum += wdl[0];
             data.draw_sum += wdl[1];
-            data.balance_sq_sum += (wdl[0] - wdl[2]).powi(2);
+            let balance = f64::from(wdl[0] - wdl[2]);
+            data.balance_sum += balance;
+            data.balance_sq_sum += balance * balance;
             child_proven = data.proven;
         }
         for (node, i) in path.iter().rev() {
@@ -312,7 +314,9 @@ impl Searcher {
             data.virtual_visits = data.virtual_visits.saturating_sub(1);
             data.win_sum += wdl[0];
             data.draw_sum += wdl[1];
-            data.balance_sq_sum += (wdl[0] - wdl[2]).powi(2);
+            let balance = f64::from(wdl[0] - wdl[2]);
+            data.balance_sum += balance;
+            data.balance_sq_sum += balance * balance;
             child_proven = data.proven;
         }
     }

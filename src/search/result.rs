@@ -25,6 +25,9 @@ pub enum StopReason {
     Exhausted,
     /// The root has a single move (a forced block).
     OnlyMove,
+    /// The search threads stopped by themselves: the network service went
+    /// away, or a thread failed.
+    WorkersHalted,
 }
 
 /// One root move.

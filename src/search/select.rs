@@ -55,20 +55,19 @@ impl PuctParams {
         if self.c_puct_stdev_scale == 0.0 {
             return 1.0;
         }
-        let n = node.visits as f32;
         let stdev = if node.visits <= 1 {
             SPREAD_PRIOR
         } else {
-            let loss_sum = n - node.win_sum - node.draw_sum;
-            let mean = (node.win_sum - loss_sum) / n;
+            let n = f64::from(node.visits);
+            let mean = node.balance_sum / n;
             let mean_sq = mean * mean;
-            // Rounding (or threads reading mid-update) may leave the mean
-            // of squares below the square of the mean.
+            // Rounding may leave the mean of squares below the square of
+            // the mean.
             let sq_avg = (node.balance_sq_sum / n).max(mean_sq);
-            let prior_var = SPREAD_PRIOR * SPREAD_PRIOR;
-            let pooled = ((mean_sq + prior_var) * SPREAD_PRIOR_WEIGHT + sq_avg * n)
-                / (SPREAD_PRIOR_WEIGHT + n - 1.0);
-            (pooled - mean_sq).max(0.0).sqrt()
+            let prior = f64::from(SPREAD_PRIOR);
+            let weight = f64::from(SPREAD_PRIOR_WEIGHT);
+            let pooled = ((mean_sq + prior * prior) * weight + sq_avg * n) / (weight + n - 1.0);
+            (pooled - mean_sq).max(0.0).sqrt() as f32
         };
         (1.0 + self.c_puct_stdev_scale * (stdev / SPREAD_PRIOR - 1.0)).max(0.0)
     }
@@ -338,10 +337,10 @@ mod tests {
         };
         // 100 visits that all said 0.95 win, 0.05 loss: balance 0.9 each.
         let agreed = searched_node(vec![], 100, 95.0, 0.0);
-        agreed.lock().balance_sq_sum = 81.0;
+        (agreed.lock().balance_sum, agreed.lock().balance_sq_sum) = (90.0, 81.0);
         // 100 visits, half won and half lost outright: balance +-1.
         let split = searched_node(vec![], 100, 50.0, 0.0);
-        split.lock().balance_sq_sum = 100.0;
+        (split.lock().balance_sum, split.lock().balance_sq_sum) = (0.0, 100.0);
         // KataGo's pooled variance with the prior 0.4 weighing 2 visits:
         // ((0.81 + 0.16) * 2 + 81) / 101 - 0.81 and (0.32 + 100) / 101.
         let agreed_stdev = ((0.97f32 * 2.0 + 81.0) / 101.0 - 0.81).sqrt();
@@ -354,7 +353,7 @@ mod tests {
         assert!(params.spread_factor(&split.lock()) > 2.0);
         // One visit: the prior alone, so the constant is unchanged.
         let fresh = searched_node(vec![], 1, 1.0, 0.0);
-        fresh.lock().balance_sq_sum = 1.0;
+        (fresh.lock().balance_sum, fresh.lock().balance_sq_sum) = (1.0, 1.0);
         assert_eq!(params.spread_factor(&fresh.lock()), 1.0);
         // Off: unchanged whatever the spread.
         let off = PuctParams {
@@ -371,7 +370,7 @@ mod tests {
         let edges = || vec![edge(0, 0.97, 99, 49.5), edge(1, 0.03, 0, 0.0)];
         for (sq, expect) in [(1.0, 0), (100.0, 1)] {
             let node = searched_node(edges(), 100, 50.0, 0.0);
-            node.lock().balance_sq_sum = sq;
+            (node.lock().balance_sum, node.lock().balance_sq_sum) = (0.0, sq);
             assert_eq!(select_edge(&node.lock(), params, None), Some(expect));
             assert_eq!(select_edge(&node.lock(), off, None), Some(0));
         }

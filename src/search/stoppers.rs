@@ -42,6 +42,8 @@ pub struct SearchProgress {
     pub tree_bytes: usize,
     /// Rounds in a row in which no search thread found work.
     pub idle_rounds: u32,
+    /// The search threads have stopped (see [`HaltedWorkers`]).
+    pub workers_halted: bool,
     /// Time since the request arrived, on the time manager's clock.
     pub elapsed: Duration,
 }
@@ -116,6 +118,17 @@ impl StopCondition for TreeMemory {
 
 /// No thread has found work for a while: every leaf within the limits
 /// (the depth limit, proven lines) is searched.
+pub struct HaltedWorkers;
+
+/// Threads that stopped by themselves (the network service gone, a panic)
+/// search nothing more: waiting for the clock would be a hang under a
+/// playout limit, pondering or analysis.
+impl StopCondition for HaltedWorkers {
+    fn check(&self, progress: &SearchProgress) -> Option<StopReason> {
+        progress.workers_halted.then_some(StopReason::WorkersHalted)
+    }
+}
+
 pub struct ExhaustedTree;
 
 impl StopCondition for ExhaustedTree {
@@ -171,6 +184,7 @@ impl<'a> Stoppers<'a> {
             stoppers = stoppers.with(PlayoutLimit { max });
         }
         stoppers
+            .with(HaltedWorkers)
             .with(TreeMemory {
                 budget: tree_budget,
             })
@@ -209,6 +223,7 @@ mod tests {
             root_expectation: Some(0.5),
             tree_bytes: 1 << 20,
             idle_rounds: 0,
+            workers_halted: false,
             elapsed: ms(10),
         }
     }
@@ -350,14 +365,16 @@ mod tests {
             root_expectation: Some(0.5),
             tree_bytes: 4096,
             idle_rounds: EXHAUSTED_IDLE_ROUNDS + 1,
+            workers_halted: true,
             elapsed: ms(95),
         };
         type Clear = fn(&mut SearchProgress);
-        let clears: [(StopReason, Clear); 7] = [
+        let clears: [(StopReason, Clear); 8] = [
             (StopReason::Stopped, |p| p.stop_requested = false),
             (StopReason::Proven, |p| p.root_proven = false),
             (StopReason::OnlyMove, |p| p.root_moves = 2),
             (StopReason::Playouts, |p| p.playouts = 99),
+            (StopReason::WorkersHalted, |p| p.workers_halted = false),
             (StopReason::Memory, |p| p.tree_bytes = 4095),
             (StopReason::Exhausted, |p| p.idle_rounds = 0),
             (StopReason::Time, |p| p.elapsed = ms(10)),

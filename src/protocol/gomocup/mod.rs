@@ -240,9 +240,10 @@ impl Gomocup {
         if size != s.engine.board().size() {
             self.blocked = CellSet::new();
         }
+        // The clock is kept: Yixin-Board sends INFO time_left before the
+        // START that precedes each BOARD, and the other managers send it
+        // after START.
         s.engine.new_game(size, rule);
-        self.clock.new_game();
-        self.apply_clock(&mut s.engine);
         if self.logging {
             match self.log.start_new(&self.config.log.dir) {
                 Ok(path) => {
@@ -457,6 +458,7 @@ impl FrontEnd for Gomocup {
             Command::Restart => {
                 let (size, rule) = (s.engine.board().size(), s.engine.rule());
                 s.engine.new_game(size, rule);
+                // A replay in the same process (Piskvork's tie replays).
                 self.clock.new_game();
                 self.apply_clock(&mut s.engine);
                 reply(s, BrainLine::Ok);

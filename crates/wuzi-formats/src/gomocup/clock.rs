@@ -69,10 +69,10 @@ impl Clock {
         Some(Ok(()))
     }
 
-    /// A new game (START, RESTART) starts with the whole match clock: the
-    /// last game's `time_left` would otherwise hold until the manager
-    /// sends another, and a brain that is told only `timeout_match`
-    /// would play its second game on the first one's remainder.
+    /// A new game in the same process (RESTART) starts with the whole
+    /// match clock: the last game's `time_left` would otherwise hold until
+    /// the manager sends another. Not at START, which Yixin-Board sends
+    /// after the `time_left` of the position that follows.
     pub fn new_game(&mut self) {
         self.time_left = if self.timeout_match > 0 && self.timeout_match < UNLIMITED_MS {
             self.timeout_match
