@@ -143,6 +143,18 @@ pub struct NodeData {
 }
 
 impl NodeData {
+    /// Counts a completed visit that backed up `wdl` (for the side to
+    /// move here) and releases its virtual visit.
+    pub fn record_visit(&mut self, wdl: [f32; 3]) {
+        self.visits += 1;
+        self.virtual_visits = self.virtual_visits.saturating_sub(1);
+        self.win_sum += wdl[0];
+        self.draw_sum += wdl[1];
+        let balance = f64::from(wdl[0] - wdl[2]);
+        self.balance_sum += balance;
+        self.balance_sq_sum += balance * balance;
+    }
+
     fn new() -> NodeData {
         NodeData {
             state: NodeState::Fresh,

@@ -288,13 +288,7 @@ impl Searcher {
         let mut child_proven = known;
         if let Some(leaf) = leaf {
             let mut data = leaf.data.lock();
-            data.visits += 1;
-            data.virtual_visits = data.virtual_visits.saturating_sub(1);
-            data.win_sum += wdl[0];
-            data.draw_sum += wdl[1];
-            let balance = f64::from(wdl[0] - wdl[2]);
-            data.balance_sum += balance;
-            data.balance_sq_sum += balance * balance;
+            data.record_visit(wdl);
             child_proven = data.proven;
         }
         for (node, i) in path.iter().rev() {
@@ -310,13 +304,7 @@ impl Searcher {
                 }
             }
             data.prove_from_edges();
-            data.visits += 1;
-            data.virtual_visits = data.virtual_visits.saturating_sub(1);
-            data.win_sum += wdl[0];
-            data.draw_sum += wdl[1];
-            let balance = f64::from(wdl[0] - wdl[2]);
-            data.balance_sum += balance;
-            data.balance_sq_sum += balance * balance;
+            data.record_visit(wdl);
             child_proven = data.proven;
         }
     }

@@ -347,8 +347,14 @@ mod tests {
         let split_stdev = ((0.32f32 + 100.0) / 101.0).sqrt();
         let factor = |stdev: f32| 1.0 + 0.85 * (stdev / 0.4 - 1.0);
         let near = |a: f32, b: f32| (a - b).abs() < 1e-4;
-        assert!(near(params.spread_factor(&agreed.lock()), factor(agreed_stdev)));
-        assert!(near(params.spread_factor(&split.lock()), factor(split_stdev)));
+        assert!(near(
+            params.spread_factor(&agreed.lock()),
+            factor(agreed_stdev)
+        ));
+        assert!(near(
+            params.spread_factor(&split.lock()),
+            factor(split_stdev)
+        ));
         assert!(params.spread_factor(&agreed.lock()) < 0.5);
         assert!(params.spread_factor(&split.lock()) > 2.0);
         // One visit: the prior alone, so the constant is unchanged.

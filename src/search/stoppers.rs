@@ -116,19 +116,19 @@ impl StopCondition for TreeMemory {
     }
 }
 
-/// No thread has found work for a while: every leaf within the limits
-/// (the depth limit, proven lines) is searched.
-pub struct HaltedWorkers;
-
 /// Threads that stopped by themselves (the network service gone, a panic)
 /// search nothing more: waiting for the clock would be a hang under a
 /// playout limit, pondering or analysis.
+pub struct HaltedWorkers;
+
 impl StopCondition for HaltedWorkers {
     fn check(&self, progress: &SearchProgress) -> Option<StopReason> {
         progress.workers_halted.then_some(StopReason::WorkersHalted)
     }
 }
 
+/// No thread has found work for a while: every leaf within the limits
+/// (the depth limit, proven lines) is searched.
 pub struct ExhaustedTree;
 
 impl StopCondition for ExhaustedTree {
