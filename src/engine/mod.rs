@@ -589,8 +589,12 @@ mod tests {
             e.think().expect("a search result");
         }
         // A root searched for the nodes the cache holds (a GUI restarting
-        // before each position of an analysis) keeps its tree.
+        // before each position of an analysis) keeps its tree. Not the empty
+        // board: its one candidate stops each search after two visits, so
+        // the nodes a search adds there would depend on the machine's speed.
+        let centre = Point::new(7, 7).expect("on the board");
         let mut e = engine(1);
+        e.play(centre).expect("legal");
         e.time.turn = None;
         e.limits.max_playouts = Some(3_000);
         let mut rounds = 0;
@@ -601,6 +605,7 @@ mod tests {
         }
         let searched = e.searcher.read().cache().node_count();
         e.new_game(size, Rule::Freestyle);
+        e.play(centre).expect("legal");
         e.limits.max_playouts = Some(10);
         e.think().expect("a search result");
         assert!(e.searcher.read().cache().node_count() >= searched);
