@@ -342,6 +342,14 @@ mod tests {
                 "[search]\nc_puct_stdev_scale = nan\n",
                 "search.c_puct_stdev_scale",
             ),
+            (
+                "[search]\nc_puct_stdev_prior = 0.0\n",
+                "search.c_puct_stdev_prior",
+            ),
+            (
+                "[search]\nc_puct_stdev_prior = inf\n",
+                "search.c_puct_stdev_prior",
+            ),
             ("[search]\nc_puct_base = 1e-40\n", "search.c_puct_base"),
             ("[search]\nc_puct_base = inf\n", "search.c_puct_base"),
             ("[search]\ndraw_penalty = -0.1\n", "search.draw_penalty"),

@@ -37,6 +37,9 @@ pub struct SearchConfig {
     /// spread: `1 + scale * (stdev / prior - 1)`, KataGo's dynamic
     /// exploration (0: off). See [`PuctParams::spread_factor`].
     pub c_puct_stdev_scale: f32,
+    /// The prior of that formula: the spread assumed before a node's
+    /// visits say otherwise, and the one at which the constant is kept.
+    pub c_puct_stdev_prior: f32,
     /// First-play urgency: an unvisited move is valued at its parent's
     /// value less this.
     pub fpu_reduction: f32,
@@ -102,6 +105,7 @@ impl Default for SearchConfig {
             c_puct_log: 0.0,
             c_puct_base: 328.0,
             c_puct_stdev_scale: 0.0,
+            c_puct_stdev_prior: 0.4,
             fpu_reduction: 0.2,
             draw_penalty: 0.0,
             policy_temperature: 1.0,
@@ -169,6 +173,11 @@ impl SearchConfig {
             "c_puct_stdev_scale",
             "must be 0..=10",
         )?;
+        check(
+            self.c_puct_stdev_prior.is_finite() && (0.01..=2.0).contains(&self.c_puct_stdev_prior),
+            "c_puct_stdev_prior",
+            "must be 0.01..=2",
+        )?;
         // Finite at the most visits a node can hold, so that no score
         // becomes infinite (or NaN against a zero prior).
         let most_growth = self.c_puct_log * (u32::MAX as f32 / self.c_puct_base).ln_1p();
@@ -235,6 +244,7 @@ impl SearchConfig {
             c_puct_log: self.c_puct_log,
             c_puct_base: self.c_puct_base,
             c_puct_stdev_scale: self.c_puct_stdev_scale,
+            c_puct_stdev_prior: self.c_puct_stdev_prior,
             fpu_reduction: self.fpu_reduction,
             draw_weight: self.draw_weight(),
             draw_penalty: self.draw_penalty,

@@ -17,6 +17,9 @@ pub struct PuctParams {
     /// Weight of the node's value spread in its exploration constant (see
     /// [`Self::spread_factor`]); 0 leaves the constant as it is.
     pub c_puct_stdev_scale: f32,
+    /// The spread a node is assumed to have before its visits say
+    /// otherwise, and the spread at which the factor is 1.
+    pub c_puct_stdev_prior: f32,
     /// First-play urgency: an unvisited move is valued at the parent's value
     /// minus this, scaled by the searched prior mass (see
     /// [`first_play_urgency`]).
@@ -45,9 +48,10 @@ impl PuctParams {
     }
 
     /// KataGo's dynamic exploration: the constant is scaled by
-    /// `1 + c_puct_stdev_scale * (stdev / SPREAD_PRIOR - 1)`, where stdev
-    /// is the spread of the balances (win less loss) backed up through the
-    /// node, pulled towards [`SPREAD_PRIOR`] while it has few visits. A
+    /// `1 + c_puct_stdev_scale * (stdev / c_puct_stdev_prior - 1)`, where
+    /// stdev is the spread of the balances (win less loss) backed up
+    /// through the node, pulled towards `c_puct_stdev_prior` while it has
+    /// few visits ([`SPREAD_PRIOR_WEIGHT`] of them). A
     /// node whose values agree (one side clearly ahead, or a quiet
     /// position) explores less; one whose lines disagree explores more.
     #[inline]
@@ -55,8 +59,9 @@ impl PuctParams {
         if self.c_puct_stdev_scale == 0.0 {
             return 1.0;
         }
+        let prior = self.c_puct_stdev_prior;
         let stdev = if node.visits <= 1 {
-            SPREAD_PRIOR
+            prior
         } else {
             let n = f64::from(node.visits);
             let mean = node.balance_sum / n;
@@ -64,19 +69,17 @@ impl PuctParams {
             // Rounding may leave the mean of squares below the square of
             // the mean.
             let sq_avg = (node.balance_sq_sum / n).max(mean_sq);
-            let prior = f64::from(SPREAD_PRIOR);
+            let prior = f64::from(prior);
             let weight = f64::from(SPREAD_PRIOR_WEIGHT);
             let pooled = ((mean_sq + prior * prior) * weight + sq_avg * n) / (weight + n - 1.0);
             (pooled - mean_sq).max(0.0).sqrt() as f32
         };
-        (1.0 + self.c_puct_stdev_scale * (stdev / SPREAD_PRIOR - 1.0)).max(0.0)
+        (1.0 + self.c_puct_stdev_scale * (stdev / prior - 1.0)).max(0.0)
     }
 }
 
-/// The spread of balances a node is assumed to have before its visits
-/// say otherwise, and the visits that assumption weighs (KataGo's
-/// `cpuctUtilityStdevPrior` and its weight, in the same [-1, 1] units).
-const SPREAD_PRIOR: f32 = 0.4;
+/// The visits that the assumed spread weighs (KataGo's
+/// `cpuctUtilityStdevPriorWeight`).
 const SPREAD_PRIOR_WEIGHT: f32 = 2.0;
 
 /// How the move to play is picked from the root's statistics (`[search]
@@ -331,6 +334,7 @@ mod tests {
             c_puct_log: 0.0,
             c_puct_base: 328.0,
             c_puct_stdev_scale: 0.85,
+            c_puct_stdev_prior: 0.4,
             fpu_reduction: 0.2,
             draw_weight: 0.5,
             draw_penalty: 0.0,
@@ -367,6 +371,22 @@ mod tests {
             ..params
         };
         assert_eq!(off.spread_factor(&split.lock()), 1.0);
+        // A prior fitted to narrower spreads: a node whose balances spread
+        // by that prior keeps its constant, where 0.4 cut it by a third.
+        let fitted = PuctParams {
+            c_puct_stdev_prior: 0.25,
+            ..params
+        };
+        let narrow = searched_node(vec![], 100, 50.0, 0.0);
+        (narrow.lock().balance_sum, narrow.lock().balance_sq_sum) = (0.0, 6.25);
+        assert!((fitted.spread_factor(&narrow.lock()) - 1.0).abs() < 0.01);
+        assert!(params.spread_factor(&narrow.lock()) < 0.7);
+        let fitted_agreed = ((0.8725f32 * 2.0 + 81.0) / 101.0 - 0.81).sqrt();
+        assert!(near(
+            fitted.spread_factor(&agreed.lock()),
+            1.0 + 0.85 * (fitted_agreed / 0.25 - 1.0)
+        ));
+        assert_eq!(fitted.spread_factor(&fresh.lock()), 1.0);
 
         // In selection: a well-searched first move (q 0.5) against an
         // unvisited second (first-play urgency about 0.30), under two nodes
@@ -396,6 +416,7 @@ mod tests {
         c_puct_log: 0.0,
         c_puct_base: 328.0,
         c_puct_stdev_scale: 0.0,
+        c_puct_stdev_prior: 0.4,
         fpu_reduction: 0.1,
         draw_weight: 0.5,
         draw_penalty: 0.0,
@@ -439,6 +460,7 @@ mod tests {
             c_puct: 0.0,
             c_puct_log: 0.0,
             c_puct_stdev_scale: 0.0,
+            c_puct_stdev_prior: 0.4,
             c_puct_base: 328.0,
             fpu_reduction: 0.2,
             draw_weight: 0.5,
@@ -541,6 +563,7 @@ mod tests {
             c_puct: 0.002,
             c_puct_log: 0.0,
             c_puct_stdev_scale: 0.0,
+            c_puct_stdev_prior: 0.4,
             fpu_reduction: 0.1,
             ..PARAMS
         };
