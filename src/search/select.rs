@@ -563,7 +563,6 @@ mod tests {
             c_puct: 0.002,
             c_puct_log: 0.0,
             c_puct_stdev_scale: 0.0,
-            c_puct_stdev_prior: 0.4,
             fpu_reduction: 0.1,
             ..PARAMS
         };
