@@ -143,7 +143,8 @@ impl NetworkProvider {
     /// (measured per rule, `docs/native-backend.md`).
     fn load(&mut self, path: &Path, fp32_path: Option<&Path>) -> Result<EvalService, String> {
         let native = self.load_native(path)?;
-        let model = match self.choose_backend(path, &native) {
+        let (backend, measured) = self.choose_backend(path, &native);
+        let model = match backend {
             #[cfg(feature = "torch")]
             Backend::Torch => self.torch_model(path, fp32_path)?,
             #[cfg(feature = "torch")]
@@ -151,8 +152,11 @@ impl NetworkProvider {
             #[cfg(not(feature = "torch"))]
             Backend::Native | Backend::Torch => self.native_model(path, native, fp32_path),
         };
-        let service = EvalService::start_model(model, self.service_config.clone())
+        let mut service = EvalService::start_model(model, self.service_config.clone())
             .map_err(|e| format!("cannot start evaluator threads: {e}"))?;
+        if let Some(measured) = measured {
+            service.add_to_description(&measured);
+        }
         // The first forward pass allocates buffers (and compiles libtorch's
         // kernels): pay it now rather than in the first timed move.
         for side in [15, 20] {
@@ -169,37 +173,42 @@ impl NetworkProvider {
     /// The configured backend, or for `auto`: libtorch on a GPU; the native
     /// one on a CPU without bf16 hardware; elsewhere the faster of the two
     /// on this network, libtorch in the precision it would use (measured
-    /// once per network size and batch).
-    fn choose_backend(&mut self, path: &Path, network: &Arc<NativeNetwork>) -> Backend {
+    /// once per network size and batch). With a measurement, also what it
+    /// found, for the log: the choice changes the search (leaves per
+    /// network call), not only its speed.
+    fn choose_backend(
+        &mut self,
+        path: &Path,
+        network: &Arc<NativeNetwork>,
+    ) -> (Backend, Option<String>) {
         match self.backend {
-            BackendSetting::Fixed(backend) => backend,
+            BackendSetting::Fixed(backend) => (backend, None),
             #[cfg(not(feature = "torch"))]
             BackendSetting::Auto => {
                 let _ = (path, network);
-                Backend::Native
+                (Backend::Native, None)
             }
             #[cfg(feature = "torch")]
-            BackendSetting::Auto if self.device != tch::Device::Cpu => Backend::Torch,
+            BackendSetting::Auto if self.device != tch::Device::Cpu => (Backend::Torch, None),
             // Without bf16 hardware libtorch computes in fp32, which the
             // native kernels do faster on every CPU measured
             // (docs/native-backend.md): no need to load it to measure.
             #[cfg(feature = "torch")]
-            BackendSetting::Auto if !crate::nn::precision::bf16_may_be_native() => Backend::Native,
+            BackendSetting::Auto if !crate::nn::precision::bf16_may_be_native() => {
+                (Backend::Native, None)
+            }
             #[cfg(feature = "torch")]
             BackendSetting::Auto => {
                 use std::sync::{Mutex, OnceLock};
-                type Choices = Mutex<HashMap<(crate::nn::NetConfig, usize), Backend>>;
+                type Choices = Mutex<HashMap<(crate::nn::NetConfig, usize), (Backend, String)>>;
                 static CHOSEN: OnceLock<Choices> = OnceLock::new();
                 let batch = self.service_config.batch_size;
                 let key = (network.config(), batch);
                 let chosen = CHOSEN.get_or_init(Default::default);
-                if let Some(&backend) = chosen
-                    .lock()
-                    .ok()
-                    .and_then(|c| c.get(&key).cloned())
-                    .as_ref()
+                if let Some((backend, measured)) =
+                    chosen.lock().ok().and_then(|c| c.get(&key).cloned())
                 {
-                    return backend;
+                    return (backend, Some(measured));
                 }
                 let time = Duration::from_millis(30);
                 let isa = crate::nn::native::simd::resolve_isa(self.isa);
@@ -227,10 +236,13 @@ impl NetworkProvider {
                 } else {
                     Backend::Native
                 };
+                let measured = format!(
+                    "chosen by backend auto at batch {batch}: native {native:.0} positions/s, libtorch {torch:.0}"
+                );
                 if let Ok(mut c) = chosen.lock() {
-                    c.insert(key, backend);
+                    c.insert(key, (backend, measured.clone()));
                 }
-                backend
+                (backend, Some(measured))
             }
         }
     }

@@ -308,6 +308,15 @@ impl EvalService {
         self.description.as_deref()
     }
 
+    /// Appends `note` (why this backend, say) to the description.
+    pub fn add_to_description(&mut self, note: &str) {
+        if let Some(description) = self.description.as_mut() {
+            description.push_str(" (");
+            description.push_str(note);
+            description.push(')');
+        }
+    }
+
     /// fp32 and bf16 speeds measured at start, when the precision was `auto`.
     pub fn calibration(&self) -> Option<Calibration> {
         self.calibration
