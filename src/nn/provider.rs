@@ -236,8 +236,13 @@ impl NetworkProvider {
                 } else {
                     Backend::Native
                 };
+                let libtorch = if torch > 0.0 {
+                    format!("libtorch {torch:.0}")
+                } else {
+                    "libtorch unavailable".to_string()
+                };
                 let measured = format!(
-                    "chosen by backend auto at batch {batch}: native {native:.0} positions/s, libtorch {torch:.0}"
+                    "chosen by backend auto at batch {batch}: native {native:.0} positions/s, {libtorch}"
                 );
                 if let Ok(mut c) = chosen.lock() {
                     c.insert(key, (backend, measured.clone()));
