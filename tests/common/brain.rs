@@ -1,7 +1,8 @@
 //! A pbrain-wuzi process driven line by line, for the protocol and memory
 //! tests.
 
-use std::io::{BufRead, BufReader, Write};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, Write};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -16,6 +17,8 @@ pub struct Brain {
     pub child: Child,
     /// `None` once closed (end of input for the brain).
     pub stdin: Option<ChildStdin>,
+    /// What the brain writes to stderr.
+    stderr: File,
     lines: Receiver<String>,
     /// Every line read so far.
     pub seen: Vec<String>,
@@ -23,11 +26,14 @@ pub struct Brain {
 
 impl Brain {
     pub fn start(args: &[&str]) -> Brain {
+        // Kept, not discarded: a test that fails on how the brain ended
+        // shows what it said there (a panic, say).
+        let stderr = tempfile::tempfile().expect("a file for the brain's stderr");
         let mut child = super::brain_command()
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr.try_clone().expect("share the stderr file"))
             .spawn()
             .expect("start pbrain-wuzi");
         let stdout = child.stdout.take().expect("stdout");
@@ -44,6 +50,7 @@ impl Brain {
         Brain {
             child,
             stdin,
+            stderr,
             lines,
             seen: Vec::new(),
         }
@@ -108,15 +115,34 @@ impl Brain {
         }
     }
 
+    /// How long the brain took to exit, within `limit`; `None` if it is
+    /// still running. An exit other than status 0 (a signal, a panic)
+    /// fails the test, with what the brain wrote to stderr.
     pub fn wait_exit(&mut self, limit: Duration) -> Option<Duration> {
         let start = Instant::now();
         while start.elapsed() < limit {
-            if self.child.try_wait().ok().flatten().is_some() {
+            if let Some(status) = self.child.try_wait().ok().flatten() {
+                assert!(
+                    status.success(),
+                    "the brain ended with {status}; its stderr:\n{}",
+                    self.stderr_text()
+                );
                 return Some(start.elapsed());
             }
             std::thread::sleep(Duration::from_millis(2));
         }
         None
+    }
+
+    /// What the brain has written to stderr so far.
+    pub fn stderr_text(&mut self) -> String {
+        let mut text = String::new();
+        if self.stderr.rewind().is_ok() {
+            let mut bytes = Vec::new();
+            let _ = self.stderr.read_to_end(&mut bytes);
+            text = String::from_utf8_lossy(&bytes).into_owned();
+        }
+        text
     }
 }
 
