@@ -37,6 +37,18 @@ pub fn brain_command() -> std::process::Command {
     }
 }
 
+/// Whether the brain under test is the Windows exe run by wine
+/// (scripts/test-windows.sh sets `WUZI_TEST_BRAIN="wine ..."`).
+pub fn brain_runs_under_wine() -> bool {
+    std::env::var("WUZI_TEST_BRAIN").is_ok_and(|command| {
+        command
+            .split_whitespace()
+            .next()
+            .and_then(|program| std::path::Path::new(program).file_name())
+            .is_some_and(|name| name.to_string_lossy().starts_with("wine"))
+    })
+}
+
 /// pbrain-wuzi with `args`, its output discarded, killed when dropped.
 pub fn pbrain_wuzi<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Killed {
     Killed(
