@@ -224,6 +224,39 @@ fn bench_nn_reports_a_broken_network_file() {
     );
 }
 
+/// `bench serve` measures an honest game on the game server, quiet and
+/// under a flood; the flooders are closed for flooding and come back, so
+/// they open more connections than there are flooders.
+#[test]
+fn bench_serve_times_an_honest_game_under_a_flood() {
+    let text = stdout_of(wuzi().args(["bench", "serve", "--flooders", "4"]));
+    let line = |label: &str| -> &str {
+        text.lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label:?} line: {text}"))
+    };
+    for phase in ["bench serve: quiet:", "bench serve: 4 flooders:"] {
+        let phase_line = line(phase);
+        assert!(phase_line.ends_with("(100 moves)"), "{phase_line}");
+        let median: f64 = phase_line
+            .split("median ")
+            .nth(1)
+            .and_then(|t| t.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{phase_line}"));
+        assert!(median > 0.0, "{phase_line}");
+    }
+    let flood = line("bench serve: the flooders sent");
+    let numbers: Vec<u64> = flood
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let (messages, connections) = (numbers[0], numbers[1]);
+    assert!(connections > 4, "{flood}");
+    // Each connection is closed once it passes the cap of 100 a second.
+    assert!(messages > 100 * (connections - 4), "{flood}");
+}
+
 /// `bench arena` is where the match runner's own time per move is measured
 /// (a timed test would flake on a shared machine); its figures must be
 /// what it says they are: the move loops' time less the engines', per move

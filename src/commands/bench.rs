@@ -83,6 +83,10 @@ pub(crate) struct BenchArgs {
     /// (`scripts/peer_matching.py`).
     #[arg(long)]
     positions_out: Option<PathBuf>,
+    /// serve: clients flooding the server, each reconnecting whenever it
+    /// is closed for it (default: as many as one address may hold).
+    #[arg(long, default_value_t = 16)]
+    flooders: usize,
 }
 
 /// `bench nn`'s batch sizes without `--batches`.
@@ -106,6 +110,9 @@ pub(crate) enum BenchPart {
     /// The blunder suite: share of positions where the move played is not
     /// refuted by the solver (--fixture, --playouts; configured networks).
     Blunders,
+    /// The game server (`serve`): an honest game's time per move, quiet and
+    /// while --flooders clients flood the server with messages.
+    Serve,
 }
 
 /// `bench blunders` with the configured networks (no symmetry, so that the
@@ -161,6 +168,12 @@ pub(crate) fn run(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
         BenchPart::Rules => crate::bench::rules::run(per_item, &mut io::stdout().lock()),
         BenchPart::Arena => bench_arena(),
         BenchPart::Blunders => bench_blunders(cli, args),
+        BenchPart::Serve => {
+            let report = wuzi_arena::ws::flood::measure(args.flooders.min(512), 100)
+                .map_err(io::Error::other)?;
+            println!("{report}");
+            Ok(())
+        }
         BenchPart::Matching => bench_matching(cli, args),
         BenchPart::Nn | BenchPart::Search => {
             let options = crate::bench::nn::NnBenchOptions {

@@ -272,9 +272,25 @@ fn pump(
     events: &Sender<Event>,
 ) -> Result<(), ()> {
     let (mut window, mut in_window) = (Instant::now(), 0u32);
+    let mut answer_due = false;
     loop {
+        // A message was just passed to the referee, whose answer (a move's
+        // VALID) comes at once: wait for it here, not for the next read to
+        // time out.
+        let mut answer = None;
+        if std::mem::take(&mut answer_due) {
+            match outgoing.recv_timeout(ANSWER_WAIT) {
+                Ok(item) => answer = Some(item),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return Ok(()),
+            }
+        }
         loop {
-            let frame = match outgoing.try_recv() {
+            let next = match answer.take() {
+                Some(item) => Ok(item),
+                None => outgoing.try_recv(),
+            };
+            let frame = match next {
                 Ok(Outgoing::Text(text)) => Message::text(text),
                 Ok(Outgoing::Shared(text)) => Message::text(text.to_string()),
                 Ok(Outgoing::Ping) => Message::Ping(Vec::new().into()),
@@ -295,6 +311,7 @@ fn pump(
                     return Err(());
                 }
                 let _ = events.send(Event::Text(id, text.to_string()));
+                answer_due = true;
             }
             Ok(Message::Pong(_)) => {
                 let _ = events.send(Event::Pong(id));

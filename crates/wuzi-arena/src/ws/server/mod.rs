@@ -180,6 +180,11 @@ const BROADCAST_INTERVAL: Duration = Duration::from_millis(100);
 /// closed.
 const MAX_MESSAGES_PER_SECOND: u32 = 100;
 
+/// How long a connection waits for the referee's answer to a message it
+/// passed on before it goes back to reading (the referee answers in
+/// microseconds; a read waits up to its whole timeout).
+const ANSWER_WAIT: Duration = Duration::from_millis(5);
+
 /// What a connection thread is told to do.
 enum Outgoing {
     Text(String),
