@@ -21,6 +21,9 @@ type Socket = WebSocket<MaybeTlsStream<TcpStream>>;
 /// How long any answer may take before the measurement gives up.
 const ANSWER_LIMIT: Duration = Duration::from_secs(10);
 
+/// The least time from one move of the honest game to the next.
+const MOVE_SPACING: Duration = Duration::from_millis(12);
+
 /// The times of one phase's moves.
 pub struct Latencies {
     sorted: Vec<Duration>,
@@ -146,6 +149,9 @@ pub fn measure(flooders: usize, moves: usize) -> Result<FloodReport, String> {
             expect(mover, "VALID")?;
             expect(other, "MOVE")?;
             times.push(start.elapsed());
+            // Each player sends fewer than the server's 100 messages a
+            // second, or it would be closed as a flooder itself.
+            std::thread::sleep(MOVE_SPACING.saturating_sub(start.elapsed()));
         }
         Ok(times)
     };

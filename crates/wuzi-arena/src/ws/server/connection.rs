@@ -213,6 +213,10 @@ pub(super) fn connection(
     if stream.set_write_timeout(Some(rules.write_timeout)).is_err() {
         return;
     }
+    // A message is written whole, at once: Nagle's algorithm would hold one
+    // that follows another back until the client acknowledged the first,
+    // which a client delays by up to 40 ms.
+    let _ = stream.set_nodelay(true);
     match is_upgrade(&stream, deadline) {
         Ok(true) => {}
         Ok(false) => return serve_page(stream, page),
@@ -240,66 +244,121 @@ pub(super) fn connection(
             }
         }
     };
+    let Ok(stream) = SharedStream::new(stream) else {
+        return;
+    };
     let Ok(mut socket) = tungstenite::accept_hdr_with_config(stream, check, Some(limits)) else {
         return;
     };
-    // Short reads, so that this thread also writes what the referee sends.
-    let _ = socket
-        .get_ref()
-        .set_read_timeout(Some(Duration::from_millis(20)));
+    // The reader blocks on the socket and the writer on the referee's
+    // queue, so that neither waits for the other: a frame goes out the
+    // moment the referee queues it.
+    let _ = socket.get_ref().read.set_read_timeout(Some(READER_WAKE));
+    let writer = WebSocket::from_raw_socket(
+        socket.get_ref().clone(),
+        tungstenite::protocol::Role::Server,
+        Some(limits),
+    );
     let (out, outgoing) = bounded(OUTGOING_QUEUE);
-    let handle = socket.get_ref().try_clone().ok();
+    let handle = socket.get_ref().read.try_clone().ok();
     if events
         .send(Event::Connected(id, out, handle, role))
         .is_err()
     {
         return;
     }
-    let reason = pump(&mut socket, id, &outgoing, &events);
-    let _ = socket.close(None);
-    let _ = socket.flush();
-    if reason.is_err() {
-        let _ = events.send(Event::Disconnected(id));
+    let (reading, closed_by_referee) = (AtomicBool::new(true), AtomicBool::new(false));
+    thread::scope(|scope| {
+        scope.spawn(|| write_frames(writer, &outgoing, &reading, &closed_by_referee));
+        read_frames(&mut socket, id, &events);
+        reading.store(false, Ordering::SeqCst);
+        let _ = socket.close(None);
+        let _ = socket.flush();
+        // The referee knows of the end it asked for.
+        if !closed_by_referee.load(Ordering::SeqCst) {
+            let _ = events.send(Event::Disconnected(id));
+        }
+    });
+}
+
+/// How often a blocked reader or writer looks whether its partner is done
+/// (each also ends the other by shutting the socket down).
+const READER_WAKE: Duration = Duration::from_secs(1);
+
+/// A connection's socket as both of its threads use it: each reads from
+/// its own handle (only the reader does), and every write goes out whole
+/// under one lock, so that the writer's frames and the reader's replies
+/// (pongs, the closing handshake) never interleave.
+#[derive(Clone)]
+struct SharedStream {
+    read: Arc<TcpStream>,
+    write: Arc<Mutex<TcpStream>>,
+}
+
+impl SharedStream {
+    fn new(stream: TcpStream) -> io::Result<SharedStream> {
+        Ok(SharedStream {
+            write: Arc::new(Mutex::new(stream.try_clone()?)),
+            read: Arc::new(stream),
+        })
     }
 }
 
-/// Moves frames both ways until the connection ends (`Err`) or the referee
-/// closes it (`Ok`).
-fn pump(
-    socket: &mut WebSocket<TcpStream>,
-    id: ClientId,
+impl Read for SharedStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        (&*self.read).read(buf)
+    }
+}
+
+impl Write for SharedStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write.lock().write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.write.lock().flush()
+    }
+}
+
+/// Sends what the referee queues until it closes the connection, the
+/// referee stops, a write fails (the socket is then shut down, which ends
+/// the reader) or the reader is done.
+fn write_frames(
+    mut socket: WebSocket<SharedStream>,
     outgoing: &Receiver<Outgoing>,
-    events: &Sender<Event>,
-) -> Result<(), ()> {
-    let (mut window, mut in_window) = (Instant::now(), 0u32);
-    let mut answer_due = false;
+    reading: &AtomicBool,
+    closed_by_referee: &AtomicBool,
+) {
     loop {
-        // A message was just passed to the referee, whose answer (a move's
-        // VALID) comes at once: wait for it here, not for the next read to
-        // time out.
-        let mut answer = None;
-        if std::mem::take(&mut answer_due) {
-            match outgoing.recv_timeout(ANSWER_WAIT) {
-                Ok(item) => answer = Some(item),
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return Ok(()),
+        let frame = match outgoing.recv_timeout(READER_WAKE) {
+            Ok(Outgoing::Text(text)) => Message::text(text),
+            Ok(Outgoing::Shared(text)) => Message::text(text.to_string()),
+            Ok(Outgoing::Ping) => Message::Ping(Vec::new().into()),
+            Err(RecvTimeoutError::Timeout) if reading.load(Ordering::SeqCst) => continue,
+            // The reader has ended.
+            Err(RecvTimeoutError::Timeout) => break,
+            // Closed by the referee, or the referee has stopped.
+            Ok(Outgoing::Close) | Err(RecvTimeoutError::Disconnected) => {
+                closed_by_referee.store(true, Ordering::SeqCst);
+                let _ = socket.close(None);
+                let _ = socket.flush();
+                break;
             }
+        };
+        if socket.send(frame).is_err() {
+            break;
         }
-        loop {
-            let next = match answer.take() {
-                Some(item) => Ok(item),
-                None => outgoing.try_recv(),
-            };
-            let frame = match next {
-                Ok(Outgoing::Text(text)) => Message::text(text),
-                Ok(Outgoing::Shared(text)) => Message::text(text.to_string()),
-                Ok(Outgoing::Ping) => Message::Ping(Vec::new().into()),
-                // Closed by the referee, or the referee has stopped.
-                Ok(Outgoing::Close) | Err(TryRecvError::Disconnected) => return Ok(()),
-                Err(TryRecvError::Empty) => break,
-            };
-            socket.send(frame).map_err(|_| ())?;
-        }
+    }
+    let _ = socket.get_ref().read.shutdown(Shutdown::Both);
+}
+
+/// Passes the client's messages to the referee until the connection ends:
+/// the client closed it, broke the protocol or flooded, or the socket was
+/// shut down (by the writer or the referee).
+fn read_frames(socket: &mut WebSocket<SharedStream>, id: ClientId, events: &Sender<Event>) {
+    let (mut window, mut in_window) = (Instant::now(), 0u32);
+    loop {
         match socket.read() {
             Ok(Message::Text(text)) => {
                 if window.elapsed() >= Duration::from_secs(1) {
@@ -308,19 +367,18 @@ fn pump(
                 in_window += 1;
                 if in_window > MAX_MESSAGES_PER_SECOND {
                     tracing::info!("connection {id} closed: it floods");
-                    return Err(());
+                    return;
                 }
                 let _ = events.send(Event::Text(id, text.to_string()));
-                answer_due = true;
             }
             Ok(Message::Pong(_)) => {
                 let _ = events.send(Event::Pong(id));
             }
-            Ok(Message::Close(_)) => return Err(()),
+            Ok(Message::Close(_)) => return,
             Ok(_) => {}
             Err(tungstenite::Error::Io(e))
                 if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-            Err(_) => return Err(()),
+            Err(_) => return,
         }
     }
 }

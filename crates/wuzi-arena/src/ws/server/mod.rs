@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TrySendError};
 use parking_lot::Mutex;
 use tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tungstenite::{Message, WebSocket};
@@ -179,11 +179,6 @@ const BROADCAST_INTERVAL: Duration = Duration::from_millis(100);
 /// everyone's moves behind it in the referee's queue: the connection is
 /// closed.
 const MAX_MESSAGES_PER_SECOND: u32 = 100;
-
-/// How long a connection waits for the referee's answer to a message it
-/// passed on before it goes back to reading (the referee answers in
-/// microseconds; a read waits up to its whole timeout).
-const ANSWER_WAIT: Duration = Duration::from_millis(5);
 
 /// What a connection thread is told to do.
 enum Outgoing {
