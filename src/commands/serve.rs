@@ -40,6 +40,11 @@ pub(crate) struct ServeArgs {
     /// own clients count only toward --max-connections).
     #[arg(long, default_value_t = 16)]
     max_per_address: usize,
+    /// New connections a second from one remote address, after a first
+    /// burst of --max-per-address (this machine's own clients are not
+    /// held to it).
+    #[arg(long, default_value_t = 2.0, value_parser = parse_rate)]
+    connects_per_second: f64,
     /// An origin that browsers may connect from besides the server's own
     /// page, as browsers send it (`http://example.org:8080`); repeatable.
     #[arg(long = "allow-origin")]
@@ -86,6 +91,7 @@ pub(crate) fn run(args: &ServeArgs) -> io::Result<()> {
         resume_window: Duration::from_secs(args.resume_window_s),
         max_connections: args.max_connections.max(1),
         max_per_address: args.max_per_address.max(1),
+        connects_per_second: args.connects_per_second,
         allowed_origins: args.allow_origins.clone(),
         token: args.token.clone(),
         ..ServerConfig::default()
@@ -102,5 +108,13 @@ pub(crate) fn run(args: &ServeArgs) -> io::Result<()> {
     );
     loop {
         std::thread::park();
+    }
+}
+
+/// `--connects-per-second`: a positive, finite rate.
+fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
+        _ => Err(format!("expected a positive number, got {s:?}")),
     }
 }

@@ -480,10 +480,10 @@ fn load_round(address: std::net::SocketAddr, round: u64) -> usize {
     dropped
 }
 
-/// The load test, twice over: after each round the server holds nothing
+/// The load test, three times over: after each round the server holds nothing
 /// (clients, games and connection threads gone, the interrupted games
-/// forgotten after their resume window), and the second round leaves the
-/// process no larger than the first did (what a round leaks would show
+/// forgotten after their resume window), and the third round leaves the
+/// process no larger than the second did (what a round leaks would show
 /// there), then the server still serves.
 #[test]
 fn a_hundred_clients_play_at_once() {
@@ -502,7 +502,7 @@ fn a_hundred_clients_play_at_once() {
     let address = server.address;
     let before = resident_kb();
     let mut after = Vec::new();
-    for round in 0..2 {
+    for round in 0..3 {
         let started = Instant::now();
         let dropped = load_round(address, round);
         assert!(dropped >= 5, "round {round}: {dropped} dropped");
@@ -515,16 +515,18 @@ fn a_hundred_clients_play_at_once() {
         after.push(resident_kb());
     }
     eprintln!(
-        "resident memory: {before} KB before, {} KB after round 1, {} KB after round 2",
-        after[0], after[1]
+        "resident memory: {before} KB before, {} KB after round 1, {} KB after round 2, \
+         {} KB after round 3",
+        after[0], after[1], after[2]
     );
-    // The first round grows the allocator's pools and thread stacks' cache
-    // (the 100 client threads are this process's too); a second identical
-    // round must reuse them.
+    // The first rounds grow the allocator's pools and thread stacks' cache
+    // (the 100 client threads are this process's too), more or less as
+    // the threads happen to overlap (alone in its process, the second
+    // round grew by 10-25 MB); a third identical round must reuse them.
     assert!(
-        after[1] <= after[0] + 8 * 1024,
-        "memory grew by {} KB in the second round",
-        after[1].saturating_sub(after[0])
+        after[2] <= after[1] + 8 * 1024,
+        "memory grew by {} KB in the third round",
+        after[2].saturating_sub(after[1])
     );
     let mut late = connect(&server);
     name(&mut late, "late", "v1");

@@ -36,6 +36,47 @@ fn address_group(address: IpAddr) -> IpAddr {
     }
 }
 
+/// The connections an address may still open: refilled at
+/// `connects_per_second` up to a burst.
+#[derive(Clone, Copy)]
+pub(super) struct ConnectBudget {
+    left: f64,
+    at: Instant,
+}
+
+/// Addresses whose budgets are kept before the full ones are forgotten.
+const BUDGETS_KEPT: usize = 4096;
+
+/// Takes one connection from `address`'s budget at `now`, if it has one.
+fn take_connect(
+    budgets: &mut HashMap<IpAddr, ConnectBudget>,
+    address: IpAddr,
+    now: Instant,
+    per_second: f64,
+    burst: f64,
+) -> bool {
+    let refilled = |b: &ConnectBudget| {
+        (b.left + now.saturating_duration_since(b.at).as_secs_f64() * per_second).min(burst)
+    };
+    if budgets.len() >= BUDGETS_KEPT {
+        // A full budget is what a forgotten address starts with.
+        budgets.retain(|_, b| refilled(b) < burst);
+    }
+    let budget = budgets.entry(address).or_insert(ConnectBudget {
+        left: burst,
+        at: now,
+    });
+    let left = refilled(budget);
+    if left < 1.0 {
+        return false;
+    }
+    *budget = ConnectBudget {
+        left: left - 1.0,
+        at: now,
+    };
+    true
+}
+
 /// Counts a connection thread, in all and for its address, for as long as
 /// it lives.
 pub(super) struct ConnectionGuard {
@@ -57,6 +98,20 @@ impl ConnectionGuard {
         if let Some(why) = refusal(open, from_address, address.is_loopback(), config) {
             stats.refused.fetch_add(1, Ordering::SeqCst);
             return Err(why);
+        }
+        if !address.is_loopback() {
+            let burst = config.max_per_address as f64;
+            let mut budgets = stats.connect_budgets.lock();
+            if !take_connect(
+                &mut budgets,
+                address,
+                Instant::now(),
+                config.connects_per_second,
+                burst,
+            ) {
+                stats.refused.fetch_add(1, Ordering::SeqCst);
+                return Err("too many new connections from your address");
+            }
         }
         by_address.insert(address, from_address + 1);
         stats.connections.fetch_add(1, Ordering::SeqCst);
@@ -224,9 +279,12 @@ pub(super) fn connection(
     }
     // Messages of this protocol are a few kilobytes: a larger one is an
     // error that closes the connection, not memory to give away.
+    // The read buffer grows to a message as needed; tungstenite's default
+    // (128 KiB) would be zero-filled on every read, for every connection.
     let limits = tungstenite::protocol::WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE))
-        .max_frame_size(Some(MAX_MESSAGE));
+        .max_frame_size(Some(MAX_MESSAGE))
+        .read_buffer_size(READ_BUFFER);
     let mut role = Role::Player;
     // tungstenite's handshake callback fixes this result type.
     #[allow(clippy::result_large_err)]
@@ -257,7 +315,8 @@ pub(super) fn connection(
     let writer = WebSocket::from_raw_socket(
         socket.get_ref().clone(),
         tungstenite::protocol::Role::Server,
-        Some(limits),
+        // It never reads.
+        Some(limits.read_buffer_size(0)),
     );
     let (out, outgoing) = bounded(OUTGOING_QUEUE);
     let handle = socket.get_ref().read.try_clone().ok();
@@ -269,8 +328,15 @@ pub(super) fn connection(
     }
     let (reading, closed_by_referee) = (AtomicBool::new(true), AtomicBool::new(false));
     thread::scope(|scope| {
-        scope.spawn(|| write_frames(writer, &outgoing, &reading, &closed_by_referee));
-        read_frames(&mut socket, id, &events);
+        let spawned = thread::Builder::new()
+            .name(format!("ws-writer-{id}"))
+            .spawn_scoped(scope, || {
+                write_frames(writer, &outgoing, &reading, &closed_by_referee)
+            });
+        match spawned {
+            Ok(_) => read_frames(&mut socket, id, &events),
+            Err(e) => tracing::warn!("cannot start a connection's writer thread: {e}"),
+        }
         reading.store(false, Ordering::SeqCst);
         let _ = socket.close(None);
         let _ = socket.flush();
@@ -280,6 +346,9 @@ pub(super) fn connection(
         }
     });
 }
+
+/// A connection's read buffer to start with: a few messages.
+const READ_BUFFER: usize = 8 * 1024;
 
 /// How often a blocked reader or writer looks whether its partner is done
 /// (each also ends the other by shutting the socket down).
@@ -425,6 +494,73 @@ mod tests {
         // This machine's own clients count only toward the total.
         assert_eq!(refusal(5, 3, true, &config), None);
         assert_eq!(refusal(10, 0, true, &config), Some("the server is full"));
+    }
+
+    #[test]
+    fn an_address_opens_a_burst_then_connects_per_second() {
+        let mut budgets = HashMap::new();
+        let (flooder, other): (IpAddr, IpAddr) = (
+            "203.0.113.7".parse().unwrap(),
+            "198.51.100.1".parse().unwrap(),
+        );
+        let start = Instant::now();
+        for _ in 0..16 {
+            assert!(take_connect(&mut budgets, flooder, start, 2.0, 16.0));
+        }
+        assert!(!take_connect(&mut budgets, flooder, start, 2.0, 16.0));
+        assert!(take_connect(&mut budgets, other, start, 2.0, 16.0));
+        // Two more a second.
+        let later = start + Duration::from_millis(1000);
+        assert!(take_connect(&mut budgets, flooder, later, 2.0, 16.0));
+        assert!(take_connect(&mut budgets, flooder, later, 2.0, 16.0));
+        assert!(!take_connect(&mut budgets, flooder, later, 2.0, 16.0));
+        // A long quiet refills the burst, no more.
+        let much_later = later + Duration::from_secs(3600);
+        for _ in 0..16 {
+            assert!(take_connect(&mut budgets, flooder, much_later, 2.0, 16.0));
+        }
+        assert!(!take_connect(&mut budgets, flooder, much_later, 2.0, 16.0));
+    }
+
+    /// However many addresses connect, the budgets kept stay bounded: the
+    /// full ones are forgotten.
+    #[test]
+    fn connect_budgets_stay_bounded() {
+        let mut budgets = HashMap::new();
+        let start = Instant::now();
+        for i in 0..3 * BUDGETS_KEPT as u32 {
+            let address = IpAddr::from(std::net::Ipv4Addr::from(0x0a00_0000 + i));
+            // A second apart: each earlier budget has refilled by then.
+            let now = start + Duration::from_secs(u64::from(i));
+            assert!(take_connect(&mut budgets, address, now, 2.0, 1.0));
+        }
+        assert!(budgets.len() <= BUDGETS_KEPT, "{}", budgets.len());
+    }
+
+    /// The cap in the server's admission: loopback is exempt, a remote
+    /// address is refused past its burst with its reason, counted.
+    #[test]
+    fn admission_holds_remote_addresses_to_the_connect_rate() {
+        let stats = Arc::new(SharedStats::default());
+        let config = ServerConfig {
+            max_per_address: 4,
+            connects_per_second: 0.001,
+            ..ServerConfig::default()
+        };
+        let remote: IpAddr = "203.0.113.9".parse().unwrap();
+        for _ in 0..4 {
+            // Each closes before the next: only the rate can refuse.
+            assert!(ConnectionGuard::admit(&stats, remote, &config).is_ok());
+        }
+        assert_eq!(
+            ConnectionGuard::admit(&stats, remote, &config).err(),
+            Some("too many new connections from your address")
+        );
+        assert_eq!(stats.snapshot().refused, 1);
+        let local: IpAddr = "127.0.0.1".parse().unwrap();
+        for _ in 0..50 {
+            assert!(ConnectionGuard::admit(&stats, local, &config).is_ok());
+        }
     }
 
     #[test]

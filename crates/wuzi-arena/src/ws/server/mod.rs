@@ -40,7 +40,7 @@ use serde_json::Value;
 mod connection;
 mod referee;
 
-use connection::{connection, refuse, ConnectionGuard};
+use connection::{connection, refuse, ConnectBudget, ConnectionGuard};
 use referee::Referee;
 
 use crate::ws::message::{
@@ -70,6 +70,11 @@ pub struct ServerConfig {
     /// Connections open at once from one remote address. Loopback clients
     /// (this machine's own programs) count only toward `max_connections`.
     pub max_per_address: usize,
+    /// New connections a second from one remote address, after a first
+    /// burst of `max_per_address`: a client closed for flooding cannot
+    /// come straight back, again and again. Loopback clients are not held
+    /// to it.
+    pub connects_per_second: f64,
     /// Time a new connection has to send its whole request (and so to
     /// complete the WebSocket handshake).
     pub handshake_timeout: Duration,
@@ -95,6 +100,7 @@ impl Default for ServerConfig {
             resume_window: Duration::from_secs(600),
             max_connections: 512,
             max_per_address: 16,
+            connects_per_second: 2.0,
             handshake_timeout: Duration::from_secs(5),
             write_timeout: Duration::from_secs(10),
             allowed_origins: Vec::new(),
@@ -139,6 +145,8 @@ struct SharedStats {
     slow_viewers_dropped: AtomicUsize,
     /// Open connections per remote address.
     by_address: Mutex<HashMap<IpAddr, usize>>,
+    /// What each remote address may still open now (`connects_per_second`).
+    connect_budgets: Mutex<HashMap<IpAddr, ConnectBudget>>,
 }
 
 impl SharedStats {
