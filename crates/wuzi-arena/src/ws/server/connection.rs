@@ -58,8 +58,10 @@ fn take_connect(
     let refilled = |b: &ConnectBudget| {
         (b.left + now.saturating_duration_since(b.at).as_secs_f64() * per_second).min(burst)
     };
-    if budgets.len() >= BUDGETS_KEPT {
-        // A full budget is what a forgotten address starts with.
+    if budgets.len() >= BUDGETS_KEPT && budgets.len().is_power_of_two() {
+        // A full budget is what a forgotten address starts with. Pruned
+        // at each doubling, so that a map of busy addresses is not walked
+        // on every connection.
         budgets.retain(|_, b| refilled(b) < burst);
     }
     let budget = budgets.entry(address).or_insert(ConnectBudget {
@@ -337,9 +339,11 @@ pub(super) fn connection(
             Ok(_) => read_frames(&mut socket, id, &events),
             Err(e) => tracing::warn!("cannot start a connection's writer thread: {e}"),
         }
-        reading.store(false, Ordering::SeqCst);
         let _ = socket.close(None);
         let _ = socket.flush();
+        // Ends a writer blocked on a client that reads a trickle, too.
+        let _ = socket.get_ref().read.shutdown(Shutdown::Both);
+        reading.store(false, Ordering::SeqCst);
         // The referee knows of the end it asked for.
         if !closed_by_referee.load(Ordering::SeqCst) {
             let _ = events.send(Event::Disconnected(id));
@@ -381,7 +385,14 @@ impl Read for SharedStream {
 
 impl Write for SharedStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.write.lock().write_all(buf)?;
+        let mut stream = self.write.lock();
+        if let Err(e) = stream.write_all(buf) {
+            // Part of a frame may have gone out, and tungstenite would send
+            // all of it again (after the other thread's frames, perhaps):
+            // the stream is broken, so end the connection.
+            let _ = stream.shutdown(Shutdown::Both);
+            return Err(io::Error::new(ErrorKind::BrokenPipe, e));
+        }
         Ok(buf.len())
     }
 
@@ -422,6 +433,16 @@ fn write_frames(
     let _ = socket.get_ref().read.shutdown(Shutdown::Both);
 }
 
+/// Counts a message in the current second's window: whether it is within
+/// the cap.
+fn within_cap(window: &mut Instant, in_window: &mut u32) -> bool {
+    if window.elapsed() >= Duration::from_secs(1) {
+        (*window, *in_window) = (Instant::now(), 0);
+    }
+    *in_window += 1;
+    *in_window <= MAX_MESSAGES_PER_SECOND
+}
+
 /// Passes the client's messages to the referee until the connection ends:
 /// the client closed it, broke the protocol or flooded, or the socket was
 /// shut down (by the writer or the referee).
@@ -430,18 +451,19 @@ fn read_frames(socket: &mut WebSocket<SharedStream>, id: ClientId, events: &Send
     loop {
         match socket.read() {
             Ok(Message::Text(text)) => {
-                if window.elapsed() >= Duration::from_secs(1) {
-                    (window, in_window) = (Instant::now(), 0);
-                }
-                in_window += 1;
-                if in_window > MAX_MESSAGES_PER_SECOND {
+                if !within_cap(&mut window, &mut in_window) {
                     tracing::info!("connection {id} closed: it floods");
                     return;
                 }
                 let _ = events.send(Event::Text(id, text.to_string()));
             }
-            Ok(Message::Pong(_)) => {
+            Ok(Message::Pong(_)) if within_cap(&mut window, &mut in_window) => {
                 let _ = events.send(Event::Pong(id));
+            }
+            // Unasked pongs count toward the cap too.
+            Ok(Message::Pong(_)) => {
+                tracing::info!("connection {id} closed: it floods");
+                return;
             }
             Ok(Message::Close(_)) => return,
             Ok(_) => {}
@@ -535,6 +557,22 @@ mod tests {
             assert!(take_connect(&mut budgets, address, now, 2.0, 1.0));
         }
         assert!(budgets.len() <= BUDGETS_KEPT, "{}", budgets.len());
+    }
+
+    #[test]
+    fn a_server_needs_a_positive_connect_rate() {
+        for rate in [f64::NAN, 0.0, -1.0, f64::INFINITY] {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let config = ServerConfig {
+                connects_per_second: rate,
+                ..ServerConfig::default()
+            };
+            let refused = Server::spawn(listener, config, "").err();
+            assert!(
+                refused.is_some_and(|e| e.to_string().contains("connects_per_second")),
+                "{rate}"
+            );
+        }
     }
 
     /// The cap in the server's admission: loopback is exempt, a remote

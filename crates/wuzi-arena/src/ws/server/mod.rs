@@ -232,6 +232,15 @@ impl Server {
         config: ServerConfig,
         page: &'static str,
     ) -> io::Result<Server> {
+        if !(config.connects_per_second.is_finite() && config.connects_per_second > 0.0) {
+            return Err(io::Error::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "connects_per_second must be a positive number, not {}",
+                    config.connects_per_second
+                ),
+            ));
+        }
         let address = listener.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
         let stats = Arc::new(SharedStats::default());
