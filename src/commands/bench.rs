@@ -169,8 +169,11 @@ pub(crate) fn run(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
         BenchPart::Arena => bench_arena(),
         BenchPart::Blunders => bench_blunders(cli, args),
         BenchPart::Serve => {
-            let report = wuzi_arena::ws::flood::measure(args.flooders.min(512), 100)
-                .map_err(io::Error::other)?;
+            // No more flooders than the server holds connections.
+            let flooders = args
+                .flooders
+                .min(wuzi_arena::ws::ServerConfig::default().max_connections);
+            let report = wuzi_arena::ws::flood::measure(flooders, 100).map_err(io::Error::other)?;
             println!("{report}");
             Ok(())
         }

@@ -26,25 +26,29 @@ impl Drop for Killed {
 /// dist/stage/wuzi-windows-x64/pbrain-wuzi.exe`: the Windows build's
 /// conformance run in scripts/test-windows.sh).
 pub fn brain_command() -> std::process::Command {
-    match std::env::var("WUZI_TEST_BRAIN") {
-        Ok(command) if !command.trim().is_empty() => {
-            let mut words = command.split_whitespace();
-            let mut c = std::process::Command::new(words.next().unwrap_or_default());
-            c.args(words);
+    match test_brain_words() {
+        Some((program, args)) => {
+            let mut c = std::process::Command::new(program);
+            c.args(args);
             c
         }
-        _ => std::process::Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi")),
+        None => std::process::Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi")),
     }
+}
+
+/// `WUZI_TEST_BRAIN`'s program and arguments, when it names one.
+fn test_brain_words() -> Option<(String, Vec<String>)> {
+    let command = std::env::var("WUZI_TEST_BRAIN").ok()?;
+    let mut words = command.split_whitespace().map(str::to_string);
+    Some((words.next()?, words.collect()))
 }
 
 /// Whether the brain under test is the Windows exe run by wine
 /// (scripts/test-windows.sh sets `WUZI_TEST_BRAIN="wine ..."`).
 pub fn brain_runs_under_wine() -> bool {
-    std::env::var("WUZI_TEST_BRAIN").is_ok_and(|command| {
-        command
-            .split_whitespace()
-            .next()
-            .and_then(|program| std::path::Path::new(program).file_name())
+    test_brain_words().is_some_and(|(program, _)| {
+        std::path::Path::new(&program)
+            .file_name()
             .is_some_and(|name| name.to_string_lossy().starts_with("wine"))
     })
 }
