@@ -20,7 +20,12 @@ fn shipped_searcher(config: SearchConfig) -> Arc<Searcher> {
     );
     let network = NativeNetwork::load(std::path::Path::new(path)).expect("shipped network");
     let service = EvalService::start_model(
-        Model::native(Arc::new(network), None, PrecisionSetting::Auto),
+        Model::native(
+            Arc::new(network),
+            None,
+            PrecisionSetting::Auto,
+            ServiceConfig::default().batch_size,
+        ),
         ServiceConfig {
             symmetry: SymmetryMode::None,
             ..ServiceConfig::default()

@@ -24,6 +24,7 @@ fn engine(rule: Rule) -> Engine {
         Arc::new(NativeNetwork::new(&weights)),
         None,
         PrecisionSetting::Auto,
+        ServiceConfig::default().batch_size,
     );
     let service = Arc::new(EvalService::start_model(model, ServiceConfig::default()).unwrap());
     let config = SearchConfig {

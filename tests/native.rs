@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use common::{games, FIXTURE_GAMES};
 use wuzi::game::{Board, Rule};
-use wuzi::nn::native::winograd::direct_reference;
+use wuzi::nn::native::winograd::{direct_reference, Tiling};
 use wuzi::nn::native::Weights;
 use wuzi::nn::{
     encode, BatchOutput, EncodedBatch, Isa, NativeEvaluator, NativeNetwork, NetConfig, INPUT_PLANES,
@@ -226,20 +226,28 @@ fn native_forward_equals_a_direct_f64_computation_of_the_file() {
         let path = network_path(network_for(rule));
         let weights = Weights::read(Path::new(&path)).unwrap();
         let network = Arc::new(NativeNetwork::new(&weights));
+        let wants: Vec<_> = inputs
+            .iter()
+            .map(|features| reference(&weights, features, h, w))
+            .collect();
         for isa in Isa::all_supported() {
             let mut evaluator = NativeEvaluator::with_isa(Arc::clone(&network), isa);
             assert_eq!(evaluator.isa(), isa);
-            // As one batch, so that tiles of several positions share chunks.
-            let batch: Vec<f32> = inputs.concat();
-            let BatchOutput { policy, wdl } = answer(&mut evaluator, &batch, h, w);
-            for (i, features) in inputs.iter().enumerate() {
-                let (want_policy, want_wdl) = reference(&weights, features, h, w);
-                let dp = max_deviation(&policy[i * h * w..][..h * w], &want_policy);
-                let dw = max_deviation(&wdl[i * 3..][..3], &want_wdl);
-                assert!(
-                    dp < TOLERANCE && dw < TOLERANCE,
-                    "{rule:?} {h}x{w} {isa} position {i}: policy {dp}, wdl {dw}"
-                );
+            // The board's own tiling first, then each held.
+            for tiling in [None, Some(Tiling::F4), Some(Tiling::F5)] {
+                evaluator.hold_tiling(tiling);
+                let used = evaluator.tiling(h, w);
+                // As one batch, so that tiles of several positions share chunks.
+                let batch: Vec<f32> = inputs.concat();
+                let BatchOutput { policy, wdl } = answer(&mut evaluator, &batch, h, w);
+                for (i, (want_policy, want_wdl)) in wants.iter().enumerate() {
+                    let dp = max_deviation(&policy[i * h * w..][..h * w], want_policy);
+                    let dw = max_deviation(&wdl[i * 3..][..3], want_wdl);
+                    assert!(
+                        dp < TOLERANCE && dw < TOLERANCE,
+                        "{rule:?} {h}x{w} {isa} {used:?} position {i}: policy {dp}, wdl {dw}"
+                    );
+                }
             }
         }
     }
@@ -503,5 +511,35 @@ fn native_agrees_with_libtorch_on_a_thousand_positions_of_each_rule() {
             dp < TOLERANCE && dw < TOLERANCE,
             "{rule:?}: policy {dp}, wdl {dw}"
         );
+    }
+}
+
+/// `precision = "auto"` on the native kernels: fp32 at once where bf16
+/// products cannot run; where they can, a measured choice that then holds
+/// for the process. A fixed precision is taken as the CPU allows it.
+#[test]
+fn native_precision_auto_is_fp32_without_bf16_and_measured_once_with_it() {
+    use wuzi::nn::native::{bf16_supported, choose_precision, resolve_precision};
+    use wuzi::nn::{Precision, PrecisionSetting};
+    let network = Arc::new(
+        NativeNetwork::load(Path::new(&network_path("freestyle-6x64.safetensors"))).unwrap(),
+    );
+    for isa in Isa::all_supported() {
+        let auto = choose_precision(&network, PrecisionSetting::Auto, isa, 8);
+        if !(isa == Isa::Avx512 && bf16_supported()) {
+            assert_eq!(auto, Precision::Fp32, "{isa}");
+        }
+        assert_eq!(
+            choose_precision(&network, PrecisionSetting::Auto, isa, 8),
+            auto,
+            "{isa}: chosen once"
+        );
+        for fixed in [Precision::Fp32, Precision::Bf16] {
+            assert_eq!(
+                choose_precision(&network, PrecisionSetting::Fixed(fixed), isa, 8),
+                resolve_precision(PrecisionSetting::Fixed(fixed), isa),
+                "{isa} {fixed}"
+            );
+        }
     }
 }

@@ -32,6 +32,7 @@ fn service() -> Arc<EvalService> {
                 Arc::new(NativeNetwork::new(&weights)),
                 None,
                 PrecisionSetting::Auto,
+                8,
             ),
             ServiceConfig {
                 batch_size: 8,

@@ -110,6 +110,7 @@ pub fn bench_model(
                 Arc::new(NativeNetwork::new(&weights)),
                 options.isa,
                 options.precision,
+                options.batch_sizes.first().copied().unwrap_or(8),
             ))
         }
         #[cfg(feature = "torch")]

@@ -539,6 +539,7 @@ mod tests {
             Arc::new(NativeNetwork::new(&weights)),
             None,
             PrecisionSetting::Auto,
+            ServiceConfig::default().batch_size,
         );
         let service = EvalService::start_model(model, ServiceConfig::default())
             .expect("a service for a random network");

@@ -88,18 +88,20 @@ pub enum Model {
 impl Model {
     /// A native model whose evaluators run in `isa` where this CPU has it,
     /// otherwise (and for `None`) in the widest instruction set it has, in
-    /// the precision `precision` resolves to there
-    /// ([`crate::nn::native::resolve_precision`]).
+    /// the precision `precision` comes to there for batches of `batch`
+    /// ([`crate::nn::native::choose_precision`]).
     pub fn native(
         network: Arc<NativeNetwork>,
         isa: Option<Isa>,
         precision: PrecisionSetting,
+        batch: usize,
     ) -> Model {
         let isa = crate::nn::native::simd::resolve_isa(isa);
+        let precision = crate::nn::native::choose_precision(&network, precision, isa, batch);
         Model::Native {
             network,
             isa,
-            precision: crate::nn::native::resolve_precision(precision, isa),
+            precision,
         }
     }
 

@@ -46,7 +46,8 @@ impl fmt::Display for Precision {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum PrecisionSetting {
     /// libtorch: half on CUDA; on a CPU, the faster of fp32 and bf16,
-    /// measured. The native kernels: bf16 where the CPU has AVX512-BF16.
+    /// measured. The native kernels: where the CPU has AVX512-BF16, bf16
+    /// when measured clearly the faster (`native::choose_precision`).
     #[default]
     Auto,
     Fixed(Precision),

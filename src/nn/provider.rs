@@ -12,7 +12,9 @@ use crate::game::Rule;
 use crate::nn::backend::{Backend, BackendSetting, Model};
 use crate::nn::native::simd::parse_isa_setting;
 use crate::nn::native::{Isa, NativeNetwork};
-use crate::nn::{EvalService, NetworkSettings, Precision, ServiceConfig, SymmetryMode};
+use crate::nn::{
+    EvalService, NetworkSettings, Precision, PrecisionSetting, ServiceConfig, SymmetryMode,
+};
 
 /// Loads networks on demand and keeps the service of the last one used.
 pub struct NetworkProvider {
@@ -215,7 +217,12 @@ impl NetworkProvider {
                 let native = crate::nn::native::positions_per_second(
                     network,
                     isa,
-                    crate::nn::native::resolve_precision(self.service_config.precision, isa),
+                    crate::nn::native::choose_precision(
+                        network,
+                        self.service_config.precision,
+                        isa,
+                        batch,
+                    ),
                     batch,
                     time,
                 );
@@ -261,9 +268,17 @@ impl NetworkProvider {
         network: Arc<NativeNetwork>,
         fp32_path: Option<&Path>,
     ) -> Model {
-        let precision = self.service_config.precision;
+        let batch = self.service_config.batch_size;
         let isa = crate::nn::native::simd::resolve_isa(self.isa);
-        let fp32 = crate::nn::native::resolve_precision(precision, isa) == Precision::Fp32;
+        // Chosen on the rule's network and kept for the fp32 one, which
+        // would otherwise be measured again, and might come out bf16.
+        let precision = crate::nn::native::choose_precision(
+            &network,
+            self.service_config.precision,
+            isa,
+            batch,
+        );
+        let fp32 = precision == Precision::Fp32;
         let network = match fp32_path {
             Some(fp32_path) if fp32 && fp32_path != path => match self.load_native(fp32_path) {
                 Ok(fp32_network) => fp32_network,
@@ -274,7 +289,7 @@ impl NetworkProvider {
             },
             _ => network,
         };
-        Model::native(network, self.isa, precision)
+        Model::native(network, self.isa, PrecisionSetting::Fixed(precision), batch)
     }
 
     #[cfg(feature = "torch")]

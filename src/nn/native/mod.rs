@@ -7,8 +7,9 @@
 //! its convolutions run at about half of one core's fp32 peak, and it
 //! needs hundreds of megabytes of libraries; tournaments run brains on
 //! AVX2 CPUs from an 8 MB zip. The 3x3 convolutions here use Winograd's
-//! F(4x4, 3x3), a quarter of the multiplications, as AlphaGomoku does;
-//! the rest are small matrix products. The measurements behind the choice
+//! F(4x4, 3x3) as AlphaGomoku does, or F(5x5, 3x3) where its tiles fit the
+//! board better (a fifth to a quarter of the multiplications); the rest
+//! are small matrix products. The measurements behind the choice
 //! are in docs/native-backend.md.
 
 mod gemm;
@@ -17,7 +18,7 @@ mod weights;
 pub mod winograd;
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::nn::batch::{measure_rate, BatchOutput, EncodedBatch};
 use crate::nn::features::INPUT_PLANES;
@@ -27,19 +28,27 @@ pub use gemm::bf16_supported;
 pub use simd::Isa;
 use simd::{padded, LANES};
 pub use weights::Weights;
-use winograd::{Plane, POINTS};
+use winograd::{Plane, Tiling};
 
 /// Index of the "legal move" input plane.
 const LEGAL_PLANE: usize = 3;
 /// Index of the "on the board" input plane.
 const BOARD_PLANE: usize = 5;
 
-/// A 3x3 convolution with its batch norm folded in, kernel transformed.
+/// A 3x3 convolution with its batch norm folded in, its kernel transformed
+/// for each Winograd tiling at the tiling's first use.
 struct Conv3x3 {
-    /// Per point, `inputs x outputs`, padded channels.
-    kernel: Vec<gemm::Panels>,
+    /// `[outputs][inputs][3][3]`, batch norm folded, channels not padded.
+    folded: Vec<f32>,
+    /// Per tiling (in [`Tiling::ALL`]'s order), per point, `inputs x
+    /// outputs`, padded channels.
+    kernels: [OnceLock<Vec<gemm::Panels>>; 2],
     /// Per output channel, padded.
     bias: Vec<f32>,
+    /// Channels of the file's tensors.
+    real_inputs: usize,
+    real_outputs: usize,
+    /// Padded channels.
     inputs: usize,
     outputs: usize,
 }
@@ -56,21 +65,37 @@ impl Conv3x3 {
             .zip(&scale)
             .flat_map(|(w, s)| w.iter().map(move |v| v * s))
             .collect();
-        let (inputs_padded, outputs_padded) = (padded(inputs), padded(outputs));
+        let outputs_padded = padded(outputs);
         let mut bias = shift;
         bias.resize(outputs_padded, 0.0);
         Conv3x3 {
-            kernel: winograd::transform_kernel(
-                &folded,
-                outputs,
-                inputs,
-                outputs_padded,
-                inputs_padded,
-            ),
+            folded,
+            kernels: [OnceLock::new(), OnceLock::new()],
             bias,
-            inputs: inputs_padded,
+            real_inputs: inputs,
+            real_outputs: outputs,
+            inputs: padded(inputs),
             outputs: outputs_padded,
         }
+    }
+
+    /// The transformed kernel of `tiling`: per point, the right-hand
+    /// matrix of its product.
+    fn kernel(&self, tiling: Tiling) -> &[gemm::Panels] {
+        let slot = match tiling {
+            Tiling::F4 => &self.kernels[0],
+            Tiling::F5 => &self.kernels[1],
+        };
+        slot.get_or_init(|| {
+            winograd::transform_kernel(
+                tiling,
+                &self.folded,
+                self.real_outputs,
+                self.real_inputs,
+                self.outputs,
+                self.inputs,
+            )
+        })
     }
 }
 
@@ -191,11 +216,11 @@ const CHUNK_TILES: usize = 24;
 /// Buffers of one evaluator, kept between batches.
 #[derive(Default)]
 struct Scratch {
-    /// The board the activation buffers were zeroed for, and how many
-    /// positions they hold (their borders must stay zero, see
+    /// The board and tiling the activation buffers were zeroed for, and
+    /// how many positions they hold (their borders must stay zero, see
     /// `winograd::Plane`; a position's place does not depend on the batch,
     /// so any smaller batch of the same board reuses them as they are).
-    shape: Option<(usize, usize)>,
+    shape: Option<(usize, usize, Tiling)>,
     positions: usize,
     /// The input, then the activations: the current one, a block's
     /// middle, the next.
@@ -215,7 +240,7 @@ struct Scratch {
 impl Scratch {
     /// Buffers for a batch of this shape, borders zero.
     fn prepare(&mut self, input: Plane, tower: Plane) {
-        let shape = (input.height, input.width);
+        let shape = (input.height, input.width, input.tiling);
         if self.shape == Some(shape) && input.batch <= self.positions {
             return;
         }
@@ -254,6 +279,51 @@ pub fn resolve_precision(setting: PrecisionSetting, isa: Isa) -> Precision {
     }
 }
 
+/// The precision of the native kernels for a setting on `network` at
+/// `batch` positions a call: a fixed one as [`resolve_precision`] says;
+/// `auto`, where bf16 products can run, the faster of fp32 and bf16 on
+/// 15x15, measured once per network size, instruction set and batch.
+/// Which is faster depends on the CPU: bf16 doubles the products per
+/// instruction, but some CPUs run it at half the rate of their fp32 FMAs,
+/// and the fp32 products tile 15x15 and 20x20 by F(5x5) where bf16 keeps
+/// F(4x4) (docs/native-backend.md). bf16 must be clearly faster, as it
+/// rounds.
+pub fn choose_precision(
+    network: &Arc<NativeNetwork>,
+    setting: PrecisionSetting,
+    isa: Isa,
+    batch: usize,
+) -> Precision {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    type Chosen = Mutex<HashMap<(NetConfig, Isa, usize), Precision>>;
+    static CHOSEN: OnceLock<Chosen> = OnceLock::new();
+    let possible = resolve_precision(setting, isa);
+    if setting != PrecisionSetting::Auto || possible == Precision::Fp32 {
+        return possible;
+    }
+    let key = (network.config(), isa, batch);
+    let chosen = CHOSEN.get_or_init(Default::default);
+    if let Some(precision) = chosen.lock().ok().and_then(|c| c.get(&key).copied()) {
+        return precision;
+    }
+    let time = std::time::Duration::from_millis(30);
+    let rate = |precision| positions_per_second(network, isa, precision, batch, time);
+    let (fp32, bf16) = (rate(Precision::Fp32), rate(Precision::Bf16));
+    let precision = if bf16 > 1.1 * fp32 {
+        Precision::Bf16
+    } else {
+        Precision::Fp32
+    };
+    tracing::info!(
+        "native precision auto at batch {batch}: fp32 {fp32:.0} positions/s, bf16 {bf16:.0}: {precision}"
+    );
+    if let Ok(mut c) = chosen.lock() {
+        c.insert(key, precision);
+    }
+    precision
+}
+
 /// One thread's handle on a [`NativeNetwork`]: its buffers, the
 /// instruction set its kernels run in and the precision of its products.
 pub struct NativeEvaluator {
@@ -262,6 +332,9 @@ pub struct NativeEvaluator {
     /// The bf16 kernels' CPU where the products are in bf16; `None` for
     /// fp32.
     bf16: Option<gemm::Bf16Cpu>,
+    /// The Winograd tiling when held to one; `None`: each board's
+    /// ([`Tiling::for_board`]).
+    tiling: Option<Tiling>,
     scratch: Scratch,
 }
 
@@ -295,6 +368,7 @@ impl NativeEvaluator {
             network,
             isa,
             bf16: gemm::Bf16Cpu::detect().filter(|_| precision == Precision::Bf16),
+            tiling: None,
             scratch: Scratch::default(),
         }
     }
@@ -315,10 +389,24 @@ impl NativeEvaluator {
         &self.network
     }
 
+    /// Holds the convolutions to one Winograd tiling (`None`: each board's
+    /// own, [`Tiling::for_board`]), to compare the two.
+    pub fn hold_tiling(&mut self, tiling: Option<Tiling>) {
+        self.tiling = tiling;
+    }
+
+    /// The Winograd tiling of this evaluator's convolutions on a `height x
+    /// width` board.
+    pub fn tiling(&self, height: usize, width: usize) -> Tiling {
+        self.tiling
+            .unwrap_or_else(|| Tiling::for_board(height, width, self.bf16.is_some()))
+    }
+
     /// The network's policy and win/draw/loss for each encoded position.
     pub fn evaluate(&mut self, encoded: EncodedBatch<'_>) -> BatchOutput {
         let (input, batch) = (encoded.planes(), encoded.positions());
         let (height, width, area) = (encoded.height(), encoded.width(), encoded.area());
+        let tiling = self.tiling(height, width);
         let net = &*self.network;
         let cp = net.channels;
         let isa = self.isa;
@@ -328,6 +416,7 @@ impl NativeEvaluator {
             height,
             width,
             channels: net.stem.inputs,
+            tiling,
         };
         let tower = Plane {
             channels: cp,
@@ -479,26 +568,28 @@ fn conv3x3(
     for first in (0..tiles).step_by(CHUNK_TILES) {
         let count = (tiles - first).min(CHUNK_TILES);
         let chunk = winograd::Chunk { first, count };
-        let m = sized(m, winograd::transformed_len(count, cout));
+        let tiling = input.tiling;
+        let kernel = conv.kernel(tiling);
+        let m = sized(m, winograd::transformed_len(tiling, count, cout));
         let (in_stride, out_stride) = (
             winograd::point_stride(count, cin),
             winograd::point_stride(count, cout),
         );
         if let Some(cpu) = bf16 {
-            let pairs = sized(pairs, winograd::transformed_len(count, cin) / 2);
+            let pairs = sized(pairs, winograd::transformed_len(tiling, count, cin) / 2);
             winograd::transform_input_bf16(cpu, src, input, chunk, pairs);
-            for point in 0..POINTS {
+            for (point, b) in kernel.iter().enumerate() {
                 let a = &pairs[point * in_stride / 2..][..count * cin / 2];
                 let c = &mut m[point * out_stride..][..count * cout];
-                gemm::multiply_pairs(cpu, count, a, &conv.kernel[point], c);
+                gemm::multiply_pairs(cpu, count, a, b, c);
             }
         } else {
-            let v = sized(v, winograd::transformed_len(count, cin));
+            let v = sized(v, winograd::transformed_len(tiling, count, cin));
             winograd::transform_input(isa, src, input, chunk, v);
-            for point in 0..POINTS {
+            for (point, b) in kernel.iter().enumerate() {
                 let a = &v[point * in_stride..][..count * cin];
                 let c = &mut m[point * out_stride..][..count * cout];
-                gemm::multiply(isa, count, a, cin, &conv.kernel[point], c);
+                gemm::multiply(isa, count, a, cin, b, c);
             }
         }
         winograd::transform_output(isa, m, output, chunk, &conv.bias, residual, dst);
