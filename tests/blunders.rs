@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use wuzi::bench::blunders::{self, refutation, CHECK_NODES};
 use wuzi::game::Rule;
-use wuzi::nn::{EvalService, Model, NativeNetwork, PrecisionSetting, ServiceConfig, SymmetryMode};
+use wuzi::nn::{
+    EvalService, Model, NativeNetwork, Precision, PrecisionSetting, ServiceConfig, SymmetryMode,
+};
 use wuzi::search::{SearchConfig, Searcher};
 
 const FIXTURE: &str = include_str!("fixtures/blunders/freestyle15.tsv");
@@ -23,7 +25,7 @@ fn shipped_searcher(config: SearchConfig) -> Arc<Searcher> {
         Model::native(
             Arc::new(network),
             None,
-            PrecisionSetting::Auto,
+            PrecisionSetting::Fixed(Precision::Fp32),
             ServiceConfig::default().batch_size,
         ),
         ServiceConfig {

@@ -9,7 +9,9 @@ use common::p;
 use wuzi::engine::{Engine, SearchKind};
 use wuzi::game::{BoardSize, Color, MoveError, Rule};
 use wuzi::nn::native::Weights;
-use wuzi::nn::{EvalService, Model, NativeNetwork, NetConfig, PrecisionSetting, ServiceConfig};
+use wuzi::nn::{
+    EvalService, Model, NativeNetwork, NetConfig, Precision, PrecisionSetting, ServiceConfig,
+};
 use wuzi::search::{SearchBatch, SearchConfig, StopReason};
 
 fn engine(rule: Rule) -> Engine {
@@ -23,7 +25,7 @@ fn engine(rule: Rule) -> Engine {
     let model = Model::native(
         Arc::new(NativeNetwork::new(&weights)),
         None,
-        PrecisionSetting::Auto,
+        PrecisionSetting::Fixed(Precision::Fp32),
         ServiceConfig::default().batch_size,
     );
     let service = Arc::new(EvalService::start_model(model, ServiceConfig::default()).unwrap());

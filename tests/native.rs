@@ -215,7 +215,7 @@ fn max_deviation(a: &[f32], b: &[f32]) -> f32 {
         .fold(0.0, f32::max)
 }
 
-/// Winograd's F(4x4, 3x3) in fp32 loses a few bits against the direct
+/// Winograd's F(4x4) and F(5x5) in fp32 lose a few bits against the direct
 /// convolution; on probabilities that stays far below what changes a move.
 const TOLERANCE: f32 = 5e-5;
 
@@ -237,6 +237,7 @@ fn native_forward_equals_a_direct_f64_computation_of_the_file() {
             for tiling in [None, Some(Tiling::F4), Some(Tiling::F5)] {
                 evaluator.hold_tiling(tiling);
                 let used = evaluator.tiling(h, w);
+                assert_eq!(used, tiling.unwrap_or(Tiling::for_board(h, w, false)));
                 // As one batch, so that tiles of several positions share chunks.
                 let batch: Vec<f32> = inputs.concat();
                 let BatchOutput { policy, wdl } = answer(&mut evaluator, &batch, h, w);
@@ -516,17 +517,23 @@ fn native_agrees_with_libtorch_on_a_thousand_positions_of_each_rule() {
 
 /// `precision = "auto"` on the native kernels: fp32 at once where bf16
 /// products cannot run; where they can, a measured choice that then holds
-/// for the process. A fixed precision is taken as the CPU allows it.
+/// for the process, bf16 only when more than 1.1 times as fast. A fixed
+/// precision is taken as the CPU allows it.
 #[test]
 fn native_precision_auto_is_fp32_without_bf16_and_measured_once_with_it() {
-    use wuzi::nn::native::{bf16_supported, choose_precision, resolve_precision};
+    use wuzi::nn::native::{bf16_supported, choose_precision, faster_precision};
     use wuzi::nn::{Precision, PrecisionSetting};
+    assert_eq!(faster_precision(1000.0, 1000.0), Precision::Fp32);
+    assert_eq!(faster_precision(1000.0, 1090.0), Precision::Fp32);
+    assert_eq!(faster_precision(1000.0, 1110.0), Precision::Bf16);
+    assert_eq!(faster_precision(1000.0, 600.0), Precision::Fp32);
     let network = Arc::new(
         NativeNetwork::load(Path::new(&network_path("freestyle-6x64.safetensors"))).unwrap(),
     );
     for isa in Isa::all_supported() {
+        let bf16_possible = isa == Isa::Avx512 && bf16_supported();
         let auto = choose_precision(&network, PrecisionSetting::Auto, isa, 8);
-        if !(isa == Isa::Avx512 && bf16_supported()) {
+        if !bf16_possible {
             assert_eq!(auto, Precision::Fp32, "{isa}");
         }
         assert_eq!(
@@ -534,12 +541,40 @@ fn native_precision_auto_is_fp32_without_bf16_and_measured_once_with_it() {
             auto,
             "{isa}: chosen once"
         );
-        for fixed in [Precision::Fp32, Precision::Bf16] {
-            assert_eq!(
-                choose_precision(&network, PrecisionSetting::Fixed(fixed), isa, 8),
-                resolve_precision(PrecisionSetting::Fixed(fixed), isa),
-                "{isa} {fixed}"
-            );
-        }
+        assert_eq!(
+            choose_precision(&network, PrecisionSetting::Fixed(Precision::Fp32), isa, 8),
+            Precision::Fp32
+        );
+        let bf16 = if bf16_possible {
+            Precision::Bf16
+        } else {
+            Precision::Fp32
+        };
+        assert_eq!(
+            choose_precision(&network, PrecisionSetting::Fixed(Precision::Bf16), isa, 8),
+            bf16,
+            "{isa}"
+        );
     }
+}
+
+/// Each board and precision gets its tiling: F(5x5) on 15x15 and 20x20 in
+/// fp32, F(4x4) on 16x16 and under bf16 products.
+#[test]
+fn evaluators_tile_each_board_as_for_board_says() {
+    use wuzi::nn::Precision;
+    let network = Arc::new(
+        NativeNetwork::load(Path::new(&network_path("freestyle-6x64.safetensors"))).unwrap(),
+    );
+    let fp32 = NativeEvaluator::with_kernels(Arc::clone(&network), Isa::detect(), Precision::Fp32);
+    assert_eq!(fp32.tiling(15, 15), Tiling::F5);
+    assert_eq!(fp32.tiling(20, 20), Tiling::F5);
+    assert_eq!(fp32.tiling(16, 16), Tiling::F4);
+    let bf16 = NativeEvaluator::with_kernels(network, Isa::Avx512, Precision::Bf16);
+    let want = if bf16.precision() == Precision::Bf16 {
+        Tiling::F4
+    } else {
+        Tiling::F5
+    };
+    assert_eq!(bf16.tiling(15, 15), want);
 }

@@ -492,23 +492,28 @@ fn the_fp32_network_is_used_only_in_fp32() {
         .service_for(Rule::Freestyle)
         .unwrap();
     assert_eq!(service.network_config(), Some(large_config));
-    // The native kernels too: the fp32 network wherever they compute in
-    // fp32 (held to AVX2, told fp32, or a CPU without AVX512-BF16), the
-    // rule's own where they run bf16 products; auto, where bf16 can run,
-    // measures the rule's network and keeps its choice for the fp32 one.
+    // The native kernels too: the fp32 network wherever fp32 is all they
+    // can run (held to AVX2, told fp32, or a CPU without AVX512-BF16), the
+    // rule's own where bf16 products can run, in bf16 when told so and in
+    // the measured choice under auto.
     let native_bf16 = wuzi::nn::native::bf16_supported()
         && wuzi::nn::native::simd::resolve_isa(None) == wuzi::nn::Isa::Avx512;
-    let auto_fp32 = wuzi::nn::native::choose_precision(
+    let auto_precision = wuzi::nn::native::choose_precision(
         &std::sync::Arc::new(wuzi::nn::NativeNetwork::load(&large).unwrap()),
         PrecisionSetting::Auto,
         wuzi::nn::native::simd::resolve_isa(None),
         config_for("auto").network.batch_size,
-    ) == Precision::Fp32;
-    for (settings, fp32) in [
-        ("precision = \"fp32\"", true),
-        ("isa = \"avx2\"", true),
-        ("precision = \"bf16\"", !native_bf16),
-        ("precision = \"auto\"", auto_fp32),
+    );
+    let bf16_where_possible = if native_bf16 {
+        Precision::Bf16
+    } else {
+        Precision::Fp32
+    };
+    for (settings, fp32, precision) in [
+        ("precision = \"fp32\"", true, Precision::Fp32),
+        ("isa = \"avx2\"", true, Precision::Fp32),
+        ("precision = \"bf16\"", !native_bf16, bf16_where_possible),
+        ("precision = \"auto\"", !native_bf16, auto_precision),
     ] {
         let config = Config::parse(&format!(
             "[network]\ndevice = \"cpu\"\nbackend = \"native\"\n{settings}\n\
@@ -522,11 +527,6 @@ fn the_fp32_network_is_used_only_in_fp32() {
         assert_eq!(service.backend(), Some(wuzi::nn::Backend::Native));
         let expected = if fp32 { small() } else { large_config };
         assert_eq!(service.network_config(), Some(expected), "{settings}");
-        let precision = if fp32 {
-            Precision::Fp32
-        } else {
-            Precision::Bf16
-        };
         assert_eq!(service.precision(), precision, "{settings}");
     }
     // An fp32 network that cannot be read leaves the rule its own.

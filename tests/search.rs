@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use common::{black_has_only_forbidden_cells, board15, p};
 use wuzi::game::{Board, BoardSize, Color, Point, Rule};
 use wuzi::nn::native::Weights;
-use wuzi::nn::{EvalService, Model, NativeNetwork, NetConfig, PrecisionSetting, ServiceConfig};
+use wuzi::nn::{
+    EvalService, Model, NativeNetwork, NetConfig, Precision, PrecisionSetting, ServiceConfig,
+};
 use wuzi::search::node::Proven;
 use wuzi::search::{
     memory, SearchBatch, SearchConfig, SearchLimits, Searcher, StopReason, TimeBudget,
@@ -31,7 +33,7 @@ fn service() -> Arc<EvalService> {
             Model::native(
                 Arc::new(NativeNetwork::new(&weights)),
                 None,
-                PrecisionSetting::Auto,
+                PrecisionSetting::Fixed(Precision::Fp32),
                 8,
             ),
             ServiceConfig {

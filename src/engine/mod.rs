@@ -525,7 +525,7 @@ mod tests {
     use super::*;
     use crate::game::BoardSize;
     use crate::nn::native::Weights;
-    use crate::nn::{Model, NativeNetwork, NetConfig, PrecisionSetting, ServiceConfig};
+    use crate::nn::{Model, NativeNetwork, NetConfig, Precision, PrecisionSetting, ServiceConfig};
 
     fn engine(max_memory: usize) -> Engine {
         let weights = Weights::random(
@@ -538,7 +538,7 @@ mod tests {
         let model = Model::native(
             Arc::new(NativeNetwork::new(&weights)),
             None,
-            PrecisionSetting::Auto,
+            PrecisionSetting::Fixed(Precision::Fp32),
             ServiceConfig::default().batch_size,
         );
         let service = EvalService::start_model(model, ServiceConfig::default())

@@ -2,8 +2,8 @@
 //! faster on CPUs with AMX or AVX512-BF16 and about 3x slower on those
 //! without (see `shared/notes/libtorch.md`), so its `auto` measures both
 //! at load and keeps the faster; CUDA uses half precision. The native
-//! kernels' `auto` takes bf16 wherever the CPU has AVX512-BF16 and their
-//! AVX-512 kernels run (`native::resolve_precision`).
+//! kernels' `auto` does the same where the CPU has AVX512-BF16 and their
+//! AVX-512 kernels run (`native::choose_precision`), and is fp32 elsewhere.
 
 use std::fmt;
 use std::str::FromStr;

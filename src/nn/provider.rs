@@ -12,9 +12,7 @@ use crate::game::Rule;
 use crate::nn::backend::{Backend, BackendSetting, Model};
 use crate::nn::native::simd::parse_isa_setting;
 use crate::nn::native::{Isa, NativeNetwork};
-use crate::nn::{
-    EvalService, NetworkSettings, Precision, PrecisionSetting, ServiceConfig, SymmetryMode,
-};
+use crate::nn::{EvalService, NetworkSettings, Precision, ServiceConfig, SymmetryMode};
 
 /// Loads networks on demand and keeps the service of the last one used.
 pub struct NetworkProvider {
@@ -224,6 +222,7 @@ impl NetworkProvider {
                         batch,
                     ),
                     batch,
+                    15,
                     time,
                 );
                 let torch = self.load_torch(path).map_or(0.0, |torch| {
@@ -260,7 +259,8 @@ impl NetworkProvider {
     }
 
     /// The native kernels on `network`, or on the rule's fp32 network
-    /// where they compute in fp32 and one is configured (a file that fails
+    /// where fp32 is all they can run (told fp32, held to AVX2, or a CPU
+    /// without AVX512-BF16) and one is configured (a file that fails
     /// leaves the rule its own network).
     fn native_model(
         &mut self,
@@ -268,17 +268,12 @@ impl NetworkProvider {
         network: Arc<NativeNetwork>,
         fp32_path: Option<&Path>,
     ) -> Model {
-        let batch = self.service_config.batch_size;
+        let setting = self.service_config.precision;
         let isa = crate::nn::native::simd::resolve_isa(self.isa);
-        // Chosen on the rule's network and kept for the fp32 one, which
-        // would otherwise be measured again, and might come out bf16.
-        let precision = crate::nn::native::choose_precision(
-            &network,
-            self.service_config.precision,
-            isa,
-            batch,
-        );
-        let fp32 = precision == Precision::Fp32;
+        // The fp32 network is for CPUs where fp32 is all the kernels can
+        // run; where `auto` measures fp32 the faster, the rule's own
+        // network is fast enough.
+        let fp32 = crate::nn::native::resolve_precision(setting, isa) == Precision::Fp32;
         let network = match fp32_path {
             Some(fp32_path) if fp32 && fp32_path != path => match self.load_native(fp32_path) {
                 Ok(fp32_network) => fp32_network,
@@ -289,7 +284,7 @@ impl NetworkProvider {
             },
             _ => network,
         };
-        Model::native(network, self.isa, PrecisionSetting::Fixed(precision), batch)
+        Model::native(network, self.isa, setting, self.service_config.batch_size)
     }
 
     #[cfg(feature = "torch")]

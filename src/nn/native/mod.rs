@@ -208,10 +208,16 @@ impl NativeNetwork {
 
 /// Tiles transformed, multiplied and transformed back together: enough to
 /// amortise loading each transformed kernel, few enough that the
-/// transformed tiles of a 64-channel tower stay in a 512 KiB L2 cache (the
-/// Gomocup's AMD EPYCs have that much), and a multiple of the product
+/// transformed tiles of a 64-channel tower, in and out, stay in a 512 KiB
+/// L2 cache (the Gomocup's AMD EPYCs have that much: 24 F(4x4) tiles or 18
+/// F(5x5) ones make about 2 x 220 KiB), and a multiple of the product
 /// kernels' six rows.
-const CHUNK_TILES: usize = 24;
+fn chunk_tiles(tiling: Tiling) -> usize {
+    match tiling {
+        Tiling::F4 => 24,
+        Tiling::F5 => 18,
+    }
+}
 
 /// Buffers of one evaluator, kept between batches.
 #[derive(Default)]
@@ -265,10 +271,12 @@ fn sized<T: Copy + Default>(buffer: &mut Vec<T>, len: usize) -> &mut [T] {
     &mut buffer[..len]
 }
 
-/// The precision of the native kernels for a setting (`network.precision`)
-/// and the instruction set they run in: bf16 products where it is asked
-/// for, or `auto`, and the CPU has AVX512-BF16 with the AVX-512 kernels
-/// chosen; fp32 everywhere else (there are no native half kernels).
+/// The precision that the native kernels can run for a setting
+/// (`network.precision`) in an instruction set: bf16 products where it is
+/// asked for, or `auto`, and the CPU has AVX512-BF16 with the AVX-512
+/// kernels chosen; fp32 everywhere else (there are no native half
+/// kernels). Under `auto` bf16 is then only a candidate, which
+/// [`choose_precision`] measures against fp32.
 pub fn resolve_precision(setting: PrecisionSetting, isa: Isa) -> Precision {
     let bf16 = isa == Isa::Avx512 && bf16_supported();
     match setting {
@@ -280,14 +288,15 @@ pub fn resolve_precision(setting: PrecisionSetting, isa: Isa) -> Precision {
 }
 
 /// The precision of the native kernels for a setting on `network` at
-/// `batch` positions a call: a fixed one as [`resolve_precision`] says;
-/// `auto`, where bf16 products can run, the faster of fp32 and bf16 on
-/// 15x15, measured once per network size, instruction set and batch.
-/// Which is faster depends on the CPU: bf16 doubles the products per
-/// instruction, but some CPUs run it at half the rate of their fp32 FMAs,
-/// and the fp32 products tile 15x15 and 20x20 by F(5x5) where bf16 keeps
-/// F(4x4) (docs/native-backend.md). bf16 must be clearly faster, as it
-/// rounds.
+/// `batch` positions a call: a fixed one as [`resolve_precision`] allows
+/// it; `auto`, where bf16 products can run, whichever of fp32 and bf16
+/// [`faster_precision`] finds faster on 15x15 and 20x20 boards at up to 4
+/// positions a batch, measured once per network size, instruction set and
+/// batch, in alternating rounds of one batch each (a shared machine's
+/// speed drifts). Which is faster depends on the CPU: bf16 doubles the
+/// products per instruction, but some CPUs run it at half the rate of
+/// their fp32 FMAs, and the fp32 products tile 15x15 and 20x20 by F(5x5)
+/// where bf16 keeps F(4x4) (docs/native-backend.md).
 pub fn choose_precision(
     network: &Arc<NativeNetwork>,
     setting: PrecisionSetting,
@@ -302,26 +311,79 @@ pub fn choose_precision(
     if setting != PrecisionSetting::Auto || possible == Precision::Fp32 {
         return possible;
     }
-    let key = (network.config(), isa, batch);
-    let chosen = CHOSEN.get_or_init(Default::default);
-    if let Some(precision) = chosen.lock().ok().and_then(|c| c.get(&key).copied()) {
+    // Held while measuring: a second caller waits for the first's answer
+    // rather than measuring beside it and perhaps disagreeing.
+    let mut chosen = CHOSEN
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let key = (network.config(), isa, batch.clamp(1, 4));
+    if let Some(&precision) = chosen.get(&key) {
         return precision;
     }
-    let time = std::time::Duration::from_millis(30);
-    let rate = |precision| positions_per_second(network, isa, precision, batch, time);
-    let (fp32, bf16) = (rate(Precision::Fp32), rate(Precision::Bf16));
-    let precision = if bf16 > 1.1 * fp32 {
-        Precision::Bf16
-    } else {
-        Precision::Fp32
+    // At most 4 positions a batch: the native search sends two leaves a
+    // search thread (`search.batch_size`), so the evaluator's largest
+    // batch is not what it runs in play. One batch per precision and
+    // board a round, after a warm-up batch of each: 16 small batches at
+    // start-up, on AVX512-BF16 CPUs only.
+    let batch = batch.clamp(1, 4);
+    const ROUNDS: usize = 3;
+    let boards: Vec<(usize, Vec<f32>)> = [15, 20]
+        .into_iter()
+        .map(|side| (side, empty_boards(batch, side)))
+        .collect();
+    let mut evaluators: Vec<(Precision, usize, NativeEvaluator)> = Vec::new();
+    for precision in [Precision::Fp32, Precision::Bf16] {
+        for &(side, _) in &boards {
+            let evaluator = NativeEvaluator::with_kernels(Arc::clone(network), isa, precision);
+            evaluators.push((precision, side, evaluator));
+        }
+    }
+    // Seconds per position over both boards, per precision and round.
+    let mut cost = [Vec::new(), Vec::new()];
+    for round in 0..=ROUNDS {
+        let mut this_round = [0.0f64; 2];
+        for (precision, side, evaluator) in &mut evaluators {
+            let Some((_, input)) = boards.iter().find(|(s, _)| s == side) else {
+                continue;
+            };
+            let Ok(encoded) = EncodedBatch::new(input, *side, *side) else {
+                continue;
+            };
+            let start = std::time::Instant::now();
+            let _ = evaluator.evaluate(encoded);
+            let seconds = start.elapsed().as_secs_f64() / batch.max(1) as f64;
+            this_round[usize::from(*precision == Precision::Bf16)] += seconds;
+        }
+        // Round 0 warms up (buffers, kernels transformed at first use).
+        if round > 0 {
+            for (c, seconds) in cost.iter_mut().zip(this_round) {
+                c.push(seconds);
+            }
+        }
+    }
+    // Positions per second of the median round.
+    let median = |c: &mut Vec<f64>| {
+        c.sort_by(f64::total_cmp);
+        c.get(c.len() / 2).map_or(0.0, |&s| 2.0 / s)
     };
+    let (fp32, bf16) = (median(&mut cost[0]), median(&mut cost[1]));
+    let precision = faster_precision(fp32, bf16);
     tracing::info!(
         "native precision auto at batch {batch}: fp32 {fp32:.0} positions/s, bf16 {bf16:.0}: {precision}"
     );
-    if let Ok(mut c) = chosen.lock() {
-        c.insert(key, precision);
-    }
+    chosen.insert(key, precision);
     precision
+}
+
+/// bf16 only where it is clearly the faster, given the positions per
+/// second of each: it rounds, and a measurement at start-up is noisy.
+pub fn faster_precision(fp32: f64, bf16: f64) -> Precision {
+    if bf16 > 1.1 * fp32 {
+        Precision::Bf16
+    } else {
+        Precision::Fp32
+    }
 }
 
 /// One thread's handle on a [`NativeNetwork`]: its buffers, the
@@ -390,7 +452,9 @@ impl NativeEvaluator {
     }
 
     /// Holds the convolutions to one Winograd tiling (`None`: each board's
-    /// own, [`Tiling::for_board`]), to compare the two.
+    /// own, [`Tiling::for_board`]), to compare the two. It is held under
+    /// bf16 products too, F(5x5) included, which `for_board` never picks
+    /// there for its rounding.
     pub fn hold_tiling(&mut self, tiling: Option<Tiling>) {
         self.tiling = tiling;
     }
@@ -565,11 +629,12 @@ fn conv3x3(
     };
     let tiles = input.tiles();
     let (cin, cout) = (conv.inputs, conv.outputs);
-    for first in (0..tiles).step_by(CHUNK_TILES) {
-        let count = (tiles - first).min(CHUNK_TILES);
+    let tiling = input.tiling;
+    let kernel = conv.kernel(tiling);
+    let chunk_tiles = chunk_tiles(tiling);
+    for first in (0..tiles).step_by(chunk_tiles) {
+        let count = (tiles - first).min(chunk_tiles);
         let chunk = winograd::Chunk { first, count };
-        let tiling = input.tiling;
-        let kernel = conv.kernel(tiling);
         let m = sized(m, winograd::transformed_len(tiling, count, cout));
         let (in_stride, out_stride) = (
             winograd::point_stride(count, cin),
@@ -623,27 +688,34 @@ fn softmax(x: &mut [f32]) {
     }
 }
 
-/// Positions per second of `network` on batches of `batch` empty 15x15
-/// boards for about `time` (at least one batch), after one warm-up batch,
-/// in `isa` and `precision` (as [`NativeEvaluator::with_kernels`] resolves
-/// them).
+/// The encoded input planes of `batch` empty `side x side` boards.
+fn empty_boards(batch: usize, side: usize) -> Vec<f32> {
+    let area = side * side;
+    let mut input = vec![0.0f32; batch.max(1) * INPUT_PLANES * area];
+    for b in 0..batch.max(1) {
+        for plane in [LEGAL_PLANE, BOARD_PLANE] {
+            input[(b * INPUT_PLANES + plane) * area..][..area].fill(1.0);
+        }
+    }
+    input
+}
+
+/// Positions per second of `network` on batches of `batch` empty `side x
+/// side` boards for about `time` (at least one batch), after one warm-up
+/// batch, in `isa` and `precision` (as [`NativeEvaluator::with_kernels`]
+/// resolves them).
 pub fn positions_per_second(
     network: &Arc<NativeNetwork>,
     isa: Isa,
     precision: Precision,
     batch: usize,
+    side: usize,
     time: std::time::Duration,
 ) -> f64 {
     let batch = batch.max(1);
-    let area = 15 * 15;
-    let mut input = vec![0.0f32; batch * INPUT_PLANES * area];
-    for b in 0..batch {
-        for plane in [LEGAL_PLANE, BOARD_PLANE] {
-            input[(b * INPUT_PLANES + plane) * area..][..area].fill(1.0);
-        }
-    }
+    let input = empty_boards(batch, side);
     let mut evaluator = NativeEvaluator::with_kernels(Arc::clone(network), isa, precision);
-    let Ok(encoded) = EncodedBatch::new(&input, 15, 15) else {
+    let Ok(encoded) = EncodedBatch::new(&input, side, side) else {
         return 0.0;
     };
     measure_rate(batch, time, || {

@@ -21,9 +21,10 @@ pub enum Tiling {
     /// F(4x4, 3x3): 6x6 input patches, 36 products per tile.
     F4,
     /// F(5x5, 3x3): 7x7 input patches, 49 products per tile. Its transforms
-    /// have larger constants (up to 16), so it rounds more: a few times
-    /// F(4x4)'s error, far below the fp32 tolerance, but too much on top of
-    /// bf16 operands (docs/native-backend.md).
+    /// have larger constants (up to 16), so it rounds more (about 1.6 times
+    /// F(4x4)'s error in a model of one convolution): far below the fp32
+    /// tolerance, but too much on top of bf16 operands
+    /// (docs/native-backend.md).
     F5,
 }
 
@@ -101,7 +102,7 @@ impl Tiling {
 /// `count` tiles of `channels`: one cache line more than they take, so
 /// that the point matrices do not start at addresses a multiple of 4 KiB
 /// apart. At such strides (32 tiles of 64 channels is 8 KiB) the
-/// transforms' 36 streams fell into the same cache sets and evicted each
+/// transforms' 36 (or 49) streams fell into the same cache sets and evicted each
 /// other (docs/native-backend.md).
 pub fn point_stride(count: usize, channels: usize) -> usize {
     count * channels + 16
