@@ -237,7 +237,8 @@ fn native_forward_equals_a_direct_f64_computation_of_the_file() {
             for tiling in [None, Some(Tiling::F4), Some(Tiling::F5)] {
                 evaluator.hold_tiling(tiling);
                 let used = evaluator.tiling(h, w);
-                assert_eq!(used, tiling.unwrap_or(Tiling::for_board(h, w, false)));
+                // The fixtures' boards are 15x15 and 20x20: F(5x5) in fp32.
+                assert_eq!(used, tiling.unwrap_or(Tiling::F5));
                 // As one batch, so that tiles of several positions share chunks.
                 let batch: Vec<f32> = inputs.concat();
                 let BatchOutput { policy, wdl } = answer(&mut evaluator, &batch, h, w);
@@ -554,6 +555,31 @@ fn native_precision_auto_is_fp32_without_bf16_and_measured_once_with_it() {
             choose_precision(&network, PrecisionSetting::Fixed(Precision::Bf16), isa, 8),
             bf16,
             "{isa}"
+        );
+    }
+}
+
+/// The measurement behind `precision = "auto"` runs on every CPU (with
+/// the same precision twice where bf16 cannot run) and gives finite,
+/// positive rates.
+#[test]
+fn measuring_precisions_gives_rates() {
+    use wuzi::nn::native::{bf16_supported, measure_precisions};
+    use wuzi::nn::Precision;
+    let network = Arc::new(
+        NativeNetwork::load(Path::new(&network_path("freestyle-4x32.safetensors"))).unwrap(),
+    );
+    let isa = Isa::detect();
+    let second = if isa == Isa::Avx512 && bf16_supported() {
+        Precision::Bf16
+    } else {
+        Precision::Fp32
+    };
+    for batch in [1, 4] {
+        let rates = measure_precisions(&network, isa, batch, [Precision::Fp32, second]);
+        assert!(
+            rates.iter().all(|r| r.is_finite() && *r > 0.0),
+            "batch {batch}: {rates:?}"
         );
     }
 }

@@ -118,8 +118,8 @@ pub struct ServiceConfig {
     /// Seed of the random symmetries.
     pub seed: u64,
     /// Inference precision (`auto`: libtorch measures at start, see
-    /// `precision`; the native kernels take bf16 where the CPU has it and
-    /// their AVX-512 kernels run).
+    /// `precision`; the native kernels measure fp32 against bf16 where the
+    /// CPU has it and their AVX-512 kernels run, `native::choose_precision`).
     pub precision: PrecisionSetting,
 }
 

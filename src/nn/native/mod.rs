@@ -317,43 +317,59 @@ pub fn choose_precision(
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let key = (network.config(), isa, batch.clamp(1, 4));
+    // At most 4 positions a batch: the native search sends two leaves a
+    // search thread (`search.batch_size`), so the evaluator's largest
+    // batch is not what it runs in play (a larger `search.batch_size` is
+    // still measured at 4).
+    let batch = batch.clamp(1, 4);
+    let key = (network.config(), isa, batch);
     if let Some(&precision) = chosen.get(&key) {
         return precision;
     }
-    // At most 4 positions a batch: the native search sends two leaves a
-    // search thread (`search.batch_size`), so the evaluator's largest
-    // batch is not what it runs in play. One batch per precision and
-    // board a round, after a warm-up batch of each: 16 small batches at
-    // start-up, on AVX512-BF16 CPUs only.
-    let batch = batch.clamp(1, 4);
+    let [fp32, bf16] = measure_precisions(network, isa, batch, [Precision::Fp32, Precision::Bf16]);
+    let precision = faster_precision(fp32, bf16);
+    tracing::info!(
+        "native precision auto at batch {batch}: fp32 {fp32:.0} positions/s, bf16 {bf16:.0}: {precision}"
+    );
+    chosen.insert(key, precision);
+    precision
+}
+
+/// Positions per second of `network` in each of two precisions on empty
+/// 15x15 and 20x20 boards at `batch` positions a batch (both boards
+/// weighing alike): one batch per precision and board a round, the
+/// precisions' order swapped every round, after a warm-up round; the
+/// median of three rounds. 16 batches in all.
+pub fn measure_precisions(
+    network: &Arc<NativeNetwork>,
+    isa: Isa,
+    batch: usize,
+    precisions: [Precision; 2],
+) -> [f64; 2] {
     const ROUNDS: usize = 3;
-    let boards: Vec<(usize, Vec<f32>)> = [15, 20]
-        .into_iter()
-        .map(|side| (side, empty_boards(batch, side)))
-        .collect();
-    let mut evaluators: Vec<(Precision, usize, NativeEvaluator)> = Vec::new();
-    for precision in [Precision::Fp32, Precision::Bf16] {
-        for &(side, _) in &boards {
-            let evaluator = NativeEvaluator::with_kernels(Arc::clone(network), isa, precision);
-            evaluators.push((precision, side, evaluator));
-        }
-    }
+    const SIDES: [usize; 2] = [15, 20];
+    let batch = batch.max(1);
+    let inputs = SIDES.map(|side| empty_boards(batch, side));
+    let mut evaluators = precisions.map(|precision| {
+        SIDES.map(|_| NativeEvaluator::with_kernels(Arc::clone(network), isa, precision))
+    });
     // Seconds per position over both boards, per precision and round.
     let mut cost = [Vec::new(), Vec::new()];
     for round in 0..=ROUNDS {
         let mut this_round = [0.0f64; 2];
-        for (precision, side, evaluator) in &mut evaluators {
-            let Some((_, input)) = boards.iter().find(|(s, _)| s == side) else {
-                continue;
-            };
-            let Ok(encoded) = EncodedBatch::new(input, *side, *side) else {
-                continue;
-            };
-            let start = std::time::Instant::now();
-            let _ = evaluator.evaluate(encoded);
-            let seconds = start.elapsed().as_secs_f64() / batch.max(1) as f64;
-            this_round[usize::from(*precision == Precision::Bf16)] += seconds;
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for k in order {
+            for (b, (&side, input)) in SIDES.iter().zip(&inputs).enumerate() {
+                let Ok(encoded) = EncodedBatch::new(input, side, side) else {
+                    // Whole positions by construction; a failure counts
+                    // as infinitely slow rather than as free.
+                    this_round[k] = f64::INFINITY;
+                    continue;
+                };
+                let start = std::time::Instant::now();
+                let _ = evaluators[k][b].evaluate(encoded);
+                this_round[k] += start.elapsed().as_secs_f64() / batch as f64;
+            }
         }
         // Round 0 warms up (buffers, kernels transformed at first use).
         if round > 0 {
@@ -362,18 +378,11 @@ pub fn choose_precision(
             }
         }
     }
-    // Positions per second of the median round.
-    let median = |c: &mut Vec<f64>| {
+    cost.map(|mut c| {
         c.sort_by(f64::total_cmp);
-        c.get(c.len() / 2).map_or(0.0, |&s| 2.0 / s)
-    };
-    let (fp32, bf16) = (median(&mut cost[0]), median(&mut cost[1]));
-    let precision = faster_precision(fp32, bf16);
-    tracing::info!(
-        "native precision auto at batch {batch}: fp32 {fp32:.0} positions/s, bf16 {bf16:.0}: {precision}"
-    );
-    chosen.insert(key, precision);
-    precision
+        c.get(c.len() / 2)
+            .map_or(0.0, |&seconds| SIDES.len() as f64 / seconds)
+    })
 }
 
 /// bf16 only where it is clearly the faster, given the positions per
