@@ -166,27 +166,46 @@ fn check_extents<T>(m: usize, a: &[T], lda: usize, (k, n): (usize, usize), c: &[
 /// `c = a b` for `b` of `k x n`: `a` is `m x k` (rows `lda` apart), `c` is
 /// `m x n` (rows `n` apart).
 pub fn multiply(isa: Isa, m: usize, a: &[f32], lda: usize, b: &Panels, c: &mut [f32]) {
+    multiply_prefetching(isa, m, a, lda, b, c, None)
+}
+
+/// [`multiply`], prefetching `next` into L1 while it runs: the weights of
+/// the product that follows, which otherwise arrive from beyond L2 as the
+/// kernel first reads them (a network's transformed kernels are several
+/// times an L2 cache).
+pub fn multiply_prefetching(
+    isa: Isa,
+    m: usize,
+    a: &[f32],
+    lda: usize,
+    b: &Panels,
+    c: &mut [f32],
+    next: Option<&Panels>,
+) {
     let (k, n) = (b.k, b.n);
     check_extents(m, a, lda, (b.k, b.n), c);
     if m == 0 {
         return;
     }
     let b_data = b.data.as_ptr();
+    let next = next
+        .filter(|next| (next.k, next.n) == (k, n))
+        .map_or(std::ptr::null(), |next| next.data.as_ptr());
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx512 && isa.is_supported() {
         // SAFETY: the CPU has AVX-512F, AVX2 and FMA (checked above), the
         // extents of `a` and `c` were asserted, and `b` is `k x n` panels.
-        unsafe { x86::multiply_avx512(m, k, n, a.as_ptr(), lda, b_data, c.as_mut_ptr()) };
+        unsafe { x86::multiply_avx512(m, k, n, a.as_ptr(), lda, b_data, c.as_mut_ptr(), next) };
         return;
     }
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx2 && isa.is_supported() {
         // SAFETY: the CPU has AVX2 and FMA (checked above), the extents of
         // `a` and `c` were asserted, and `b` is `k x n` panels.
-        unsafe { x86::multiply(m, k, n, a.as_ptr(), lda, b_data, c.as_mut_ptr()) };
+        unsafe { x86::multiply(m, k, n, a.as_ptr(), lda, b_data, c.as_mut_ptr(), next) };
         return;
     }
-    let _ = (isa, b_data);
+    let _ = (isa, b_data, next);
     portable(m, a, lda, b, c);
 }
 
@@ -237,6 +256,8 @@ fn portable(m: usize, a: &[f32], lda: usize, b: &Panels, c: &mut [f32]) {
 }
 
 #[cfg(target_arch = "x86_64")]
+// The kernels take each pointer and extent of a product as it is, unboxed.
+#[allow(clippy::too_many_arguments)]
 mod x86 {
     use std::arch::x86_64::*;
 
@@ -250,9 +271,8 @@ mod x86 {
     /// (a block of 6 x 2 fills 12 of AVX2's 16 registers, one of 12 x 2 or
     /// 6 x 4 fills 24 of AVX-512's 32), so each row of `b` is loaded once
     /// per `ROWS` rows of `a`. `b` is the first of the block's panels,
-    /// `WIDTH` columns wide each and `WIDTH * k` floats apart.
-    /// `$strip` runs the blocks down all `m` rows: blocks of `ROWS`, then
-    /// the rows left over in blocks of 4, 2 and 1.
+    /// `WIDTH` columns wide each and `WIDTH * k` floats apart; `next`, null
+    /// or a matrix of `b`'s shape, is prefetched a line a step of `k`.
     macro_rules! register_blocked {
         ($feature:literal, $block:ident, $strip:ident, $lanes:literal,
          $zero:ident, $load:ident, $splat:ident, $fma:ident, $store:ident) => {
@@ -265,11 +285,19 @@ mod x86 {
                 b: *const f32,
                 n: usize,
                 c: *mut f32,
+                next: *const f32,
             ) {
                 const { assert!(WIDTH % $lanes == 0 && WIDTH >= $lanes) };
                 let per_panel = WIDTH / $lanes;
+                let prefetch = !next.is_null();
                 let mut acc = [[$zero(); VECS]; ROWS];
                 for kk in 0..k {
+                    if prefetch {
+                        for panel in 0..VECS / per_panel {
+                            let line = next.wrapping_add(panel * WIDTH * k + kk * WIDTH);
+                            _mm_prefetch::<_MM_HINT_T0>(line.cast());
+                        }
+                    }
                     let mut bv = [$zero(); VECS];
                     for (w, v) in bv.iter_mut().enumerate() {
                         let panel = w / per_panel * WIDTH * k;
@@ -289,6 +317,11 @@ mod x86 {
                 }
             }
 
+            /// `$block` down all `m` rows: blocks of `ROWS`, then the rows
+            /// left in one block of as many rows (at most five; blocks of
+            /// four before that). One block of three, not two and one,
+            /// keeps three rows' sums in flight: a block of one row has
+            /// too few independent sums to hide the FMA's latency.
             #[target_feature(enable = $feature)]
             #[inline]
             unsafe fn $strip<const ROWS: usize, const VECS: usize, const WIDTH: usize>(
@@ -299,22 +332,29 @@ mod x86 {
                 b: *const f32,
                 n: usize,
                 c: *mut f32,
+                next: *const f32,
             ) {
                 let mut i = 0;
-                while i + ROWS <= m {
-                    $block::<ROWS, VECS, WIDTH>(k, a.add(i * lda), lda, b, n, c.add(i * n));
-                    i += ROWS;
-                }
-                while i + 4 <= m {
-                    $block::<4, VECS, WIDTH>(k, a.add(i * lda), lda, b, n, c.add(i * n));
-                    i += 4;
-                }
-                if i + 2 <= m {
-                    $block::<2, VECS, WIDTH>(k, a.add(i * lda), lda, b, n, c.add(i * n));
-                    i += 2;
-                }
-                if i < m {
-                    $block::<1, VECS, WIDTH>(k, a.add(i * lda), lda, b, n, c.add(i * n));
+                // The first block prefetches `next`'s panels (a line a step
+                // of `k`); the blocks after it read `b` from L1.
+                let mut next = next;
+                while i < m {
+                    let rows = match m - i {
+                        left if left >= ROWS => ROWS,
+                        left if left > 5 => 4,
+                        left => left,
+                    };
+                    let (a, c) = (a.add(i * lda), c.add(i * n));
+                    match rows {
+                        1 => $block::<1, VECS, WIDTH>(k, a, lda, b, n, c, next),
+                        2 => $block::<2, VECS, WIDTH>(k, a, lda, b, n, c, next),
+                        3 => $block::<3, VECS, WIDTH>(k, a, lda, b, n, c, next),
+                        4 => $block::<4, VECS, WIDTH>(k, a, lda, b, n, c, next),
+                        5 => $block::<5, VECS, WIDTH>(k, a, lda, b, n, c, next),
+                        _ => $block::<ROWS, VECS, WIDTH>(k, a, lda, b, n, c, next),
+                    }
+                    next = std::ptr::null();
+                    i += rows;
                 }
             }
         };
@@ -343,8 +383,19 @@ mod x86 {
         _mm512_storeu_ps
     );
 
+    /// `next` moved by `offset` floats, or null where it is null: only
+    /// prefetched, never read.
+    fn at(next: *const f32, offset: usize) -> *const f32 {
+        if next.is_null() {
+            next
+        } else {
+            next.wrapping_add(offset)
+        }
+    }
+
     /// # Safety
-    /// AVX2 and FMA present; `a`, `b`, `c` valid for the extents.
+    /// AVX2 and FMA present; `a`, `b`, `c` valid for the extents; `next`
+    /// null or a matrix of `b`'s shape.
     #[target_feature(enable = "avx2,fma")]
     pub unsafe fn multiply(
         m: usize,
@@ -354,14 +405,48 @@ mod x86 {
         lda: usize,
         b: *const f32,
         c: *mut f32,
+        next: *const f32,
     ) {
+        // One or two rows left over from the blocks of six run across two
+        // or four panels at a time instead (8 sums in flight, enough to
+        // hide the FMA's latency; one panel gives them 2 or 4).
+        let left = match m % 6 {
+            left @ (1 | 2) => left,
+            _ => 0,
+        };
+        let body = m - left;
+        let wide = n / 16 * 16;
         let mut j = 0;
-        while j + 16 <= n {
-            strip256::<6, 2, 16>(m, k, a, lda, b.add(j * k), n, c.add(j));
+        while j < wide {
+            strip256::<6, 2, 16>(body, k, a, lda, b.add(j * k), n, c.add(j), at(next, j * k));
             j += 16;
         }
         if j < n {
-            strip256::<6, 1, 8>(m, k, a, lda, b.add(j * k), n, c.add(j));
+            strip256::<6, 1, 8>(m, k, a, lda, b.add(j * k), n, c.add(j), at(next, j * k));
+        }
+        if left == 0 {
+            return;
+        }
+        let (a, c) = (a.add(body * lda), c.add(body * n));
+        // Where no block of six ran, these prefetch `next`.
+        let next = if body == 0 { next } else { std::ptr::null() };
+        let mut j = 0;
+        if left == 1 {
+            while j + 64 <= wide {
+                block256::<1, 8, 16>(k, a, lda, b.add(j * k), n, c.add(j), at(next, j * k));
+                j += 64;
+            }
+        }
+        while j + 32 <= wide {
+            let next = at(next, j * k);
+            match left {
+                1 => block256::<1, 4, 16>(k, a, lda, b.add(j * k), n, c.add(j), next),
+                _ => block256::<2, 4, 16>(k, a, lda, b.add(j * k), n, c.add(j), next),
+            }
+            j += 32;
+        }
+        if j < wide {
+            strip256::<6, 2, 16>(left, k, a, lda, b.add(j * k), n, c.add(j), at(next, j * k));
         }
     }
 
@@ -376,22 +461,23 @@ mod x86 {
         lda: usize,
         b: *const f32,
         c: *mut f32,
+        next: *const f32,
     ) {
         let mut j = 0;
         while j + 64 <= n {
-            strip512::<6, 4, 16>(m, k, a, lda, b.add(j * k), n, c.add(j));
+            strip512::<6, 4, 16>(m, k, a, lda, b.add(j * k), n, c.add(j), at(next, j * k));
             j += 64;
         }
         if j + 32 <= n {
-            strip512::<12, 2, 16>(m, k, a, lda, b.add(j * k), n, c.add(j));
+            strip512::<12, 2, 16>(m, k, a, lda, b.add(j * k), n, c.add(j), at(next, j * k));
             j += 32;
         }
         if j + 16 <= n {
-            strip512::<12, 1, 16>(m, k, a, lda, b.add(j * k), n, c.add(j));
+            strip512::<12, 1, 16>(m, k, a, lda, b.add(j * k), n, c.add(j), at(next, j * k));
             j += 16;
         }
         if j < n {
-            strip256::<6, 1, 8>(m, k, a, lda, b.add(j * k), n, c.add(j));
+            strip256::<6, 1, 8>(m, k, a, lda, b.add(j * k), n, c.add(j), at(next, j * k));
         }
     }
 
@@ -497,7 +583,7 @@ mod tests {
 
     /// `(m, k, n, lda)` of the products checked: leftover rows, odd `k`
     /// and every column strip of the kernels.
-    const SHAPES: [(usize, usize, usize, usize); 11] = [
+    const SHAPES: [(usize, usize, usize, usize); 14] = [
         (1, 1, 8, 1),
         (7, 5, 24, 9),
         (13, 64, 64, 64),
@@ -512,6 +598,11 @@ mod tests {
         (5, 9, 120, 9),
         (3, 4, 120, 6),
         (11, 7, 120, 7),
+        // One or two rows left from the blocks of six, run across panels
+        // (F(5x5) on one 15x15 board: nine rows).
+        (9, 64, 64, 64),
+        (8, 16, 128, 16),
+        (2, 9, 72, 9),
     ];
 
     /// Values in -0.5..0.5 from a linear congruential generator.
@@ -552,11 +643,19 @@ mod tests {
         for (m, k, n, lda) in SHAPES {
             let a: Vec<f32> = (0..m * lda).map(|_| noise()).collect();
             let b: Vec<f32> = (0..k * n).map(|_| noise()).collect();
+            // Another matrix of the shape, prefetched while multiplying:
+            // it must not change the product.
+            let other: Vec<f32> = (0..k * n).map(|_| noise()).collect();
+            let other = Panels::new(&other, k, n);
             for isa in Isa::all_supported() {
                 let mut c = vec![f32::NAN; m * n];
                 multiply(isa, m, &a, lda, &Panels::new(&b, k, n), &mut c);
                 let shape = (m, k, n, lda);
                 assert_is_product(&isa.to_string(), shape, (&a, &b, &c), |x| x as f64);
+                let mut prefetching = vec![f32::NAN; m * n];
+                let b = Panels::new(&b, k, n);
+                multiply_prefetching(isa, m, &a, lda, &b, &mut prefetching, Some(&other));
+                assert_eq!(prefetching, c, "{isa} {m}x{k}x{n} prefetching");
             }
         }
     }

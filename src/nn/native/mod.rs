@@ -663,7 +663,10 @@ fn conv3x3(
             for (point, b) in kernel.iter().enumerate() {
                 let a = &v[point * in_stride..][..count * cin];
                 let c = &mut m[point * out_stride..][..count * cout];
-                gemm::multiply(isa, count, a, cin, b, c);
+                // The next point's weights, or the first point's for the
+                // next chunk.
+                let next = kernel.get(point + 1).or(kernel.first());
+                gemm::multiply_prefetching(isa, count, a, cin, b, c, next);
             }
         }
         winograd::transform_output(isa, m, output, chunk, &conv.bias, residual, dst);
