@@ -7,11 +7,10 @@ use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tungstenite::{Message, WebSocket};
+use tungstenite::Message;
+use wuzi_arena::ws::client::{self, Socket};
 use wuzi_arena::ws::{Server, ServerConfig, ServerStats};
 use wuzi_game::game::{BoardSize, Rule};
-
-type Socket = WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
 
 /// Held by the tests that load this process heavily (hundreds of
 /// connections), so that the memory test never measures another's crowd.
@@ -40,39 +39,25 @@ fn server_with(ping: Duration, auto_pair: bool) -> Server {
     Server::spawn(listener, config, "<html>board</html>").expect("spawn")
 }
 
+/// How long a test's client waits for any one message.
+const ANSWER: Duration = Duration::from_secs(10);
+
 /// A client: connects and reads the server's NAME.
 fn connect(server: &Server) -> Socket {
-    let url = format!("ws://{}/", server.address);
-    let (mut socket, _) = tungstenite::connect(url).expect("connect");
-    if let tungstenite::stream::MaybeTlsStream::Plain(s) = socket.get_ref() {
-        s.set_read_timeout(Some(Duration::from_secs(10)))
-            .expect("timeout");
-    }
-    assert_eq!(next(&mut socket)["type"], "NAME");
-    socket
+    client::open(server.address, ANSWER).expect("connect")
 }
 
 /// The next JSON message (pings are answered by the library).
 fn next(socket: &mut Socket) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        match socket.read().expect("read") {
-            Message::Text(text) => return serde_json::from_str(&text).expect("JSON"),
-            _ => continue,
-        }
-    }
-    panic!("no message");
+    client::next(socket, ANSWER).expect("a message")
 }
 
 fn send(socket: &mut Socket, value: Value) {
-    socket.send(Message::text(value.to_string())).expect("send");
+    client::send(socket, value).expect("send");
 }
 
 fn name(socket: &mut Socket, name: &str, protocol: &str) {
-    send(
-        socket,
-        json!({"type": "NAME", "name": name, "protocol": protocol}),
-    );
+    client::name(socket, name, protocol).expect("send");
 }
 
 fn place(row: u32, column: u32) -> Value {
@@ -539,7 +524,9 @@ fn an_interrupted_game_is_forgotten_after_the_resume_window() {
     let config = ServerConfig {
         ping_interval: Duration::from_secs(30),
         auto_pair: true,
-        resume_window: Duration::from_millis(300),
+        // Long enough that the checkpoint is still there when the test
+        // looks, on a loaded machine too.
+        resume_window: Duration::from_secs(1),
         ..ServerConfig::default()
     };
     let server = Server::spawn(listener, config, "page").expect("server");

@@ -4,19 +4,17 @@
 //! they can and reconnect whenever the server closes them for it.
 
 use std::fmt;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tungstenite::stream::MaybeTlsStream;
-use tungstenite::{Message, WebSocket};
+use tungstenite::Message;
 use wuzi_game::game::{BoardSize, Rule};
 
+use super::client::{self, send, Socket};
 use super::{Server, ServerConfig};
-
-type Socket = WebSocket<MaybeTlsStream<TcpStream>>;
 
 /// How long any answer may take before the measurement gives up.
 const ANSWER_LIMIT: Duration = Duration::from_secs(10);
@@ -239,48 +237,13 @@ fn pair(address: SocketAddr) -> Result<(Socket, Socket), String> {
 }
 
 fn connect(address: SocketAddr, name: &str) -> Result<Socket, String> {
-    let (mut socket, _) =
-        tungstenite::connect(format!("ws://{address}/")).map_err(|e| format!("connect: {e}"))?;
-    if let MaybeTlsStream::Plain(stream) = socket.get_ref() {
-        stream
-            .set_read_timeout(Some(ANSWER_LIMIT))
-            .map_err(|e| format!("connect: {e}"))?;
-    }
-    expect(&mut socket, "NAME")?;
-    send(
-        &mut socket,
-        json!({"type": "NAME", "name": name, "protocol": "v2"}),
-    )?;
+    let mut socket = client::open(address, ANSWER_LIMIT)?;
+    client::name(&mut socket, name, "v2")?;
     Ok(socket)
 }
 
-fn send(socket: &mut Socket, value: Value) -> Result<(), String> {
-    socket
-        .send(Message::text(value.to_string()))
-        .map_err(|e| format!("send: {e}"))
-}
-
-/// Reads until a message of type `kind` (others, such as the clocks, are
-/// skipped).
 fn expect(socket: &mut Socket, kind: &str) -> Result<Value, String> {
-    let deadline = Instant::now() + ANSWER_LIMIT;
-    while Instant::now() < deadline {
-        match socket.read() {
-            Ok(Message::Text(text)) => {
-                let value: Value =
-                    serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?;
-                if value["type"] == kind {
-                    return Ok(value);
-                }
-                if value["type"] == "END" {
-                    return Err(format!("the game ended: {value}"));
-                }
-            }
-            Ok(_) => {}
-            Err(e) => return Err(format!("waiting for {kind}: {e}")),
-        }
-    }
-    Err(format!("no {kind} within {ANSWER_LIMIT:?}"))
+    client::expect(socket, kind, ANSWER_LIMIT)
 }
 
 #[cfg(test)]

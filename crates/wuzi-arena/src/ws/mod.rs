@@ -2,6 +2,7 @@
 //! written for Go, carrying gomoku and renju here): its messages, the
 //! referee's game with clocks and checkpoints, and the server.
 
+pub mod client;
 pub mod flood;
 pub mod game;
 pub mod message;

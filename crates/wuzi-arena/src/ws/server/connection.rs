@@ -312,8 +312,12 @@ pub(super) fn connection(
     };
     // The reader blocks on the socket and the writer on the referee's
     // queue, so that neither waits for the other: a frame goes out the
-    // moment the referee queues it.
-    let _ = socket.get_ref().read.set_read_timeout(Some(READER_WAKE));
+    // moment the referee queues it. The reader needs no timeout (the
+    // handshake's is cleared): the writer's shutdown of the socket wakes
+    // it, and the heartbeat has the referee close a silent client.
+    if socket.get_ref().read.set_read_timeout(None).is_err() {
+        return;
+    }
     let writer = WebSocket::from_raw_socket(
         socket.get_ref().clone(),
         tungstenite::protocol::Role::Server,
@@ -354,9 +358,10 @@ pub(super) fn connection(
 /// A connection's read buffer to start with: a few messages.
 const READ_BUFFER: usize = 8 * 1024;
 
-/// How often a blocked reader or writer looks whether its partner is done
-/// (each also ends the other by shutting the socket down).
-const READER_WAKE: Duration = Duration::from_secs(1);
+/// How often the writer, waiting on the referee's queue, looks whether the
+/// reader has ended (the reader also shuts the socket down, and the
+/// referee drops the queue once it hears of the end).
+const WRITER_WAKE: Duration = Duration::from_secs(1);
 
 /// A connection's socket as both of its threads use it: each reads from
 /// its own handle (only the reader does), and every write goes out whole
@@ -411,7 +416,7 @@ fn write_frames(
     closed_by_referee: &AtomicBool,
 ) {
     loop {
-        let frame = match outgoing.recv_timeout(READER_WAKE) {
+        let frame = match outgoing.recv_timeout(WRITER_WAKE) {
             Ok(Outgoing::Text(text)) => Message::text(text),
             Ok(Outgoing::Shared(text)) => Message::text(text.to_string()),
             Ok(Outgoing::Ping) => Message::Ping(Vec::new().into()),
@@ -467,8 +472,9 @@ fn read_frames(socket: &mut WebSocket<SharedStream>, id: ClientId, events: &Send
             }
             Ok(Message::Close(_)) => return,
             Ok(_) => {}
-            Err(tungstenite::Error::Io(e))
-                if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(tungstenite::Error::Io(e)) if e.kind() == ErrorKind::Interrupted => {}
+            // The socket was shut down (by the writer), or the client broke
+            // the protocol or went away.
             Err(_) => return,
         }
     }

@@ -342,9 +342,7 @@ impl Referee {
             timed_out: None,
         };
         let message = running.game.end_message(ending);
-        for cid in running.players {
-            self.send(cid, &message);
-        }
+        let players = running.players;
         if let [Some(black), Some(white)] = names {
             // One interrupted game per pair of names: the latest.
             self.checkpoints
@@ -362,6 +360,12 @@ impl Referee {
                 stayed,
                 since: Instant::now(),
             });
+        }
+        // Counted before the END goes out, so that whoever hears of the
+        // end finds the checkpoint in the server's figures.
+        self.count();
+        for cid in players {
+            self.send(cid, &message);
         }
     }
 
