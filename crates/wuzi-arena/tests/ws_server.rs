@@ -867,3 +867,26 @@ fn a_name_thief_does_not_take_a_dropped_players_seat() {
     assert_eq!(next(&mut rival)["type"], "START");
     assert!(stays_silent(&mut thief, Duration::from_millis(200)));
 }
+
+/// Stopping the server ends every connection's threads, a silent client's
+/// and a named player's alike, though neither client closes: nothing is
+/// left blocked on a socket.
+#[test]
+fn stopping_the_server_ends_every_connection() {
+    let server = server(Duration::from_secs(60));
+    let silent = connect(&server);
+    let mut player = connect(&server);
+    name(&mut player, "stays", "v2");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while server.stats().connections < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(server.stats().connections, 2);
+    server.stop();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.stats().connections > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(server.stats().connections, 0, "connection threads left");
+    drop((silent, player));
+}

@@ -583,7 +583,7 @@ mod tests {
 
     /// `(m, k, n, lda)` of the products checked: leftover rows, odd `k`
     /// and every column strip of the kernels.
-    const SHAPES: [(usize, usize, usize, usize); 14] = [
+    const SHAPES: [(usize, usize, usize, usize); 17] = [
         (1, 1, 8, 1),
         (7, 5, 24, 9),
         (13, 64, 64, 64),
@@ -598,11 +598,17 @@ mod tests {
         (5, 9, 120, 9),
         (3, 4, 120, 6),
         (11, 7, 120, 7),
-        // One or two rows left from the blocks of six, run across panels
-        // (F(5x5) on one 15x15 board: nine rows).
+        // Three rows left as one block (F(5x5) on one 15x15 board: nine
+        // rows).
         (9, 64, 64, 64),
+        // One or two rows left from the blocks of six (or no block of
+        // six at all), run across four, two and one panels, with and
+        // without an 8-wide last panel.
         (8, 16, 128, 16),
         (2, 9, 72, 9),
+        (8, 9, 120, 9),
+        (2, 5, 24, 5),
+        (1, 7, 128, 7),
     ];
 
     /// Values in -0.5..0.5 from a linear congruential generator.

@@ -44,7 +44,9 @@ pub fn send(socket: &mut Socket, value: Value) -> Result<(), String> {
         .map_err(|e| format!("send: {e}"))
 }
 
-/// The next message (pings are answered by the library), within `limit`.
+/// The next message (pings are answered by the library). `limit` bounds
+/// the time spent skipping other frames; a single read waits as long as
+/// the socket's read timeout ([`open`] sets it to its own limit).
 pub fn next(socket: &mut Socket, limit: Duration) -> Result<Value, String> {
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
@@ -59,8 +61,9 @@ pub fn next(socket: &mut Socket, limit: Duration) -> Result<Value, String> {
     Err(format!("no message within {limit:?}"))
 }
 
-/// Reads until a message of type `kind`, within `limit`; others (such as
-/// the clocks) are skipped, but the game's END is an error.
+/// Reads until a message of type `kind`, giving up once `limit` has
+/// passed (a read under way finishes first, as in [`next`]); others (such
+/// as the clocks) are skipped, but the game's END is an error.
 pub fn expect(socket: &mut Socket, kind: &str, limit: Duration) -> Result<Value, String> {
     let deadline = Instant::now() + limit;
     loop {

@@ -265,6 +265,7 @@ pub(super) fn connection(
     events: Sender<Event>,
     page: &'static str,
     rules: &ServerConfig,
+    stop: &AtomicBool,
 ) {
     let deadline = Instant::now() + rules.handshake_timeout;
     if stream.set_write_timeout(Some(rules.write_timeout)).is_err() {
@@ -312,10 +313,11 @@ pub(super) fn connection(
     };
     // The reader blocks on the socket and the writer on the referee's
     // queue, so that neither waits for the other: a frame goes out the
-    // moment the referee queues it. The reader needs no timeout (the
-    // handshake's is cleared): the writer's shutdown of the socket wakes
-    // it, and the heartbeat has the referee close a silent client.
-    if socket.get_ref().read.set_read_timeout(None).is_err() {
+    // moment the referee queues it. Each ends the other by shutting the
+    // socket down; each also wakes every `WAKE` to look whether the other
+    // or the server has stopped, where a shutdown may not wake a blocked
+    // read (Winsock does not promise it) or nobody is left to shut down.
+    if socket.get_ref().read.set_read_timeout(Some(WAKE)).is_err() {
         return;
     }
     let writer = WebSocket::from_raw_socket(
@@ -332,15 +334,25 @@ pub(super) fn connection(
     {
         return;
     }
-    let (reading, closed_by_referee) = (AtomicBool::new(true), AtomicBool::new(false));
+    let (reading, writing) = (AtomicBool::new(true), AtomicBool::new(true));
+    let closed_by_referee = AtomicBool::new(false);
     thread::scope(|scope| {
         let spawned = thread::Builder::new()
             .name(format!("ws-writer-{id}"))
             .spawn_scoped(scope, || {
-                write_frames(writer, &outgoing, &reading, &closed_by_referee)
+                let partner = Partner {
+                    running: &reading,
+                    server_stop: stop,
+                };
+                write_frames(writer, &outgoing, partner, &closed_by_referee);
+                writing.store(false, Ordering::SeqCst);
             });
+        let partner = Partner {
+            running: &writing,
+            server_stop: stop,
+        };
         match spawned {
-            Ok(_) => read_frames(&mut socket, id, &events),
+            Ok(_) => read_frames(&mut socket, id, &events, partner),
             Err(e) => tracing::warn!("cannot start a connection's writer thread: {e}"),
         }
         let _ = socket.close(None);
@@ -358,10 +370,24 @@ pub(super) fn connection(
 /// A connection's read buffer to start with: a few messages.
 const READ_BUFFER: usize = 8 * 1024;
 
-/// How often the writer, waiting on the referee's queue, looks whether the
-/// reader has ended (the reader also shuts the socket down, and the
-/// referee drops the queue once it hears of the end).
-const WRITER_WAKE: Duration = Duration::from_secs(1);
+/// How often a blocked reader or writer looks whether its partner or the
+/// server has stopped.
+const WAKE: Duration = Duration::from_secs(1);
+
+/// What a connection's reader or writer watches while it waits.
+#[derive(Clone, Copy)]
+struct Partner<'a> {
+    /// The other thread has not ended.
+    running: &'a AtomicBool,
+    /// The server is stopping.
+    server_stop: &'a AtomicBool,
+}
+
+impl Partner<'_> {
+    fn ended(&self) -> bool {
+        !self.running.load(Ordering::SeqCst) || self.server_stop.load(Ordering::SeqCst)
+    }
+}
 
 /// A connection's socket as both of its threads use it: each reads from
 /// its own handle (only the reader does), and every write goes out whole
@@ -407,21 +433,23 @@ impl Write for SharedStream {
 }
 
 /// Sends what the referee queues until it closes the connection, the
-/// referee stops, a write fails (the socket is then shut down, which ends
-/// the reader) or the reader is done.
+/// referee or the server stops, a write fails or the reader is done; then
+/// shuts the socket down, which ends the reader.
 fn write_frames(
     mut socket: WebSocket<SharedStream>,
     outgoing: &Receiver<Outgoing>,
-    reading: &AtomicBool,
+    reader: Partner<'_>,
     closed_by_referee: &AtomicBool,
 ) {
     loop {
-        let frame = match outgoing.recv_timeout(WRITER_WAKE) {
+        let frame = match outgoing.recv_timeout(WAKE) {
             Ok(Outgoing::Text(text)) => Message::text(text),
             Ok(Outgoing::Shared(text)) => Message::text(text.to_string()),
             Ok(Outgoing::Ping) => Message::Ping(Vec::new().into()),
-            Err(RecvTimeoutError::Timeout) if reading.load(Ordering::SeqCst) => continue,
-            // The reader has ended.
+            Err(RecvTimeoutError::Timeout) if !reader.ended() => continue,
+            // The reader has ended, or the server is stopping (its referee
+            // may never drop this queue: an event of this connection can
+            // be left in its inbox).
             Err(RecvTimeoutError::Timeout) => break,
             // Closed by the referee, or the referee has stopped.
             Ok(Outgoing::Close) | Err(RecvTimeoutError::Disconnected) => {
@@ -451,7 +479,12 @@ fn within_cap(window: &mut Instant, in_window: &mut u32) -> bool {
 /// Passes the client's messages to the referee until the connection ends:
 /// the client closed it, broke the protocol or flooded, or the socket was
 /// shut down (by the writer or the referee).
-fn read_frames(socket: &mut WebSocket<SharedStream>, id: ClientId, events: &Sender<Event>) {
+fn read_frames(
+    socket: &mut WebSocket<SharedStream>,
+    id: ClientId,
+    events: &Sender<Event>,
+    writer: Partner<'_>,
+) {
     let (mut window, mut in_window) = (Instant::now(), 0u32);
     loop {
         match socket.read() {
@@ -460,10 +493,15 @@ fn read_frames(socket: &mut WebSocket<SharedStream>, id: ClientId, events: &Send
                     tracing::info!("connection {id} closed: it floods");
                     return;
                 }
-                let _ = events.send(Event::Text(id, text.to_string()));
+                if events.send(Event::Text(id, text.to_string())).is_err() {
+                    // The referee has stopped.
+                    return;
+                }
             }
             Ok(Message::Pong(_)) if within_cap(&mut window, &mut in_window) => {
-                let _ = events.send(Event::Pong(id));
+                if events.send(Event::Pong(id)).is_err() {
+                    return;
+                }
             }
             // Unasked pongs count toward the cap too.
             Ok(Message::Pong(_)) => {
@@ -472,7 +510,16 @@ fn read_frames(socket: &mut WebSocket<SharedStream>, id: ClientId, events: &Send
             }
             Ok(Message::Close(_)) => return,
             Ok(_) => {}
-            Err(tungstenite::Error::Io(e)) if e.kind() == ErrorKind::Interrupted => {}
+            Err(tungstenite::Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) =>
+            {
+                if writer.ended() {
+                    return;
+                }
+            }
             // The socket was shut down (by the writer), or the client broke
             // the protocol or went away.
             Err(_) => return,

@@ -284,11 +284,12 @@ impl Server {
                     };
                     next_id += 1;
                     let (id, events, rules) = (next_id, events.clone(), Arc::clone(&rules));
+                    let stop = Arc::clone(&accept_stop);
                     let spawned = thread::Builder::new()
                         .name(format!("ws-client-{id}"))
                         .spawn(move || {
                             let _guard = guard;
-                            connection(id, stream, events, page, &rules)
+                            connection(id, stream, events, page, &rules, &stop)
                         });
                     if let Err(e) = spawned {
                         tracing::warn!("cannot start a connection thread: {e}");
