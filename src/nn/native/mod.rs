@@ -660,12 +660,15 @@ fn conv3x3(
         } else {
             let v = sized(v, winograd::transformed_len(tiling, count, cin));
             winograd::transform_input(isa, src, input, chunk, v);
+            let more_chunks = first + count < tiles;
             for (point, b) in kernel.iter().enumerate() {
                 let a = &v[point * in_stride..][..count * cin];
                 let c = &mut m[point * out_stride..][..count * cout];
-                // The next point's weights, or the first point's for the
-                // next chunk.
-                let next = kernel.get(point + 1).or(kernel.first());
+                // The next point's weights, or the first point's where a
+                // chunk follows (after the last one, nothing).
+                let next = kernel
+                    .get(point + 1)
+                    .or_else(|| kernel.first().filter(|_| more_chunks));
                 gemm::multiply_prefetching(isa, count, a, cin, b, c, next);
             }
         }
