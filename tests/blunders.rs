@@ -144,16 +144,12 @@ fn the_proof_number_solver_finds_more_of_pentazens_wins() {
 
 const RAPFI_EVAL: &str = include_str!("fixtures/blunders/rapfi-eval15.tsv");
 
-/// The blunders of the games from the evaluation openings, quiet ones
-/// included: every move after which Rapfi announced its win, whether or
-/// not our solver sees that win (it needs Rapfi itself as the judge:
-/// `bench blunders --reference`). Each position and Rapfi's line replay
-/// legally, and our solver confirms the part it reaches (8 of 28 at
-/// `CHECK_NODES`, node-counted and so deterministic).
-#[test]
-fn the_rapfi_eval_fixture_replays_and_our_solver_confirms_its_part() {
-    let positions = blunders::parse(RAPFI_EVAL).expect("fixture parses");
-    assert_eq!(positions.len(), 28);
+/// Replays each position of `fixture` and the peer's line after its
+/// blunder (every move legal under the position's rule, none after the
+/// game ended); returns the positions and how many blunders our solver
+/// refutes within `CHECK_NODES` (node-counted, so deterministic).
+fn replay_and_confirm(fixture: &str) -> (usize, usize) {
+    let positions = blunders::parse(fixture).expect("fixture parses");
     let mut confirmed = 0;
     for b in &positions {
         let board = b.board().expect("legal game");
@@ -173,9 +169,29 @@ fn the_rapfi_eval_fixture_replays_and_our_solver_confirms_its_part() {
             confirmed += 1;
         }
     }
-    assert!(
-        confirmed >= 8,
-        "{confirmed} of {} confirmed",
-        positions.len()
-    );
+    (positions.len(), confirmed)
+}
+
+/// The blunders of the games from the evaluation openings, quiet ones
+/// included: every move after which Rapfi announced its win, whether or
+/// not our solver sees that win (it needs Rapfi itself as the judge:
+/// `bench blunders --reference`). Each position and Rapfi's line replay
+/// legally, and our solver confirms the part it reaches (8 of 28).
+#[test]
+fn the_rapfi_eval_fixture_replays_and_our_solver_confirms_its_part() {
+    let (positions, confirmed) = replay_and_confirm(RAPFI_EVAL);
+    assert_eq!(positions, 28);
+    assert!(confirmed >= 8, "{confirmed} of {positions} confirmed");
+}
+
+const RAPFI_RENJU: &str = include_str!("fixtures/blunders/rapfi-renju15.tsv");
+
+/// The renju blunders against Rapfi, quiet ones included: every position
+/// and Rapfi's line replay under renju's rules (no forbidden black move),
+/// and our solver confirms the part it reaches (12 of 30).
+#[test]
+fn the_rapfi_renju_fixture_replays_and_our_solver_confirms_its_part() {
+    let (positions, confirmed) = replay_and_confirm(RAPFI_RENJU);
+    assert_eq!(positions, 30);
+    assert!(confirmed >= 12, "{confirmed} of {positions} confirmed");
 }
