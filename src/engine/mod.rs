@@ -187,15 +187,21 @@ impl Engine {
     }
 
     /// Time for choosing balancing moves: the move's time budget, at most
-    /// 2 s (Rapfi spends about that), at least 0.1 s; for a turn that
-    /// began at `since` (a search came first), no more than is left of it.
+    /// 2 s (Rapfi spends about that), at least 0.1 s where the turn leaves
+    /// that much; for a turn that began at `since` (a search came first),
+    /// no more than is left of it.
     fn balance_time(&self, since: Option<Instant>) -> Duration {
-        let budget = self.budget();
-        let mut time = budget.map_or(Duration::from_secs(2), |b| b.target);
-        if let (Some(budget), Some(since)) = (budget, since) {
-            time = time.min(budget.deadline.saturating_sub(since.elapsed()));
-        }
-        time.clamp(Duration::from_millis(100), Duration::from_secs(2))
+        const MAX: Duration = Duration::from_secs(2);
+        let Some(budget) = self.budget() else {
+            return MAX;
+        };
+        let left = budget
+            .deadline
+            .saturating_sub(since.map_or(Duration::ZERO, |s| s.elapsed()));
+        budget
+            .target
+            .min(left)
+            .clamp(Duration::from_millis(100).min(left), MAX)
     }
 
     /// `count` moves from `board` (colours alternating from its side to

@@ -221,8 +221,10 @@ pub trait FrontEnd {
 pub struct Driver<F: FrontEnd> {
     pub front: F,
     pub session: Session<F::Job>,
-    /// Commands that arrived during a search, run after it.
-    deferred: VecDeque<F::Command>,
+    /// Commands that arrived during a search, run after it, each with the
+    /// moment it was read: a request's clock started then, not when the
+    /// search before it ended.
+    deferred: VecDeque<(F::Command, Instant)>,
     quitting: bool,
 }
 
@@ -260,7 +262,7 @@ impl<F: FrontEnd> Driver<F> {
             _ => {}
         }
         if busy || !self.deferred.is_empty() {
-            self.deferred.push_back(command);
+            self.deferred.push_back((command, self.session.received()));
             return true;
         }
         self.dispatch(command)
@@ -307,9 +309,10 @@ impl<F: FrontEnd> Driver<F> {
             }
         }
         while !self.session.busy() && !self.quitting {
-            let Some(command) = self.deferred.pop_front() else {
+            let Some((command, received)) = self.deferred.pop_front() else {
                 break;
             };
+            self.session.set_received(received);
             if !self.dispatch(command) {
                 // A command that quits, held back behind a search.
                 self.quitting = true;

@@ -68,8 +68,8 @@ pub struct SearchConfig {
     /// `vct_plies` of the root (ply 1: the opponent's VCT after a root move).
     pub vct_nodes: u64,
     pub vct_plies: u8,
-    /// Root safety net: budget for the opponent's VCT after the move about
-    /// to be played (capped by the time left).
+    /// Root safety net: budget for the opponent's VCF and VCT together after
+    /// the move about to be played (capped by the time left).
     pub safety_vct_nodes: u64,
     /// The safety net's share of each move's target time, kept back from
     /// the tree search ([`SafetyNetTime`]).

@@ -32,7 +32,7 @@ use crate::search::expand::{analyse, LeafAnalysis, LeafSettings};
 use crate::search::node::{Edge, Node, NodeState, Proven};
 use crate::search::select::{choice_race, choose_edge, select_edge, tempered_prior, PuctParams};
 use crate::search::stoppers::{SearchProgress, StopCondition, Stoppers};
-use crate::tactics::forced_win;
+use crate::tactics::{forced_win, forced_win_counted};
 
 pub use config::{SearchBatch, SearchConfig, MAX_SETTING_COUNT, MAX_THREADS};
 pub use result::{MoveStats, SearchResult, StopReason};
@@ -324,7 +324,12 @@ impl Searcher {
                 data.edges[i].mv
             };
             board.play_unchecked(mv);
-            let win = forced_win(&mut board, opponent, nodes, nodes);
+            // One budget for both searches: the time manager sized `nodes`
+            // to what the deadline leaves, which a VCT of `nodes` after a
+            // VCF of as many could overrun.
+            let mut vcf_spent = 0;
+            let win = forced_win_counted(&mut board, opponent, nodes, 0, &mut vcf_spent)
+                .or_else(|| forced_win(&mut board, opponent, 0, nodes.saturating_sub(vcf_spent)));
             let child = self.cache.get(&board);
             board.undo();
             let Some(line) = win else {

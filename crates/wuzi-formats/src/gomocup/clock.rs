@@ -12,7 +12,8 @@ pub struct Clock {
     /// `INFO timeout_turn`: time for one move; negative (or, for
     /// Yixin-Board, 0) is no limit.
     pub timeout_turn: i64,
-    /// `INFO timeout_match`: time for the whole game; 0 is no limit.
+    /// `INFO timeout_match`: time for the whole game; 0 or negative is no
+    /// limit (Piskvork sends 0, Yixin-Board documents any value up to 0).
     pub timeout_match: i64,
     /// `INFO time_left`: time left for the game; [`UNLIMITED_MS`] is none.
     pub time_left: i64,
@@ -94,7 +95,7 @@ impl Clock {
 
     /// The time left for the game; `None` when the game is not timed.
     pub fn game_left(&self) -> Option<Duration> {
-        (self.timeout_match != 0 && self.time_left < UNLIMITED_MS).then(|| ms(self.time_left))
+        (self.timeout_match > 0 && self.time_left < UNLIMITED_MS).then(|| ms(self.time_left))
     }
 
     pub fn increment(&self) -> Duration {
@@ -154,6 +155,10 @@ mod tests {
         clock.set("time_left", "1000");
         clock.set("timeout_match", "0");
         assert_eq!(clock.game_left(), None, "timeout_match 0");
+        clock.set("timeout_match", "-1");
+        assert_eq!(clock.game_left(), None, "timeout_match below 0");
+        clock.set("timeout_match", "60000");
+        assert_eq!(clock.game_left(), Some(Duration::from_millis(1000)));
         clock.set("timeout_turn", "0");
         assert_eq!(clock.turn_limit(false), Some(Duration::ZERO));
         assert_eq!(clock.turn_limit(true), None);
