@@ -9,8 +9,11 @@
 # weights, curve and log) and RULE-selfplay.tsv.gz (this run's games).
 #
 # Usage: scripts/gpu-generation.sh SELFPLAY_MINUTES TRAIN_MINUTES RULE...
-#   Each RULE's openings: .gpujob/openings/RULE15-pool.txt (balanced
+#   Each RULE's openings: .gpujob/openings/RULE${BOARD}-pool.txt (balanced
 #   openings drawn fresh for every game, never an evaluation set).
+#   BOARD (default 15): the self-play board's side, e.g. BOARD=20 with
+#   networks/selfplay/freestyle20-pool.txt for Gomocup's 20x20 leagues
+#   (training still reads every self-play file of the rule, both boards).
 #   PARALLEL (default 8): games at once per self-play process.
 #   PROCESSES (default 1): self-play processes per rule, each with its own
 #   evaluator and seed, so that several batches reach the GPU at once.
@@ -47,14 +50,15 @@ spec() { # RULE -> NET NETWORK_FILE
 
 pids=()
 seed=${SEED:-1}
+board=${BOARD:-15}
 for rule in "$@"; do
   network=$(spec "$rule" | cut -d' ' -f2)
   for process in $(seq "${PROCESSES:-1}"); do
     GPU_JOB_WORK="$GPU_JOB_WORK/$rule-$process" WUZI_NETWORK=$network \
-      bash scripts/gpu-selfplay.sh "$rule" "$selfplay_minutes" --board 15 \
+      bash scripts/gpu-selfplay.sh "$rule" "$selfplay_minutes" --board "$board" \
       --parallel "${PARALLEL:-8}" --eval-batch 256 --playouts 400 --fast-playouts 100 \
       --full-share 0.25 --sample-plies 6 --temperature 0.8 \
-      --openings ".gpujob/openings/${rule}15-pool.txt" --games 1000000 --seed "$seed" &
+      --openings ".gpujob/openings/${rule}${board}-pool.txt" --games 1000000 --seed "$seed" &
     pids+=($!)
     seed=$((seed + 1))
   done
