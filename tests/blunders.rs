@@ -58,23 +58,11 @@ fn run_suite(config: SearchConfig) -> blunders::Summary {
 
 #[test]
 fn the_fixture_is_well_formed_and_its_blunders_lose() {
-    let positions = blunders::parse(FIXTURE).expect("fixture parses");
-    assert!(positions.len() >= 10, "{} positions", positions.len());
-    let mut confirmed = 0;
-    for b in &positions {
-        let board = b.board().expect("legal game");
-        assert!(board.is_empty(b.blunder), "{}", b.id);
-        // The peer's line starts from the position after the blunder.
-        let mut after = board.clone();
-        after.play(b.blunder).expect("legal blunder");
-        assert!(after.is_empty(b.peer_line[0]), "{}", b.id);
-        if refutation(&board, b.blunder, CHECK_NODES).is_some() {
-            confirmed += 1;
-        }
-    }
+    let (positions, confirmed) = replay_and_confirm(FIXTURE);
+    assert!(positions >= 10, "{positions} positions");
     // Rapfi's wins are often deeper than a VCT (quiet moves in between):
     // the fixture keeps the ones our solver confirms (12 of 40).
-    assert_eq!(confirmed, positions.len());
+    assert_eq!(confirmed, positions);
 }
 
 #[test]
