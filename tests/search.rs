@@ -12,6 +12,7 @@ use wuzi::game::{Board, BoardSize, Color, Point, Rule};
 use wuzi::nn::native::Weights;
 use wuzi::nn::{
     EvalService, Model, NativeNetwork, NetConfig, Precision, PrecisionSetting, ServiceConfig,
+    SymmetryMode,
 };
 use wuzi::search::node::Proven;
 use wuzi::search::{
@@ -20,6 +21,10 @@ use wuzi::search::{
 use wuzi::tactics::{solve, SolveLimits, ThreatKind};
 
 fn service() -> Arc<EvalService> {
+    service_with(SymmetryMode::None)
+}
+
+fn service_with(symmetry: SymmetryMode) -> Arc<EvalService> {
     // Random weights from a fixed seed: every call gives the same network.
     let weights = Weights::random(
         NetConfig {
@@ -38,6 +43,7 @@ fn service() -> Arc<EvalService> {
             ),
             ServiceConfig {
                 batch_size: 8,
+                symmetry,
                 ..ServiceConfig::default()
             },
         )
@@ -288,6 +294,72 @@ fn the_tree_is_reused_after_both_moves() {
         "{visits_before} -> {visits_after}"
     );
     assert!(second.moves.iter().map(|m| m.visits as u64).sum::<u64>() >= visits_before as u64);
+}
+
+/// The largest difference between the root priors of `result` and the
+/// policy of `reference` renormalised over the same moves.
+fn prior_gap(result: &wuzi::search::SearchResult, reference: &[f32]) -> f32 {
+    let at = |m: Point| reference[m.y() as usize * 15 + m.x() as usize];
+    let total: f32 = result.moves.iter().map(|m| at(m.mv)).sum();
+    result
+        .moves
+        .iter()
+        .map(|m| (m.prior - at(m.mv) / total).abs())
+        .fold(0.0, f32::max)
+}
+
+#[test]
+fn root_priors_average_the_policy_over_the_symmetries_when_asked() {
+    let b = Board::from_moves(
+        BoardSize::square(15).unwrap(),
+        Rule::Freestyle,
+        &[p(7, 7), p(8, 6), p(9, 8)],
+    )
+    .unwrap();
+    for root_symmetries in [true, false] {
+        // The network evaluates in one orientation: only the root may average.
+        let s = Searcher::new(
+            service(),
+            SearchConfig {
+                threads: 1,
+                batch_size: SearchBatch::Fixed(4),
+                root_symmetries,
+                ..SearchConfig::default()
+            },
+        );
+        let mut board = b.clone();
+        // A fresh root.
+        let first = s.search(&board, &playouts(300), &AtomicBool::new(false));
+        let averaged = service_with(SymmetryMode::All)
+            .evaluate(&mut board.clone())
+            .unwrap();
+        let single = service().evaluate(&mut board.clone()).unwrap();
+        // A root expanded by the search before, with one symmetry.
+        board.play(first.best_move.unwrap()).unwrap();
+        let (_, child) = s.node_after(&board, &[]).expect("in the tree");
+        let visits_before = child.data.lock().visits;
+        assert!(visits_before > 0);
+        let second = s.search(&board, &playouts(50), &AtomicBool::new(false));
+        let child_averaged = service_with(SymmetryMode::All)
+            .evaluate(&mut board.clone())
+            .unwrap();
+        let child_single = service().evaluate(&mut board.clone()).unwrap();
+        let gaps = [
+            prior_gap(&first, &averaged.policy),
+            prior_gap(&second, &child_averaged.policy),
+        ];
+        let single_gaps = [
+            prior_gap(&first, &single.policy),
+            prior_gap(&second, &child_single.policy),
+        ];
+        if root_symmetries {
+            assert!(gaps.iter().all(|&g| g < 1e-4), "{gaps:?}");
+        } else {
+            assert!(single_gaps.iter().all(|&g| g < 1e-4), "{single_gaps:?}");
+            // The two differ on this network: the check above can fail.
+            assert!(gaps.iter().all(|&g| g > 1e-3), "{gaps:?}");
+        }
+    }
 }
 
 #[test]

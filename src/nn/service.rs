@@ -160,6 +160,9 @@ struct Request {
     features: Vec<f32>,
     height: usize,
     width: usize,
+    /// Averaged over every symmetry of the board, whatever the service's
+    /// [`SymmetryMode`]; such requests share batches only with each other.
+    all_symmetries: bool,
     reply: Sender<Evaluation>,
 }
 
@@ -399,6 +402,23 @@ impl EvalService {
     /// Encodes the boards here and queues them together, so that they can
     /// share a batch; one receiver per board, in order.
     pub fn submit_boards(&self, boards: &mut [Board]) -> Vec<Receiver<Evaluation>> {
+        self.submit_boards_with(boards, false)
+    }
+
+    /// Encodes `board` and queues it to be evaluated under every symmetry
+    /// of the board and averaged (eight network evaluations on a square
+    /// board): a steadier evaluation where one is worth its cost, as at
+    /// the root of a search.
+    pub fn submit_all_symmetries(&self, board: &mut Board) -> Receiver<Evaluation> {
+        let mut answers = self.submit_boards_with(std::slice::from_mut(board), true);
+        answers.pop().unwrap_or_else(|| bounded(1).1)
+    }
+
+    fn submit_boards_with(
+        &self,
+        boards: &mut [Board],
+        all_symmetries: bool,
+    ) -> Vec<Receiver<Evaluation>> {
         let encoded = boards
             .iter_mut()
             .map(|board| {
@@ -411,7 +431,7 @@ impl EvalService {
                 (features, height, width)
             })
             .collect();
-        self.submit_features(encoded)
+        self.queue_features(encoded, all_symmetries)
     }
 
     /// Queues encoded positions (`INPUT_PLANES * height * width` floats
@@ -420,6 +440,14 @@ impl EvalService {
     pub fn submit_features(
         &self,
         positions: Vec<(Vec<f32>, usize, usize)>,
+    ) -> Vec<Receiver<Evaluation>> {
+        self.queue_features(positions, false)
+    }
+
+    fn queue_features(
+        &self,
+        positions: Vec<(Vec<f32>, usize, usize)>,
+        all_symmetries: bool,
     ) -> Vec<Receiver<Evaluation>> {
         let mut answers = Vec::with_capacity(positions.len());
         let group: Vec<Request> = positions
@@ -431,6 +459,7 @@ impl EvalService {
                     features,
                     height,
                     width,
+                    all_symmetries,
                     reply,
                 })
             })

@@ -52,6 +52,10 @@ pub struct SearchConfig {
     /// that is too sure of itself, so that the search also tries the
     /// network's second thoughts.
     pub policy_temperature: f32,
+    /// The root's priors from the network's policy averaged over every
+    /// symmetry of the board (eight evaluations on a square board, once
+    /// per root), not from the one symmetry each other node gets.
+    pub root_symmetries: bool,
     /// 0 (defensive, P(win)+P(draw)) .. 2 (classic) .. 4 (offensive, P(win)).
     pub style: u8,
     /// How the move to play is picked from the root's statistics.
@@ -109,6 +113,7 @@ impl Default for SearchConfig {
             fpu_reduction: 0.2,
             draw_penalty: 0.0,
             policy_temperature: 1.0,
+            root_symmetries: false,
             style: 2,
             final_move: FinalMove::LowerConfidenceBound,
             leaf_vcf_nodes: 200,

@@ -201,6 +201,9 @@ impl Searcher {
         if limits.excluded.is_empty() {
             self.solve_root(board, &root, &clock);
         }
+        if self.config.root_symmetries && !root.data.lock().proven.is_known() {
+            self.average_root_priors(board, &root);
+        }
         let run = SearchRun {
             board,
             root: &root,

@@ -123,6 +123,10 @@ pub struct NodeData {
     /// Whether the edges cover every legal move (only then can the node be
     /// proven lost by its edges).
     pub complete: bool,
+    /// Whether the priors come from the policy averaged over the board's
+    /// symmetries (`root_symmetries`), so that a root need not be
+    /// evaluated so again.
+    pub averaged_priors: bool,
     /// Completed visits (evaluations backed up through the node).
     pub visits: u32,
     pub virtual_visits: u32,
@@ -160,6 +164,7 @@ impl NodeData {
             state: NodeState::Fresh,
             edges: Vec::new(),
             complete: false,
+            averaged_priors: false,
             visits: 0,
             virtual_visits: 0,
             win_sum: 0.0,

@@ -14,7 +14,14 @@ impl Searcher {
         let mut in_flight: VecDeque<Vec<(Pending, Receiver<Evaluation>)>> = VecDeque::new();
         while !progress.halt.load(Ordering::Relaxed) {
             let (pending, mut boards, worked) = self.gather(run);
-            let answers = self.service.submit_boards(&mut boards);
+            // A fresh root is gathered alone (the descents after it collide
+            // with it and end the batch).
+            let answers = match (&pending[..], &mut boards[..]) {
+                ([leaf], [board]) if leaf.path.is_empty() && self.config.root_symmetries => {
+                    vec![self.service.submit_all_symmetries(board)]
+                }
+                _ => self.service.submit_boards(&mut boards),
+            };
             let submitted = !pending.is_empty();
             if submitted {
                 progress.batches.fetch_add(1, Ordering::Relaxed);
@@ -170,30 +177,14 @@ impl Searcher {
                 progress.reserved.fetch_sub(1, Ordering::SeqCst);
                 continue;
             };
-            let sharpen = 1.0 / self.config.policy_temperature;
-            let mut edges: Vec<Edge> = p
-                .moves
-                .iter()
-                .map(|&m| {
-                    let policy = evaluation.policy[m.y() as usize * p.width + m.x() as usize];
-                    Edge::new(m, tempered_prior(policy, sharpen))
-                })
-                .collect();
-            let total: f32 = edges.iter().map(|e| e.prior).sum();
-            let n = edges.len() as f32;
-            for e in &mut edges {
-                e.prior = if total > 0.0 {
-                    e.prior / total
-                } else {
-                    1.0 / n
-                };
-            }
-            edges.sort_by(|a, b| b.prior.total_cmp(&a.prior));
+            let mut edges: Vec<Edge> = p.moves.iter().map(|&m| Edge::new(m, 0.0)).collect();
+            self.set_priors(&mut edges, &evaluation.policy, p.width);
             self.cache.add_edges(edges.len());
             {
                 let mut data = p.leaf.data.lock();
                 data.edges = edges;
                 data.complete = p.complete;
+                data.averaged_priors = p.path.is_empty() && self.config.root_symmetries;
                 data.nn_wdl = evaluation.wdl;
                 data.state = NodeState::Expanded;
             }
@@ -202,6 +193,49 @@ impl Searcher {
             progress.evaluations.fetch_add(1, Ordering::Relaxed);
             progress.in_flight.fetch_sub(1, Ordering::SeqCst);
         }
+    }
+
+    /// Sets the edges' priors from the network's `policy` (cells of a board
+    /// `width` wide), tempered and renormalised over the edges, and sorts
+    /// the edges by them, highest first.
+    fn set_priors(&self, edges: &mut [Edge], policy: &[f32], width: usize) {
+        let sharpen = 1.0 / self.config.policy_temperature;
+        for e in edges.iter_mut() {
+            let cell = e.mv.y() as usize * width + e.mv.x() as usize;
+            e.prior = tempered_prior(policy.get(cell).copied().unwrap_or(0.0), sharpen);
+        }
+        let total: f32 = edges.iter().map(|e| e.prior).sum();
+        let n = edges.len() as f32;
+        for e in edges.iter_mut() {
+            e.prior = if total > 0.0 {
+                e.prior / total
+            } else {
+                1.0 / n
+            };
+        }
+        edges.sort_by(|a, b| b.prior.total_cmp(&a.prior));
+    }
+
+    /// Gives an expanded root the priors of the policy averaged over the
+    /// board's symmetries (`root_symmetries`), once: a root reached
+    /// through an earlier search was expanded with one symmetry. Only
+    /// between tree searches: it reorders the root's edges, which
+    /// descents in flight hold by index.
+    pub(super) fn average_root_priors(&self, board: &Board, root: &Arc<Node>) {
+        {
+            let data = root.data.lock();
+            if data.state != NodeState::Expanded || data.averaged_priors || data.edges.len() < 2 {
+                return;
+            }
+        }
+        let mut board = board.clone();
+        let Ok(evaluation) = self.service.submit_all_symmetries(&mut board).recv() else {
+            return;
+        };
+        let width = board.size().width() as usize;
+        let mut data = root.data.lock();
+        self.set_priors(&mut data.edges, &evaluation.policy, width);
+        data.averaged_priors = true;
     }
 
     /// Walks from the root to a leaf, adding virtual visits on the way.

@@ -53,12 +53,17 @@ pub(super) fn evaluator(
         let Some(first) = queued.front() else {
             continue;
         };
-        let (height, width) = (first.height, first.width);
-        // The first request's board size, in queue order; others wait.
+        let (height, width, all_symmetries) = (first.height, first.width, first.all_symmetries);
+        // The first request's board size and kind, in queue order; others
+        // wait.
         let mut batch = Vec::with_capacity(batch_size);
         let mut rest = VecDeque::with_capacity(queued.len());
         for request in queued.drain(..) {
-            if batch.len() < batch_size && request.height == height && request.width == width {
+            if batch.len() < batch_size
+                && request.height == height
+                && request.width == width
+                && request.all_symmetries == all_symmetries
+            {
                 batch.push(request);
             } else {
                 rest.push_back(request);
@@ -66,6 +71,7 @@ pub(super) fn evaluator(
         }
         queued = rest;
         let symmetries: Vec<Symmetry> = match config.symmetry {
+            _ if all_symmetries => Symmetry::all_for(height, width).to_vec(),
             SymmetryMode::None => vec![Symmetry::IDENTITY],
             SymmetryMode::All => Symmetry::all_for(height, width).to_vec(),
             SymmetryMode::Random => {
