@@ -3,7 +3,7 @@
 //! choice under a swap rule. Protocols print these decisions; they do not
 //! take them.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::engine::Engine;
 use crate::game::{Board, Color, Point};
@@ -57,9 +57,12 @@ const SEARCHED: usize = 6;
 /// each leaving the position as near to the wanted value as the engine can
 /// tell within `time` in all: among moves that leave neither side a forced
 /// win, the network's one-ply values pick the nearest few, and a search of
-/// each decides. The wanted value is even plus `bias` (an expectation,
-/// -0.5..=0.5) for the side not to move in `board`, so that one number
-/// means the same player whatever `count` is. Returns fewer moves only if
+/// each decides. Each move gets an equal share of what is left of `time`:
+/// the screening stops when the share is spent (with at least one
+/// candidate), and the searches divide what it left. The wanted value is
+/// even plus `bias` (an expectation, -0.5..=0.5) for the side not to move
+/// in `board`, so that one number means the same player whatever `count`
+/// is. Returns fewer moves only if
 /// no legal move is left.
 pub(super) fn balancing_moves(
     engine: &mut Engine,
@@ -72,7 +75,7 @@ pub(super) fn balancing_moves(
     let bias = bias.clamp(-0.5, 0.5);
     let mut board = board.clone();
     let mut moves = Vec::new();
-    let per_search = time / (count.max(1) * SEARCHED) as u32;
+    let began = Instant::now();
     // The wanted value for the side to move in `board` (values are the
     // side to move's).
     let wanted = |board: &Board| {
@@ -82,10 +85,18 @@ pub(super) fn balancing_moves(
             0.5 - bias
         }
     };
-    for _ in 0..count {
+    for step in 0..count {
+        let share = time.saturating_sub(began.elapsed()) / (count - step) as u32;
+        let step_began = Instant::now();
         let mut screened: Vec<(f32, Point)> = Vec::new();
         let mut fallback = None;
         for m in candidates(&mut board) {
+            // Each candidate's checks run to their end, so the screening
+            // is bounded here: on a slow CPU or a short turn it would
+            // otherwise outlast the turn.
+            if !screened.is_empty() && step_began.elapsed() >= share {
+                break;
+            }
             if board.play(m).is_err() {
                 continue;
             }
@@ -100,6 +111,7 @@ pub(super) fn balancing_moves(
         }
         screened.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         screened.truncate(SEARCHED);
+        let per_search = share.saturating_sub(step_began.elapsed()) / SEARCHED as u32;
         if per_search >= Duration::from_millis(20) {
             for entry in screened.iter_mut() {
                 if board.play(entry.1).is_err() {
@@ -152,5 +164,52 @@ impl SwapChoice {
         } else {
             SwapChoice::Stay
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::game::{BoardSize, Rule};
+    use crate::nn::{EvalService, ServiceConfig};
+    use crate::search::SearchConfig;
+
+    /// An engine whose network rates every position even: every screened
+    /// candidate ties, and the lowest point wins the tie.
+    fn even_engine() -> Engine {
+        let service = EvalService::start_uniform(ServiceConfig::default()).expect("service");
+        let size = BoardSize::square(15).expect("size");
+        Engine::new(
+            Arc::new(service),
+            SearchConfig::default(),
+            size,
+            Rule::Freestyle,
+        )
+    }
+
+    #[test]
+    fn the_screening_stops_when_its_time_is_spent() {
+        let mut engine = even_engine();
+        let size = BoardSize::square(15).expect("size");
+        let board = Board::from_moves(size, Rule::Freestyle, &[Point::new(7, 7).expect("point")])
+            .expect("board");
+        let mut scratch = board.clone();
+        let order = candidates(&mut scratch);
+        let nearest = order[0];
+        let lowest = order.iter().copied().min().expect("candidates");
+        assert_ne!(nearest, lowest);
+        // No time: the first candidate (nearest the stones) is all there is.
+        assert_eq!(
+            balancing_moves(&mut engine, &board, 1, Duration::ZERO, 0.0),
+            vec![nearest]
+        );
+        // Time for every candidate but too little for searches (under 20 ms
+        // each): all are screened and tie.
+        assert_eq!(
+            balancing_moves(&mut engine, &board, 1, Duration::from_millis(110), 0.0),
+            vec![lowest]
+        );
     }
 }
