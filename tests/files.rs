@@ -163,7 +163,7 @@ fn time_zero_answers_at_once() {
 
 #[test]
 fn malformed_files_are_reported_and_tah_dat_is_left_alone() {
-    let cases: [(&str, String, &str, &str, &str); 5] = [
+    let cases: [(&str, String, &str, &str, &str); 7] = [
         (
             "ragged",
             plocha(&[]).replacen("---------------", "-------", 1),
@@ -192,6 +192,29 @@ fn malformed_files_are_reported_and_tah_dat_is_left_alone() {
             "o",
             "1\n1000\n",
             "already over",
+        ),
+        // The five is not the last stone in reading order.
+        (
+            "over-earlier",
+            plocha(&[
+                (0, 0, 'x'),
+                (1, 0, 'x'),
+                (2, 0, 'x'),
+                (3, 0, 'x'),
+                (4, 0, 'x'),
+                (7, 7, 'o'),
+            ]),
+            "o",
+            "1\n1000\n",
+            "already over",
+        ),
+        // A negative time per move is no time limit to the clock.
+        (
+            "negative",
+            plocha(&[]),
+            "x",
+            "-1\n2147483647\n",
+            "TIMEOUTS.DAT",
         ),
     ];
     for (name, board, tah, timeouts, why) in cases {

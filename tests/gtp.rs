@@ -167,6 +167,11 @@ fn a_scripted_exchange_gets_exact_answers() {
     let reg = e.ask("reg_genmove b");
     assert!(reg.success, "{reg:?}");
     assert_eq!(e.ok("showboard"), before);
+    // Even for the side not to move: the side to move stays black.
+    let reg = e.ask("reg_genmove w");
+    assert!(reg.success, "{reg:?}");
+    assert_eq!(e.ok("showboard"), before);
+    assert!(before.contains("black to move"), "{before}");
     // The board shows the stones where the vertices say.
     let row8 = before
         .lines()
@@ -231,6 +236,11 @@ fn bad_input_is_refused_and_changes_nothing() {
         (
             "set_position b H8 w H8",
             failure(None, "bad vertex list: H8 is repeated"),
+        ),
+        // A finished position, its five not the last stone listed.
+        (
+            "set_position b A1 b B1 b C1 b D1 b E1 w H10",
+            failure(None, "illegal position: black has five in a row"),
         ),
     ] {
         assert_eq!(e.ask(command), expected, "{command}");

@@ -72,6 +72,8 @@ pub enum FilesError {
     MissingTimeout(&'static str),
     #[error("TIMEOUTS.DAT: the {what} {line:?} is not an integer")]
     Timeout { what: &'static str, line: String },
+    #[error("TIMEOUTS.DAT: the time per move {0} s is negative (0 means as fast as possible)")]
+    NegativeTurn(i64),
     #[error("INFO.DAT: {key} {value}: {source}")]
     ClockValue {
         key: String,
@@ -157,6 +159,11 @@ fn parse_timeouts(text: &str, clock: &mut Clock) -> Result<(), FilesError> {
         })
     };
     let turn_seconds = number("time per move (seconds)")?;
+    // 0 is "as fast as possible"; below it the clock would read no limit,
+    // which a one-shot brain must not have.
+    if turn_seconds < 0 {
+        return Err(FilesError::NegativeTurn(turn_seconds));
+    }
     let left_ms = number("time left (milliseconds)")?;
     clock.timeout_turn = turn_seconds.saturating_mul(1000);
     clock.time_left = left_ms;
@@ -215,7 +222,7 @@ impl FileRequest {
             other => return Err(FilesError::SideToMove(other.to_string())),
         };
         board.set_side_to_move(to_move);
-        if board.outcome().is_some() {
+        if board.outcome().is_some() || board.completed_five().is_some() {
             return Err(FilesError::GameOver);
         }
         Ok(FileRequest {

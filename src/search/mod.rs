@@ -202,7 +202,7 @@ impl Searcher {
             self.solve_root(board, &root, &clock);
         }
         if self.config.root_symmetries && !root.data.lock().proven.is_known() {
-            self.average_root_priors(board, &root);
+            self.average_root_priors(board, &root, &clock);
         }
         let run = SearchRun {
             board,

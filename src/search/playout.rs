@@ -221,7 +221,7 @@ impl Searcher {
     /// through an earlier search was expanded with one symmetry. Only
     /// between tree searches: it reorders the root's edges, which
     /// descents in flight hold by index.
-    pub(super) fn average_root_priors(&self, board: &Board, root: &Arc<Node>) {
+    pub(super) fn average_root_priors(&self, board: &Board, root: &Arc<Node>, clock: &TimeManager) {
         {
             let data = root.data.lock();
             if data.state != NodeState::Expanded || data.averaged_priors || data.edges.len() < 2 {
@@ -229,7 +229,16 @@ impl Searcher {
             }
         }
         let mut board = board.clone();
-        let Ok(evaluation) = self.service.submit_all_symmetries(&mut board).recv() else {
+        let answer = self.service.submit_all_symmetries(&mut board);
+        // It may queue behind the batches the last search left with the
+        // network: under a clock, a late answer keeps the old priors.
+        let evaluation = match clock.budget() {
+            Some(budget) => answer
+                .recv_timeout((budget.target / 10).max(Duration::from_millis(5)))
+                .ok(),
+            None => answer.recv().ok(),
+        };
+        let Some(evaluation) = evaluation else {
             return;
         };
         let width = board.size().width() as usize;

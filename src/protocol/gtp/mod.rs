@@ -71,8 +71,13 @@ pub enum AnalysisFormat {
 /// What a search is for.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Job {
-    /// `genmove` (plays the move) or `reg_genmove` (does not).
-    GenMove { id: Option<u64>, play: bool },
+    /// `genmove` (plays the move) or `reg_genmove` (does not, and leaves
+    /// the side to move as it was, `side_before`).
+    GenMove {
+        id: Option<u64>,
+        play: bool,
+        side_before: Color,
+    },
     /// `lz-analyze` / `kata-analyze` until the next command.
     Analyse {
         format: AnalysisFormat,
@@ -242,13 +247,21 @@ impl Gtp {
         if let Some(why) = self.networks.refusal(s.engine.rule()) {
             return failure(s, id, why.to_string());
         }
-        Self::with_side_to_move(s, color);
+        let side_before = s.engine.board().side_to_move();
         if s.engine.board().outcome().is_some() {
             // Nothing to play on a finished board.
+            if play {
+                Self::with_side_to_move(s, color);
+            }
             return success(s, id, GtpMove::Pass.to_string());
         }
+        Self::with_side_to_move(s, color);
         s.engine.time = self.clock.time_control(color, self.lag);
-        s.think(Job::GenMove { id, play });
+        s.think(Job::GenMove {
+            id,
+            play,
+            side_before,
+        });
     }
 
     fn undo(&mut self, s: &mut GtpSession, id: Option<u64>) {
@@ -295,6 +308,13 @@ impl Gtp {
             if board.place(point, *color).is_err() {
                 return failure(s, id, format!("bad vertex list: {text} is repeated"));
             }
+        }
+        if let Some(winner) = board.completed_five() {
+            let name = match winner {
+                Color::Black => "black",
+                Color::White => "white",
+            };
+            return failure(s, id, format!("illegal position: {name} has five in a row"));
         }
         // After a handicap white moves; after a set-up, the side with
         // fewer stones (black when even).
@@ -464,7 +484,11 @@ impl FrontEnd for Gtp {
         let result = finished.result;
         tracing::info!("search: {}", summary_line(&result, Notation::Gomocup));
         match job {
-            Job::GenMove { id, play } => {
+            Job::GenMove {
+                id,
+                play,
+                side_before,
+            } => {
                 let size = s.engine.board().size();
                 let answer = if matches!(result.proven, Proven::Loss(_)) {
                     GtpMove::Resign
@@ -482,6 +506,10 @@ impl FrontEnd for Gtp {
                         None => GtpMove::Pass,
                     }
                 };
+                if !play {
+                    // reg_genmove has no effect on the game.
+                    Self::with_side_to_move(s, side_before);
+                }
                 success(s, id, answer.to_string());
             }
             Job::Analyse { format, max_moves } => {

@@ -324,6 +324,17 @@ impl Board {
         self.is_full().then_some(Outcome::Draw)
     }
 
+    /// A colour with a winning line anywhere on the board. [`Board::outcome`]
+    /// looks only at the last stone, which is enough for a game played
+    /// move by move; a position set up stone by stone (a file, a GUI's
+    /// board) may hold a five made by an earlier stone.
+    pub fn completed_five(&self) -> Option<Color> {
+        self.history
+            .iter()
+            .find(|&&(p, color)| self.is_winning_move(p, color))
+            .map(|&(_, color)| color)
+    }
+
     /// Whether some line of five cells on the board holds none of the
     /// other colour's stones: a five needs one under every rule, so when
     /// this is false `color` can never win from here.
