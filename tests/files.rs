@@ -163,7 +163,7 @@ fn time_zero_answers_at_once() {
 
 #[test]
 fn malformed_files_are_reported_and_tah_dat_is_left_alone() {
-    let cases: [(&str, String, &str, &str, &str); 7] = [
+    let cases: [(&str, String, &str, &str, &str); 8] = [
         (
             "ragged",
             plocha(&[]).replacen("---------------", "-------", 1),
@@ -215,6 +215,14 @@ fn malformed_files_are_reported_and_tah_dat_is_left_alone() {
             "x",
             "-1\n2147483647\n",
             "TIMEOUTS.DAT",
+        ),
+        // Read up to a cap, not whole.
+        (
+            "huge",
+            "-".repeat(2 << 20),
+            "x",
+            "1\n1000\n",
+            "larger than 1 MiB",
         ),
     ];
     for (name, board, tah, timeouts, why) in cases {

@@ -249,6 +249,22 @@ fn bad_input_is_refused_and_changes_nothing() {
     e.ok("quit");
 }
 
+/// A line longer than the reader keeps (64 KiB) is cut; the command it
+/// held is refused, not run with the arguments that survived the cut.
+#[test]
+fn an_overlong_line_is_refused_whole() {
+    let mut e = Engine::start();
+    e.ok("boardsize 15");
+    e.ok("play black H8");
+    let board = e.ok("showboard");
+    let padding = " ".repeat(70_000);
+    let response = e.ask(&format!("5 set_position b A1 w B2{padding}b C3 w D4"));
+    assert!(!response.success, "{response:?}");
+    assert_eq!(response.id, Some(5));
+    assert_eq!(e.ok("showboard"), board);
+    e.ok("quit");
+}
+
 #[test]
 fn renju_forbidden_points_are_illegal_for_black() {
     let mut e = Engine::start();

@@ -99,12 +99,32 @@ pub enum FilesError {
     BoardFull,
     #[error("cannot write TAH.DAT: {0}")]
     Write(std::io::Error),
+    #[error("{0} is not a regular file")]
+    NotAFile(&'static str),
+    #[error("{0} is larger than 1 MiB: not a file of this protocol")]
+    TooLarge(&'static str),
 }
 
+/// Largest file read: a 32x32 PLOCHA.DAT is about 1 KiB.
+const MAX_FILE: u64 = 1 << 20;
+
 fn read(dir: &Path, name: &'static str) -> Result<String, FilesError> {
-    fs::read(dir.join(name))
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .map_err(|source| FilesError::Read { name, source })
+    use std::io::Read;
+    let path = dir.join(name);
+    let failed = |source| FilesError::Read { name, source };
+    // Not a FIFO or a device: opening one may block for good.
+    let metadata = fs::metadata(&path).map_err(failed)?;
+    if !metadata.is_file() {
+        return Err(FilesError::NotAFile(name));
+    }
+    let mut bytes = Vec::new();
+    fs::File::open(&path)
+        .and_then(|file| file.take(MAX_FILE + 1).read_to_end(&mut bytes))
+        .map_err(failed)?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(FilesError::TooLarge(name));
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The board of `PLOCHA.DAT` under `rule`.

@@ -3,11 +3,16 @@
 /// Splits a byte stream into lines the way managers and brains write them:
 /// `\n`, `\r\n` or a lone `\r` ends a line, invalid UTF-8 is replaced, and
 /// a line longer than the limit keeps its first `max` bytes (the rest is
-/// dropped, so that a runaway writer cannot exhaust memory).
+/// dropped, so that a runaway writer cannot exhaust memory) followed by
+/// U+FFFD, the replacement character: the cut line's last word is then
+/// no valid word of any protocol, so a cut command is refused, never run
+/// with part of its arguments.
 #[derive(Debug)]
 pub struct LineSplitter {
     line: Vec<u8>,
     max: usize,
+    /// Bytes of the current line were dropped.
+    cut: bool,
     /// The last byte fed was `\r`: a `\n` right after it ends no new line.
     after_cr: bool,
 }
@@ -17,6 +22,7 @@ impl LineSplitter {
         LineSplitter {
             line: Vec::new(),
             max,
+            cut: false,
             after_cr: false,
         }
     }
@@ -30,7 +36,7 @@ impl LineSplitter {
                 b'\n' if after_cr => {}
                 b'\n' | b'\r' => emit(self.take()),
                 _ if self.line.len() < self.max => self.line.push(b),
-                _ => {}
+                _ => self.cut = true,
             }
         }
     }
@@ -41,7 +47,10 @@ impl LineSplitter {
     }
 
     fn take(&mut self) -> String {
-        let text = String::from_utf8_lossy(&self.line).into_owned();
+        let mut text = String::from_utf8_lossy(&self.line).into_owned();
+        if std::mem::take(&mut self.cut) {
+            text.push(char::REPLACEMENT_CHARACTER);
+        }
         self.line.clear();
         text
     }
@@ -74,7 +83,9 @@ mod tests {
 
     #[test]
     fn long_lines_are_cut_and_bad_bytes_replaced() {
-        assert_eq!(split(&[b"abcdef", b"gh\nxy"], 4), ["abcd", "xy"]);
+        assert_eq!(split(&[b"abcdef", b"gh\nxy"], 4), ["abcd\u{fffd}", "xy"]);
+        // Exactly the limit is not cut.
+        assert_eq!(split(&[b"abcd\nxy"], 4), ["abcd", "xy"]);
         assert_eq!(split(&[b"7,7\xff\n"], 100), ["7,7\u{fffd}"]);
     }
 }
