@@ -265,6 +265,32 @@ fn an_overlong_line_is_refused_whole() {
     e.ok("quit");
 }
 
+/// Commands that pile up behind a `genmove` are held up to a limit (256);
+/// beyond it each is refused at once, so that a flood cannot grow memory.
+#[test]
+fn a_flood_during_genmove_is_refused_beyond_the_limit() {
+    let mut e = Engine::start();
+    e.ok("boardsize 15");
+    // Three seconds a move: the flood arrives long before the answer.
+    e.ok("time_settings 0 3 1");
+    e.ok("play b H8");
+    e.ok("play w J9");
+    e.process.send("genmove b");
+    for i in 0..300 {
+        e.process.send(&format!("{} name", 1000 + i));
+    }
+    let responses: Vec<Response> = (0..301).map(|_| e.read_response()).collect();
+    let refused: Vec<&Response> = responses.iter().filter(|r| !r.success).collect();
+    assert_eq!(refused.len(), 300 - 256, "{refused:?}");
+    assert!(refused
+        .iter()
+        .all(|r| r.text == "too many commands while thinking"));
+    // The last 44 were refused; the move and the 256 held were answered.
+    assert_eq!(refused[0].id, Some(1000 + 256));
+    assert_eq!(responses.iter().filter(|r| r.text == "Wuzi").count(), 256);
+    e.ok("quit");
+}
+
 #[test]
 fn renju_forbidden_points_are_illegal_for_black() {
     let mut e = Engine::start();

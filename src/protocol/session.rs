@@ -215,7 +215,18 @@ pub trait FrontEnd {
 
     /// Live output during a search for `job` (called every 250 ms at most).
     fn report(&mut self, _session: &mut Session<Self::Job>, _job: &Self::Job) {}
+
+    /// Answers `command` with an error without running it: more commands
+    /// arrived during a search than the driver holds ([`MAX_DEFERRED`]).
+    /// The error comes before the answers of the commands held: only a
+    /// flood gets here, and memory matters more than order then.
+    fn refuse(&mut self, session: &mut Session<Self::Job>, command: Self::Command, why: &str);
 }
+
+/// Commands held behind a search at most. A manager sends a few while the
+/// engine thinks; a flood beyond this is answered with errors instead of
+/// growing the queue without bound.
+pub const MAX_DEFERRED: usize = 256;
 
 /// Runs a front end over a session.
 pub struct Driver<F: FrontEnd> {
@@ -262,6 +273,15 @@ impl<F: FrontEnd> Driver<F> {
             _ => {}
         }
         if busy || !self.deferred.is_empty() {
+            if self.deferred.len() >= MAX_DEFERRED {
+                tracing::warn!("over {MAX_DEFERRED} commands held behind a search: one refused");
+                self.front.refuse(
+                    &mut self.session,
+                    command,
+                    "too many commands while thinking",
+                );
+                return true;
+            }
             self.deferred.push_back((command, self.session.received()));
             return true;
         }

@@ -451,6 +451,10 @@ impl FrontEnd for Gomocup {
         matches!(command, Command::Info { .. })
     }
 
+    fn refuse(&mut self, s: &mut GomocupSession, _command: Command, why: &str) {
+        error(s, why);
+    }
+
     fn execute(&mut self, s: &mut GomocupSession, command: Command) -> Flow {
         match command {
             Command::End => return Flow::Quit,

@@ -420,6 +420,10 @@ impl FrontEnd for Gtp {
         false
     }
 
+    fn refuse(&mut self, s: &mut GtpSession, command: GtpCommand, why: &str) {
+        failure(s, command.id, why);
+    }
+
     fn execute(&mut self, s: &mut GtpSession, command: GtpCommand) -> Flow {
         let id = command.id;
         let args = &command.args;
