@@ -163,6 +163,13 @@ fn time_zero_answers_at_once() {
 
 #[test]
 fn malformed_files_are_reported_and_tah_dat_is_left_alone() {
+    let five = [
+        (0, 0, 'x'),
+        (1, 0, 'x'),
+        (2, 0, 'x'),
+        (3, 0, 'x'),
+        (4, 0, 'x'),
+    ];
     let cases: [(&str, String, &str, &str, &str); 8] = [
         (
             "ragged",
@@ -180,30 +187,11 @@ fn malformed_files_are_reported_and_tah_dat_is_left_alone() {
         ),
         ("who", plocha(&[]), "z", "1\n1000\n", "expected x or o"),
         ("timeouts", plocha(&[]), "x", "soon\n", "TIMEOUTS.DAT"),
-        (
-            "over",
-            plocha(&[
-                (0, 0, 'x'),
-                (1, 0, 'x'),
-                (2, 0, 'x'),
-                (3, 0, 'x'),
-                (4, 0, 'x'),
-            ]),
-            "o",
-            "1\n1000\n",
-            "already over",
-        ),
+        ("over", plocha(&five), "o", "1\n1000\n", "already over"),
         // The five is not the last stone in reading order.
         (
             "over-earlier",
-            plocha(&[
-                (0, 0, 'x'),
-                (1, 0, 'x'),
-                (2, 0, 'x'),
-                (3, 0, 'x'),
-                (4, 0, 'x'),
-                (7, 7, 'o'),
-            ]),
+            plocha(&[five.as_slice(), &[(7, 7, 'o')]].concat()),
             "o",
             "1\n1000\n",
             "already over",

@@ -316,6 +316,8 @@ fn root_priors_average_the_policy_over_the_symmetries_when_asked() {
         &[p(7, 7), p(8, 6), p(9, 8)],
     )
     .unwrap();
+    // References: the network in one orientation, and averaged over all.
+    let (single_service, averaging_service) = (service(), service_with(SymmetryMode::All));
     for root_symmetries in [true, false] {
         // The network evaluates in one orientation: only the root may average.
         let s = Searcher::new(
@@ -330,20 +332,16 @@ fn root_priors_average_the_policy_over_the_symmetries_when_asked() {
         let mut board = b.clone();
         // A fresh root.
         let first = s.search(&board, &playouts(300), &AtomicBool::new(false));
-        let averaged = service_with(SymmetryMode::All)
-            .evaluate(&mut board.clone())
-            .unwrap();
-        let single = service().evaluate(&mut board.clone()).unwrap();
+        let averaged = averaging_service.evaluate(&mut board.clone()).unwrap();
+        let single = single_service.evaluate(&mut board.clone()).unwrap();
         // A root expanded by the search before, with one symmetry.
         board.play(first.best_move.unwrap()).unwrap();
         let (_, child) = s.node_after(&board, &[]).expect("in the tree");
         let visits_before = child.data.lock().visits;
         assert!(visits_before > 0);
         let second = s.search(&board, &playouts(50), &AtomicBool::new(false));
-        let child_averaged = service_with(SymmetryMode::All)
-            .evaluate(&mut board.clone())
-            .unwrap();
-        let child_single = service().evaluate(&mut board.clone()).unwrap();
+        let child_averaged = averaging_service.evaluate(&mut board.clone()).unwrap();
+        let child_single = single_service.evaluate(&mut board.clone()).unwrap();
         let gaps = [
             prior_gap(&first, &averaged.policy),
             prior_gap(&second, &child_averaged.policy),

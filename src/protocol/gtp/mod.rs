@@ -310,11 +310,11 @@ impl Gtp {
             }
         }
         if let Some(winner) = board.completed_five() {
-            let name = match winner {
-                Color::Black => "black",
-                Color::White => "white",
-            };
-            return failure(s, id, format!("illegal position: {name} has five in a row"));
+            return failure(
+                s,
+                id,
+                format!("illegal position: {winner} has five in a row"),
+            );
         }
         // After a handicap white moves; after a set-up, the side with
         // fewer stones (black when even).
