@@ -33,9 +33,15 @@ const QUIET_REPLIES: [(i64, i64); 12] = [
     (11, 14),
 ];
 
-/// Plays `turns` quiet replies against the brain, checking every answer is
-/// a free cell of the board.
-fn play_quietly(b: &mut Brain, taken: &mut HashSet<(i64, i64)>, turns: usize) {
+/// Plays up to `turns` quiet replies against the brain, checking every
+/// answer is a free cell of the board, until the brain makes five (`ours`:
+/// its stones so far); a reply after that is refused, the game being over.
+fn play_quietly(
+    b: &mut Brain,
+    taken: &mut HashSet<(i64, i64)>,
+    ours: &mut HashSet<(i64, i64)>,
+    turns: usize,
+) {
     let mut replies = QUIET_REPLIES
         .iter()
         .filter(|m| !taken.contains(m))
@@ -55,7 +61,32 @@ fn play_quietly(b: &mut Brain, taken: &mut HashSet<(i64, i64)>, turns: usize) {
             "the brain played an occupied cell {m:?}:\n{}",
             b.seen.join("\n")
         );
+        ours.insert(m);
+        if makes_five(ours, m) {
+            let Some(after) = replies.find(|m| !taken.contains(m)) else {
+                return;
+            };
+            b.send(&format!("TURN {},{}", after.0, after.1));
+            let answer = b.answer();
+            assert!(
+                answer.starts_with("ERROR") && answer.contains("over"),
+                "a move after our five: {answer}"
+            );
+            return;
+        }
     }
+}
+
+/// Whether `stones` hold five in a row through `m`.
+fn makes_five(stones: &HashSet<(i64, i64)>, m: (i64, i64)) -> bool {
+    [(1, 0), (0, 1), (1, 1), (1, -1)].iter().any(|&(dx, dy)| {
+        let run = |sign: i64| {
+            (1..)
+                .take_while(|k| stones.contains(&(m.0 + sign * k * dx, m.1 + sign * k * dy)))
+                .count()
+        };
+        1 + run(1) + run(-1) >= 5
+    })
 }
 
 /// A brain on a 15x15 board with a short turn limit.
@@ -81,7 +112,8 @@ fn a_game_is_played_with_legal_moves_and_the_search_summary() {
         b.seen
     );
     taken.insert(first);
-    play_quietly(&mut b, &mut taken, 8);
+    let mut ours = HashSet::from([first]);
+    play_quietly(&mut b, &mut taken, &mut ours, 8);
     b.send("END");
     assert!(b.wait_exit(Duration::from_secs(5)).is_some());
 }
@@ -158,6 +190,50 @@ fn bad_input_gets_error_lines_and_changes_nothing() {
     assert_eq!(b.answer(), "OK");
     b.send("TAKEBACK 7,7");
     assert!(b.answer().starts_with("ERROR"));
+    b.send("BEGIN");
+    b.expect_move();
+}
+
+/// A BOARD holding a five gets ERROR rather than a move, also where the
+/// five was not made by its last stone (a GUI's board is in no order).
+#[test]
+fn a_board_with_a_five_anywhere_is_a_finished_game() {
+    let mut b = ready(0);
+    for last in [(3, 7), (9, 9)] {
+        b.send("BOARD");
+        for x in 3..8 {
+            if (x, 7) != last {
+                b.send(&format!("{x},7,1"));
+            }
+        }
+        for x in 3..7 {
+            b.send(&format!("{x},9,2"));
+        }
+        b.send(&format!(
+            "{},{},{}",
+            last.0,
+            last.1,
+            1 + (last.1 == 9) as u8
+        ));
+        b.send("DONE");
+        let answer = b.answer();
+        assert!(
+            answer.starts_with("ERROR") && answer.contains("over"),
+            "last stone {last:?}: {answer}"
+        );
+    }
+    // A move after the end is refused, and the board stays as it was: the
+    // last stone can still be taken back.
+    b.send("TURN 0,0");
+    let answer = b.answer();
+    assert!(
+        answer.starts_with("ERROR") && answer.contains("over"),
+        "{answer}"
+    );
+    b.send("TAKEBACK 9,9");
+    assert_eq!(b.answer(), "OK");
+    b.send("RESTART");
+    assert_eq!(b.answer(), "OK");
     b.send("BEGIN");
     b.expect_move();
 }
@@ -726,8 +802,9 @@ fn fuzzed_input_never_breaks_the_brain() {
     b.drain(Duration::from_millis(300));
     b.send("BEGIN");
     let mut taken = HashSet::new();
-    taken.insert(b.expect_move());
-    play_quietly(&mut b, &mut taken, 6);
+    let first = b.expect_move();
+    taken.insert(first);
+    play_quietly(&mut b, &mut taken, &mut HashSet::from([first]), 6);
     b.send("END");
     assert!(b.wait_exit(Duration::from_secs(5)).is_some());
 }

@@ -356,8 +356,8 @@ impl Gomocup {
         if self.refuses(s) {
             return;
         }
-        if s.engine.board().outcome().is_some() {
-            error(s, "the game is over on this board");
+        if game_over(s.engine.board()) {
+            error(s, GAME_OVER);
             return;
         }
         s.engine.limits.excluded = self.blocked;
@@ -401,6 +401,14 @@ impl Gomocup {
 }
 
 /// `FORBID x,y x,y` (extended Gomocup) or `FORBID RRCC....` (Yixin).
+const GAME_OVER: &str = "the game is over on this board";
+
+/// Whether the board holds a five or is full. A BOARD's five need not end
+/// with its last stone, which is all that `Board::outcome` looks at.
+fn game_over(board: &Board) -> bool {
+    board.outcome().is_some() || board.completed_five().is_some()
+}
+
 fn forbid_line(board: &mut Board, yixin: bool) -> String {
     let points = if board.rule() == Rule::Renju && (!yixin || board.side_to_move() == Color::Black)
     {
@@ -473,6 +481,11 @@ impl FrontEnd for Gomocup {
                 } else {
                     self.think(s, Job::Move);
                 }
+            }
+            // A move after the end is refused before it is placed, so the
+            // board stays as it was.
+            Command::Turn(c) if game_over(s.engine.board()) => {
+                error(s, &format!("TURN {c}: {GAME_OVER}"))
             }
             Command::Turn(c) => {
                 let color = s.engine.board().side_to_move();
