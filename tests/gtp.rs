@@ -144,7 +144,17 @@ fn a_scripted_exchange_gets_exact_answers() {
         );
     }
     assert_eq!(e.ask("time_left w 280 0"), success(None, ""));
-    // Handicap stones: black stones on an empty board, white to move.
+    // Handicap stones: black stones on an empty board, white to move; at
+    // least two of them (GTP v2), so one is refused and places nothing.
+    let empty = e.ok("showboard");
+    assert_eq!(
+        e.ask("set_free_handicap A1"),
+        failure(
+            None,
+            "bad vertex list: set_free_handicap takes 2 to 224 vertices"
+        )
+    );
+    assert_eq!(e.ok("showboard"), empty);
     assert_eq!(e.ask("set_free_handicap A1 B2"), success(None, ""));
     let handicap = e.ok("showboard");
     assert!(handicap.contains("white to move"), "{handicap}");

@@ -285,6 +285,15 @@ impl Gtp {
         if handicap && s.engine.board().stone_count() > 0 {
             return failure(s, id, "board not empty");
         }
+        // GTP v2, 6.3.2: at least two vertices, and fewer than the board's.
+        let most = size.cell_count() - 1;
+        if handicap && !(2..=most).contains(&args.len()) {
+            return failure(
+                s,
+                id,
+                format!("bad vertex list: set_free_handicap takes 2 to {most} vertices"),
+            );
+        }
         let mut stones: Vec<(Color, &String)> = Vec::new();
         if handicap {
             stones.extend(args.iter().map(|v| (Color::Black, v)));
