@@ -12,6 +12,7 @@ use wuzi::nn::native::Weights;
 use wuzi::nn::{
     EvalService, Model, NativeNetwork, NetConfig, Precision, PrecisionSetting, ServiceConfig,
 };
+use wuzi::protocol::session::Session;
 use wuzi::search::{SearchBatch, SearchConfig, StopReason};
 
 fn engine(rule: Rule) -> Engine {
@@ -172,4 +173,27 @@ fn a_balance_bias_favours_the_side_it_names() {
     );
     assert!(good >= even && even >= bad, "{good} {even} {bad}");
     assert!(good > bad, "{good} {bad}");
+}
+
+/// A search that must answer counts as busy until its result is
+/// collected, not only while its thread runs: a command handled between
+/// the thread's end and the collection must wait behind it, not run as if
+/// idle and stop the engine, which drops the unanswered result.
+#[test]
+fn a_finished_search_is_busy_until_collected() {
+    let mut e = engine(Rule::Freestyle);
+    e.time.turn = Some(Duration::from_millis(30));
+    let mut session: Session<()> = Session::new(e, Box::new(std::io::sink()));
+    session.think(());
+    let started = Instant::now();
+    while session.engine.is_searching() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the search never ended"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(session.busy(), "ended, not yet collected");
+    assert!(session.engine.poll().is_some());
+    assert!(!session.busy(), "collected");
 }

@@ -124,9 +124,13 @@ impl<J: Clone> Session<J> {
         }
     }
 
-    /// Whether a search that must answer is running.
+    /// Whether a search that must answer is running, or has ended and not
+    /// yet been collected (`Engine::poll`). The second matters: a search
+    /// that ends between the driver's poll and this check would otherwise
+    /// let the next command run as if idle, and a command that stops the
+    /// engine (a setting, a move, START) would drop the unanswered result.
     pub fn busy(&self) -> bool {
-        matches!(self.activity, Some(Activity::Answer(_))) && self.engine.is_searching()
+        matches!(self.activity, Some(Activity::Answer(_))) && self.engine.search_kind().is_some()
     }
 
     /// Whether a ponder or an analysis runs (the next command ends it).
