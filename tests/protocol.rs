@@ -395,6 +395,13 @@ fn swap2_and_swap_boards() {
         .collect();
     assert_eq!(stones.len(), 3, "{line}");
     assert_eq!(stones.iter().collect::<HashSet<_>>().len(), 3);
+    // What the brain proposes or answers is on its own board as well, as
+    // after an answered TURN: its last stone can be taken back.
+    let last_is_on_the_board = |b: &mut Brain, at: (i64, i64)| {
+        b.send(&format!("TAKEBACK {},{}", at.0, at.1));
+        assert_eq!(b.answer(), "OK", "TAKEBACK {at:?}");
+    };
+    last_is_on_the_board(&mut b, stones[2]);
 
     b.send("SWAP2BOARD");
     for s in ["7,7", "8,7", "7,9"] {
@@ -409,6 +416,8 @@ fn swap2_and_swap_boards() {
                 && answers.iter().all(|a| parse_move(a).is_some())),
         "{line}"
     );
+    let last = answers.last().and_then(|a| parse_move(a)).unwrap_or((7, 9));
+    last_is_on_the_board(&mut b, last);
 
     b.send("SWAP2BOARD");
     for s in ["7,7", "8,7", "7,9", "6,8", "9,9"] {
@@ -417,6 +426,7 @@ fn swap2_and_swap_boards() {
     b.send("DONE");
     let line = b.answer();
     assert!(line == "SWAP" || parse_move(&line).is_some(), "{line}");
+    last_is_on_the_board(&mut b, parse_move(&line).unwrap_or((9, 9)));
 
     b.send("SWAPBOARD");
     b.send("DONE");
@@ -607,7 +617,13 @@ fn a_rule_without_its_network_is_refused_and_the_others_play() {
     assert_eq!(b.answer(), "OK");
     b.send("INFO timeout_turn 100");
     b.send("INFO rule 4");
-    for request in ["BEGIN", "SWAP2BOARD\nDONE", "BALANCE 1\nDONE"] {
+    for request in [
+        "BEGIN",
+        "SWAP2BOARD\nDONE",
+        "BALANCE 1\nDONE",
+        "TURN 7,7",
+        "BOARD\n7,7,2\nDONE",
+    ] {
         for line in request.lines() {
             b.send(line);
         }
@@ -618,6 +634,9 @@ fn a_rule_without_its_network_is_refused_and_the_others_play() {
         );
     }
     b.send("INFO rule 0");
+    // The refused TURN and BOARD placed nothing.
+    b.send("TAKEBACK 7,7");
+    assert!(b.answer().starts_with("ERROR"));
     b.send("BEGIN");
     b.expect_move();
 }

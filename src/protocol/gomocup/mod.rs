@@ -280,6 +280,7 @@ impl Gomocup {
 
     fn block(&mut self, s: &mut GomocupSession, kind: BlockKind, stones: Vec<Stone>) {
         match kind {
+            BlockKind::Board if self.refuses(s) => {}
             BlockKind::Board | BlockKind::YxBoard => match Self::position_of(s, "BOARD", &stones) {
                 Ok(board) => {
                     s.engine.set_board(board);
@@ -289,7 +290,7 @@ impl Gomocup {
                 }
                 Err(e) => error(s, &e),
             },
-            BlockKind::ShowForbid => match Self::position_of(s, "BOARD", &stones) {
+            BlockKind::ShowForbid => match Self::position_of(s, "SHOWFORBID", &stones) {
                 Ok(mut board) => {
                     let line = forbid_line(&mut board, false);
                     s.engine.set_board(board);
@@ -301,7 +302,7 @@ impl Gomocup {
                 self.swap_board(s, kind == BlockKind::Swap2Board, &stones)
             }
             BlockKind::Balance(_) if self.refuses(s) => {}
-            BlockKind::Balance(n) => match Self::position_of(s, "BOARD", &stones) {
+            BlockKind::Balance(n) => match Self::position_of(s, "BALANCE", &stones) {
                 Ok(board) => {
                     let found = s.engine.balancing_moves(&board, n as usize, 0.0);
                     s.engine.set_board(board);
@@ -482,11 +483,12 @@ impl FrontEnd for Gomocup {
                     self.think(s, Job::Move);
                 }
             }
-            // A move after the end is refused before it is placed, so the
-            // board stays as it was.
+            // A move after the end, or in a rule that cannot be played, is
+            // refused before it is placed, so the board stays as it was.
             Command::Turn(c) if game_over(s.engine.board()) => {
                 error(s, &format!("TURN {c}: {GAME_OVER}"))
             }
+            Command::Turn(_) if self.refuses(s) => {}
             Command::Turn(c) => {
                 let color = s.engine.board().side_to_move();
                 match point(s, c).and_then(|p| s.engine.place(p, color)) {

@@ -37,6 +37,8 @@ impl Gomocup {
             let moves = s.engine.opening_stones();
             if moves.len() == 3 {
                 s.send(&move_list(&moves));
+                let empty = Board::new(s.engine.board().size(), s.engine.board().rule());
+                keep_proposed(s, empty, &moves);
             } else {
                 error(s, "cannot choose opening stones on this board");
             }
@@ -65,7 +67,10 @@ impl Gomocup {
             SwapChoice::Balance => {
                 let board = s.engine.board().clone();
                 match s.engine.balancing_moves_in_turn(&board, 2, 0.0, turn_began)[..] {
-                    [m4, m5] => s.send(&format!("{m4} {m5}")),
+                    [m4, m5] => {
+                        s.send(&format!("{m4} {m5}"));
+                        keep_proposed(s, board, &[m4, m5]);
+                    }
                     _ => Self::answer_swap_move(s, result),
                 }
             }
@@ -73,10 +78,16 @@ impl Gomocup {
         }
     }
 
+    /// Our move on the handed-over position, played on our board too, as
+    /// an answered TURN is: a manager may go on with TURN from there.
     fn answer_swap_move(s: &mut GomocupSession, result: &SearchResult) {
-        match result.best_move {
-            Some(mv) => reply(s, BrainLine::Move(mv.into())),
-            None => error(s, "no legal move"),
+        let Some(mv) = s.engine.move_or_forbidden(result) else {
+            return error(s, "no legal move");
+        };
+        let color = s.engine.board().side_to_move();
+        match s.engine.place(mv, color) {
+            Ok(()) => reply(s, BrainLine::Move(mv.into())),
+            Err(e) => error(s, &format!("internal: our move {mv}: {e}")),
         }
     }
 
@@ -127,9 +138,10 @@ impl Gomocup {
     }
 }
 
-/// Stones the engine proposes to Yixin-Board (balancing moves, swap2
-/// stones) go on its own board too: the GUI places them and then asks about
-/// the position (yxshowforbid, a search) without sending it again.
+/// Stones the engine proposes (balancing moves, swap2 stones) go on its own
+/// board too: Yixin-Board places them and then asks about the position
+/// (yxshowforbid, a search) without sending it again, and a Gomocup
+/// manager may go on after a swap answer with TURN rather than BOARD.
 pub(super) fn keep_proposed(s: &mut GomocupSession, mut board: Board, moves: &[Point]) {
     for &m in moves {
         if board.play(m).is_err() {
