@@ -402,6 +402,26 @@ impl Gomocup {
 }
 
 /// `FORBID x,y x,y` (extended Gomocup) or `FORBID RRCC....` (Yixin).
+/// Commands that neither change the position nor search leave a ponder
+/// running: Yixin-Board sends yxshowforbid (and database queries, which
+/// are ignored) right after each of our moves, which would otherwise end
+/// every ponder as it starts.
+fn leaves_ponder_running(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Info { .. }
+            | Command::YxShowForbid
+            | Command::About
+            | Command::ProtocolVersion
+            | Command::Ignored(_)
+            | Command::Unknown(_)
+            | Command::Block {
+                kind: BlockKind::Ignored(_),
+                ..
+            }
+    )
+}
+
 const GAME_OVER: &str = "the game is over on this board";
 
 /// Whether the board holds a five or is full. A BOARD's five need not end
@@ -457,9 +477,8 @@ impl FrontEnd for Gomocup {
     }
 
     fn keeps_background(&self, command: &Command) -> bool {
-        matches!(command, Command::Info { .. })
+        leaves_ponder_running(command)
     }
-
     fn refuse(&mut self, s: &mut GomocupSession, _command: Command, why: &str) {
         error(s, why);
     }
@@ -596,5 +615,49 @@ impl FrontEnd for Gomocup {
 
     fn report(&mut self, s: &mut GomocupSession, job: &Job) {
         self.realtime_report(s, job);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gomocup::CommandParser;
+
+    fn command(lines: &[&str]) -> Command {
+        let mut parser = CommandParser::new();
+        let mut commands: Vec<Command> = lines.iter().flat_map(|l| parser.feed(l)).collect();
+        assert_eq!(commands.len(), 1, "{lines:?}");
+        commands.remove(0)
+    }
+
+    /// A ponder survives what Yixin-Board sends after each of our moves
+    /// and other commands that neither move nor search; anything that
+    /// changes the position or asks for a search ends it.
+    #[test]
+    fn only_commands_that_change_nothing_leave_a_ponder_running() {
+        for kept in [
+            &["INFO time_left 1000"][..],
+            &["yxshowforbid"],
+            &["ABOUT"],
+            &["PROTOCOLVERSION"],
+            &["yxquerydatabaseall", "7,7", "DONE"],
+            &["yxsetpath"],
+            &["something odd"],
+        ] {
+            assert!(leaves_ponder_running(&command(kept)), "{kept:?}");
+        }
+        for ends in [
+            &["TURN 7,7"][..],
+            &["BEGIN"],
+            &["BOARD", "7,7,1", "DONE"],
+            &["TAKEBACK 7,7"],
+            &["START 15"],
+            &["RESTART"],
+            &["yxnbest 3"],
+            &["SWAP2BOARD", "DONE"],
+            &["STOP"],
+        ] {
+            assert!(!leaves_ponder_running(&command(ends)), "{ends:?}");
+        }
     }
 }
