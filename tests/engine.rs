@@ -197,3 +197,22 @@ fn a_finished_search_is_busy_until_collected() {
     assert!(session.engine.poll().is_some());
     assert!(!session.busy(), "collected");
 }
+
+/// A search that ends by itself says so on the channel given, and the
+/// engine then has its result at once: a protocol loop woken by the
+/// message answers without waiting for its next poll.
+#[test]
+fn a_search_that_ends_wakes_whoever_waits_and_is_collected() {
+    let mut e = engine(Rule::Freestyle);
+    let (ended, search_ended) = crossbeam_channel::bounded(1);
+    e.notify_search_end(ended);
+    e.time.turn = Some(Duration::from_millis(40));
+    for _ in 0..3 {
+        e.start(SearchKind::Think);
+        search_ended
+            .recv_timeout(Duration::from_secs(20))
+            .expect("a wake-up when the search ends");
+        let finished = e.poll().expect("the result, right after the wake-up");
+        assert!(finished.result.best_move.is_some());
+    }
+}

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crossbeam_channel::Sender;
 use parking_lot::RwLock;
 
 use crate::game::{Board, BoardSize, Color, MoveError, Point, Rule};
@@ -47,6 +48,10 @@ pub struct Finished {
 struct Running {
     kind: SearchKind,
     stop: Arc<AtomicBool>,
+    /// Set by the search thread once its result is ready, just before it
+    /// sends the wake-up and returns: a poll woken by that message must
+    /// find the search over although the thread has not quite exited.
+    done: Arc<AtomicBool>,
     handle: JoinHandle<SearchResult>,
     board: Board,
 }
@@ -99,6 +104,9 @@ pub struct Engine {
     last_own: Option<OwnSearch>,
     /// A game started since the last search: see `make_room_for_a_new_game`.
     new_game_room: bool,
+    /// Told when a background search ends by itself, so that a protocol
+    /// loop waiting for input answers at once instead of at its next poll.
+    search_ended: Option<Sender<()>>,
 }
 
 impl Engine {
@@ -116,6 +124,7 @@ impl Engine {
             running: None,
             last_own: None,
             new_game_room: false,
+            search_ended: None,
         };
         engine.fit_evaluators();
         engine
@@ -410,15 +419,31 @@ impl Engine {
         let board = self.board.clone();
         let searcher = Arc::clone(&self.searcher);
         let (thread_stop, thread_board) = (Arc::clone(&stop), board.clone());
+        let ended = self.search_ended.clone();
+        let done = Arc::new(AtomicBool::new(false));
+        let thread_done = Arc::clone(&done);
         let handle = std::thread::spawn(move || {
-            searcher.read().search(&thread_board, &limits, &thread_stop)
+            let result = searcher.read().search(&thread_board, &limits, &thread_stop);
+            thread_done.store(true, Ordering::Release);
+            if let Some(ended) = ended {
+                // Full means a wake-up is already due.
+                let _ = ended.try_send(());
+            }
+            result
         });
         self.running = Some(Running {
             kind,
             stop,
+            done,
             handle,
             board,
         });
+    }
+
+    /// Sends `()` on `to` whenever a background search ends (a bounded
+    /// channel: a wake-up already pending is enough).
+    pub fn notify_search_end(&mut self, to: Sender<()>) {
+        self.search_ended = Some(to);
     }
 
     pub fn is_searching(&self) -> bool {
@@ -431,12 +456,13 @@ impl Engine {
         self.running.as_ref().map(|r| r.kind)
     }
 
-    /// The finished search, if the background search has ended by itself.
+    /// The finished search, if the background search has ended by itself
+    /// (its thread may still be exiting: the join waits for that).
     pub fn poll(&mut self) -> Option<Finished> {
         if self
             .running
             .as_ref()
-            .is_some_and(|r| r.handle.is_finished())
+            .is_some_and(|r| r.done.load(Ordering::Acquire) || r.handle.is_finished())
         {
             return self.join();
         }

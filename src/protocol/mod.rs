@@ -20,7 +20,7 @@ pub mod ws_client;
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
-use crossbeam_channel::RecvTimeoutError;
+use crossbeam_channel::{bounded, select, RecvTimeoutError};
 
 use crate::config::Config;
 use crate::engine::Engine;
@@ -135,8 +135,18 @@ fn drive<F: FrontEnd>(
     mut parse: impl FnMut(&str) -> Vec<F::Command>,
 ) -> Driver<F> {
     let lines = reader::spawn(input);
+    // A search that ends wakes the loop, so that its answer goes out at
+    // once rather than at the next poll: on Windows a 5 ms wait may last a
+    // whole 15.6 ms timer tick, half the manager's lag allowance.
+    let (ended, search_ended) = bounded(1);
+    driver.session.engine.notify_search_end(ended);
     loop {
-        match lines.recv_timeout(Duration::from_millis(5)) {
+        let next = select! {
+            recv(lines) -> line => line.map_err(|_| RecvTimeoutError::Disconnected),
+            recv(search_ended) -> _ => Err(RecvTimeoutError::Timeout),
+            default(Duration::from_millis(5)) => Err(RecvTimeoutError::Timeout),
+        };
+        match next {
             Ok((line, received)) => {
                 tracing::info!("< {}", line.trim_end());
                 driver.session.set_received(received);
