@@ -426,7 +426,8 @@ impl Engine {
             let result = searcher.read().search(&thread_board, &limits, &thread_stop);
             thread_done.store(true, Ordering::Release);
             if let Some(ended) = ended {
-                // Full means a wake-up is already due.
+                // Best effort: full means a wake-up is already due (perhaps
+                // a stopped search's), and the waiting loop polls anyway.
                 let _ = ended.try_send(());
             }
             result

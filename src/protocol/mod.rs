@@ -20,7 +20,7 @@ pub mod ws_client;
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
-use crossbeam_channel::{bounded, select, RecvTimeoutError};
+use crossbeam_channel::{bounded, never, select, RecvTimeoutError};
 
 use crate::config::Config;
 use crate::engine::Engine;
@@ -138,12 +138,19 @@ fn drive<F: FrontEnd>(
     // A search that ends wakes the loop, so that its answer goes out at
     // once rather than at the next poll: on Windows a 5 ms wait may last a
     // whole 15.6 ms timer tick, half the manager's lag allowance.
-    let (ended, search_ended) = bounded(1);
+    let (ended, mut search_ended) = bounded(1);
     driver.session.engine.notify_search_end(ended);
     loop {
         let next = select! {
             recv(lines) -> line => line.map_err(|_| RecvTimeoutError::Disconnected),
-            recv(search_ended) -> _ => Err(RecvTimeoutError::Timeout),
+            recv(search_ended) -> wake => {
+                // Were the engine's sender ever dropped, a closed channel
+                // would be ready forever: fall back to polling.
+                if wake.is_err() {
+                    search_ended = never();
+                }
+                Err(RecvTimeoutError::Timeout)
+            }
             default(Duration::from_millis(5)) => Err(RecvTimeoutError::Timeout),
         };
         match next {

@@ -401,7 +401,6 @@ impl Gomocup {
     // ---- swap rules ---------------------------------------------------------
 }
 
-/// `FORBID x,y x,y` (extended Gomocup) or `FORBID RRCC....` (Yixin).
 /// Commands that neither change the position nor search leave a ponder
 /// running: Yixin-Board sends yxshowforbid (and database queries, which
 /// are ignored) right after each of our moves, which would otherwise end
@@ -430,6 +429,7 @@ fn game_over(board: &Board) -> bool {
     board.outcome().is_some() || board.completed_five().is_some()
 }
 
+/// `FORBID x,y x,y` (extended Gomocup) or `FORBID RRCC....` (Yixin).
 fn forbid_line(board: &mut Board, yixin: bool) -> String {
     let points = if board.rule() == Rule::Renju && (!yixin || board.side_to_move() == Color::Black)
     {
@@ -479,6 +479,7 @@ impl FrontEnd for Gomocup {
     fn keeps_background(&self, command: &Command) -> bool {
         leaves_ponder_running(command)
     }
+
     fn refuse(&mut self, s: &mut GomocupSession, _command: Command, why: &str) {
         error(s, why);
     }

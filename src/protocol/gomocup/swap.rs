@@ -86,7 +86,10 @@ impl Gomocup {
         };
         let color = s.engine.board().side_to_move();
         match s.engine.place(mv, color) {
-            Ok(()) => reply(s, BrainLine::Move(mv.into())),
+            Ok(()) => {
+                reply(s, BrainLine::Move(mv.into()));
+                s.ponder_after_move();
+            }
             Err(e) => error(s, &format!("internal: our move {mv}: {e}")),
         }
     }
