@@ -242,7 +242,7 @@ impl FileRequest {
             other => return Err(FilesError::SideToMove(other.to_string())),
         };
         board.set_side_to_move(to_move);
-        if board.outcome().is_some() || board.completed_five().is_some() {
+        if board.is_over() {
             return Err(FilesError::GameOver);
         }
         Ok(FileRequest {

@@ -357,7 +357,7 @@ impl Gomocup {
         if self.refuses(s) {
             return;
         }
-        if game_over(s.engine.board()) {
+        if s.engine.board().is_over() {
             error(s, GAME_OVER);
             return;
         }
@@ -389,16 +389,20 @@ impl Gomocup {
             reply(s, BrainLine::Suggest(mv.into()));
             return;
         }
-        let color = s.engine.board().side_to_move();
-        if let Err(e) = s.engine.place(mv, color) {
-            error(s, &format!("internal: our move {mv}: {e}"));
-            return;
-        }
-        reply(s, BrainLine::Move(mv.into()));
-        s.ponder_after_move();
+        play_and_answer(s, mv);
     }
 
     // ---- swap rules ---------------------------------------------------------
+}
+
+/// Plays our move `mv` on our board, answers it, and ponders if asked to.
+pub(super) fn play_and_answer(s: &mut GomocupSession, mv: Point) {
+    let color = s.engine.board().side_to_move();
+    if let Err(e) = s.engine.place(mv, color) {
+        return error(s, &format!("internal: our move {mv}: {e}"));
+    }
+    reply(s, BrainLine::Move(mv.into()));
+    s.ponder_after_move();
 }
 
 /// Commands that neither change the position nor search leave a ponder
@@ -421,13 +425,9 @@ fn leaves_ponder_running(command: &Command) -> bool {
     )
 }
 
+/// A BOARD's five need not end with its last stone, which is all that
+/// `Board::outcome` looks at: requests check `Board::is_over`.
 const GAME_OVER: &str = "the game is over on this board";
-
-/// Whether the board holds a five or is full. A BOARD's five need not end
-/// with its last stone, which is all that `Board::outcome` looks at.
-fn game_over(board: &Board) -> bool {
-    board.outcome().is_some() || board.completed_five().is_some()
-}
 
 /// `FORBID x,y x,y` (extended Gomocup) or `FORBID RRCC....` (Yixin).
 fn forbid_line(board: &mut Board, yixin: bool) -> String {
@@ -505,7 +505,7 @@ impl FrontEnd for Gomocup {
             }
             // A move after the end, or in a rule that cannot be played, is
             // refused before it is placed, so the board stays as it was.
-            Command::Turn(c) if game_over(s.engine.board()) => {
+            Command::Turn(c) if s.engine.board().is_over() => {
                 error(s, &format!("TURN {c}: {GAME_OVER}"))
             }
             Command::Turn(_) if self.refuses(s) => {}

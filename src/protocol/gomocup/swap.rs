@@ -37,8 +37,7 @@ impl Gomocup {
             let moves = s.engine.opening_stones();
             if moves.len() == 3 {
                 s.send(&move_list(&moves));
-                let empty = Board::new(s.engine.board().size(), s.engine.board().rule());
-                keep_proposed(s, empty, &moves);
+                keep_opening_stones(s, &moves);
             } else {
                 error(s, "cannot choose opening stones on this board");
             }
@@ -81,16 +80,9 @@ impl Gomocup {
     /// Our move on the handed-over position, played on our board too, as
     /// an answered TURN is: a manager may go on with TURN from there.
     fn answer_swap_move(s: &mut GomocupSession, result: &SearchResult) {
-        let Some(mv) = s.engine.move_or_forbidden(result) else {
-            return error(s, "no legal move");
-        };
-        let color = s.engine.board().side_to_move();
-        match s.engine.place(mv, color) {
-            Ok(()) => {
-                reply(s, BrainLine::Move(mv.into()));
-                s.ponder_after_move();
-            }
-            Err(e) => error(s, &format!("internal: our move {mv}: {e}")),
+        match s.engine.move_or_forbidden(result) {
+            Some(mv) => play_and_answer(s, mv),
+            None => error(s, "no legal move"),
         }
     }
 
@@ -129,9 +121,7 @@ impl Gomocup {
                 for (i, m) in moves.iter().enumerate() {
                     message(s, &format!("SWAP2 MOVE{} {} {}", i + 1, m.x(), m.y()));
                 }
-                let board = s.engine.board();
-                let empty = Board::new(board.size(), board.rule());
-                keep_proposed(s, empty, &moves);
+                keep_opening_stones(s, &moves);
             }
             _ => {
                 let stones = s.engine.board().stone_count();
@@ -139,6 +129,13 @@ impl Gomocup {
             }
         }
     }
+}
+
+/// The opening stones we propose, kept as the only stones of the game.
+fn keep_opening_stones(s: &mut GomocupSession, moves: &[Point]) {
+    let board = s.engine.board();
+    let empty = Board::new(board.size(), board.rule());
+    keep_proposed(s, empty, moves);
 }
 
 /// Stones the engine proposes (balancing moves, swap2 stones) go on its own

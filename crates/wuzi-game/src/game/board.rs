@@ -335,6 +335,14 @@ impl Board {
             .map(|&(_, color)| color)
     }
 
+    /// Whether the game on this board has ended: a five anywhere, not only
+    /// by the last stone ([`Board::completed_five`]), or a full board. For
+    /// positions set up from outside; a game played move by move needs only
+    /// [`Board::outcome`].
+    pub fn is_over(&self) -> bool {
+        self.outcome().is_some() || self.completed_five().is_some()
+    }
+
     /// Whether some line of five cells on the board holds none of the
     /// other colour's stones: a five needs one under every rule, so when
     /// this is false `color` can never win from here.
