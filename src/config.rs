@@ -5,6 +5,7 @@
 //! Relative paths in it are relative to the file's folder's parent when the
 //! file sits in a `config/` folder, else to its own folder.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -55,7 +56,8 @@ pub struct EngineSection {
     /// Search threads (INFO thread_num overrides).
     pub threads: usize,
     /// Memory limit of the whole process in MiB (the tree gets what the rest
-    /// leaves) when the manager sends none.
+    /// leaves) when the manager sends none; 0 for none, as `INFO
+    /// max_memory 0`.
     pub max_memory_mb: u64,
 }
 
@@ -106,6 +108,9 @@ impl Default for LogSection {
     }
 }
 
+/// Longest configuration file read (the shipped one is a few KiB).
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 impl Config {
     /// Parses a configuration text; errors name the key and line.
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
@@ -128,10 +133,21 @@ impl Config {
 
     /// Reads the file at `path`, resolving relative paths against its base.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let read_error = |source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        // Bounded: a path such as /dev/zero must not fill the memory.
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|file| file.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text))
+            .map_err(read_error)?;
+        if text.len() as u64 > MAX_CONFIG_BYTES {
+            return Err(read_error(std::io::Error::other(format!(
+                "larger than {} KiB: not a configuration file",
+                MAX_CONFIG_BYTES >> 10
+            ))));
+        }
         let mut config = Config::parse(&text).map_err(|e| ConfigError::InFile {
             path: path.to_path_buf(),
             source: Box::new(e),
@@ -144,7 +160,10 @@ impl Config {
     pub fn search_config(&self) -> SearchConfig {
         SearchConfig {
             threads: self.engine.threads,
-            max_memory: (self.engine.max_memory_mb as usize).saturating_mul(1 << 20),
+            max_memory: match self.engine.max_memory_mb {
+                0 => usize::MAX,
+                mb => usize::try_from(mb).map_or(usize::MAX, |mb| mb.saturating_mul(1 << 20)),
+            },
             ..self.search.clone()
         }
     }
@@ -367,6 +386,14 @@ mod tests {
                 "search.batch_size",
             ),
             ("[search]\npipeline = 0\n", "search.pipeline"),
+            (
+                "[search]\ncandidate_distance = 200\n",
+                "search.candidate_distance",
+            ),
+            (
+                "[search]\ncandidate_distance = 0\n",
+                "search.candidate_distance",
+            ),
             (
                 "[network]\nbatch_size = 1000000000000\n",
                 "network.batch_size",

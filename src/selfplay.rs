@@ -57,7 +57,7 @@ pub struct SelfplayArgs {
     #[arg(long, default_value_t = 100)]
     pub games: usize,
     /// Games played at once (one search thread each, one shared network).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = at_most(crate::search::MAX_THREADS))]
     pub parallel: usize,
     /// Playouts of a full search (a training target).
     #[arg(long, default_value_t = 400)]
@@ -81,10 +81,15 @@ pub struct SelfplayArgs {
     #[arg(long, default_value_t = 1.0)]
     pub temperature: f64,
     /// Largest batch of the evaluation service (default: the configured one).
-    #[arg(long)]
+    #[arg(long, value_parser = at_most(crate::search::MAX_SETTING_COUNT))]
     pub eval_batch: Option<usize>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+}
+
+/// A count from 1 to `most` (threads, a batch: each sizes buffers).
+fn at_most(most: usize) -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..=most as u64)
 }
 
 /// How a self-play game ended (the TSV `end` column).
@@ -509,20 +514,32 @@ pub fn run(
     // shared by all the games' trees, so it is not applied.
     config.max_memory = usize::MAX;
     let failure = std::thread::scope(|s| -> Result<(), String> {
-        for _ in 0..threads {
+        for game in 0..threads {
             let tx = tx.clone();
             let searcher = Searcher::new(Arc::clone(&service), config.clone());
             let (plan, next) = (&plan, &next);
             let total = args.games;
-            s.spawn(move || loop {
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                if index >= total {
-                    break;
+            let spawned = std::thread::Builder::new()
+                .name(format!("selfplay-{game}"))
+                .spawn_scoped(s, move || loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    if index >= total {
+                        break;
+                    }
+                    if tx.send(plan.play(&searcher, index)).is_err() {
+                        break;
+                    }
+                });
+            if let Err(e) = spawned {
+                // The games already started go on; fewer at once.
+                if game == 0 {
+                    return Err(format!("cannot start a game thread: {e}"));
                 }
-                if tx.send(plan.play(&searcher, index)).is_err() {
-                    break;
-                }
-            });
+                bar.println(format!(
+                    "selfplay: {game} games at once, not {threads}: cannot start another thread: {e}"
+                ));
+                break;
+            }
         }
         drop(tx);
         for result in rx {

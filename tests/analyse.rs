@@ -96,6 +96,24 @@ fn bad_input_is_a_clear_error() {
     let (ok, _, err) = analyse(&["h8", "--ply", "5"]);
     assert!(!ok);
     assert!(err.contains("--ply 5"), "{err}");
+    // A record that goes on after its five, and one that ends in black's
+    // forbidden double three, are not analysed past their end.
+    let after_five = ["h8", "a1", "i8", "a2", "j8", "a3", "k8", "a4", "l8", "a5"];
+    let (ok, _, err) = analyse(&after_five);
+    assert!(!ok);
+    assert!(
+        err.contains("move 10 comes after the game ended") && err.contains("--ply 9"),
+        "{err}"
+    );
+    let (ok, _, err) = analyse(&after_five[..9]);
+    assert!(!ok);
+    assert!(err.contains("the game is over"), "{err}");
+    let double_three = ["h8", "a1", "i8", "a3", "j9", "a5", "j10", "a7", "j8"];
+    let mut renju = double_three.to_vec();
+    renju.extend(["--rule", "renju"]);
+    let (ok, _, err) = analyse(&renju);
+    assert!(!ok);
+    assert!(err.contains("move 9") && err.contains("forbidden"), "{err}");
 }
 
 #[test]

@@ -501,3 +501,58 @@ fn impossible_times_are_refused_with_a_reason() {
         assert!(err.contains(option), "{args:?}: {err}");
     }
 }
+
+/// Counts that size threads and buffers are refused with the option's name,
+/// not clamped in silence nor met with a panic or an allocation failure;
+/// a configuration path that never ends is refused once past any
+/// configuration's size.
+#[test]
+fn out_of_range_counts_and_endless_files_are_refused() {
+    for (args, named) in [
+        (
+            &["--threads", "0", "analyse", "h8", "--time", "0.1"][..],
+            "--threads",
+        ),
+        (
+            &["--threads", "100000", "analyse", "h8", "--time", "0.1"],
+            "--threads",
+        ),
+        (
+            &[
+                "selfplay",
+                "--out",
+                "x.tsv",
+                "--eval-batch",
+                "18446744073709551615",
+            ],
+            "--eval-batch",
+        ),
+        (
+            &["selfplay", "--out", "x.tsv", "--parallel", "100000"],
+            "--parallel",
+        ),
+        (
+            &["selfplay", "--out", "x.tsv", "--parallel", "0"],
+            "--parallel",
+        ),
+    ] {
+        let out = wuzi().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(err.contains(named), "{args:?}: {err}");
+    }
+    #[cfg(unix)]
+    {
+        let out = wuzi()
+            .args(["--config", "/dev/zero", "analyse", "h8", "--time", "0.1"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{err}");
+        assert!(
+            err.contains("/dev/zero") && err.contains("larger than"),
+            "{err}"
+        );
+    }
+}

@@ -453,6 +453,17 @@ fn broken_network_files_are_refused_naming_the_file() {
         let e = NativeNetwork::load(&moved).unwrap_err().to_string();
         assert!(e.contains("missing tensor"), "{e}");
     }
+    // Values that would make every answer NaN.
+    for (name, value, why) in [
+        ("blocks.1.conv2.weight", f32::NAN, "not finite"),
+        ("policy_conv.weight", f32::INFINITY, "not finite"),
+        ("stem_bn.running_var", -1.0, "negative variance"),
+    ] {
+        let broken = dir.path().join("values.safetensors");
+        std::fs::write(&broken, common::with_first_value(&bytes, name, value)).unwrap();
+        let e = NativeNetwork::load(&broken).unwrap_err().to_string();
+        assert!(e.contains(name) && e.contains(why), "{name}: {e}");
+    }
 }
 
 #[test]

@@ -155,7 +155,21 @@ fn weights_round_trip_and_bad_files_are_refused_with_their_reason() {
     let err = Network::load(&half_path, Device::Cpu)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("Half"), "{err}");
+    assert!(err.contains("F16"), "{err}");
+
+    // Values the native loader refuses, libtorch's refuses too: a NaN
+    // weight would make every answer NaN.
+    let nan = dir.path().join("nan.safetensors");
+    std::fs::write(
+        &nan,
+        common::with_first_value(&bytes, "stem.weight", f32::NAN),
+    )
+    .unwrap();
+    let err = Network::load(&nan, Device::Cpu).unwrap_err().to_string();
+    assert!(
+        err.contains("stem.weight") && err.contains("not finite"),
+        "{err}"
+    );
 
     // A file that names a network of any size (an empty stem of a million
     // channels, a block numbered past any use) is refused before libtorch

@@ -333,6 +333,29 @@ fn analysis_mode_suggests_and_play_imposes() {
 }
 
 #[test]
+fn analysis_mode_suggests_the_swap_answer_without_playing_it() {
+    let mut b = ready(0);
+    b.send("INFO timeout_turn 300");
+    b.send("INFO analysis_mode 1");
+    // Black's two stones in corners against White's in the centre: the
+    // brain stays White and answers with a move, which it only suggests.
+    b.send("SWAPBOARD");
+    for s in ["0,0", "7,7", "14,0"] {
+        b.send(s);
+    }
+    b.send("DONE");
+    let line = b.answer();
+    let mv = parse_move(line.strip_prefix("SUGGEST ").expect(&line)).expect(&line);
+    b.send(&format!("TAKEBACK {},{}", mv.0, mv.1));
+    assert!(
+        b.answer().starts_with("ERROR"),
+        "the suggested move was played"
+    );
+    b.send("TAKEBACK 14,0");
+    assert_eq!(b.answer(), "OK", "the handed-over stones stay");
+}
+
+#[test]
 fn ponder_stop_and_stop_while_thinking() {
     let mut b = ready(0);
     b.send("BEGIN");

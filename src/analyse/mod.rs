@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::bench::blunders::refutation;
-use crate::game::{Board, BoardSize, Color, Point, Rule};
+use crate::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 use crate::gomocup::Coord;
 use crate::notation::{column_letter, Notation};
 use crate::search::node::Proven;
@@ -221,9 +221,35 @@ pub fn read_input(args: &AnalyseArgs) -> Result<GameInput, String> {
         }
         game.moves.truncate(ply);
     }
-    // Every move must be legal.
-    Board::from_moves(game.size, game.rule, &game.moves).map_err(|e| format!("the game: {e}"))?;
+    check_moves(&game)?;
     Ok(game)
+}
+
+/// Every move must be legal (a forbidden point included) and come before
+/// the game ended: a record that goes on after a five, or ends in black's
+/// forbidden move, is refused rather than analysed past its end.
+fn check_moves(game: &GameInput) -> Result<(), String> {
+    let mut board = Board::new(game.size, game.rule);
+    for (i, &p) in game.moves.iter().enumerate() {
+        if board.is_over() {
+            return Err(format!(
+                "the game: move {} comes after the game ended (--ply {i} analyses the position before it)",
+                i + 1
+            ));
+        }
+        let color = board.side_to_move();
+        board
+            .check_move(i64::from(p.x()), i64::from(p.y()), color)
+            .and_then(|p| board.place(p, color))
+            .map_err(|e| match i {
+                0 => format!("the game: move 1: {e}"),
+                _ => format!(
+                    "the game: move {}: {e} (--ply {i} analyses the position before it)",
+                    i + 1
+                ),
+            })?;
+    }
+    Ok(())
 }
 
 /// The game in `text` (a record read from `name`, or stdin).

@@ -54,8 +54,11 @@ pub fn review(
                 after
                     .play(played)
                     .map_err(|e| format!("move {}: {e}", ply + 1))?;
-                if after.outcome().is_some() {
-                    1.0
+                if let Some(outcome) = after.outcome() {
+                    match outcome {
+                        Outcome::Draw => 0.5,
+                        _ => 1.0,
+                    }
                 } else {
                     let r = searcher.search(&after, &limits, &stop);
                     1.0 - r.expectation as f64

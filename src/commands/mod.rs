@@ -91,7 +91,11 @@ enum Command {
 pub(crate) fn configure(cli: &Cli) -> Result<Config, ConfigError> {
     let (mut config, _) = Config::locate(cli.config.as_deref())?;
     if let Some(threads) = cli.threads {
-        config.engine.threads = threads.clamp(1, crate::search::MAX_THREADS);
+        if !(1..=crate::search::MAX_THREADS).contains(&threads) {
+            let why = format!("must be 1..={}", crate::search::MAX_THREADS);
+            return Err(crate::nn::settings::InvalidSetting::new("--threads", &why).into());
+        }
+        config.engine.threads = threads;
     }
     if let Some(device) = &cli.device {
         crate::nn::backend::check_device_name(device)

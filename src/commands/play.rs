@@ -27,7 +27,7 @@ pub(crate) fn analyse(cli: &Cli, args: &crate::analyse::AnalyseArgs) -> io::Resu
 pub(crate) fn selfplay(cli: &Cli, args: &crate::selfplay::SelfplayArgs) -> io::Result<()> {
     let mut config = configure(cli).map_err(io::Error::other)?;
     if let Some(batch) = args.eval_batch {
-        config.network.batch_size = batch.max(1);
+        config.network.batch_size = batch;
     }
     let (service, note) = network_service(&config, args.rule)?;
     if let Some(note) = note {

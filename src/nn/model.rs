@@ -213,6 +213,11 @@ impl Network {
         if bytes > crate::nn::network_file::MAX_FILE_BYTES {
             return Err(NetError::new(path, format!("{bytes} bytes: too large")));
         }
+        // The file's values are checked as the native backend checks them
+        // (every weight finite, no negative variance) before libtorch
+        // allocates the network it names: a NaN would make every output
+        // NaN, which the search would take for uniform priors.
+        crate::nn::native::Weights::read(path)?;
         let tensors: HashMap<String, Tensor> = Tensor::read_safetensors(path)
             .map_err(|e| {
                 NetError::new(

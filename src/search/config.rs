@@ -213,6 +213,13 @@ impl SearchConfig {
             "must be at least 1",
         )?;
         check(self.match_moves >= 1, "match_moves", "must be at least 1")?;
+        // INFO caps it at 4 too: beyond, every expansion scans a wide
+        // square around each stone for little.
+        check(
+            (1..=4).contains(&self.candidate_distance),
+            "candidate_distance",
+            "must be 1..=4",
+        )?;
         check(
             self.falling_value_time.is_finite() && self.falling_value_time >= 0.0,
             "falling_value_time",

@@ -80,3 +80,18 @@ pub fn free_port() -> u16 {
         }
     }
 }
+
+/// A safetensors file's bytes with the first value of the f32 tensor
+/// `name` replaced by `value` (a broken network file for the loaders).
+pub fn with_first_value(file: &[u8], name: &str, value: f32) -> Vec<u8> {
+    let header_len = u64::from_le_bytes(file[..8].try_into().expect("8 bytes")) as usize;
+    let header: serde_json::Value =
+        serde_json::from_slice(&file[8..8 + header_len]).expect("a safetensors header");
+    let start = header[name]["data_offsets"][0]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no tensor {name}")) as usize;
+    let mut bytes = file.to_vec();
+    let at = 8 + header_len + start;
+    bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+    bytes
+}

@@ -395,6 +395,87 @@ fn silent_brain_loses_on_time_and_is_killed() {
     });
 }
 
+/// An engine that writes without end instead of answering cannot hold the
+/// runner past its deadline (lines written later are a timeout, even when
+/// queued before they were read), nor its memory (the queue is bounded and
+/// the game log capped), with the log written as in a real match.
+#[test]
+fn flooding_brain_loses_on_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = faulty(
+        "flood",
+        2,
+        &format!("--log-dir {}", dir.path().display()),
+        |r| matches!(r, EndReason::TimeForfeit { .. }),
+    );
+    for g in &s.games {
+        let log = fs::read_to_string(dir.path().join(format!("game_{:05}.log", g.index + 1)))
+            .unwrap_or_else(|e| panic!("game {}: {e}", g.index));
+        assert!(
+            log.contains("MESSAGE thinking hard"),
+            "{}",
+            &log[..log.len().min(2000)]
+        );
+        assert!(log.len() <= 17 << 20, "{} bytes", log.len());
+    }
+}
+
+/// Only the first SUGGEST of a request is answered with PLAY: an engine
+/// repeating it without reading its input would otherwise fill the pipe,
+/// and the runner's write would block for good.
+#[test]
+fn brain_flooding_suggest_loses_on_time() {
+    faulty(
+        "suggest-flood",
+        2,
+        "",
+        |r| matches!(r, EndReason::TimeForfeit { last_error: Some(e), .. } if e.starts_with("SUGGEST")),
+    );
+}
+
+/// An engine started through a wrapper (a shell script, a launcher) is
+/// killed with the wrapper: the whole process group goes, not only the
+/// process the runner started.
+#[cfg(unix)]
+#[test]
+fn a_wrapped_engine_is_killed_with_its_wrapper() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let wrapper = dir.path().join("engine.sh");
+    // Not `exec`: the shell stays the parent, as launchers do.
+    fs::write(&wrapper, format!("#!/bin/sh\n{BRAIN} \"$@\"\nexit $?\n")).unwrap();
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    let marker = format!("wrapped-{}-{:?}", std::process::id(), Instant::now());
+    let marker = marker.replace(|c: char| !c.is_ascii_alphanumeric(), "-");
+    let s = play(
+        &brain("random", "good"),
+        &format!(
+            "cmd={} arg=--mode arg=slow-end arg={marker} name=wrapped",
+            wrapper.display()
+        ),
+        "--games 1 --random-stones 2 --end-grace 300 --seed 5",
+    )
+    .unwrap();
+    assert_eq!(s.end_kills, [0, 1], "{s}");
+    // The brain under the shell ignores END for 30 s unless killed.
+    let alive = || {
+        fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|entry| {
+                fs::read(entry.path().join("cmdline"))
+                    .map(|c| String::from_utf8_lossy(&c).contains(&marker))
+                    .unwrap_or(false)
+            })
+    };
+    let waited = Instant::now();
+    while alive() && waited.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!alive(), "the wrapped brain outlived the match");
+}
+
 #[test]
 fn brain_silent_from_the_start_fails_to_start() {
     faulty(

@@ -1,13 +1,16 @@
 //! Reading a network file (safetensors) without libtorch, checked against
 //! the architecture before anything is allocated from it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use safetensors::{Dtype, SafeTensors};
 
 use crate::nn::features::INPUT_PLANES;
 use crate::nn::network_file::{block_count, NetConfig, NetError, MAX_FILE_BYTES};
+
+/// Problems of a refused file named in its error, at most.
+const MAX_PROBLEMS_SHOWN: usize = 20;
 
 /// A network file's tensors, each as f32 values in PyTorch's order.
 pub struct Weights {
@@ -20,7 +23,10 @@ impl Weights {
     /// present with its shape, in fp32, and no other.
     pub fn read(path: &Path) -> Result<Weights, NetError> {
         let fail = |what: String| NetError::new(path, what);
-        let meta = std::fs::metadata(path).map_err(|_| fail("no such file".into()))?;
+        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => fail("no such file".into()),
+            _ => fail(format!("cannot read ({e})")),
+        })?;
         if !meta.is_file() {
             return Err(fail("not a file".into()));
         }
@@ -62,16 +68,24 @@ impl Weights {
             }
             tensors.insert(name.clone(), values);
         }
+        let known: HashSet<&str> = expected.iter().map(|(name, _)| name.as_str()).collect();
         let mut unexpected: Vec<String> = file
             .names()
             .into_iter()
-            .filter(|n| !expected.iter().any(|(e, _)| e == *n))
+            .filter(|n| !known.contains(*n))
             .map(|n| format!("unexpected tensor {n}"))
             .collect();
         unexpected.sort();
         problems.extend(unexpected);
         if !problems.is_empty() {
             problems.sort();
+            // A hostile header may list millions of tensors: the message
+            // names the first few.
+            let more = problems.len().saturating_sub(MAX_PROBLEMS_SHOWN);
+            problems.truncate(MAX_PROBLEMS_SHOWN);
+            if more > 0 {
+                problems.push(format!("and {more} more"));
+            }
             return Err(fail(problems.join("; ")));
         }
         Ok(Weights { config, tensors })

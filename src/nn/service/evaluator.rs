@@ -2,6 +2,7 @@
 //! queue, encodes symmetries, runs the network and answers every request.
 
 use super::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub(super) fn start_evaluator(
     network: Option<Box<dyn BatchEvaluator>>,
@@ -133,12 +134,29 @@ pub(super) fn run_batch(
     };
     let BatchOutput { policy, wdl } = evaluate_symmetries(network, encoded, symmetries);
     (0..n)
-        .map(|i| Evaluation {
-            policy: policy[i * area..(i + 1) * area].to_vec(),
-            wdl: [wdl[3 * i], wdl[3 * i + 1], wdl[3 * i + 2]],
+        .map(|i| {
+            let evaluation = Evaluation {
+                policy: policy[i * area..(i + 1) * area].to_vec(),
+                wdl: [wdl[3 * i], wdl[3 * i + 1], wdl[3 * i + 2]],
+            };
+            let finite = evaluation.wdl.iter().all(|v| v.is_finite())
+                && evaluation.policy.iter().all(|v| v.is_finite());
+            if finite {
+                return evaluation;
+            }
+            // Weights that load (all finite) may still overflow on some
+            // input; a NaN would spread through every value it is averaged
+            // into, so the position gets the no-knowledge answer.
+            if !NON_FINITE_REPORTED.swap(true, Ordering::Relaxed) {
+                tracing::error!("the network answered a value that is not finite; such answers are replaced by uniform priors and an even value");
+            }
+            uniform(&batch[i].features, area)
         })
         .collect()
 }
+
+/// Whether a non-finite network output was logged (once per process).
+static NON_FINITE_REPORTED: AtomicBool = AtomicBool::new(false);
 
 /// Evaluates encoded positions, averaged over `symmetries` (evaluated as
 /// one batch of `positions * symmetries.len()`).

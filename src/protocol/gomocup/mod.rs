@@ -605,9 +605,7 @@ impl FrontEnd for Gomocup {
                 message(s, &summary_line(&result, notation));
                 self.answer_move(s, &result);
             }
-            Job::Swap { stones, swap2 } => {
-                Self::swap_decision(s, &result, stones, swap2, self.turn_began)
-            }
+            Job::Swap { stones, swap2 } => self.swap_decision(s, &result, stones, swap2),
             Job::YixinSwap2 { stones } => {
                 Self::yixin_swap_decision(s, &result, stones, self.turn_began)
             }

@@ -53,14 +53,17 @@ impl Gomocup {
     }
 
     /// The engine's swap decision on the position handed over, in the
-    /// Gomocup swap commands' answers.
+    /// Gomocup swap commands' answers. Staying with the colour to move is
+    /// answered as a TURN is: our move played, or suggested in analysis
+    /// mode.
     pub(super) fn swap_decision(
+        &mut self,
         s: &mut GomocupSession,
         result: &SearchResult,
         stones: usize,
         swap2: bool,
-        turn_began: Instant,
     ) {
+        let turn_began = self.turn_began;
         match SwapChoice::after_search(result, stones, swap2) {
             SwapChoice::TakeBlack => s.send("SWAP"),
             SwapChoice::Balance => {
@@ -70,19 +73,10 @@ impl Gomocup {
                         s.send(&format!("{m4} {m5}"));
                         keep_proposed(s, board, &[m4, m5]);
                     }
-                    _ => Self::answer_swap_move(s, result),
+                    _ => self.answer_move(s, result),
                 }
             }
-            SwapChoice::Stay => Self::answer_swap_move(s, result),
-        }
-    }
-
-    /// Our move on the handed-over position, played on our board too, as
-    /// an answered TURN is: a manager may go on with TURN from there.
-    fn answer_swap_move(s: &mut GomocupSession, result: &SearchResult) {
-        match s.engine.move_or_forbidden(result) {
-            Some(mv) => play_and_answer(s, mv),
-            None => error(s, "no legal move"),
+            SwapChoice::Stay => self.answer_move(s, result),
         }
     }
 

@@ -135,8 +135,9 @@ pub(crate) fn info_block(spec: &EngineSpec, rule: Rule) -> String {
 pub(crate) enum Launch {
     /// The old process gets RESTART.
     Restart,
-    /// A new process was started (ABOUT already sent if `about`); START
-    /// must be answered by `deadline`.
+    /// A new process was started (ABOUT already sent if `about`, and its
+    /// answer read until `deadline` at most: the start-up time from the
+    /// launch).
     Fresh { deadline: Instant, about: bool },
 }
 
@@ -274,6 +275,11 @@ pub(crate) fn handshake(
             height: i64::from(h),
         }
     );
+    // The time to answer START runs from this request, not from the
+    // launch: the handshakes run one after the other, and an engine that
+    // loads on START gets the whole time even after the other engine's
+    // START took most of it.
+    let deadline = Instant::now() + settings.init_timeout_of(slot.spec);
     let answer = match proc.send(&start, log) {
         Ok(_) => expect_ok(&mut proc, deadline, false, log),
         Err(_) => Err(OkFailure::Closed),

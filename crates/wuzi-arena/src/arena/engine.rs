@@ -14,6 +14,14 @@ use wuzi_formats::gomocup::LineSplitter;
 
 /// Longest line kept from an engine; the rest of a longer line is dropped.
 const MAX_LINE: usize = 16 * 1024;
+/// Lines read from an engine and not yet handled. An engine that writes
+/// faster than the runner reads (one printing while it is the other's
+/// turn) then waits on its full pipe, as under any manager, instead of
+/// the runner holding everything it wrote.
+const QUEUED_LINES: usize = 1024;
+/// Most text a game's log holds; what an engine writes beyond it is counted,
+/// not kept.
+const MAX_LOG: usize = 16 * 1024 * 1024;
 
 /// What a reader thread reports.
 enum Event {
@@ -38,6 +46,8 @@ pub(crate) enum Reply {
 pub(crate) struct GameLog {
     start: Instant,
     text: Option<String>,
+    /// Lines left out once the log was full.
+    dropped: u64,
 }
 
 impl GameLog {
@@ -45,6 +55,7 @@ impl GameLog {
         GameLog {
             start: Instant::now(),
             text: enabled.then(|| String::with_capacity(16 * 1024)),
+            dropped: 0,
         }
     }
 
@@ -56,6 +67,10 @@ impl GameLog {
     /// (stderr) or `#` (runner note).
     pub(crate) fn line(&mut self, at: Instant, who: &str, dir: &str, text: &str) {
         if let Some(log) = self.text.as_mut() {
+            if log.len() + text.len() > MAX_LOG {
+                self.dropped += 1;
+                return;
+            }
             let t = at.saturating_duration_since(self.start).as_secs_f64();
             let _ = writeln!(log, "[{t:11.6}] {who} {dir} {text}");
         }
@@ -68,7 +83,16 @@ impl GameLog {
     }
 
     pub(crate) fn take(&mut self) -> Option<String> {
-        self.text.take()
+        let mut text = self.text.take()?;
+        if self.dropped > 0 {
+            let _ = writeln!(
+                text,
+                "[log full at {} MiB: {} more lines left out]",
+                MAX_LOG >> 20,
+                self.dropped
+            );
+        }
+        Some(text)
     }
 }
 
@@ -148,7 +172,7 @@ impl EngineProcess {
         live::started(child.id());
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let (tx, rx) = crossbeam_channel::bounded(QUEUED_LINES);
         let tx_err = tx.clone();
         let name = format!("{label}-out");
         thread::Builder::new()
@@ -203,8 +227,10 @@ impl EngineProcess {
         result.map(|_| (at, after))
     }
 
-    /// The next stdout line before `deadline` (stderr lines are logged and
-    /// skipped). Received lines are logged.
+    /// The next stdout line written before `deadline` (stderr lines are
+    /// logged and skipped). Received lines are logged. A line written after
+    /// the deadline is a timeout even when it was queued before the read:
+    /// an engine that never stops writing cannot hold the runner past it.
     pub(crate) fn next_line(&mut self, deadline: Instant, log: &mut GameLog) -> Reply {
         if self.closed {
             return Reply::Closed;
@@ -213,9 +239,17 @@ impl EngineProcess {
             match self.rx.recv_deadline(deadline) {
                 Ok(Event::Out(at, text)) => {
                     log.line(at, &self.label, "<", &text);
+                    if at > deadline {
+                        return Reply::Timeout;
+                    }
                     return Reply::Line(at, text);
                 }
-                Ok(Event::Err(at, text)) => log.line(at, &self.label, "!", &text),
+                Ok(Event::Err(at, text)) => {
+                    log.line(at, &self.label, "!", &text);
+                    if at > deadline {
+                        return Reply::Timeout;
+                    }
+                }
                 Ok(Event::Closed(at)) => {
                     self.closed = true;
                     log.line(at, &self.label, "#", "end of output");
@@ -231,9 +265,13 @@ impl EngineProcess {
     }
 
     /// Logs and discards whatever the engine wrote since the last read
-    /// (stale lines are never taken as answers).
+    /// (stale lines are never taken as answers): what is queued now, not
+    /// what an engine still writing adds meanwhile.
     pub(crate) fn drain(&mut self, log: &mut GameLog) {
-        while let Ok(event) = self.rx.try_recv() {
+        for _ in 0..self.rx.len() {
+            let Ok(event) = self.rx.try_recv() else {
+                break;
+            };
             match event {
                 Event::Out(at, text) => log.line(
                     at,
@@ -313,11 +351,12 @@ impl EngineProcess {
         }
     }
 
-    /// Kills the process (SIGKILL) and reaps it.
+    /// Kills the process and those it started (SIGKILL) and reaps it.
     pub(crate) fn kill(&mut self, log: &mut GameLog) {
         self.stdin = None;
         if !self.has_exited() {
             let child = &mut self.child;
+            live::kill_group(child.id());
             let _ = child.kill();
             let _ = live::reap(child.id(), || child.wait().map(Some));
             self.exited = true;
@@ -334,6 +373,7 @@ impl Drop for EngineProcess {
             let child = &mut self.child;
             let pid = child.id();
             if let Ok(None) = live::reap(pid, || child.try_wait()) {
+                live::kill_group(pid);
                 let _ = child.kill();
                 let _ = live::reap(pid, || child.wait().map(Some));
             }
@@ -370,21 +410,30 @@ pub(crate) mod live {
         result
     }
 
-    /// Kills every engine still alive (Unix; on Windows they exit when
-    /// they next read their closed input).
+    /// Kills every engine still alive and what it started (Unix; on
+    /// Windows they exit when they next read their closed input).
     pub(crate) fn kill_all() {
         let alive = ALIVE.lock();
-        #[cfg(unix)]
         for &pid in alive.iter() {
-            if let Ok(pid) = libc::pid_t::try_from(pid) {
-                // SAFETY: kill(2) on the id of a child not yet reaped (the
-                // lock is held, and reaping takes it).
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                }
+            kill_group(pid);
+        }
+    }
+
+    /// Kills (SIGKILL) the process group that the engine `pid` leads: the
+    /// processes it started, a wrapper script's engine among them, which
+    /// would otherwise go on using the CPU and hold its output open. Unix
+    /// only; elsewhere a no-op.
+    pub(crate) fn kill_group(pid: u32) {
+        #[cfg(unix)]
+        if let Ok(pid) = libc::pid_t::try_from(pid) {
+            // SAFETY: kill(2) on the group of a child not yet reaped (its
+            // id, and so its group's, cannot have been reused): every
+            // caller kills before it reaps.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
             }
         }
         #[cfg(not(unix))]
-        let _ = &alive;
+        let _ = pid;
     }
 }

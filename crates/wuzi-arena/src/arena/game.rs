@@ -97,8 +97,9 @@ enum MoveReply {
 }
 
 /// Reads a move: MESSAGE/DEBUG/UNKNOWN/ERROR lines are logged and skipped,
-/// `SUGGEST x,y` is answered with `PLAY x,y` (as Piskvork), anything else
-/// that is not `x,y` is unparsable, or skipped too with `skip_unparsable`.
+/// the first `SUGGEST x,y` is answered with `PLAY x,y` (as Piskvork),
+/// anything else that is not `x,y` is unparsable, or skipped too with
+/// `skip_unparsable`.
 fn read_move(
     proc: &mut EngineProcess,
     deadline: Instant,
@@ -106,13 +107,19 @@ fn read_move(
     log: &mut GameLog,
 ) -> MoveReply {
     let mut last_error = None;
+    let mut suggested = false;
     loop {
         match proc.next_line(deadline, log) {
             Reply::Line(at, text) => match BrainLine::parse(&text) {
                 BrainLine::Move(c) => return MoveReply::Move(c.x, c.y, at),
                 BrainLine::Message(_) | BrainLine::Debug(_) => {}
                 BrainLine::Error(_) | BrainLine::Unknown(_) => last_error = Some(text),
+                // Another SUGGEST is not answered: an engine repeating it
+                // without reading would fill its input pipe, and the write
+                // would block the runner past any deadline.
+                BrainLine::Suggest(_) if suggested => last_error = Some(text),
                 BrainLine::Suggest(c) => {
+                    suggested = true;
                     let play = format!("{}\n", Command::Play(c));
                     if proc.send(&play, log).is_err() {
                         return MoveReply::Closed;

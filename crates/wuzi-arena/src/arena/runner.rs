@@ -494,9 +494,6 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
         }
     });
     pb.finish_and_clear();
-    if let Some(e) = failure {
-        return Err(e);
-    }
     for g in &games {
         for (total, kills) in end_kills.iter_mut().zip(g.killed_after_end) {
             *total += kills;
@@ -508,7 +505,7 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
     }
     // Only when the signal left games unplayed.
     let interrupted = interrupted && games.len() < plan.jobs.len();
-    Ok(MatchSummary {
+    let summary = MatchSummary {
         names: plan.labels.clone(),
         board: plan.settings.size,
         rule: plan.settings.rule,
@@ -529,5 +526,13 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
         end_kills,
         about,
         overhead: tally.overhead,
-    })
+    };
+    if let Some(e) = failure {
+        // The games played before the error are results all the same.
+        if !plan.quiet && !summary.games.is_empty() && !super::interrupt::aborted() {
+            print!("{summary}");
+        }
+        return Err(e);
+    }
+    Ok(summary)
 }

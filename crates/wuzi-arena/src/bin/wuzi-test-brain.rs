@@ -12,7 +12,9 @@
 //! * `crash`: exits without answering;
 //! * `silent`: stops answering anything (`--at 0`: not even START);
 //! * `slow-end`: plays normally but ignores END and end of input;
-//! * `garbage`: answers a line that is not a move.
+//! * `garbage`: answers a line that is not a move;
+//! * `flood`: writes MESSAGE lines without end instead of a move;
+//! * `suggest-flood`: writes `SUGGEST` lines without end, reading nothing.
 //!
 //! `--block` makes it a little stronger: it also blocks the opponent's five.
 //! `--no-restart` answers `UNKNOWN` to RESTART (the manager must start a new
@@ -40,6 +42,8 @@ enum Mode {
     Silent,
     SlowEnd,
     Garbage,
+    Flood,
+    SuggestFlood,
 }
 
 struct Options {
@@ -51,7 +55,8 @@ struct Options {
 }
 
 fn usage() -> String {
-    "usage: wuzi-test-brain [--mode random|timeout|illegal|crash|silent|slow-end|garbage] \
+    "usage: wuzi-test-brain \
+     [--mode random|timeout|illegal|crash|silent|slow-end|garbage|flood|suggest-flood] \
      [--at N] [--seed S] [--block] [--no-restart]"
         .to_string()
 }
@@ -85,6 +90,8 @@ fn parse_args() -> Result<Options, String> {
                     "silent" => Mode::Silent,
                     "slow-end" => Mode::SlowEnd,
                     "garbage" => Mode::Garbage,
+                    "flood" => Mode::Flood,
+                    "suggest-flood" => Mode::SuggestFlood,
                     other => return Err(format!("unknown mode {other:?}; {}", usage())),
                 }
             }
@@ -247,6 +254,8 @@ impl Brain {
                     self.reply(BrainLine::Other("I resign".into()));
                     return;
                 }
+                Mode::Flood => flood(BrainLine::Message("thinking hard".into())),
+                Mode::SuggestFlood => flood(BrainLine::Suggest(self.size.center().into())),
                 Mode::Random | Mode::SlowEnd => {}
             }
         }
@@ -281,6 +290,14 @@ impl Brain {
         }
         quit(0)
     }
+}
+
+/// Writes `line` until the output is closed, then exits.
+fn flood(line: BrainLine) -> ! {
+    let text = format!("{line}\n").repeat(256);
+    let mut out = io::stdout().lock();
+    while out.write_all(text.as_bytes()).is_ok() {}
+    std::process::exit(0)
 }
 
 /// Exits at once, stdout flushed (the core crate links no libtorch, so
