@@ -343,7 +343,16 @@ fn existing_games(path: &Path) -> Result<usize, String> {
         let n = reader
             .read_line(&mut line)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        if n == 0 || !line.ends_with('\n') {
+        let partial = n > 0 && !line.ends_with('\n');
+        // A first line cut short may be a header whose writing was
+        // interrupted (cut below); anything else is someone else's file.
+        if first && partial && !tsv::header().starts_with(line.as_str()) {
+            return Err(format!(
+                "{} exists and is not a self-play file (its first line is not the header)",
+                path.display()
+            ));
+        }
+        if n == 0 || partial {
             break;
         }
         if first {

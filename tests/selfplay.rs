@@ -172,6 +172,13 @@ fn selfplay_refuses_bad_input_and_leaves_files_alone() {
     assert!(!run.status.success());
     assert!(String::from_utf8_lossy(&run.stderr).contains("not a self-play file"));
     assert_eq!(std::fs::read_to_string(&other).expect("read"), "hello\n");
+    // Nor one line without its end of line (it used to be cut to nothing
+    // as a partial last line).
+    std::fs::write(&other, "hello").expect("write");
+    let run = selfplay(&other, &openings, 2);
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("not a self-play file"));
+    assert_eq!(std::fs::read_to_string(&other).expect("read"), "hello");
     // An opening that is already won (five in a row) is refused up front.
     let won = dir.path().join("won.txt");
     std::fs::write(&won, "0,0, 0,5, 1,0, 1,5, 2,0, 2,5, 3,0, 3,5, 4,0\n").expect("write");

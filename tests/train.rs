@@ -61,9 +61,13 @@ fn tsv_records_are_parsed_filtered_and_checked() {
             &format!("{BLACK_FIVE} 9,9"),
         ),
         line("mismatch", "freestyle", "15", "W", 0, BLACK_FIVE),
-        line("opening-only", "freestyle", "15", "D", 3, "7,7 8,8 9,9"),
+        line("opening-only", "freestyle", "15", "D", 3, "7,7 8,8 9,9")
+            .replace("\tfive\t", "\tdraw\t"),
         // Unfinished game recorded as a white win (a timeout): kept.
-        line("timeout", "freestyle", "15", "W", 1, "7,7 8,8 9,9 10,10"),
+        line("timeout", "freestyle", "15", "W", 1, "7,7 8,8 9,9 10,10")
+            .replace("\tfive\t", "\tother\t"),
+        // The same recorded as ended by a five: the moves show none.
+        line("no-five", "freestyle", "15", "W", 1, "7,7 8,8 9,9 10,10"),
         String::new(),
     ];
     let path = dir.path().join("games.tsv");
@@ -72,14 +76,14 @@ fn tsv_records_are_parsed_filtered_and_checked() {
     let data = Dataset::load(std::slice::from_ref(&path), Rule::Freestyle, &[fifteen]).unwrap();
     let s: &LoadStats = &data.stats;
     assert_eq!(s.files, 1);
-    assert_eq!(s.records, 12);
+    assert_eq!(s.records, 13);
     assert_eq!((s.other_rule, s.other_size), (1, 1));
     assert_eq!(s.malformed, 3, "{:?}", s.warnings);
     assert_eq!(s.illegal_move, 2);
     assert_eq!(s.moves_after_win, 1);
-    assert_eq!(s.result_mismatch, 1);
+    assert_eq!(s.result_mismatch, 2);
     assert_eq!(s.no_targets, 1);
-    assert_eq!(s.skipped(), 8);
+    assert_eq!(s.skipped(), 9);
     assert_eq!(s.games, 2);
     let ids: Vec<&str> = data.games.iter().map(|g| g.id.as_str()).collect();
     assert_eq!(ids, ["ok", "timeout"]);
@@ -339,7 +343,7 @@ fn augmentation_keeps_the_target_on_the_same_stones() {
         p(10, 7),
         p(4, 4),
     ];
-    let game = check_game("rect".into(), size, Rule::Freestyle, moves, 1, None).unwrap();
+    let game = check_game("rect".into(), size, Rule::Freestyle, moves, 1, None, false).unwrap();
     assert_eq!(game.outcome, Outcome::Draw);
     let data = Dataset {
         rule: Rule::Freestyle,

@@ -182,6 +182,10 @@ pub fn sgf_sequence(text: &str) -> Result<(BoardSize, Vec<Point>), String> {
     Ok((game.size, sequence))
 }
 
+/// Longest game text read from stdin (a game record is a few KiB; a TSV
+/// of many games, read for one of them, may be larger).
+const MAX_INPUT_BYTES: u64 = 64 << 20;
+
 /// The game the arguments describe.
 pub fn read_input(args: &AnalyseArgs) -> Result<GameInput, String> {
     let first = args.position[0].as_str();
@@ -189,8 +193,15 @@ pub fn read_input(args: &AnalyseArgs) -> Result<GameInput, String> {
         let (text, name) = if first == "-" {
             let mut text = String::new();
             std::io::stdin()
+                .take(MAX_INPUT_BYTES + 1)
                 .read_to_string(&mut text)
                 .map_err(|e| format!("stdin: {e}"))?;
+            if text.len() as u64 > MAX_INPUT_BYTES {
+                return Err(format!(
+                    "stdin: more than {} MiB: not one game",
+                    MAX_INPUT_BYTES >> 20
+                ));
+            }
             (text, PathBuf::from("stdin"))
         } else {
             let path = PathBuf::from(first);
@@ -287,7 +298,7 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
         // Gomocup TSV: loaded with the records' own checks, under each rule.
         let mut found = None;
         for rule in std::iter::once(args.rule).chain(Rule::ALL) {
-            let data = Dataset::parse(name, text, rule, &[])?;
+            let data = Dataset::parse(name, trimmed, rule, &[])?;
             let game = match &args.game {
                 Some(id) => data.games.iter().find(|g| &g.id == id),
                 None => data.games.first(),

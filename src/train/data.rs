@@ -99,10 +99,11 @@ pub fn make_batch_with(
         row_wdl[result as usize] = 1.0;
         match game.search_at(sample.ply) {
             Some(search) => {
-                let total: u32 = search.visits.iter().map(|&(_, n)| n).sum();
+                // In u64: each count is a u32 from the file, their sum need not be.
+                let total: u64 = search.visits.iter().map(|&(_, n)| u64::from(n)).sum();
                 for &(p, n) in &search.visits {
                     let (x, y) = sym.map_cell(p.x() as usize, p.y() as usize, h, w);
-                    row_policy[y * w + x] += n as f32 / total.max(1) as f32;
+                    row_policy[y * w + x] += (f64::from(n) / total.max(1) as f64) as f32;
                 }
                 let k = search_value_weight.clamp(0.0, 1.0);
                 for (target, &per_mille) in row_wdl.iter_mut().zip(&search.wdl) {

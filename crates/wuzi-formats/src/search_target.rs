@@ -135,6 +135,9 @@ impl FromStr for SearchTarget {
                 }
             }
         }
+        // Most visited first, whatever the file's order: best() is the
+        // first (ties keep the file's order: a stable sort).
+        visits.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
         Ok(SearchTarget { wdl, visits })
     }
 }
@@ -190,6 +193,10 @@ mod tests {
         let odd = SearchTarget::new([1.0, 1.0, 1.0], [(p(0, 0), 1)]).expect("one move");
         assert_eq!(odd.wdl.iter().map(|&v| u32::from(v)).sum::<u32>(), 1000);
         assert_eq!(SearchTarget::new([0.5, 0.0, 0.5], [(p(0, 0), 0)]), None);
+        // A file's entry listed in another order is read most visited first.
+        let read: SearchTarget = "600:100:300/7,7=30;6,7=70".parse().expect("an entry");
+        assert_eq!(read, t);
+        assert_eq!(read.best(), p(6, 7));
     }
 
     #[test]

@@ -181,6 +181,7 @@ pub struct Columns {
     opening: Option<usize>,
     count: Option<usize>,
     search: Option<usize>,
+    end: Option<usize>,
 }
 
 impl Columns {
@@ -206,6 +207,7 @@ impl Columns {
             opening: col("n_opening"),
             count: col("n_moves"),
             search: col("search"),
+            end: col("end"),
             names,
         })
     }
@@ -256,6 +258,12 @@ impl<'a> Row<'a> {
 
     pub fn winner(&self) -> Result<Outcome, TsvError> {
         parse_winner(self.fields[self.columns.winner])
+    }
+
+    /// Whether the `end` column says a five ended the game (then the moves
+    /// must show it: the recorded winner is not taken on trust).
+    pub fn claims_five(&self) -> bool {
+        self.field(self.columns.end) == Some("five")
     }
 
     /// Stones of the opening (0 without the column).

@@ -36,8 +36,10 @@ impl fmt::Display for Reject {
 /// line, a white win when it is a forbidden renju black move, else a draw.
 /// The game is refused when a move is on an occupied cell, when black plays
 /// a forbidden renju move before the last move, when moves follow a winning
-/// line, or when the recorded result contradicts the replay. A forbidden
-/// last move is kept as a white win, but it is not a target.
+/// line, or when the recorded result contradicts the replay (with
+/// `claimed_five`, the record says a five ended it: the last move must make
+/// one). A forbidden last move is kept as a white win, but it is not a
+/// target.
 pub fn check_game(
     id: String,
     size: BoardSize,
@@ -45,6 +47,7 @@ pub fn check_game(
     moves: Vec<Point>,
     opening: usize,
     recorded: Option<Outcome>,
+    claimed_five: bool,
 ) -> Result<Game, Reject> {
     if moves.len() > size.cell_count() {
         return Err(Reject::Illegal("more moves than cells".into()));
@@ -85,6 +88,11 @@ pub fn check_game(
     } else {
         winner.map(Outcome::Win)
     };
+    if claimed_five && winner.is_none() {
+        return Err(Reject::Mismatch(
+            "recorded as ended by a five, but the last move makes none".into(),
+        ));
+    }
     let outcome = match (recorded, replayed) {
         (Some(r), Some(w)) if r != w => {
             return Err(Reject::Mismatch(format!(

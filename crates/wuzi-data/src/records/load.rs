@@ -72,8 +72,11 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
                     path.display()
                 ));
             }
-        } else if path.exists() {
+        } else if path.is_file() {
             files.push(path.clone());
+        } else if path.exists() {
+            // A device or a pipe (/dev/zero) could be read without end.
+            return Err(format!("not a regular file: {}", path.display()));
         } else {
             return Err(format!("no such file or directory: {}", path.display()));
         }
@@ -136,6 +139,8 @@ impl Loader<'_> {
     /// One record file's text.
     pub(super) fn text(&mut self, file: &Path, text: &str) -> Result<(), String> {
         self.stats.files += 1;
+        // Spreadsheets save TSV with a byte-order mark.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         match kind_by_extension(file).or_else(|| kind_by_content(text)) {
             Some(FileKind::Tsv) => self.tsv(file, text),
             Some(FileKind::Psq) => {
@@ -190,8 +195,12 @@ impl Loader<'_> {
             };
             match row.rule() {
                 Ok(r) if r == self.rule => {}
-                _ => {
+                Ok(_) => {
                     self.stats.other_rule += 1;
+                    continue;
+                }
+                Err(why) => {
+                    self.malformed(file, line_no, why);
                     continue;
                 }
             }
@@ -231,22 +240,26 @@ impl Loader<'_> {
                     continue;
                 }
             };
-            let mut result = check_game(id, size, self.rule, points, opening, Some(outcome));
+            let claims_five = row.claims_five();
+            let mut result = check_game(
+                id,
+                size,
+                self.rule,
+                points,
+                opening,
+                Some(outcome),
+                claims_five,
+            );
             if let Ok(game) = &mut result {
                 if !search.is_empty() {
                     let plies = game.moves.len() - game.first_target as usize;
-                    let off_board = search
-                        .iter()
-                        .flatten()
-                        .flat_map(|t| &t.visits)
-                        .find(|(p, _)| !size.contains(*p));
                     let why = if search.len() != plies {
                         Some(format!(
                             "{} search entries for {plies} moves after the opening",
                             search.len()
                         ))
                     } else {
-                        off_board.map(|(p, _)| format!("search visit {p} is off the {size} board"))
+                        visits_problem(size, &game.moves, game.first_target as usize, &search)
                     };
                     if let Some(why) = why {
                         self.malformed(file, line_no, why);
@@ -291,9 +304,46 @@ impl Loader<'_> {
                     }
                 }
                 let id = file.display().to_string();
-                let result = check_game(id, size, self.rule, points, 0, None);
+                let result = check_game(id, size, self.rule, points, 0, None, false);
                 self.add(result, file, 1);
             }
         }
     }
+}
+
+/// Why the search entries of a game's plies from `first` on cannot be
+/// policy targets, if they cannot: a visited cell off the board, already
+/// holding a stone at that ply, or listed twice.
+fn visits_problem(
+    size: BoardSize,
+    moves: &[wuzi_game::game::Point],
+    first: usize,
+    search: &[Option<wuzi_formats::search_target::SearchTarget>],
+) -> Option<String> {
+    // Point::index is below 32 * 32 on any board.
+    let mut stone = vec![false; 32 * 32];
+    for &p in &moves[..first] {
+        stone[p.index()] = true;
+    }
+    for (ply, (&played, target)) in moves[first..].iter().zip(search).enumerate() {
+        let mut listed = vec![false; 32 * 32];
+        for &(p, _) in target.iter().flat_map(|t| &t.visits) {
+            let move_number = first + ply + 1;
+            if !size.contains(p) {
+                return Some(format!("search visit {p} is off the {size} board"));
+            }
+            if stone[p.index()] {
+                return Some(format!(
+                    "search visit {p} of move {move_number} is on a stone"
+                ));
+            }
+            if std::mem::replace(&mut listed[p.index()], true) {
+                return Some(format!(
+                    "search visit {p} of move {move_number} is listed twice"
+                ));
+            }
+        }
+        stone[played.index()] = true;
+    }
+    None
 }

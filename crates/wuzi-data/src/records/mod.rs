@@ -415,19 +415,29 @@ mod tests {
         let head = "#game_id\trule\tboard\twinner\tn_opening\tmoves\tsearch\n";
         let moves = "7,7 8,8 7,8 9,9 7,9 10,10 7,10 11,11 7,11";
         let good = "500:0:500/7,8=3 - - - - - -";
+        // The last entry visits 8,8, White's first stone.
+        let good_but_last = "500:0:500/7,8=3 - - - - - 500:0:500/8,8=5";
         let text = format!(
             "{head}ok\tfreestyle\t15\tB\t2\t{moves}\t{good}\n\
              short\tfreestyle\t15\tB\t2\t{moves}\t{good} -\n\
              bad\tfreestyle\t15\tB\t2\t{moves}\t500:0:500/7,8 - - - - - -\n\
              off\tfreestyle\t15\tB\t2\t{moves}\t500:0:500/7,8=1;20,3=1 - - - - - -\n\
+             stone\tfreestyle\t15\tB\t2\t{moves}\t500:0:500/7,7=900;7,8=1 - - - - - -\n\
+             later\tfreestyle\t15\tB\t2\t{moves}\t{good_but_last}\n\
+             twice\tfreestyle\t15\tB\t2\t{moves}\t500:0:500/7,8=2;7,8=1 - - - - - -\n\
+             order\tfreestyle\t15\tB\t2\t{moves}\t500:0:500/6,6=1;7,8=3 - - - - - -\n\
              plain\tfreestyle\t15\tB\t2\t{moves}\n"
         );
         let data = Dataset::parse(Path::new("sp.tsv"), &text, Rule::Freestyle, &[]).unwrap();
         let ids: Vec<&str> = data.games.iter().map(|g| g.id.as_str()).collect();
-        assert_eq!(ids, ["ok", "plain"]);
-        // A wrong count, a bad entry, a visit off the 15x15 board.
-        assert_eq!(data.stats.malformed, 3);
-        let (ok, plain) = (&data.games[0], &data.games[1]);
+        assert_eq!(ids, ["ok", "order", "plain"]);
+        // A wrong count, a bad entry, a visit off the 15x15 board, visits
+        // on a stone (of the opening, of a later move) or listed twice.
+        assert_eq!(data.stats.malformed, 6);
+        // The most visited is the search's move, whatever the listed order.
+        assert_eq!(data.games[1].policy_move(2), Some(p(7, 8)));
+
+        let (ok, plain) = (&data.games[0], &data.games[2]);
         // Only the fully searched position is a target, with the search's move.
         assert_eq!(ok.targets(), 1);
         assert_eq!(data.samples(&[0]), vec![Sample { game: 0, ply: 2 }]);
@@ -436,6 +446,18 @@ mod tests {
         // Records without the column: every position after the opening.
         assert_eq!(plain.targets(), 7);
         assert_eq!(plain.policy_move(3), Some(p(9, 9)));
+    }
+
+    #[test]
+    fn a_byte_order_mark_and_an_unknown_rule_are_handled() {
+        let text = "\u{feff}#game_id\trule\tboard\twinner\tmoves\n\
+                    a\tfreestyle\t15\tD\t7,7 8,8\n\
+                    b\trenjuu\t15\tD\t7,7 8,8\n\
+                    c\trenju\t15\tD\t7,7 8,8\n";
+        let data = Dataset::parse(Path::new("bom.tsv"), text, Rule::Freestyle, &[]).unwrap();
+        assert_eq!(data.games.len(), 1);
+        // A rule that is none is malformed; another rule is only skipped.
+        assert_eq!((data.stats.malformed, data.stats.other_rule), (1, 1));
     }
 
     #[test]
@@ -496,6 +518,7 @@ mod tests {
             ],
             2,
             None,
+            false,
         )
         .unwrap();
         assert_eq!(won.trim_dead_draw(Rule::Freestyle), 0);
@@ -524,7 +547,16 @@ mod tests {
                 moves.push(p(i, 5));
             }
         }
-        let game = check_game("g".into(), size, Rule::Freestyle, moves.clone(), 3, None).unwrap();
+        let game = check_game(
+            "g".into(),
+            size,
+            Rule::Freestyle,
+            moves.clone(),
+            3,
+            None,
+            false,
+        )
+        .unwrap();
         assert_eq!(game.outcome, Outcome::Win(Color::Black));
         assert_eq!((game.first_target, game.end_target), (3, 9));
         assert_eq!(game.wdl_class(0), 0);
@@ -537,12 +569,34 @@ mod tests {
             moves.clone(),
             0,
             Some(Outcome::Win(Color::White)),
+            false,
         );
         assert!(matches!(r, Err(Reject::Mismatch(_))));
+        // A record that says a five ended it needs one on the board.
+        let r = check_game(
+            "g".into(),
+            size,
+            Rule::Freestyle,
+            moves[..8].to_vec(),
+            0,
+            Some(Outcome::Win(Color::Black)),
+            true,
+        );
+        assert!(matches!(r, Err(Reject::Mismatch(_))), "{r:?}");
+        let r = check_game(
+            "g".into(),
+            size,
+            Rule::Freestyle,
+            moves.clone(),
+            0,
+            Some(Outcome::Win(Color::Black)),
+            true,
+        );
+        assert!(r.is_ok(), "{r:?}");
         // A move after the five.
         let mut longer = moves.clone();
         longer.push(p(9, 9));
-        let r = check_game("g".into(), size, Rule::Freestyle, longer, 0, None);
+        let r = check_game("g".into(), size, Rule::Freestyle, longer, 0, None, false);
         assert!(matches!(r, Err(Reject::AfterWin(8))));
         // An occupied cell.
         let r = check_game(
@@ -552,6 +606,7 @@ mod tests {
             vec![p(1, 1), p(1, 1)],
             0,
             None,
+            false,
         );
         assert!(matches!(r, Err(Reject::Illegal(_))));
         // Unfinished without a record: a draw; only the opening: no targets.
@@ -562,6 +617,7 @@ mod tests {
             moves[..4].to_vec(),
             0,
             None,
+            false,
         );
         assert_eq!(g.unwrap().outcome, Outcome::Draw);
         let r = check_game(
@@ -571,6 +627,7 @@ mod tests {
             moves[..4].to_vec(),
             4,
             None,
+            false,
         );
         assert_eq!(r.unwrap_err(), Reject::NoTargets);
     }
@@ -587,16 +644,25 @@ mod tests {
             moves.push(white[i]);
         }
         moves.push(p(4, 7));
-        let g = check_game("g".into(), size, Rule::Renju, moves.clone(), 0, None).unwrap();
+        let g = check_game("g".into(), size, Rule::Renju, moves.clone(), 0, None, false).unwrap();
         assert_eq!(g.outcome, Outcome::Win(Color::White));
         assert_eq!(g.end_target as usize, moves.len() - 1);
         // Under freestyle the same move is a winning overline.
-        let g = check_game("g".into(), size, Rule::Freestyle, moves.clone(), 0, None).unwrap();
+        let g = check_game(
+            "g".into(),
+            size,
+            Rule::Freestyle,
+            moves.clone(),
+            0,
+            None,
+            false,
+        )
+        .unwrap();
         assert_eq!(g.outcome, Outcome::Win(Color::Black));
         assert_eq!(g.end_target as usize, moves.len());
         // A forbidden move before the end.
         moves.push(p(12, 12));
-        let r = check_game("g".into(), size, Rule::Renju, moves, 0, None);
+        let r = check_game("g".into(), size, Rule::Renju, moves, 0, None, false);
         assert_eq!(r.unwrap_err(), Reject::Forbidden(10));
     }
 }
