@@ -161,6 +161,16 @@ fn playout_depth_and_memory_limits_are_obeyed() {
     assert_eq!(result.reason, StopReason::Exhausted);
     assert!(result.counters.evaluations <= 1 + result.moves.len() as u64);
 
+    // Without a limit the tree still has one: half the machine's memory.
+    let mut s = searcher(2);
+    s.config_mut().max_memory = usize::MAX;
+    let physical = memory::physical_bytes().expect("the machine's memory");
+    let budget = s.tree_budget();
+    assert!(
+        budget < physical / 2 && budget > physical / 4,
+        "{budget} of {physical}"
+    );
+
     // max_memory is the whole process's: the tree gets what the rest
     // leaves less a margin, here the smallest tree.
     let mut s = searcher(2);

@@ -268,7 +268,8 @@ impl Engine {
         if cache.memory_bytes() <= searcher.tree_budget() / 2 {
             return;
         }
-        cache.keep_descendants_of(&self.board);
+        // Before the game's first search, on no clock yet: a whole pass.
+        cache.keep_descendants_of(&self.board, || false);
         let root_visits = cache
             .get(&self.board)
             .map_or(0, |root| root.data.lock().visits as usize);
@@ -407,6 +408,7 @@ impl Engine {
             SearchKind::Ponder(Some(t)) => (Some(TimeBudget::fixed(t)), None),
             SearchKind::Ponder(None) | SearchKind::Analyse => (None, None),
         };
+        limits.pondering = matches!(kind, SearchKind::Ponder(_));
         if matches!(kind, SearchKind::Think) {
             limits.previous_expectation = self
                 .last_own

@@ -23,6 +23,9 @@ pub struct NodeCache {
     shards: Box<[Shard]>,
     bytes: AtomicUsize,
     nodes: AtomicUsize,
+    /// The shard a pruning pass starts from: a pass cut short by time
+    /// leaves the next one to start where it stopped.
+    next_shard: AtomicUsize,
 }
 
 impl Default for NodeCache {
@@ -37,6 +40,7 @@ impl NodeCache {
             shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
             bytes: AtomicUsize::new(0),
             nodes: AtomicUsize::new(0),
+            next_shard: AtomicUsize::new(0),
         }
     }
 
@@ -103,11 +107,20 @@ impl NodeCache {
 
     /// Drops the nodes that `keep` rejects, returning how many went.
     /// Nodes still referenced by a running search stay alive until it ends.
-    pub fn retain(&self, keep: impl Fn(&Node) -> bool) -> usize {
+    /// `give_up` is asked before each shard: a pass over millions of nodes
+    /// takes a noticeable part of a turn, and the rest can wait for the
+    /// next pass, which starts where this one stopped.
+    pub fn retain(&self, keep: impl Fn(&Node) -> bool, give_up: impl Fn() -> bool) -> usize {
         let mut removed = 0;
         let mut freed = 0;
-        for shard in self.shards.iter() {
-            shard.lock().retain(|_, node| {
+        let first = self.next_shard.load(Ordering::Relaxed);
+        for i in 0..SHARDS {
+            let index = (first + i) % SHARDS;
+            if give_up() {
+                self.next_shard.store(index, Ordering::Relaxed);
+                break;
+            }
+            self.shards[index].lock().retain(|_, node| {
                 if keep(node) {
                     return true;
                 }
@@ -127,10 +140,11 @@ impl NodeCache {
 
     /// Keeps only positions that can follow `board` (at least as many
     /// stones, and every stone of `board` present): the part of the tree a
-    /// search from `board` can reach.
-    pub fn keep_descendants_of(&self, board: &Board) -> usize {
+    /// search from `board` can reach. Stops early when `give_up` says so
+    /// (see [`NodeCache::retain`]).
+    pub fn keep_descendants_of(&self, board: &Board, give_up: impl Fn() -> bool) -> usize {
         let root = PositionKey::of(board);
-        self.retain(|node| node.key().contains_all_of(&root))
+        self.retain(|node| node.key().contains_all_of(&root), give_up)
     }
 }
 
@@ -178,8 +192,11 @@ mod tests {
         cache.get_or_insert(&other);
         assert_eq!(cache.node_count(), 3);
         let before = cache.memory_bytes();
+        // A pass told to give up at once drops nothing.
+        assert_eq!(cache.keep_descendants_of(&short, || true), 0);
+        assert_eq!(cache.node_count(), 3);
         assert_eq!(
-            cache.keep_descendants_of(&short),
+            cache.keep_descendants_of(&short, || false),
             1,
             "only (1,1) is not a descendant of (7,7)"
         );

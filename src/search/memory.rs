@@ -57,6 +57,42 @@ pub fn process_private_bytes() -> Option<usize> {
     None
 }
 
+/// The machine's physical memory in bytes, where the system says.
+#[cfg(unix)]
+pub fn physical_bytes() -> Option<usize> {
+    // SAFETY: sysconf has no preconditions.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let bytes = usize::try_from(pages)
+        .ok()?
+        .checked_mul(usize::try_from(page).ok()?)?;
+    (bytes > 0).then_some(bytes)
+}
+
+/// The machine's physical memory in bytes.
+#[cfg(windows)]
+pub fn physical_bytes() -> Option<usize> {
+    use windows_sys::Win32::System::SystemInformation::{GlobalMemoryStatusEx, MEMORYSTATUSEX};
+    // SAFETY: a zeroed struct with its length set, as the call requires.
+    let mut status: MEMORYSTATUSEX = unsafe { std::mem::zeroed() };
+    status.dwLength = std::mem::size_of::<MEMORYSTATUSEX>() as u32;
+    // SAFETY: a valid pointer to that struct.
+    let ok = unsafe { GlobalMemoryStatusEx(&mut status) };
+    if ok == 0 {
+        return None;
+    }
+    usize::try_from(status.ullTotalPhys).ok().filter(|&b| b > 0)
+}
+
+#[cfg(not(any(unix, windows)))]
+pub fn physical_bytes() -> Option<usize> {
+    None
+}
+
 /// The USS of process `pid` in bytes, as GomocupJudge reads it (None when
 /// its smaps_rollup cannot be read).
 pub fn private_bytes_of(pid: u32) -> Option<usize> {

@@ -55,6 +55,9 @@ pub struct SearchLimits {
     /// Our expectation after our previous move in this game, if we
     /// searched it: a fall from it earns the move more time.
     pub previous_expectation: Option<f32>,
+    /// A ponder: the root's threat-space solver does not run before the
+    /// tree search.
+    pub pondering: bool,
 }
 
 /// The search engine: a node cache that lives across moves, the
@@ -176,7 +179,15 @@ impl Searcher {
         let start = Instant::now();
         let tree_budget = self.tree_budget();
         if self.cache.memory_bytes() > tree_budget / 2 {
-            self.cache.keep_descendants_of(board);
+            // At most an eighth of the move's target, or until stopped: a
+            // cache of gigabytes takes a second to walk, and the next
+            // search goes on where this one left off.
+            let allowance = limits.time.map(|budget| budget.target / 8);
+            let since = limits.since.unwrap_or(start);
+            self.cache.keep_descendants_of(board, || {
+                stop.load(Ordering::Relaxed)
+                    || allowance.is_some_and(|allowed| since.elapsed() > allowed)
+            });
         }
         let root = self.cache.get_or_insert(board);
         let progress = Progress {
@@ -198,7 +209,10 @@ impl Searcher {
                 previous: limits.previous_expectation,
                 gain: self.config.falling_value_time,
             });
-        if limits.excluded.is_empty() {
+        // The root solver cannot be interrupted: a ponder skips it (the
+        // search on our move runs its own), so that stopping one for the
+        // opponent's move never waits for it on our clock.
+        if limits.excluded.is_empty() && !limits.pondering && !stop.load(Ordering::Relaxed) {
             self.solve_root(board, &root, &clock);
         }
         if self.config.root_symmetries && !root.data.lock().proven.is_known() {
@@ -399,12 +413,18 @@ impl Searcher {
     }
 
     /// The bytes the tree may use in this search: what `max_memory` leaves
-    /// after the rest of the process (measured now) and a margin.
+    /// after the rest of the process (measured now) and a margin. Without a
+    /// limit, half the machine's memory: a tree kept from move to move and
+    /// game to game (and grown by pondering) would otherwise grow until the
+    /// system kills the process.
     pub fn tree_budget(&self) -> usize {
-        let limit = self.config.max_memory;
-        if limit == usize::MAX {
-            return limit;
-        }
+        let limit = match self.config.max_memory {
+            usize::MAX => match memory::physical_bytes() {
+                Some(bytes) => bytes / 2,
+                None => return usize::MAX,
+            },
+            limit => limit,
+        };
         let tree = self.cache.memory_bytes();
         match memory::process_private_bytes() {
             Some(used) => memory::tree_budget(limit, used, tree),
