@@ -24,6 +24,10 @@ use crate::tactics::is_legal_for;
 
 pub use opening::SwapChoice;
 
+/// The least time the pass over the cache before a game's first search
+/// may take (see `make_room_for_a_new_game`).
+const NEW_GAME_PRUNE_FLOOR: Duration = Duration::from_millis(50);
+
 /// What a background search is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SearchKind {
@@ -263,17 +267,31 @@ impl Engine {
         if !std::mem::take(&mut self.new_game_room) {
             return;
         }
+        // On the first move's clock: at most an eighth of its target, as
+        // the search's own pass, but not less than what a tournament's
+        // tree (350 MB) takes, so that the clear below can be decided; a
+        // pass cut short clears nothing (the search's passes go on).
+        let allowance = self
+            .budget()
+            .map(|budget| (budget.target / 8).max(NEW_GAME_PRUNE_FLOOR));
+        let started = Instant::now();
         let searcher = self.searcher.read();
         let cache = searcher.cache();
         if cache.memory_bytes() <= searcher.tree_budget() / 2 {
             return;
         }
-        // Before the game's first search, on no clock yet: a whole pass.
-        cache.keep_descendants_of(&self.board, || false);
+        let cut_short = std::cell::Cell::new(false);
+        cache.keep_descendants_of(&self.board, || {
+            let over = allowance.is_some_and(|allowed| started.elapsed() > allowed);
+            cut_short.set(over);
+            over
+        });
         let root_visits = cache
             .get(&self.board)
             .map_or(0, |root| root.data.lock().visits as usize);
-        if cache.memory_bytes() > searcher.tree_budget() / 2 && root_visits < cache.node_count() / 4
+        if !cut_short.get()
+            && cache.memory_bytes() > searcher.tree_budget() / 2
+            && root_visits < cache.node_count() / 4
         {
             cache.clear();
         }

@@ -418,13 +418,11 @@ impl Searcher {
     /// game to game (and grown by pondering) would otherwise grow until the
     /// system kills the process.
     pub fn tree_budget(&self) -> usize {
-        let limit = match self.config.max_memory {
-            usize::MAX => match memory::physical_bytes() {
-                Some(bytes) => bytes / 2,
-                None => return usize::MAX,
-            },
-            limit => limit,
-        };
+        let limit = self.config.max_memory;
+        if limit == usize::MAX {
+            // Not measured: no manager counts this process's pages.
+            return memory::physical_bytes().map_or(usize::MAX, |bytes| bytes / 2);
+        }
         let tree = self.cache.memory_bytes();
         match memory::process_private_bytes() {
             Some(used) => memory::tree_budget(limit, used, tree),

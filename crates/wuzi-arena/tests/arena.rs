@@ -435,8 +435,8 @@ fn brain_flooding_suggest_loses_on_time() {
 
 /// An engine started through a wrapper (a shell script, a launcher) is
 /// killed with the wrapper: the whole process group goes, not only the
-/// process the runner started.
-#[cfg(unix)]
+/// process the runner started (processes looked for in Linux's /proc).
+#[cfg(target_os = "linux")]
 #[test]
 fn a_wrapped_engine_is_killed_with_its_wrapper() {
     use std::os::unix::fs::PermissionsExt;

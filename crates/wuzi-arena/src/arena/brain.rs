@@ -324,10 +324,22 @@ pub(crate) fn retire<const N: usize>(
             p.send_end(log);
         }
     }
+    // Each process is read while any is awaited: one still writing as it
+    // ends would otherwise wait on its full pipe while the other is awaited.
     let deadline = Instant::now() + grace;
+    let mut exited = [false; N];
+    loop {
+        for (p, done) in procs.iter_mut().zip(exited.iter_mut()) {
+            *done = *done || p.poll_exit(log);
+        }
+        if exited.iter().all(|&done| done) || Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
     let mut killed = [false; N];
     for (i, p) in procs.iter_mut().enumerate() {
-        if !p.wait_exit(deadline, log) {
+        if !exited[i] {
             log.note(
                 &p.label.clone(),
                 &format!("still running {} ms after END", grace.as_millis()),

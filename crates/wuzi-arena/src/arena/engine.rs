@@ -67,7 +67,9 @@ impl GameLog {
     /// (stderr) or `#` (runner note).
     pub(crate) fn line(&mut self, at: Instant, who: &str, dir: &str, text: &str) {
         if let Some(log) = self.text.as_mut() {
-            if log.len() + text.len() > MAX_LOG {
+            // The runner's own notes (`#`) are kept past the cap: they say
+            // what became of the engine that filled it.
+            if dir != "#" && log.len() + text.len() > MAX_LOG {
                 self.dropped += 1;
                 return;
             }
@@ -235,6 +237,7 @@ impl EngineProcess {
         if self.closed {
             return Reply::Closed;
         }
+        let mut late_errors = 0;
         loop {
             match self.rx.recv_deadline(deadline) {
                 Ok(Event::Out(at, text)) => {
@@ -246,8 +249,14 @@ impl EngineProcess {
                 }
                 Ok(Event::Err(at, text)) => {
                     log.line(at, &self.label, "!", &text);
+                    // A move written in time may still be queued behind
+                    // stderr lines written later (two readers): it is at
+                    // most a queue's length behind them.
                     if at > deadline {
-                        return Reply::Timeout;
+                        late_errors += 1;
+                        if late_errors > QUEUED_LINES {
+                            return Reply::Timeout;
+                        }
                     }
                 }
                 Ok(Event::Closed(at)) => {
@@ -319,11 +328,19 @@ impl EngineProcess {
         self.stdin = None;
     }
 
+    /// Whether the process has exited, reading (and logging) what it
+    /// wrote meanwhile: the queue is bounded, and an engine still writing
+    /// as it ends must not be held on a full pipe.
+    pub(crate) fn poll_exit(&mut self, log: &mut GameLog) -> bool {
+        self.drain(log);
+        self.has_exited()
+    }
+
     /// Waits for the process to exit until `deadline`, logging its last
     /// lines; true if it exited.
     pub(crate) fn wait_exit(&mut self, deadline: Instant, log: &mut GameLog) -> bool {
         loop {
-            if self.has_exited() {
+            if self.poll_exit(log) {
                 self.drain(log);
                 return true;
             }
@@ -332,22 +349,7 @@ impl EngineProcess {
                 self.drain(log);
                 return false;
             }
-            if self.closed {
-                thread::sleep((deadline - now).min(Duration::from_millis(2)));
-                continue;
-            }
-            match self
-                .rx
-                .recv_deadline(deadline.min(now + Duration::from_millis(20)))
-            {
-                Ok(Event::Out(at, text)) => log.line(at, &self.label, "<", &text),
-                Ok(Event::Err(at, text)) => log.line(at, &self.label, "!", &text),
-                Ok(Event::Closed(at)) => {
-                    self.closed = true;
-                    log.line(at, &self.label, "#", "end of output");
-                }
-                Err(_) => {}
-            }
+            thread::sleep((deadline - now).min(Duration::from_millis(2)));
         }
     }
 

@@ -72,16 +72,31 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
                     path.display()
                 ));
             }
-        } else if path.is_file() {
+        } else if path.is_file() || is_pipe(path) {
             files.push(path.clone());
         } else if path.exists() {
-            // A device or a pipe (/dev/zero) could be read without end.
-            return Err(format!("not a regular file: {}", path.display()));
+            // A device (/dev/zero) could be read without end.
+            return Err(format!("not a file: {}", path.display()));
         } else {
             return Err(format!("no such file or directory: {}", path.display()));
         }
     }
     Ok(files)
+}
+
+/// A named pipe or a shell's `<(zcat games.tsv.gz)`: read as the file it
+/// stands for.
+fn is_pipe(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
 }
 
 pub(super) struct Loader<'a> {
