@@ -5,7 +5,6 @@
 //! Relative paths in it are relative to the file's folder's parent when the
 //! file sits in a `config/` folder, else to its own folder.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -138,16 +137,8 @@ impl Config {
             source,
         };
         // Bounded: a path such as /dev/zero must not fill the memory.
-        let mut text = String::new();
-        std::fs::File::open(path)
-            .and_then(|file| file.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text))
-            .map_err(read_error)?;
-        if text.len() as u64 > MAX_CONFIG_BYTES {
-            return Err(read_error(std::io::Error::other(format!(
-                "larger than {} KiB: not a configuration file",
-                MAX_CONFIG_BYTES >> 10
-            ))));
-        }
+        let text =
+            crate::bounded_read::read_file_text(path, MAX_CONFIG_BYTES).map_err(read_error)?;
         let mut config = Config::parse(&text).map_err(|e| ConfigError::InFile {
             path: path.to_path_buf(),
             source: Box::new(e),

@@ -26,6 +26,7 @@ pub use wuzi_game::{game, rng, tactics};
 
 pub mod analyse;
 pub mod bench;
+pub mod bounded_read;
 pub mod cli;
 pub mod commands;
 pub mod selfplay;

@@ -521,7 +521,7 @@ pub fn run(
     }
     // Each game's tree is cleared at its start; the process limit would be
     // shared by all the games' trees, so it is not applied (each tree keeps
-    // to half the machine's memory, far beyond one game's).
+    // to half the memory the process may use, far beyond one game's).
     config.max_memory = usize::MAX;
     let failure = std::thread::scope(|s| -> Result<(), String> {
         for game in 0..threads {

@@ -161,11 +161,12 @@ fn playout_depth_and_memory_limits_are_obeyed() {
     assert_eq!(result.reason, StopReason::Exhausted);
     assert!(result.counters.evaluations <= 1 + result.moves.len() as u64);
 
-    // Without a limit the tree still has one: half the machine's memory.
+    // Without a limit the tree still has one: half the memory the process
+    // may use (the machine's, or its control group's where less).
     let mut s = searcher(2);
     s.config_mut().max_memory = usize::MAX;
-    let physical = memory::physical_bytes().expect("the machine's memory");
-    assert_eq!(s.tree_budget(), physical / 2);
+    let available = memory::available_bytes().expect("the machine's memory");
+    assert_eq!(s.tree_budget(), available / 2);
 
     // max_memory is the whole process's: the tree gets what the rest
     // leaves less a margin, here the smallest tree.

@@ -6,7 +6,7 @@
 //! from the bottom (`h8` is the centre of 15x15), as on printed diagrams.
 
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::bench::blunders::refutation;
+use crate::bounded_read;
 use crate::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 use crate::gomocup::Coord;
 use crate::notation::{column_letter, Notation};
@@ -191,22 +192,13 @@ pub fn read_input(args: &AnalyseArgs) -> Result<GameInput, String> {
     let first = args.position[0].as_str();
     let mut game = if args.position.len() == 1 && (first == "-" || Path::new(first).is_file()) {
         let (text, name) = if first == "-" {
-            let mut text = String::new();
-            std::io::stdin()
-                .take(MAX_INPUT_BYTES + 1)
-                .read_to_string(&mut text)
+            let text = bounded_read::read_text(std::io::stdin(), MAX_INPUT_BYTES)
                 .map_err(|e| format!("stdin: {e}"))?;
-            if text.len() as u64 > MAX_INPUT_BYTES {
-                return Err(format!(
-                    "stdin: more than {} MiB: not one game",
-                    MAX_INPUT_BYTES >> 20
-                ));
-            }
             (text, PathBuf::from("stdin"))
         } else {
             let path = PathBuf::from(first);
-            let text =
-                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let text = bounded_read::read_file_text(&path, MAX_INPUT_BYTES)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
             (text, path)
         };
         parse_text(&text, &name, args)?

@@ -2,7 +2,7 @@
 //! logit per cell) and a win/draw/loss value head. Global pooling over the
 //! board's real cells lets one network serve every board size, square or not.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
@@ -200,84 +200,32 @@ impl Network {
     }
 
     /// Loads a network from a safetensors file, reading its size from the
-    /// tensors. Every tensor must match the architecture exactly: names,
-    /// shapes and types (libtorch's own loader accepts extra tensors,
-    /// broadcastable shapes and other float types without a word).
+    /// tensors. The file is read and checked once, by the native backend's
+    /// reader: every tensor of the architecture present with its exact shape
+    /// in fp32, no other, every weight finite and no negative variance
+    /// (libtorch's own loader accepts extra tensors, broadcastable shapes and
+    /// other float types without a word, and a NaN weight would make every
+    /// output NaN, which the search would take for uniform priors). Its
+    /// limits also keep a hostile file from making libtorch allocate a
+    /// network of any size it names.
     pub fn load(path: &Path, device: Device) -> Result<Network, NetError> {
-        if !path.is_file() {
-            return Err(NetError::new(path, "no such file"));
-        }
-        // The native loader's limits: a hostile file must not make libtorch
-        // allocate a network of any size it names.
-        let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
-        if bytes > crate::nn::network_file::MAX_FILE_BYTES {
-            return Err(NetError::new(path, format!("{bytes} bytes: too large")));
-        }
-        // The file's values are checked as the native backend checks them
-        // (every weight finite, no negative variance) before libtorch
-        // allocates the network it names: a NaN would make every output
-        // NaN, which the search would take for uniform priors.
-        crate::nn::native::Weights::read(path)?;
-        let tensors: HashMap<String, Tensor> = Tensor::read_safetensors(path)
-            .map_err(|e| {
-                NetError::new(
-                    path,
-                    format!("not a readable safetensors file ({})", first_line(e)),
-                )
-            })?
-            .into_iter()
-            .collect();
-        let stem = tensors
-            .get("stem.weight")
-            .ok_or_else(|| NetError::new(path, "no tensor stem.weight: not a Wuzi network"))?;
-        let shape = stem.size();
-        if shape.len() != 4 || shape[1] != INPUT_PLANES as i64 || shape[2..] != [3, 3] {
-            return Err(NetError::new(
-                path,
-                format!(
-                    "stem.weight has shape {shape:?}, expected [channels, {INPUT_PLANES}, 3, 3]"
-                ),
-            ));
-        }
-        let blocks = crate::nn::network_file::block_count(tensors.keys().map(String::as_str));
-        let config =
-            NetConfig::of_file(blocks, shape[0]).map_err(|why| NetError::new(path, why))?;
-        let network = Network::new(config, device);
-        let variables = network.vs.variables();
-        let mut problems = Vec::new();
-        for (name, var) in &variables {
-            match tensors.get(name) {
-                None => problems.push(format!("missing tensor {name}")),
-                Some(t) if t.size() != var.size() || t.kind() != var.kind() => {
-                    problems.push(format!(
-                        "{name} is {:?} {:?}, expected {:?} {:?}",
-                        t.kind(),
-                        t.size(),
-                        var.kind(),
-                        var.size()
-                    ))
-                }
-                Some(_) => {}
-            }
-        }
-        let mut unexpected: Vec<&String> = tensors
-            .keys()
-            .filter(|k| !variables.contains_key(*k))
-            .collect();
-        unexpected.sort();
-        problems.extend(
-            unexpected
-                .into_iter()
-                .map(|k| format!("unexpected tensor {k}")),
-        );
-        if !problems.is_empty() {
-            problems.sort();
-            return Err(NetError::new(path, problems.join("; ")));
-        }
-        tch::no_grad(|| -> Result<(), NetError> {
-            for (name, mut var) in variables {
-                var.f_copy_(&tensors[&name])
-                    .map_err(|e| NetError::new(path, format!("{name}: {}", first_line(e))))?;
+        let weights = crate::nn::native::Weights::read(path)?;
+        Network::from_weights(&weights, device).map_err(|why| NetError::new(path, why))
+    }
+
+    /// A network holding `weights`.
+    pub fn from_weights(
+        weights: &crate::nn::native::Weights,
+        device: Device,
+    ) -> Result<Network, String> {
+        let network = Network::new(weights.config, device);
+        tch::no_grad(|| -> Result<(), String> {
+            for (name, mut var) in network.vs.variables() {
+                let values = Tensor::from_slice(weights.get(&name))
+                    .f_reshape(var.size())
+                    .map_err(|e| format!("{name}: {}", first_line(e)))?;
+                var.f_copy_(&values)
+                    .map_err(|e| format!("{name}: {}", first_line(e)))?;
             }
             Ok(())
         })?;

@@ -109,7 +109,6 @@ pub enum FilesError {
 const MAX_FILE: u64 = 1 << 20;
 
 fn read(dir: &Path, name: &'static str) -> Result<String, FilesError> {
-    use std::io::Read;
     let path = dir.join(name);
     let failed = |source| FilesError::Read { name, source };
     // Not a FIFO or a device: opening one may block for good.
@@ -117,13 +116,12 @@ fn read(dir: &Path, name: &'static str) -> Result<String, FilesError> {
     if !metadata.is_file() {
         return Err(FilesError::NotAFile(name));
     }
-    let mut bytes = Vec::new();
-    fs::File::open(&path)
-        .and_then(|file| file.take(MAX_FILE + 1).read_to_end(&mut bytes))
-        .map_err(failed)?;
-    if bytes.len() as u64 > MAX_FILE {
-        return Err(FilesError::TooLarge(name));
-    }
+    let bytes = fs::File::open(&path)
+        .and_then(|file| crate::bounded_read::read_bytes(file, MAX_FILE))
+        .map_err(|source| match source.kind() {
+            std::io::ErrorKind::FileTooLarge => FilesError::TooLarge(name),
+            _ => failed(source),
+        })?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

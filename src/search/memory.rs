@@ -93,6 +93,116 @@ pub fn physical_bytes() -> Option<usize> {
     None
 }
 
+/// The memory this process may use at most: the machine's, or less where a
+/// Linux control group (a container, a systemd slice, a job scheduler) caps
+/// it, since the kernel kills a process over its group's limit long before
+/// the machine runs out.
+pub fn available_bytes() -> Option<usize> {
+    let physical = physical_bytes();
+    let group = cgroup_limit_bytes();
+    match (physical, group) {
+        (Some(p), Some(g)) => Some(p.min(g)),
+        (p, g) => p.or(g),
+    }
+}
+
+/// The tightest memory limit of this process's control groups (v2
+/// `memory.max`, v1 `memory.limit_in_bytes`), walking up from its own group
+/// to the root, since every ancestor's limit applies too. Inside a container
+/// the group named in `/proc/self/cgroup` may not exist under the mount
+/// (the mount's root is the container's own group), which the walk up to
+/// the mount's root covers.
+#[cfg(target_os = "linux")]
+fn cgroup_limit_bytes() -> Option<usize> {
+    let groups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    cgroup_limit_under("/sys/fs/cgroup", &groups)
+}
+
+/// The tightest limit for the groups that `groups` (the text of
+/// `/proc/self/cgroup`) names, with the hierarchies mounted under `root` as
+/// systemd and container runtimes mount them: v2 at the root itself (or at
+/// `unified` beside v1's controllers), v1's memory controller at `memory`.
+#[cfg(target_os = "linux")]
+fn cgroup_limit_under(root: &str, groups: &str) -> Option<usize> {
+    let (v2, v1) = cgroup_memory_paths(groups);
+    let mut limits = Vec::new();
+    if let Some(path) = v2 {
+        for mount in [root.to_string(), format!("{root}/unified")] {
+            limits.extend(limits_up_from(&mount, &path, "memory.max"));
+        }
+    }
+    if let Some(path) = v1 {
+        limits.extend(limits_up_from(
+            &format!("{root}/memory"),
+            &path,
+            "memory.limit_in_bytes",
+        ));
+    }
+    limits.into_iter().min()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn cgroup_limit_bytes() -> Option<usize> {
+    None
+}
+
+/// The limits in `file` of group `path` under `mount` and of each of its
+/// ancestors, where the files exist and set one.
+#[cfg(target_os = "linux")]
+fn limits_up_from(mount: &str, path: &str, file: &str) -> Vec<usize> {
+    let mut limits = Vec::new();
+    let mut group = path.trim_end_matches('/');
+    loop {
+        let at = format!("{mount}{group}/{file}");
+        if let Some(limit) = std::fs::read_to_string(&at)
+            .ok()
+            .and_then(|text| parse_cgroup_limit(&text))
+        {
+            limits.push(limit);
+        }
+        match group.rfind('/') {
+            Some(cut) => group = &group[..cut],
+            None => break,
+        }
+    }
+    limits
+}
+
+/// The group paths of `/proc/self/cgroup`: the unified (v2) hierarchy's
+/// (`0::/path`) and the v1 memory controller's (`N:memory:/path`).
+#[cfg(any(target_os = "linux", test))]
+fn cgroup_memory_paths(text: &str) -> (Option<String>, Option<String>) {
+    let mut v2 = None;
+    let mut v1 = None;
+    for line in text.lines() {
+        let mut fields = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        if !path.starts_with('/') {
+            continue;
+        }
+        if id == "0" && controllers.is_empty() {
+            v2 = Some(path.to_string());
+        } else if controllers.split(',').any(|c| c == "memory") {
+            v1 = Some(path.to_string());
+        }
+    }
+    (v2, v1)
+}
+
+/// A limit file's value: bytes, or None for "max" (v2) or v1's "no limit",
+/// a number near `i64::MAX` rounded down to a page.
+#[cfg(any(target_os = "linux", test))]
+fn parse_cgroup_limit(text: &str) -> Option<usize> {
+    let bytes: u64 = text.trim().parse().ok()?;
+    // v1 writes 0x7FFFFFFFFFFFF000 (on 4 KiB pages) for no limit; nothing
+    // real is within a petabyte of it.
+    (bytes > 0 && bytes < (1 << 62)).then(|| usize::try_from(bytes).unwrap_or(usize::MAX))
+}
+
 /// The USS of process `pid` in bytes, as GomocupJudge reads it (None when
 /// its smaps_rollup cannot be read).
 pub fn private_bytes_of(pid: u32) -> Option<usize> {
@@ -144,5 +254,79 @@ mod tests {
         assert_eq!(minimum_limit(150 * MB), 150 * MB + MARGIN + MIN_TREE);
         let uss = process_private_bytes().expect("Linux and Windows report the process memory");
         assert!(uss > 1 << 20, "{uss}");
+    }
+
+    #[test]
+    fn control_group_limits_are_read_from_either_hierarchy() {
+        let v1 = "9:name=systemd:/\n4:memory:/process_api/afa0\n1:cpu,cpuacct:/\n0::/\n";
+        assert_eq!(
+            cgroup_memory_paths(v1),
+            (Some("/".to_string()), Some("/process_api/afa0".to_string()))
+        );
+        let v2 = "0::/user.slice/user-1000.slice/session-3.scope\n";
+        assert_eq!(
+            cgroup_memory_paths(v2),
+            (
+                Some("/user.slice/user-1000.slice/session-3.scope".to_string()),
+                None
+            )
+        );
+        let joined = "5:cpu,memory:/job/42\n";
+        assert_eq!(
+            cgroup_memory_paths(joined),
+            (None, Some("/job/42".to_string()))
+        );
+        assert_eq!(cgroup_memory_paths("garbage\n\n3:memory\n"), (None, None));
+
+        assert_eq!(parse_cgroup_limit("367001600\n"), Some(367_001_600));
+        assert_eq!(parse_cgroup_limit("max\n"), None);
+        assert_eq!(parse_cgroup_limit("9223372036854771712\n"), None);
+        assert_eq!(parse_cgroup_limit("0\n"), None);
+        assert_eq!(parse_cgroup_limit("-1"), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_tightest_limit_up_the_group_tree_counts() {
+        let root = std::env::temp_dir().join(format!("wuzi-cgroup-{}", std::process::id()));
+        let write = |path: &str, text: &str| {
+            let file = root.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, text).unwrap();
+        };
+        let at = root.to_str().unwrap();
+        // v2: the group itself is unlimited, its parent slice is not, the
+        // root has no file.
+        write("user.slice/memory.max", "536870912\n");
+        write("user.slice/session.scope/memory.max", "max\n");
+        assert_eq!(
+            cgroup_limit_under(at, "0::/user.slice/session.scope\n"),
+            Some(512 << 20)
+        );
+        // A tighter limit deeper down wins.
+        write("user.slice/session.scope/memory.max", "367001600\n");
+        assert_eq!(
+            cgroup_limit_under(at, "0::/user.slice/session.scope\n"),
+            Some(367_001_600)
+        );
+        // v1 in a container: the group named is not under the mount, whose
+        // root is the container's own group.
+        write("memory/memory.limit_in_bytes", "268435456\n");
+        assert_eq!(
+            cgroup_limit_under(at, "4:memory:/docker/0123abcd\n0::/\n"),
+            Some(256 << 20)
+        );
+        // v1's "no limit" is none.
+        write("memory/memory.limit_in_bytes", "9223372036854771712\n");
+        assert_eq!(cgroup_limit_under(at, "4:memory:/docker/0123abcd\n"), None);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn the_available_memory_is_at_most_the_machines() {
+        let physical = physical_bytes().expect("Linux and Windows report the machine's memory");
+        let available = available_bytes().expect("at least the machine's memory is known");
+        assert!(available <= physical, "{available} > {physical}");
+        assert!(available > 0);
     }
 }

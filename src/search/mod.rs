@@ -414,14 +414,15 @@ impl Searcher {
 
     /// The bytes the tree may use in this search: what `max_memory` leaves
     /// after the rest of the process (measured now) and a margin. Without a
-    /// limit, half the machine's memory: a tree kept from move to move and
-    /// game to game (and grown by pondering) would otherwise grow until the
-    /// system kills the process.
+    /// limit, half the memory the process may use (the machine's or its
+    /// control group's): a tree kept from move to move and game to game (and
+    /// grown by pondering) would otherwise grow until the system kills the
+    /// process.
     pub fn tree_budget(&self) -> usize {
         let limit = self.config.max_memory;
         if limit == usize::MAX {
             // Not measured: no manager counts this process's pages.
-            return memory::physical_bytes().map_or(usize::MAX, |bytes| bytes / 2);
+            return memory::available_bytes().map_or(usize::MAX, |bytes| bytes / 2);
         }
         let tree = self.cache.memory_bytes();
         match memory::process_private_bytes() {
