@@ -14,6 +14,8 @@
 //! symmetries are applied here to the encoded planes, the same for all.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -163,7 +165,18 @@ struct Request {
     /// Averaged over every symmetry of the board, whatever the service's
     /// [`SymmetryMode`]; such requests share batches only with each other.
     all_symmetries: bool,
+    /// Raised when the submitter no longer wants the answer: the request
+    /// is then dropped from the queue unevaluated.
+    cancel: Option<Arc<AtomicBool>>,
     reply: Sender<Evaluation>,
+}
+
+impl Request {
+    fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|flag| flag.load(Ordering::Relaxed))
+    }
 }
 
 /// What an evaluator takes from the queue.
@@ -402,7 +415,25 @@ impl EvalService {
     /// Encodes the boards here and queues them together, so that they can
     /// share a batch; one receiver per board, in order.
     pub fn submit_boards(&self, boards: &mut [Board]) -> Vec<Receiver<Evaluation>> {
-        self.submit_boards_with(boards, false)
+        self.submit_boards_with(boards, false, None)
+    }
+
+    /// As [`EvalService::submit_boards`] (or, with `all_symmetries`,
+    /// [`EvalService::submit_all_symmetries`]), for a submitter that may
+    /// give up waiting: once `cancel` is raised, whatever of these boards
+    /// is still queued is dropped unevaluated and its receiver reports a
+    /// disconnection. A search that stops does not then leave the
+    /// evaluators working through its abandoned leaves: with many search
+    /// threads on few cores, that queue would hold the stop (and the move)
+    /// back by as long as it takes to evaluate, and then delay the next
+    /// search's leaves behind it.
+    pub fn submit_cancellable(
+        &self,
+        boards: &mut [Board],
+        all_symmetries: bool,
+        cancel: &Arc<AtomicBool>,
+    ) -> Vec<Receiver<Evaluation>> {
+        self.submit_boards_with(boards, all_symmetries, Some(cancel))
     }
 
     /// Encodes `board` and queues it to be evaluated under every symmetry
@@ -410,7 +441,7 @@ impl EvalService {
     /// board): a steadier evaluation where one is worth its cost, as at
     /// the root of a search.
     pub fn submit_all_symmetries(&self, board: &mut Board) -> Receiver<Evaluation> {
-        let mut answers = self.submit_boards_with(std::slice::from_mut(board), true);
+        let mut answers = self.submit_boards_with(std::slice::from_mut(board), true, None);
         answers.pop().unwrap_or_else(|| bounded(1).1)
     }
 
@@ -418,6 +449,7 @@ impl EvalService {
         &self,
         boards: &mut [Board],
         all_symmetries: bool,
+        cancel: Option<&Arc<AtomicBool>>,
     ) -> Vec<Receiver<Evaluation>> {
         let encoded = boards
             .iter_mut()
@@ -431,7 +463,7 @@ impl EvalService {
                 (features, height, width)
             })
             .collect();
-        self.queue_features(encoded, all_symmetries)
+        self.queue_features(encoded, all_symmetries, cancel)
     }
 
     /// Queues encoded positions (`INPUT_PLANES * height * width` floats
@@ -441,13 +473,14 @@ impl EvalService {
         &self,
         positions: Vec<(Vec<f32>, usize, usize)>,
     ) -> Vec<Receiver<Evaluation>> {
-        self.queue_features(positions, false)
+        self.queue_features(positions, false, None)
     }
 
     fn queue_features(
         &self,
         positions: Vec<(Vec<f32>, usize, usize)>,
         all_symmetries: bool,
+        cancel: Option<&Arc<AtomicBool>>,
     ) -> Vec<Receiver<Evaluation>> {
         let mut answers = Vec::with_capacity(positions.len());
         let group: Vec<Request> = positions
@@ -460,6 +493,7 @@ impl EvalService {
                     height,
                     width,
                     all_symmetries,
+                    cancel: cancel.cloned(),
                     reply,
                 })
             })
@@ -511,5 +545,72 @@ mod tests {
         }
         // No evaluation for the malformed one: its sender is gone.
         assert!(answers[1].recv_timeout(timeout).is_err());
+    }
+
+    /// Counts the positions it evaluates; answers uniform priors.
+    struct Counting(Arc<std::sync::atomic::AtomicUsize>);
+
+    impl BatchEvaluator for Counting {
+        fn evaluate(&mut self, batch: EncodedBatch<'_>) -> BatchOutput {
+            let n = batch.positions();
+            self.0.fetch_add(n, Ordering::SeqCst);
+            BatchOutput {
+                policy: vec![1.0 / batch.area() as f32; n * batch.area()],
+                wdl: [0.3, 0.4, 0.3].repeat(n),
+            }
+        }
+    }
+
+    #[test]
+    fn cancelled_positions_are_dropped_unevaluated() {
+        let (height, width) = (15, 15);
+        let (queue, requests) = unbounded::<Job>();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let mut answers = Vec::new();
+        let mut group = |cancel: Option<&Arc<AtomicBool>>, n: usize| {
+            let group = (0..n)
+                .map(|_| {
+                    let (reply, answer) = bounded(1);
+                    answers.push(answer);
+                    Request {
+                        features: vec![1.0; INPUT_PLANES * height * width],
+                        height,
+                        width,
+                        all_symmetries: false,
+                        cancel: cancel.cloned(),
+                        reply,
+                    }
+                })
+                .collect();
+            Job::Positions(group)
+        };
+        // A search's leaves, then another submitter's, then more of the
+        // search's: the search stops before the evaluator reaches them.
+        let first = group(Some(&cancel), 5);
+        let other = group(None, 3);
+        let last = group(Some(&cancel), 4);
+        for job in [first, other, last, Job::Retire] {
+            queue.send(job).expect("queued");
+        }
+        cancel.store(true, Ordering::SeqCst);
+        let evaluated = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let config = ServiceConfig {
+            batch_size: 4,
+            ..ServiceConfig::default()
+        };
+        evaluator(
+            Some(Box::new(Counting(evaluated.clone()))),
+            &config,
+            &requests,
+            1,
+        );
+        assert_eq!(evaluated.load(Ordering::SeqCst), 3);
+        let answered: Vec<bool> = answers.iter().map(|a| a.try_recv().is_ok()).collect();
+        let mut expected = vec![false; 5];
+        expected.extend([true; 3]);
+        expected.extend([false; 4]);
+        assert_eq!(answered, expected);
+        // The dropped ones report the disconnection at once.
+        assert!(answers[0].recv_timeout(Duration::from_secs(30)).is_err());
     }
 }

@@ -79,8 +79,9 @@ struct Progress {
     /// Batches of leaves sent to the network.
     batches: AtomicU64,
     max_depth: AtomicU32,
-    /// Set when the threads must stop.
-    halt: AtomicBool,
+    /// Set when the threads must stop. Shared with the evaluation service,
+    /// which then drops this search's leaves still queued.
+    halt: Arc<AtomicBool>,
     /// Rounds in a row in which no thread found anything to do.
     idle_rounds: AtomicU32,
     /// Leaves being evaluated (a round without work is idle only if none).
@@ -196,7 +197,7 @@ impl Searcher {
             evaluations: AtomicU64::new(0),
             batches: AtomicU64::new(0),
             max_depth: AtomicU32::new(0),
-            halt: AtomicBool::new(false),
+            halt: Arc::new(AtomicBool::new(false)),
             idle_rounds: AtomicU32::new(0),
             in_flight: AtomicU32::new(0),
             revisits: AtomicU64::new(0),

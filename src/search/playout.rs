@@ -16,12 +16,11 @@ impl Searcher {
             let (pending, mut boards, worked) = self.gather(run);
             // A fresh root is gathered alone (the descents after it collide
             // with it and end the batch).
-            let answers = match (&pending[..], &mut boards[..]) {
-                ([leaf], [board]) if leaf.path.is_empty() && self.config.root_symmetries => {
-                    vec![self.service.submit_all_symmetries(board)]
-                }
-                _ => self.service.submit_boards(&mut boards),
-            };
+            let all_symmetries = matches!(&pending[..], [leaf] if leaf.path.is_empty())
+                && self.config.root_symmetries;
+            let answers =
+                self.service
+                    .submit_cancellable(&mut boards, all_symmetries, &progress.halt);
             let submitted = !pending.is_empty();
             if submitted {
                 progress.batches.fetch_add(1, Ordering::Relaxed);
@@ -169,7 +168,9 @@ impl Searcher {
     fn complete(&self, batch: Vec<(Pending, Receiver<Evaluation>)>, progress: &Progress) {
         for (p, answer) in batch {
             let Ok(evaluation) = answer.recv() else {
-                // The service is gone: undo this descent and stop.
+                // The search has stopped (the service dropped the leaf
+                // unevaluated) or the service is gone: undo this descent
+                // and stop.
                 p.leaf.data.lock().state = NodeState::Fresh;
                 self.revert_leaf(&p.path, &p.leaf);
                 progress.halt.store(true, Ordering::SeqCst);

@@ -2,7 +2,6 @@
 //! queue, encodes symmetries, runs the network and answers every request.
 
 use super::*;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 pub(super) fn start_evaluator(
     network: Option<Box<dyn BatchEvaluator>>,
@@ -51,6 +50,9 @@ pub(super) fn evaluator(
                 None => break,
             }
         }
+        // What the submitters gave up on goes unevaluated; dropping a
+        // request tells its receiver.
+        queued.retain(|request| !request.cancelled());
         let Some(first) = queued.front() else {
             continue;
         };
