@@ -259,6 +259,45 @@ fn bad_input_is_refused_and_changes_nothing() {
     e.ok("quit");
 }
 
+/// GTP drops every CR (its preprocessing), so a CR inside a command does
+/// not split it; CR LF ends lines as LF does.
+#[test]
+fn a_carriage_return_is_dropped_not_a_line_end() {
+    let mut e = Engine::start();
+    e.process.send("1 na\rme");
+    assert_eq!(e.read_response(), success(Some(1), "Wuzi"));
+    e.process.send("2 boardsize 15\r");
+    assert_eq!(e.read_response(), success(Some(2), ""));
+    e.ok("quit");
+}
+
+/// genmove answers pass on a finished board; a referee that relays it to
+/// the other engine gets it accepted there, and nothing changes. Before
+/// the game is over a pass is refused.
+#[test]
+fn a_pass_is_accepted_once_the_game_is_over() {
+    let mut e = Engine::start();
+    e.ok("boardsize 15");
+    for (black, white) in [("A1", "A15"), ("B1", "B15"), ("C1", "C15"), ("D1", "D15")] {
+        e.ok(&format!("play b {black}"));
+        e.ok(&format!("play w {white}"));
+    }
+    assert_eq!(
+        e.ask("play w pass"),
+        failure(None, "illegal move: gomoku has no pass")
+    );
+    e.ok("play b E1");
+    let board = e.ok("showboard");
+    assert_eq!(e.ask("genmove w"), success(None, "pass"));
+    assert_eq!(e.ask("play w pass"), success(None, ""));
+    assert_eq!(
+        e.ask("play b resign"),
+        failure(None, "illegal move: gomoku has no pass")
+    );
+    assert_eq!(e.ok("showboard"), board);
+    e.ok("quit");
+}
+
 /// A line longer than the reader keeps (64 KiB) is cut; the command it
 /// held is refused, not run with the arguments that survived the cut.
 #[test]

@@ -299,6 +299,23 @@ fn end_of_input_exits_cleanly() {
     assert!(b.wait_exit(Duration::from_secs(3)).is_some());
 }
 
+/// At the end of input a search without a time limit (none was given) is
+/// stopped and answers with what it has: no STOP can come any more, and a
+/// manager that died without END must not leave the brain running.
+#[test]
+fn end_of_input_ends_a_search_without_a_limit() {
+    let mut b = Brain::start(&["--threads", "1"]);
+    b.send("START 15");
+    assert_eq!(b.answer(), "OK");
+    b.send("INFO timeout_turn -1");
+    b.send("INFO timeout_match 0");
+    b.send("TURN 7,7");
+    std::thread::sleep(Duration::from_millis(200));
+    b.stdin = None;
+    b.expect_move();
+    assert!(b.wait_exit(Duration::from_secs(5)).is_some());
+}
+
 #[test]
 fn about_protocol_version_and_crlf() {
     let mut b = Brain::start(&[]);
@@ -497,6 +514,32 @@ fn balance_finds_the_moves_asked_for() {
     assert!(b.answer().starts_with("ERROR"));
     b.send("BALANCE x");
     assert!(b.answer().starts_with("ERROR"));
+}
+
+/// A BALANCE that cannot be answered leaves the game's position as it was
+/// (its block's position is taken only with the answer).
+#[test]
+fn a_refused_balance_leaves_the_game_as_it_was() {
+    let mut b = Brain::start(&["--threads", "1"]);
+    b.send("START 5");
+    assert_eq!(b.answer(), "OK");
+    b.send("INFO timeout_turn 200");
+    b.send("INFO timeout_match 0");
+    b.send("TURN 2,2");
+    let (x, y) = b.expect_move();
+    // 25 empty cells on the empty board of the block: 26 cannot be found.
+    b.send("BALANCE 26");
+    b.send("DONE");
+    let refused = b.answer();
+    assert!(
+        refused.starts_with("ERROR") && refused.contains("only 25"),
+        "{refused}"
+    );
+    // Both stones are still there, the engine's the last.
+    b.send(&format!("TAKEBACK {x},{y}"));
+    assert_eq!(b.answer(), "OK");
+    b.send("TAKEBACK 2,2");
+    assert_eq!(b.answer(), "OK");
 }
 
 #[test]
@@ -1306,5 +1349,54 @@ fn black_with_only_forbidden_cells_answers_a_move_not_an_error() {
         mv == (3, 0) || mv == (2, 1),
         "{mv:?}\n{}",
         b.seen.join("\n")
+    );
+}
+
+/// Input faster than the brain answers (here: its output is never read, so
+/// it blocks writing its answers) waits in the pipe: the lines read ahead
+/// are bounded, so the brain's memory does not grow with the flood.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_flood_of_input_waits_in_the_pipe_not_in_memory() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let mut child = common::brain_command()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start pbrain-wuzi");
+    let pid = child.id();
+    let uss = || wuzi::search::memory::private_bytes_of(pid).expect("smaps_rollup");
+    std::thread::sleep(Duration::from_secs(1));
+    let before = uss();
+    let mut stdin = child.stdin.take().expect("stdin");
+    let written = Arc::new(AtomicU64::new(0));
+    let counter = written.clone();
+    // Three million unknown commands (6 MB of input), each answered with an
+    // ERROR line that nobody reads; the writer blocks once the brain stops
+    // taking input.
+    std::thread::spawn(move || {
+        let chunk = "x\n".repeat(10_000);
+        for _ in 0..300 {
+            if stdin.write_all(chunk.as_bytes()).is_err() {
+                break;
+            }
+            counter.fetch_add(10_000, Ordering::Relaxed);
+        }
+    });
+    let start = Instant::now();
+    while written.load(Ordering::Relaxed) < 3_000_000 && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let after = uss();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        after < before + (64 << 20),
+        "USS {} MB before the flood, {} MB after {} lines",
+        before >> 20,
+        after >> 20,
+        written.load(Ordering::Relaxed)
     );
 }

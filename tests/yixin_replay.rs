@@ -219,8 +219,9 @@ fn replay(file: &str, rule: Rule) -> Vec<(String, String)> {
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .collect();
     // The GUI's 3 s per move, as captured; one search thread so that the
-    // replay does not depend on the machine's cores.
-    let mut b = Brain::start(&["--threads", "1"]);
+    // replay does not depend on the machine's cores. The GUI starts its
+    // engine with --force-utf8 on Windows.
+    let mut b = Brain::start(&["--force-utf8", "--threads", "1"]);
     let mut model = Model::new(rule);
     // The `board` (a search follows) or `yxboard` block being read, with
     // its stones as (x, y, field).

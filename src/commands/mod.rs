@@ -44,6 +44,12 @@ pub(crate) struct Cli {
     /// ones).
     #[arg(long)]
     pub(crate) network: Option<PathBuf>,
+    /// Yixin-Board starts its engine with this on Windows (asking for UTF-8
+    /// output, which is all this engine writes); accepted and ignored, so
+    /// that the GUI can load the brain.
+    #[arg(long, hide = true)]
+    #[allow(dead_code)]
+    force_utf8: bool,
 }
 
 #[derive(Subcommand)]

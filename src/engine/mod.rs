@@ -58,6 +58,8 @@ struct Running {
     done: Arc<AtomicBool>,
     handle: JoinHandle<SearchResult>,
     board: Board,
+    /// The search has a time or playout limit: it ends without a stop.
+    limited: bool,
 }
 
 /// Statistics of one searched position (`INFO evaluate`).
@@ -435,6 +437,7 @@ impl Engine {
         } else {
             limits.max_playouts = None;
         }
+        let limited = limits.time.is_some() || limits.max_playouts.is_some();
         let stop = Arc::new(AtomicBool::new(false));
         let board = self.board.clone();
         let searcher = Arc::clone(&self.searcher);
@@ -458,7 +461,14 @@ impl Engine {
             done,
             handle,
             board,
+            limited,
         });
+    }
+
+    /// Whether the running search, if any, ends by itself (it has a time or
+    /// a playout limit); one without waits for a stop.
+    pub fn search_ends_by_itself(&self) -> bool {
+        self.running.as_ref().is_none_or(|r| r.limited)
     }
 
     /// Sends `()` on `to` whenever a background search ends (a bounded

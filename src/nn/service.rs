@@ -420,7 +420,7 @@ impl EvalService {
 
     /// As [`EvalService::submit_boards`] (or, with `all_symmetries`,
     /// [`EvalService::submit_all_symmetries`]), for a submitter that may
-    /// give up waiting: once `cancel` is raised, whatever of these boards
+    /// give up waiting: once `cancel` (if any) is raised, whatever of these boards
     /// is still queued is dropped unevaluated and its receiver reports a
     /// disconnection. A search that stops does not then leave the
     /// evaluators working through its abandoned leaves: with many search
@@ -431,9 +431,9 @@ impl EvalService {
         &self,
         boards: &mut [Board],
         all_symmetries: bool,
-        cancel: &Arc<AtomicBool>,
+        cancel: Option<&Arc<AtomicBool>>,
     ) -> Vec<Receiver<Evaluation>> {
-        self.submit_boards_with(boards, all_symmetries, Some(cancel))
+        self.submit_boards_with(boards, all_symmetries, cancel)
     }
 
     /// Encodes `board` and queues it to be evaluated under every symmetry

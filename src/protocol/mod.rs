@@ -31,6 +31,7 @@ use crate::nn::provider::NetworkProvider;
 use crate::nn::EvalService;
 pub use gomocup::{Dialect, Gomocup};
 pub use gtp::Gtp;
+use reader::LineEnds;
 use session::{Driver, FrontEnd};
 use std::sync::Arc;
 
@@ -86,7 +87,9 @@ pub fn run(
 ) -> Retired {
     let brain = Gomocup::brain(config, Box::new(output));
     let mut parser = CommandParser::new();
-    Retired::new(drive(brain, input, move |line| parser.feed(line)))
+    Retired::new(drive(brain, input, LineEnds::Any, move |line| {
+        parser.feed(line)
+    }))
 }
 
 /// Runs the GTP engine until `quit` or the end of input; returns it
@@ -97,7 +100,7 @@ pub fn run_gtp(
     output: impl Write + Send + 'static,
 ) -> Retired {
     let engine = Gtp::engine(config, Box::new(output));
-    Retired::new(drive(engine, input, |line| {
+    Retired::new(drive(engine, input, LineEnds::LfOnly, |line| {
         GtpCommand::parse(line).into_iter().collect()
     }))
 }
@@ -132,9 +135,10 @@ impl Retired {
 fn drive<F: FrontEnd>(
     mut driver: Driver<F>,
     input: impl BufRead + Send + 'static,
+    ends: LineEnds,
     mut parse: impl FnMut(&str) -> Vec<F::Command>,
 ) -> Driver<F> {
-    let lines = reader::spawn(input);
+    let lines = reader::spawn(input, ends);
     // A search that ends wakes the loop, so that its answer goes out at
     // once rather than at the next poll: on Windows a 5 ms wait may last a
     // whole 15.6 ms timer tick, half the manager's lag allowance.

@@ -346,9 +346,14 @@ impl<F: FrontEnd> Driver<F> {
 
     /// Runs until every command received so far is answered: the search
     /// that must answer finishes (within its time limit), the commands held
-    /// behind it run. A ponder is not waited for.
+    /// behind it run. A ponder is not waited for, nor a search without a
+    /// limit (no time control was given): it is stopped and answers with
+    /// what it has, since no STOP can come after the end of input.
     pub fn drain(&mut self) {
         loop {
+            if self.session.busy() && !self.session.engine.search_ends_by_itself() {
+                self.stop_search();
+            }
             self.tick();
             if self.wants_exit() || (!self.session.busy() && self.deferred.is_empty()) {
                 return;

@@ -16,11 +16,16 @@ impl Searcher {
             let (pending, mut boards, worked) = self.gather(run);
             // A fresh root is gathered alone (the descents after it collide
             // with it and end the batch).
-            let all_symmetries = matches!(&pending[..], [leaf] if leaf.path.is_empty())
-                && self.config.root_symmetries;
-            let answers =
-                self.service
-                    .submit_cancellable(&mut boards, all_symmetries, &progress.halt);
+            let fresh_root = matches!(&pending[..], [leaf] if leaf.path.is_empty());
+            // The root's evaluation is never given up: a search stopped at
+            // once (no time to think) still plays by the network's priors,
+            // not by the order of the candidate moves.
+            let cancel = (!fresh_root).then_some(&progress.halt);
+            let answers = self.service.submit_cancellable(
+                &mut boards,
+                fresh_root && self.config.root_symmetries,
+                cancel,
+            );
             let submitted = !pending.is_empty();
             if submitted {
                 progress.batches.fetch_add(1, Ordering::Relaxed);
@@ -53,7 +58,12 @@ impl Searcher {
         // evaluating (a batch can take tens of milliseconds on a busy
         // CPU). Those leaves go back to fresh and lose their virtual
         // visits, so that a later search of the same tree finds them intact.
+        // Except a fresh root's: one evaluation, which the move is chosen by.
         for batch in in_flight {
+            if matches!(&batch[..], [(leaf, _)] if leaf.path.is_empty()) {
+                self.complete(batch, progress);
+                continue;
+            }
             for (p, _) in batch {
                 p.leaf.data.lock().state = NodeState::Fresh;
                 self.revert_leaf(&p.path, &p.leaf);

@@ -305,13 +305,14 @@ impl Gomocup {
             BlockKind::Balance(n) => match Self::position_of(s, "BALANCE", &stones) {
                 Ok(board) => {
                     let found = s.engine.balancing_moves(&board, n as usize, 0.0);
-                    s.engine.set_board(board);
                     if found.len() < n as usize {
+                        // Refused: the game's position stays as it was.
                         error(
                             s,
                             &format!("only {} balancing move(s) exist here", found.len()),
                         );
                     } else {
+                        s.engine.set_board(board);
                         s.send(&move_list(&found));
                     }
                 }
@@ -413,6 +414,9 @@ fn leaves_ponder_running(command: &Command) -> bool {
     matches!(
         command,
         Command::Info { .. }
+            // Yixin-Board's "block autoreset" sends it after each of our
+            // moves; our next search takes the blocks as they are then.
+            | Command::YxBlockReset
             | Command::YxShowForbid
             | Command::About
             | Command::ProtocolVersion

@@ -204,6 +204,9 @@ impl Gtp {
                 Some(p) => p,
                 None => return failure(s, id, "illegal move: off the board"),
             },
+            // genmove answers pass on a finished board, and a referee
+            // relays it to the other engine: accepted there, as nothing.
+            GtpMove::Pass if s.engine.board().outcome().is_some() => return success(s, id, ""),
             GtpMove::Pass | GtpMove::Resign => {
                 return failure(s, id, "illegal move: gomoku has no pass")
             }

@@ -15,6 +15,8 @@ pub struct LineSplitter {
     cut: bool,
     /// The last byte fed was `\r`: a `\n` right after it ends no new line.
     after_cr: bool,
+    /// `\r` is dropped wherever it is, not a line end (GTP's rule).
+    discard_cr: bool,
 }
 
 impl LineSplitter {
@@ -24,6 +26,16 @@ impl LineSplitter {
             max,
             cut: false,
             after_cr: false,
+            discard_cr: false,
+        }
+    }
+
+    /// Splits at `\n` alone and drops every `\r`, as GTP's preprocessing
+    /// asks (its section 2.2): a CR inside a command is no line end there.
+    pub fn discarding_cr(max: usize) -> LineSplitter {
+        LineSplitter {
+            discard_cr: true,
+            ..LineSplitter::new(max)
         }
     }
 
@@ -33,7 +45,8 @@ impl LineSplitter {
         for &b in bytes {
             let after_cr = std::mem::replace(&mut self.after_cr, b == b'\r');
             match b {
-                b'\n' if after_cr => {}
+                b'\r' if self.discard_cr => {}
+                b'\n' if after_cr && !self.discard_cr => {}
                 b'\n' | b'\r' => emit(self.take()),
                 _ if self.line.len() < self.max => self.line.push(b),
                 _ => self.cut = true,
@@ -68,6 +81,17 @@ mod tests {
         }
         lines.extend(splitter.finish());
         lines
+    }
+
+    #[test]
+    fn gtp_drops_every_cr_and_ends_lines_at_lf() {
+        let mut splitter = LineSplitter::discarding_cr(100);
+        let mut lines = Vec::new();
+        for chunk in [&b"1 na\rme\r\n2 ver"[..], b"sion\r", b"\n\n3 quit"] {
+            splitter.feed(chunk, |l| lines.push(l));
+        }
+        lines.extend(splitter.finish());
+        assert_eq!(lines, ["1 name", "2 version", "", "3 quit"]);
     }
 
     #[test]
