@@ -215,6 +215,58 @@ fn bad_command_lines_fail_with_one_line() {
     }
 }
 
+/// A server that accepts the connection and never answers the handshake
+/// does not hold `connect` for good: it gives up within its connection
+/// timeout (5 s) with one line.
+#[test]
+fn a_server_that_never_answers_the_handshake_is_given_up() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("address");
+    std::thread::spawn(move || {
+        // Accepts, reads the request, says nothing.
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+        .args(["connect", &format!("ws://{address}/"), "--name", "x"])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot connect"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// A name the server refuses ends `connect` with the server's reason,
+/// instead of a client waiting unnamed for ever.
+#[test]
+fn a_refused_name_ends_connect_with_the_reason() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let server = Server::spawn(listener, ServerConfig::default(), "page").expect("server");
+    let long = "n".repeat(65);
+    let out = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+        .args([
+            "--threads",
+            "1",
+            "connect",
+            &format!("ws://{}/", server.address),
+            "--name",
+            &long,
+        ])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refused our name"), "{err}");
+}
+
 /// The resident memory of process `pid` in KB (`VmRSS`).
 fn resident_kb(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");

@@ -49,10 +49,23 @@ pub enum ClientError {
     /// allowed.
     #[error("{0}")]
     Network(String),
+    /// The server refused our NAME: connecting again would not help.
+    #[error("the server refused our name: {0}")]
+    NameRefused(String),
+    #[error("no word from the server for {0:?}")]
+    Silent(Duration),
 }
 
 /// How long to wait before connecting again after a failure.
 const RECONNECT_DELAY: Duration = Duration::from_secs(1);
+/// The longest wait for the TCP connection, and then for the WebSocket
+/// handshake: a server that accepts and never answers must not hold the
+/// client for good.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// After this long without a frame from the server the client pings it,
+/// and after twice this long takes the connection as dead and connects
+/// again (a server that vanished without closing sends nothing more).
+const SILENCE: Duration = Duration::from_secs(30);
 /// How often the engine tells the server (and so the web board) what it
 /// thinks of the game while it searches.
 const INFO_EVERY: Duration = Duration::from_millis(500);
@@ -80,6 +93,16 @@ struct Player {
     /// The secret of our seat in the current game (START's `seat`): given
     /// back with our name after a reconnection, to take the seat again.
     seat: Option<String>,
+    /// NAME sent on this connection and no START yet: an INVALID now can
+    /// only be the server refusing the name.
+    naming: bool,
+}
+
+/// What the user should see (the `connect` command has no log unless
+/// asked): on stderr, and in the log.
+fn warn(text: &str) {
+    eprintln!("{text}");
+    tracing::warn!("{text}");
 }
 
 fn point_of(p: Point) -> WsPoint {
@@ -149,13 +172,14 @@ impl Player {
             remaining: Duration::from_secs(60),
             pending_move: None,
             seat: None,
+            naming: false,
         }
     }
 
     fn start(&mut self, config: &GameConfiguration, color: WsColor) -> Result<(), ClientError> {
         let board = position(config)?;
         if let Some(note) = super::switch_rule(&mut self.engine, &mut self.networks, board.rule()) {
-            tracing::warn!("{note}");
+            warn(&note);
         }
         if let Some(why) = self.networks.refusal(board.rule()) {
             return Err(ClientError::Network(why.to_string()));
@@ -239,6 +263,7 @@ impl Player {
                 };
                 send(socket, &reply)?;
                 self.state = State::Ready;
+                self.naming = true;
             }
             ServerMessage::Start {
                 configuration,
@@ -246,6 +271,7 @@ impl Player {
                 seat,
             } => {
                 self.seat = seat;
+                self.naming = false;
                 self.start(&configuration, color)?;
             }
             ServerMessage::Valid { remaining_time } => {
@@ -260,7 +286,10 @@ impl Player {
                 message,
                 remaining_time,
             } => {
-                tracing::warn!("the server refused our move: {message}");
+                if self.naming && self.pending_move.is_none() {
+                    return Err(ClientError::NameRefused(message));
+                }
+                warn(&format!("the server refused our move: {message}"));
                 self.pending_move = None;
                 self.remaining = Duration::from_millis(remaining_time.of(self.color));
                 if self.state == State::AwaitingResponse {
@@ -302,31 +331,72 @@ fn send(socket: &mut Socket, message: &ClientMessage) -> Result<(), ClientError>
         .map_err(|e| ClientError::Send(Box::new(e)))
 }
 
+/// Connects to the server at `url`, each step within [`CONNECT_TIMEOUT`]
+/// (tungstenite's own `connect` waits as long as the system lets it).
+fn open(url: &str) -> Result<Socket, tungstenite::Error> {
+    use std::net::ToSocketAddrs;
+    use tungstenite::client::IntoClientRequest;
+    use tungstenite::error::UrlError;
+    let request = url.into_client_request()?;
+    let uri = request.uri();
+    if uri.scheme_str() == Some("wss") {
+        return Err(tungstenite::Error::Url(UrlError::TlsFeatureNotEnabled));
+    }
+    let host = uri
+        .host()
+        .ok_or(tungstenite::Error::Url(UrlError::NoHostName))?
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let port = uri.port_u16().unwrap_or(80);
+    let mut failure = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
+    let mut connected = None;
+    for address in (host, port).to_socket_addrs()? {
+        match TcpStream::connect_timeout(&address, CONNECT_TIMEOUT) {
+            Ok(stream) => {
+                connected = Some(stream);
+                break;
+            }
+            Err(e) => failure = e,
+        }
+    }
+    let stream = connected.ok_or(failure)?;
+    stream.set_read_timeout(Some(CONNECT_TIMEOUT))?;
+    stream.set_write_timeout(Some(CONNECT_TIMEOUT))?;
+    let (socket, _) =
+        tungstenite::client(request, MaybeTlsStream::Plain(stream)).map_err(|e| match e {
+            tungstenite::HandshakeError::Failure(e) => e,
+            tungstenite::HandshakeError::Interrupted(_) => tungstenite::Error::Io(
+                std::io::Error::new(std::io::ErrorKind::TimedOut, "handshake timed out"),
+            ),
+        })?;
+    if let MaybeTlsStream::Plain(stream) = socket.get_ref() {
+        // Short reads: the loop polls the search between them.
+        stream.set_read_timeout(Some(Duration::from_millis(2)))?;
+    }
+    Ok(socket)
+}
+
 /// Plays on the server at `url` as `name` until the process is stopped;
 /// reconnects after every dropped connection. A server that cannot be
-/// reached at the start is an error.
+/// reached at the start is an error, and so is one that refuses the name.
 pub fn run(config: Config, url: &str, name: &str) -> Result<(), ClientError> {
-    let mut first = Some(
-        tungstenite::connect(url).map_err(|source| ClientError::Connect {
-            url: url.to_string(),
-            source: Box::new(source),
-        })?,
-    );
+    let mut first = Some(open(url).map_err(|source| ClientError::Connect {
+        url: url.to_string(),
+        source: Box::new(source),
+    })?);
     let mut player = Player::new(&config);
     loop {
         let connection = match first.take() {
             Some(connected) => Ok(connected),
-            None => tungstenite::connect(url),
+            None => open(url),
         };
         match connection {
-            Ok((mut socket, _)) => {
-                if let MaybeTlsStream::Plain(stream) = socket.get_ref() {
-                    // Short reads: the loop polls the search between them.
-                    let _ = stream.set_read_timeout(Some(Duration::from_millis(2)));
-                }
+            Ok(mut socket) => {
                 eprintln!("connected to {url} as {name}");
-                let why = play(&mut player, &mut socket, name);
-                eprintln!("connection lost ({why}); reconnecting");
+                match play(&mut player, &mut socket, name) {
+                    ClientError::NameRefused(why) => return Err(ClientError::NameRefused(why)),
+                    why => eprintln!("connection lost ({why}); reconnecting"),
+                }
             }
             Err(e) => eprintln!("cannot connect to {url}: {e}; retrying"),
         }
@@ -339,7 +409,20 @@ pub fn run(config: Config, url: &str, name: &str) -> Result<(), ClientError> {
 /// One connection's life; returns why it ended.
 fn play(player: &mut Player, socket: &mut Socket, name: &str) -> ClientError {
     let mut last_info = Instant::now();
+    let mut last_heard = Instant::now();
+    let mut pinged = false;
+    player.naming = false;
     loop {
+        let silence = last_heard.elapsed();
+        if silence >= 2 * SILENCE {
+            return ClientError::Silent(silence);
+        }
+        if silence >= SILENCE && !pinged {
+            pinged = true;
+            if let Err(e) = socket.send(Message::Ping(Vec::new().into())) {
+                return ClientError::Send(Box::new(e));
+            }
+        }
         if player.state == State::Thinking && last_info.elapsed() >= INFO_EVERY {
             last_info = Instant::now();
             if let Some(info) = player.info() {
@@ -354,14 +437,19 @@ fn play(player: &mut Player, socket: &mut Socket, name: &str) -> ClientError {
                 return e;
             }
         }
-        match socket.read() {
+        let read = socket.read();
+        if read.is_ok() {
+            last_heard = Instant::now();
+            pinged = false;
+        }
+        match read {
             Ok(Message::Text(text)) => match serde_json::from_str::<ServerMessage>(&text) {
-                Ok(message) => {
-                    if let Err(e) = player.handle(message, socket, name) {
-                        tracing::warn!("{e}");
-                    }
-                }
-                Err(e) => tracing::warn!("unreadable server message {text}: {e}"),
+                Ok(message) => match player.handle(message, socket, name) {
+                    Ok(()) => {}
+                    Err(refused @ ClientError::NameRefused(_)) => return refused,
+                    Err(e) => warn(&e.to_string()),
+                },
+                Err(e) => warn(&format!("unreadable server message {text}: {e}")),
             },
             Ok(Message::Close(_)) => return ClientError::Closed,
             Ok(_) => {}

@@ -199,6 +199,35 @@ fn a_client_that_stops_answering_pings_is_dropped() {
     drop(white);
 }
 
+/// A player that connects but never names itself (its pings are answered
+/// by its WebSocket library) is told and closed after the naming time, so
+/// that such connections cannot hold every slot of the server.
+#[test]
+fn a_client_that_never_names_itself_is_closed() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let config = ServerConfig {
+        name_timeout: Duration::from_millis(500),
+        ..ServerConfig::default()
+    };
+    let server = Server::spawn(listener, config, "<html>board</html>").expect("spawn");
+    let mut silent = connect(&server);
+    let mut named = connect(&server);
+    name(&mut named, "patient", "v2");
+    let told = next(&mut silent);
+    assert_eq!(told["type"], "INVALID", "{told}");
+    assert!(
+        told["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no NAME")),
+        "{told}"
+    );
+    assert!(client::next(&mut silent, ANSWER).is_err(), "still open");
+    // The named one waits on, with its connection.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(server.stats().clients, 1);
+    drop(named);
+}
+
 #[test]
 fn the_page_is_served_on_the_same_port() {
     let server = server(Duration::from_secs(30));

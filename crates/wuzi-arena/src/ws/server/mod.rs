@@ -78,6 +78,10 @@ pub struct ServerConfig {
     /// Time a new connection has to send its whole request (and so to
     /// complete the WebSocket handshake).
     pub handshake_timeout: Duration,
+    /// Time a connected player has to name itself. Pings are answered by
+    /// the WebSocket library itself, so a client that never names itself
+    /// would otherwise hold its connection (a slot under the caps) for good.
+    pub name_timeout: Duration,
     /// Time one write may block before the client is taken as gone.
     pub write_timeout: Duration,
     /// Origins that browsers may connect from (as they send them:
@@ -102,6 +106,7 @@ impl Default for ServerConfig {
             max_per_address: 16,
             connects_per_second: 2.0,
             handshake_timeout: Duration::from_secs(5),
+            name_timeout: Duration::from_secs(10),
             write_timeout: Duration::from_secs(10),
             allowed_origins: Vec::new(),
             token: None,

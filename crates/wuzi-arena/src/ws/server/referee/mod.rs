@@ -16,6 +16,7 @@ struct Client {
     out: Sender<Outgoing>,
     socket: Option<TcpStream>,
     alive: bool,
+    connected: Instant,
 }
 
 /// A web board watching.
@@ -200,6 +201,7 @@ impl Referee {
                         out,
                         socket,
                         alive: true,
+                        connected: Instant::now(),
                     },
                 );
             }
@@ -522,6 +524,29 @@ impl Referee {
         {
             let ending = self.games[g].game.time_out();
             self.end(g, ending);
+            self.changed = true;
+        }
+        let unnamed: Vec<ClientId> = self
+            .clients
+            .iter()
+            .filter(|(_, c)| c.name.is_none() && c.connected.elapsed() >= self.config.name_timeout)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in unnamed {
+            // Told why, then closed once that is written (a client that
+            // does not read is cut by the write timeout); it is in no game.
+            let why = format!("no NAME within {:?}", self.config.name_timeout);
+            tracing::info!("client {id}: {why}");
+            self.send(
+                id,
+                &ServerMessage::Invalid {
+                    message: why,
+                    remaining_time: NO_TIME,
+                },
+            );
+            if let Some(client) = self.clients.remove(&id) {
+                self.queue(id, &client.out, Outgoing::Close);
+            }
             self.changed = true;
         }
         if self.last_ping.elapsed() >= self.config.ping_interval {
