@@ -334,50 +334,60 @@ fn send(socket: &mut Socket, message: &ClientMessage) -> Result<(), ClientError>
 /// Connects to the server at `url`, each step within [`CONNECT_TIMEOUT`]
 /// (tungstenite's own `connect` waits as long as the system lets it).
 fn open(url: &str) -> Result<Socket, Box<tungstenite::Error>> {
-    // A closure: tungstenite's error is large, boxed once here.
-    let attempt = || -> Result<Socket, tungstenite::Error> {
-        use std::net::ToSocketAddrs;
-        use tungstenite::client::IntoClientRequest;
-        use tungstenite::error::UrlError;
-        let request = url.into_client_request()?;
-        let uri = request.uri();
-        if uri.scheme_str() == Some("wss") {
-            return Err(tungstenite::Error::Url(UrlError::TlsFeatureNotEnabled));
-        }
-        let host = uri
-            .host()
-            .ok_or(tungstenite::Error::Url(UrlError::NoHostName))?
-            .trim_start_matches('[')
-            .trim_end_matches(']');
-        let port = uri.port_u16().unwrap_or(80);
-        let mut failure = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
-        let mut connected = None;
-        for address in (host, port).to_socket_addrs()? {
-            match TcpStream::connect_timeout(&address, CONNECT_TIMEOUT) {
-                Ok(stream) => {
-                    connected = Some(stream);
-                    break;
-                }
-                Err(e) => failure = e,
+    use std::net::ToSocketAddrs;
+    use tungstenite::client::IntoClientRequest;
+    use tungstenite::error::UrlError;
+    // tungstenite's error is large: boxed.
+    fn boxed(e: impl Into<tungstenite::Error>) -> Box<tungstenite::Error> {
+        Box::new(e.into())
+    }
+    let request = url.into_client_request().map_err(boxed)?;
+    let uri = request.uri();
+    if uri.scheme_str() == Some("wss") {
+        return Err(boxed(tungstenite::Error::Url(
+            UrlError::TlsFeatureNotEnabled,
+        )));
+    }
+    let host = uri
+        .host()
+        .ok_or(tungstenite::Error::Url(UrlError::NoHostName))
+        .map_err(boxed)?
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let port = uri.port_u16().unwrap_or(80);
+    let mut failure = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
+    let mut connected = None;
+    for address in (host, port).to_socket_addrs().map_err(boxed)? {
+        match TcpStream::connect_timeout(&address, CONNECT_TIMEOUT) {
+            Ok(stream) => {
+                connected = Some(stream);
+                break;
             }
+            Err(e) => failure = e,
         }
-        let stream = connected.ok_or(failure)?;
-        stream.set_read_timeout(Some(CONNECT_TIMEOUT))?;
-        stream.set_write_timeout(Some(CONNECT_TIMEOUT))?;
-        let (socket, _) =
-            tungstenite::client(request, MaybeTlsStream::Plain(stream)).map_err(|e| match e {
-                tungstenite::HandshakeError::Failure(e) => e,
-                tungstenite::HandshakeError::Interrupted(_) => tungstenite::Error::Io(
-                    std::io::Error::new(std::io::ErrorKind::TimedOut, "handshake timed out"),
-                ),
-            })?;
-        if let MaybeTlsStream::Plain(stream) = socket.get_ref() {
-            // Short reads: the loop polls the search between them.
-            stream.set_read_timeout(Some(Duration::from_millis(2)))?;
-        }
-        Ok(socket)
-    };
-    attempt().map_err(Box::new)
+    }
+    let stream = connected.ok_or(failure).map_err(boxed)?;
+    stream
+        .set_read_timeout(Some(CONNECT_TIMEOUT))
+        .map_err(boxed)?;
+    stream
+        .set_write_timeout(Some(CONNECT_TIMEOUT))
+        .map_err(boxed)?;
+    let (socket, _) =
+        tungstenite::client(request, MaybeTlsStream::Plain(stream)).map_err(|e| match e {
+            tungstenite::HandshakeError::Failure(e) => boxed(e),
+            tungstenite::HandshakeError::Interrupted(_) => boxed(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "handshake timed out",
+            )),
+        })?;
+    if let MaybeTlsStream::Plain(stream) = socket.get_ref() {
+        // Short reads: the loop polls the search between them.
+        stream
+            .set_read_timeout(Some(Duration::from_millis(2)))
+            .map_err(boxed)?;
+    }
+    Ok(socket)
 }
 
 /// Plays on the server at `url` as `name` until the process is stopped;
