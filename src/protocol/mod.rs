@@ -144,9 +144,15 @@ fn drive<F: FrontEnd>(
     // whole 15.6 ms timer tick, half the manager's lag allowance.
     let (ended, mut search_ended) = bounded(1);
     driver.session.engine.notify_search_end(ended);
+    let paused = never();
     loop {
+        let input = if driver.input_paused() {
+            &paused
+        } else {
+            &lines
+        };
         let next = select! {
-            recv(lines) -> line => line.map_err(|_| RecvTimeoutError::Disconnected),
+            recv(input) -> line => line.map_err(|_| RecvTimeoutError::Disconnected),
             recv(search_ended) -> wake => {
                 // Were the engine's sender ever dropped, a closed channel
                 // would be ready forever: fall back to polling.

@@ -221,15 +221,16 @@ pub trait FrontEnd {
     fn report(&mut self, _session: &mut Session<Self::Job>, _job: &Self::Job) {}
 
     /// Answers `command` with an error without running it: more commands
-    /// arrived during a search than the driver holds ([`MAX_DEFERRED`]).
-    /// The error comes before the answers of the commands held: only a
-    /// flood gets here, and memory matters more than order then.
+    /// arrived during a search without a limit than the driver holds
+    /// ([`MAX_DEFERRED`]). The error comes before the answers of the
+    /// commands held: only a flood gets here, and memory matters more than
+    /// order then.
     fn refuse(&mut self, session: &mut Session<Self::Job>, command: Self::Command, why: &str);
 }
 
 /// Commands held behind a search at most. A manager sends a few while the
-/// engine thinks; a flood beyond this is answered with errors instead of
-/// growing the queue without bound.
+/// engine thinks; beyond this the input waits ([`Driver::input_paused`]), or,
+/// behind a search without a limit, commands are refused.
 pub const MAX_DEFERRED: usize = 256;
 
 /// Runs a front end over a session.
@@ -360,6 +361,18 @@ impl<F: FrontEnd> Driver<F> {
             }
             std::thread::sleep(Duration::from_millis(2));
         }
+    }
+
+    /// Whether the input should wait: as many commands as the driver holds
+    /// are queued behind a search that ends by itself. The commands after
+    /// them then wait in the pipe, so that every command is answered in
+    /// order (GTP requires it) and memory stays bounded. Behind a search
+    /// without a limit the input is still read, since only a command can
+    /// end it; commands beyond the queue are refused there.
+    pub fn input_paused(&self) -> bool {
+        self.deferred.len() >= MAX_DEFERRED
+            && self.session.busy()
+            && self.session.engine.search_ends_by_itself()
     }
 
     /// Whether a quit held back behind a search is due now.
