@@ -1400,3 +1400,38 @@ fn a_flood_of_input_waits_in_the_pipe_not_in_memory() {
         written.load(Ordering::Relaxed)
     );
 }
+
+/// Commands queued behind a search: behind a timed one, as many as come,
+/// answered in order after the move (the input waits in the pipe beyond
+/// the 256 held); behind one without a limit, the input is still read (a
+/// STOP may come) and those beyond 256 are refused at once.
+#[test]
+fn commands_behind_a_search_are_answered_in_order_or_refused_beyond_the_queue() {
+    let mut b = Brain::start(&["--threads", "1"]);
+    b.send("START 15");
+    assert_eq!(b.answer(), "OK");
+    b.send("INFO timeout_turn 2000");
+    b.send("INFO timeout_match 0");
+    b.send("TURN 7,7");
+    for _ in 0..400 {
+        b.send("ABOUT");
+    }
+    b.expect_move();
+    for i in 0..400 {
+        let about = b.answer();
+        assert!(about.starts_with("name="), "answer {i}: {about}");
+    }
+    b.send("INFO timeout_turn -1");
+    b.send("TURN 9,9");
+    for _ in 0..300 {
+        b.send("ABOUT");
+    }
+    for _ in 0..300 - 256 {
+        assert_eq!(b.answer(), "ERROR too many commands while thinking");
+    }
+    b.send("STOP");
+    b.expect_move();
+    for _ in 0..256 {
+        assert!(b.answer().starts_with("name="));
+    }
+}
