@@ -1435,3 +1435,21 @@ fn commands_behind_a_search_are_answered_in_order_or_refused_beyond_the_queue() 
         assert!(b.answer().starts_with("name="));
     }
 }
+
+/// A log file that cannot be created (here in /proc/self, which exists
+/// but takes no files, even from root) is reported; the brain plays on.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_log_that_cannot_be_written_does_not_stop_the_brain() {
+    let mut b = Brain::start(&["--threads", "1", "--log-dir", "/proc/self"]);
+    b.send("START 15");
+    assert_eq!(b.answer(), "OK");
+    b.send("INFO timeout_turn 200");
+    b.send("BEGIN");
+    b.expect_move();
+    assert!(
+        b.messages().iter().any(|m| m.contains("log")),
+        "{:?}",
+        b.messages()
+    );
+}

@@ -153,7 +153,11 @@ pub fn main() -> ExitCode {
     let invoked_for_files = args.first().is_some_and(|name| {
         std::path::Path::new(name)
             .file_stem()
-            .is_some_and(|stem| stem.to_string_lossy() == play::FILES_NAME)
+            // Windows file names ignore case (a copy may be WUZI-FILES.EXE).
+            .is_some_and(|stem| {
+                stem.to_string_lossy()
+                    .eq_ignore_ascii_case(play::FILES_NAME)
+            })
     });
     if invoked_for_files {
         args.push("files".into());

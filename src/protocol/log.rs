@@ -65,7 +65,14 @@ impl LogFile {
             .map(|d| d.as_millis())
             .unwrap_or(0);
         let name = format!("wuzi-{stamp}-{}.log", std::process::id());
-        let appender = tracing_appender::rolling::never(dir, &name);
+        // The builder reports a file that cannot be created (a read-only
+        // folder, Windows' Controlled Folder Access); `rolling::never`
+        // panics there, which would end the brain over its log.
+        let appender = RollingFileAppender::builder()
+            .rotation(tracing_appender::rolling::Rotation::NEVER)
+            .filename_prefix(&name)
+            .build(dir)
+            .map_err(std::io::Error::other)?;
         *self.current.lock() = Some(appender);
         Ok(dir.join(name))
     }

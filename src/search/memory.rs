@@ -17,8 +17,8 @@ pub const MARGIN: usize = 24 << 20;
 pub const MIN_TREE: usize = 4 << 20;
 
 /// This process's USS in bytes (private clean + private dirty), or its
-/// resident size where smaps_rollup is missing; on Windows its private
-/// bytes (what the Gomocup's manager reads there).
+/// resident size where smaps_rollup is missing; on Windows the larger of
+/// its private bytes and its peak working set (what Piskvork reads there).
 #[cfg(unix)]
 pub fn process_private_bytes() -> Option<usize> {
     if let Some(bytes) = uss_from("/proc/self/smaps_rollup") {
@@ -31,7 +31,10 @@ pub fn process_private_bytes() -> Option<usize> {
     Some(pages * usize::try_from(page).ok()?)
 }
 
-/// This process's private bytes (committed memory no other process shares).
+/// The larger of this process's private bytes (committed memory no other
+/// process shares) and its peak working set: Piskvork scores a loss when
+/// the peak working set passes `max_memory` after a move, and that counts
+/// the exe's and the system libraries' resident pages too.
 #[cfg(windows)]
 pub fn process_private_bytes() -> Option<usize> {
     use windows_sys::Win32::System::ProcessStatus::{
@@ -49,7 +52,7 @@ pub fn process_private_bytes() -> Option<usize> {
             size,
         )
     };
-    (ok != 0).then_some(counters.PrivateUsage)
+    (ok != 0).then_some(counters.PrivateUsage.max(counters.PeakWorkingSetSize))
 }
 
 #[cfg(not(any(unix, windows)))]

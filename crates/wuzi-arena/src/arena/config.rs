@@ -36,7 +36,9 @@ pub const DEFAULT_TURN_MS: u64 = 5000;
 pub const DEFAULT_MEMORY: u64 = 367_001_600;
 
 /// Splits a command line into words: blanks separate, `"..."` and `'...'`
-/// quote, a backslash escapes the next character (outside single quotes).
+/// quote, a backslash escapes the next character (outside single quotes),
+/// except on Windows, where it separates a path's folders and is kept as
+/// it is (`cmd=C:\brains\pbrain-x.exe`).
 pub fn split_command(s: &str) -> Result<Vec<String>, String> {
     let mut words = Vec::new();
     let mut word = String::new();
@@ -47,7 +49,7 @@ pub fn split_command(s: &str) -> Result<Vec<String>, String> {
         match (quote, c) {
             (Some('\''), '\'') | (Some('"'), '"') => quote = None,
             (Some('\''), c) => word.push(c),
-            (_, '\\') => {
+            (_, '\\') if !cfg!(windows) => {
                 word.push(chars.next().ok_or("a backslash ends the command")?);
                 in_word = true;
             }
