@@ -232,7 +232,9 @@ impl Searcher {
             (reason, halted) = self.tree_search(run, stop, tree_budget);
         }
         let mut refuted = Vec::new();
-        if !stop.load(Ordering::SeqCst) {
+        // A ponder plays no move, and its net could not be interrupted by
+        // the opponent's move, which would wait for it on our clock.
+        if !stop.load(Ordering::SeqCst) && !limits.pondering {
             refuted = self.safety_net(board, &root, &limits.excluded, &clock);
             // The net's reserve is sized for a slow CPU, and a check mostly
             // takes a fraction of it: the tree search goes on into the rest,

@@ -8,7 +8,7 @@
 //! Every failure is `? text` with the state as it was.
 
 use std::fmt::Write as _;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::engine::{Finished, NodeReport};
@@ -77,6 +77,10 @@ pub enum Job {
         id: Option<u64>,
         play: bool,
         side_before: Color,
+        /// The colour asked for, and when the request arrived: a played
+        /// move's time comes off that colour's clock.
+        color: Color,
+        asked: Instant,
     },
     /// `lz-analyze` / `kata-analyze` until the next command.
     Analyse {
@@ -132,10 +136,7 @@ impl Gtp {
             Gtp {
                 networks,
                 lag,
-                clock: GtpClock {
-                    settings: None,
-                    left: [None; 2],
-                },
+                clock: GtpClock::new(),
                 setup_stones: 0,
             },
             session,
@@ -264,6 +265,8 @@ impl Gtp {
             id,
             play,
             side_before,
+            color,
+            asked: s.received(),
         });
     }
 
@@ -347,14 +350,11 @@ impl Gtp {
         let Some([main, byo_yomi, stones]) = numbers.as_deref() else {
             return failure(s, id, "syntax error: time_settings MAIN BYO_YOMI STONES");
         };
-        self.clock = GtpClock {
-            settings: Some(TimeSettings {
-                main: Duration::from_secs(*main),
-                byo_yomi: Duration::from_secs(*byo_yomi),
-                stones: u32::try_from(*stones).unwrap_or(u32::MAX),
-            }),
-            left: [None; 2],
-        };
+        self.clock.set(TimeSettings {
+            main: Duration::from_secs(*main),
+            byo_yomi: Duration::from_secs(*byo_yomi),
+            stones: u32::try_from(*stones).unwrap_or(u32::MAX),
+        });
         success(s, id, "");
     }
 
@@ -374,8 +374,7 @@ impl Gtp {
         let Some(((color, time), stones)) = parsed else {
             return failure(s, id, "syntax error: time_left COLOR TIME STONES");
         };
-        let index = usize::from(color == Color::White);
-        self.clock.left[index] = Some((time, stones));
+        self.clock.set_left(color, time, stones);
         success(s, id, "");
     }
 
@@ -504,7 +503,12 @@ impl FrontEnd for Gtp {
                 id,
                 play,
                 side_before,
+                color,
+                asked,
             } => {
+                if play {
+                    self.clock.spend(color, asked.elapsed());
+                }
                 let size = s.engine.board().size();
                 let answer = if matches!(result.proven, Proven::Loss(_)) {
                     GtpMove::Resign
