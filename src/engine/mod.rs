@@ -243,10 +243,11 @@ impl Engine {
     }
 
     /// Three opening stones on an empty board of the game's size and rule
-    /// that leave the position even.
-    pub fn opening_stones(&mut self) -> Vec<Point> {
+    /// that leave the position even, within the turn of a request received
+    /// at `since`.
+    pub fn opening_stones(&mut self, since: Instant) -> Vec<Point> {
         let board = Board::new(self.board.size(), self.board.rule());
-        self.balancing_moves(&board, 3, 0.0)
+        self.balancing_moves_in_turn(&board, 3, 0.0, since)
     }
 
     /// A new game (the cache is kept: positions may recur across games;

@@ -304,7 +304,9 @@ impl Gomocup {
             BlockKind::Balance(_) if self.refuses(s) => {}
             BlockKind::Balance(n) => match Self::position_of(s, "BALANCE", &stones) {
                 Ok(board) => {
-                    let found = s.engine.balancing_moves(&board, n as usize, 0.0);
+                    let found =
+                        s.engine
+                            .balancing_moves_in_turn(&board, n as usize, 0.0, s.received());
                     if found.len() < n as usize {
                         // Refused: the game's position stays as it was.
                         error(
@@ -570,7 +572,9 @@ impl FrontEnd for Gomocup {
                 // command came: one number favours the same player after
                 // one move or two (Rapfi negates it for two to that end).
                 let bias = (bias.clamp(-50, 50) as f32) / 100.0;
-                let found = s.engine.balancing_moves(&board, moves as usize, bias);
+                let found =
+                    s.engine
+                        .balancing_moves_in_turn(&board, moves as usize, bias, s.received());
                 if found.is_empty() {
                     error(s, "no move can balance this position");
                 } else {

@@ -34,7 +34,7 @@ impl Gomocup {
         };
         s.engine.set_board(board);
         if stones.is_empty() {
-            let moves = s.engine.opening_stones();
+            let moves = s.engine.opening_stones(s.received());
             if moves.len() == 3 {
                 s.send(&move_list(&moves));
                 keep_opening_stones(s, &moves);
@@ -111,7 +111,7 @@ impl Gomocup {
         }
         match step {
             1 => {
-                let moves = s.engine.opening_stones();
+                let moves = s.engine.opening_stones(s.received());
                 for (i, m) in moves.iter().enumerate() {
                     message(s, &format!("SWAP2 MOVE{} {} {}", i + 1, m.x(), m.y()));
                 }
