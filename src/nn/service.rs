@@ -420,9 +420,9 @@ impl EvalService {
 
     /// As [`EvalService::submit_boards`] (or, with `all_symmetries`,
     /// [`EvalService::submit_all_symmetries`]), for a submitter that may
-    /// give up waiting: once `cancel` (if any) is raised, whatever of these boards
-    /// is still queued is dropped unevaluated and its receiver reports a
-    /// disconnection. A search that stops does not then leave the
+    /// give up waiting: once `cancel` (if any) is raised, whatever of these
+    /// boards is still queued is dropped unevaluated and its receiver
+    /// reports a disconnection. A search that stops does not then leave the
     /// evaluators working through its abandoned leaves: with many search
     /// threads on few cores, that queue would hold the stop (and the move)
     /// back by as long as it takes to evaluate, and then delay the next
