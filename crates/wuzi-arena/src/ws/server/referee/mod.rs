@@ -269,6 +269,9 @@ impl Referee {
                 let timed_out = matches!(ending, Some(e) if e.reason == EndReason::Timeout);
                 let remaining = running.game.remaining_time(Duration::ZERO);
                 running.turn_started = Instant::now();
+                // The player to move now said nothing of this position yet:
+                // its last analysis is of the position before.
+                running.analysis[1 - seat] = None;
                 let other = running.players[1 - seat];
                 if !timed_out {
                     self.send(
