@@ -20,6 +20,7 @@
 //! Games run in parallel, one search thread each, all on one evaluation
 //! service, so that their requests share the network's batches.
 
+use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -325,19 +326,30 @@ impl GamePlan {
     }
 }
 
-/// The games already in `path`; a partly written last line (a run killed
-/// while writing) is cut off. Fails on a file that is not a self-play file.
-fn existing_games(path: &Path) -> Result<usize, String> {
+/// The numbers of the games already in `path` (a run with `--parallel`
+/// writes them as they finish, not in order); a partly written last line
+/// (a run killed while writing) is cut off. Fails on a file that is not a
+/// self-play file, and on games of another rule, board or seed than this
+/// run's, which continuing it would mix in.
+fn existing_games(
+    path: &Path,
+    rule: Rule,
+    size: BoardSize,
+    seed: u64,
+) -> Result<HashSet<usize>, String> {
     let file = match File::open(path) {
         Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(HashSet::new()),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
     let mut reader = BufReader::new(file);
     let mut line = String::new();
-    let mut games = 0;
+    let mut games = HashSet::new();
+    let mut columns = None;
     let mut good_len = 0u64;
     let mut first = true;
+    let mut number = 0usize;
+    let id_prefix = format!("selfplay/{seed}/");
     loop {
         line.clear();
         let n = reader
@@ -355,6 +367,7 @@ fn existing_games(path: &Path) -> Result<usize, String> {
         if n == 0 || partial {
             break;
         }
+        number += 1;
         if first {
             if line.trim_end() != tsv::header() {
                 return Err(format!(
@@ -362,9 +375,31 @@ fn existing_games(path: &Path) -> Result<usize, String> {
                     path.display()
                 ));
             }
+            columns = tsv::Columns::from_header(&line).ok();
             first = false;
         } else if !line.trim().is_empty() {
-            games += 1;
+            let at = |why: String| format!("{} line {number}: {why}", path.display());
+            let game = columns
+                .as_ref()
+                .ok_or_else(|| at("no header".into()))
+                .and_then(|c| tsv::TsvGame::parse(c, &line).map_err(|e| at(e.to_string())))?;
+            if game.rule != rule || game.size != size {
+                return Err(at(format!(
+                    "a {} {} game, not {rule} {size}: give another --out",
+                    game.rule, game.size
+                )));
+            }
+            let index = game
+                .id
+                .strip_prefix(&id_prefix)
+                .and_then(|n| n.parse::<usize>().ok())
+                .ok_or_else(|| {
+                    at(format!(
+                        "game {:?} is not one of --seed {seed}: continue the file with its seed, or give another --out",
+                        game.id
+                    ))
+                })?;
+            games.insert(index);
         }
         good_len += n as u64;
     }
@@ -463,7 +498,8 @@ pub fn run(
         temperature: args.temperature,
         seed: args.seed,
     };
-    let done = existing_games(&args.out)?;
+    let played = existing_games(&args.out, args.rule, args.board, args.seed)?;
+    let done = played.iter().filter(|&&i| i < args.games).count();
     let mut summary = Summary::default();
     if done >= args.games {
         writeln!(
@@ -483,7 +519,9 @@ pub fn run(
         .append(true)
         .open(&args.out)
         .map_err(|e| format!("cannot open {}: {e}", args.out.display()))?;
-    if done == 0 {
+    // A new file, or one whose header was cut short (and so cut away).
+    let has_header = std::fs::metadata(&args.out).is_ok_and(|m| m.len() > 0);
+    if !has_header {
         writeln!(out, "{}", tsv::header()).map_err(|e| e.to_string())?;
     }
     let todo = args.games - done;
@@ -509,7 +547,10 @@ pub fn run(
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let start = Instant::now();
-    let next = AtomicUsize::new(done);
+    // The numbers still to play, in order: a resumed run fills the gaps
+    // that games still running when it stopped left.
+    let missing: Vec<usize> = (0..args.games).filter(|i| !played.contains(i)).collect();
+    let next = AtomicUsize::new(0);
     let (tx, rx) = crossbeam_channel::unbounded::<Result<PlayedGame, String>>();
     let mut config = config;
     config.threads = 1;
@@ -527,15 +568,13 @@ pub fn run(
         for game in 0..threads {
             let tx = tx.clone();
             let searcher = Searcher::new(Arc::clone(&service), config.clone());
-            let (plan, next) = (&plan, &next);
-            let total = args.games;
+            let (plan, next, missing) = (&plan, &next, &missing);
             let spawned = std::thread::Builder::new()
                 .name(format!("selfplay-{game}"))
                 .spawn_scoped(s, move || loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    if index >= total {
+                    let Some(&index) = missing.get(next.fetch_add(1, Ordering::Relaxed)) else {
                         break;
-                    }
+                    };
                     if tx.send(plan.play(&searcher, index)).is_err() {
                         break;
                     }
@@ -563,7 +602,13 @@ pub fn run(
                 }
                 Err(why) => {
                     summary.failed += 1;
-                    bar.println(format!("selfplay: a game failed: {why}"));
+                    // The bar prints nothing where stderr is no terminal.
+                    let said = format!("selfplay: a game failed: {why}");
+                    if bar.is_hidden() {
+                        let _ = writeln!(io::stderr(), "{said}");
+                    } else {
+                        bar.println(said);
+                    }
                 }
             }
             bar.inc(1);

@@ -116,6 +116,67 @@ fn selfplay_writes_records_the_trainer_reads_and_continues_a_file() {
         "{:?}",
         data.stats
     );
+
+    // Games finish out of order with --parallel: a run stopped with game 3
+    // written and games 0-2 still running is continued by playing 0-2 (and
+    // 4), not by counting lines and playing 3 again.
+    let ids = |text: &str| -> Vec<String> {
+        let mut ids: Vec<String> = game_lines(text)
+            .iter()
+            .map(|l| l.split('\t').next().unwrap_or("").to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let third = game_lines(&text)
+        .into_iter()
+        .find(|l| l.starts_with("selfplay/3/3\t"))
+        .expect("game 3")
+        .to_string();
+    let gapped = dir.path().join("gapped.tsv");
+    std::fs::write(
+        &gapped,
+        format!("{}\n{third}\n", wuzi_formats::tsv::header()),
+    )
+    .expect("write");
+    let run = selfplay(&gapped, &openings, 5);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let resumed = std::fs::read_to_string(&gapped).expect("output");
+    let expected: Vec<String> = (0..5).map(|i| format!("selfplay/3/{i}")).collect();
+    assert_eq!(ids(&resumed), expected, "{resumed}");
+
+    // Continuing with another seed, rule or board would mix games in.
+    for (what, seed, rule, board) in [
+        ("not one of --seed 4", "4", "freestyle", "15"),
+        ("give another --out", "3", "renju", "15"),
+        ("give another --out", "3", "freestyle", "13"),
+    ] {
+        let run = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+            .args([
+                "--threads",
+                "1",
+                "selfplay",
+                "--rule",
+                rule,
+                "--board",
+                board,
+            ])
+            .args(["--seed", seed, "--games", "9", "--playouts", "8"])
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .expect("pbrain-wuzi runs");
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            !run.status.success() && err.contains(what),
+            "{seed} {rule} {board}: {err}"
+        );
+        assert_eq!(std::fs::read_to_string(&out).expect("kept"), text);
+    }
 }
 
 /// On a 7x7 board most games are drawn: each must stop at the first

@@ -40,15 +40,22 @@ pub(crate) fn selfplay(cli: &Cli, args: &crate::selfplay::SelfplayArgs) -> io::R
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "wuzi".to_string());
-    crate::selfplay::run(
+    let summary = crate::selfplay::run(
         args,
         service,
         config.search_config(),
         &player,
         &mut io::stderr(),
     )
-    .map(|_| ())
-    .map_err(io::Error::other)
+    .map_err(io::Error::other)?;
+    if summary.failed > 0 {
+        // The games that were played are in the file; the run is not whole.
+        return Err(io::Error::other(format!(
+            "{} games failed (reasons above)",
+            summary.failed
+        )));
+    }
+    Ok(())
 }
 
 /// The name under which this program answers the old file protocol in the
