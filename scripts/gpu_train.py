@@ -250,6 +250,17 @@ def load_safetensors(model, path):
         if name not in state or list(state[name].shape) != list(t.shape):
             sys.exit(f"gpu_train: {path}: {name} does not fit a network of this size")
         state[name].copy_(t)
+    # A smaller network's file fills only part of this one: the rest would
+    # stay random without a word. (num_batches_tracked is PyTorch's own.)
+    missing = sorted(
+        name for name in state
+        if name not in header and not name.endswith("num_batches_tracked")
+    )
+    if missing:
+        sys.exit(
+            f"gpu_train: {path} lacks {len(missing)} tensors of this network "
+            f"(first: {missing[0]}): give --net the file's size"
+        )
 
 
 # --- training (src/train/trainer.rs) ----------------------------------------

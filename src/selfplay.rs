@@ -571,12 +571,11 @@ pub fn run(
             let (plan, next, missing) = (&plan, &next, &missing);
             let spawned = std::thread::Builder::new()
                 .name(format!("selfplay-{game}"))
-                .spawn_scoped(s, move || loop {
-                    let Some(&index) = missing.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                        break;
-                    };
-                    if tx.send(plan.play(&searcher, index)).is_err() {
-                        break;
+                .spawn_scoped(s, move || {
+                    while let Some(&index) = missing.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        if tx.send(plan.play(&searcher, index)).is_err() {
+                            break;
+                        }
                     }
                 });
             if let Err(e) = spawned {

@@ -114,6 +114,13 @@ fn bad_input_is_a_clear_error() {
     let (ok, _, err) = analyse(&renju);
     assert!(!ok);
     assert!(err.contains("move 9") && err.contains("forbidden"), "{err}");
+    // An empty file is no game (not the empty board).
+    let dir = tempfile::tempdir().expect("temp dir");
+    let empty = dir.path().join("empty.psq");
+    std::fs::write(&empty, "").expect("write");
+    let (ok, _, err) = analyse(&[empty.to_str().expect("a UTF-8 path")]);
+    assert!(!ok);
+    assert!(err.contains("empty, no game"), "{err}");
 }
 
 #[test]

@@ -75,6 +75,27 @@ fn the_pytorch_trainer_sees_the_engines_data_and_writes_a_network_it_loads() {
         &["--net", "2x16", "--max-steps", "6", "--batch-size", "32"],
         &["--device", "cpu", "--dump-eval", "12", "--dump-symmetries"],
     );
+    // The 2x16 file does not start a 3x16 network: its third block would
+    // stay random without a word.
+    let run = Command::new(python())
+        .arg(root().join("scripts/gpu_train.py"))
+        .arg(&exported)
+        .args([
+            "--net",
+            "3x16",
+            "--max-steps",
+            "1",
+            "--device",
+            "cpu",
+            "--init",
+        ])
+        .arg(out.join("final.safetensors"))
+        .arg("--out")
+        .arg(dir.path().join("grown"))
+        .output()
+        .expect("python runs");
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success() && err.contains("lacks"), "{err}");
 
     // The first training position under each symmetry: planes and target
     // exactly as the engine's own batches have them.

@@ -258,6 +258,14 @@ fn check_moves(game: &GameInput) -> Result<(), String> {
 /// The game in `text` (a record read from `name`, or stdin).
 fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, String> {
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    if trimmed.is_empty() {
+        // Most likely the wrong file, or nothing piped in, rather than a
+        // wish to analyse the empty board.
+        return Err(format!(
+            "{}: empty, no game in it (the empty board: any move with --ply 0)",
+            name.display()
+        ));
+    }
     let points = |size: BoardSize, moves: Vec<(i64, i64)>| -> Result<Vec<Point>, String> {
         moves
             .into_iter()

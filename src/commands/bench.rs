@@ -48,7 +48,7 @@ pub(crate) struct BenchArgs {
     /// nn: batch sizes, comma-separated (default 1,8,32,128,256); search:
     /// the leaves per batch of a search thread, the first value (default:
     /// `[search] batch_size` of --config for the backend measured).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=crate::search::MAX_SETTING_COUNT as u64))]
     batches: Option<Vec<usize>>,
     /// nn, search: inference precision of the service (auto, fp32, bf16, half).
     #[arg(long, default_value = "auto")]
