@@ -114,6 +114,16 @@ fn bad_input_is_a_clear_error() {
     let (ok, _, err) = analyse(&renju);
     assert!(!ok);
     assert!(err.contains("move 9") && err.contains("forbidden"), "{err}");
+    // An SGF's RU is the game's rule; an unknown one is refused.
+    let dir0 = tempfile::tempdir().expect("temp dir");
+    let sgf = dir0.path().join("renju.sgf");
+    std::fs::write(&sgf, "(;FF[4]GM[4]SZ[15]RU[renju];B[hh];W[ii])").expect("write");
+    let (ok, out, err) = analyse(&[sgf.to_str().expect("UTF-8"), "--time", "0.1", "--json"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("\"rule\":\"renju\""), "{out}");
+    std::fs::write(&sgf, "(;FF[4]GM[4]SZ[15]RU[chess];B[hh])").expect("write");
+    let (ok, _, err) = analyse(&[sgf.to_str().expect("UTF-8")]);
+    assert!(!ok && err.contains("RU[chess]"), "{err}");
     // An empty file is no game (not the empty board).
     let dir = tempfile::tempdir().expect("temp dir");
     let empty = dir.path().join("empty.psq");

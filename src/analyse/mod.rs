@@ -40,7 +40,8 @@ pub struct AnalyseArgs {
     /// file (.psq, .sgf, .tsv), or `-` to read either from stdin.
     #[arg(value_name = "MOVES|FILE", required = true)]
     pub position: Vec<String>,
-    /// Rule (freestyle, standard, renju, caro); TSV records carry their own.
+    /// Rule (freestyle, standard, renju, caro); TSV records and SGF records
+    /// with RU carry their own.
     #[arg(long, default_value = "freestyle")]
     pub rule: Rule,
     /// Board size for move lists: N or WIDTHxHEIGHT (files carry theirs).
@@ -113,6 +114,19 @@ pub fn parse_cell(text: &str, size: BoardSize) -> Result<Point, String> {
             .parse_cell(t)
             .map_err(|e| format!("{t:?} is not a move on the {size} board ({})", e.kind))
     }
+}
+
+/// The rule an SGF record names (`RU`, as Wuzi's records and others write
+/// it), if any.
+fn sgf_rule(text: &str) -> Result<Option<Rule>, String> {
+    let games = parse_sgf(text).map_err(|e| format!("SGF: {e}"))?;
+    let Some(ru) = games.first().and_then(|g| g.property("RU")) else {
+        return Ok(None);
+    };
+    ru.trim()
+        .parse::<Rule>()
+        .map(Some)
+        .map_err(|e| format!("SGF: RU[{ru}]: {e}"))
 }
 
 /// The first game of an SGF file as one sequence of alternate moves, black
@@ -290,7 +304,7 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
         let (size, moves) = sgf_sequence(trimmed)?;
         return Ok(GameInput {
             size,
-            rule: args.rule,
+            rule: sgf_rule(trimmed)?.unwrap_or(args.rule),
             moves,
         });
     }
