@@ -212,6 +212,22 @@ fn soft_targets_of_self_play_records_are_exported_and_turned_with_the_board() {
     assert_eq!(moves, vec![8 * 15 + 7, 9 * 15 + 7, 10 * 15 + 7]);
     let soft = std::fs::read(exported.join("train-15x15.soft")).expect("soft");
     assert_eq!(soft.len(), 3 * (225 + 3));
+    // The same games without their search column, exported into the same
+    // folder: no soft targets of the earlier export stay behind.
+    let plain = dir.path().join("plain.tsv");
+    let without_search: String = SELFPLAY_TSV
+        .lines()
+        .map(|l| l.rsplit_once('\t').map_or(l, |(rest, _)| rest).to_string() + "\n")
+        .collect();
+    std::fs::write(&plain, without_search).expect("write");
+    let plain_data =
+        Dataset::load(std::slice::from_ref(&plain), Rule::Freestyle, &[]).expect("loads");
+    assert!(plain_data.games.iter().all(|g| g.search.is_empty()));
+    let reexport = dir.path().join("reexport");
+    std::fs::create_dir_all(&reexport).expect("dir");
+    std::fs::write(reexport.join("train-15x15.soft"), &soft).expect("stale soft");
+    export(&plain_data, &[("train", &[0])], &reexport, 1).expect("export");
+    assert!(!reexport.join("train-15x15.soft").exists());
     let first = &soft[..228];
     assert_eq!((first[8 * 15 + 7], first[6 * 15 + 6]), (191, 64));
     assert_eq!(

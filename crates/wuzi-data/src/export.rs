@@ -190,6 +190,16 @@ pub fn export(
             let mut files = vec![("planes", &shard.planes), ("targets", &shard.targets)];
             if soft {
                 files.push(("soft", &shard.soft));
+            } else {
+                // The trainer takes soft targets wherever the file is: one
+                // left by an earlier export into this folder would be used
+                // with these positions.
+                let stale = dir.join(format!("{stem}.soft"));
+                match std::fs::remove_file(&stale) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(format!("cannot remove {}: {e}", stale.display())),
+                }
             }
             for (ext, bytes) in files {
                 let path = dir.join(format!("{stem}.{ext}"));
