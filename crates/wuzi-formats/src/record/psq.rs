@@ -45,6 +45,9 @@ pub enum PsqError {
     /// A board size the engine does not play.
     #[error(transparent)]
     Size(#[from] BoardSizeError),
+    /// A move line (`x,y,time`, numbers) whose numbers do not fit.
+    #[error("line {line}: move {text:?} has a number out of range")]
+    MoveRange { line: usize, text: String },
 }
 
 /// Parses a PSQ file: the size from the first line (`Piskvork 20x20, 11:11,
@@ -74,7 +77,7 @@ pub fn parse_psq(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), PsqError> {
         })?;
     let size = BoardSize::new(size.0, size.1)?;
     let mut moves = Vec::new();
-    for line in lines {
+    for (i, line) in lines.enumerate() {
         let fields: Vec<&str> = line.trim().split(',').map(str::trim).collect();
         if fields.len() != 3 {
             break;
@@ -82,6 +85,18 @@ pub fn parse_psq(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), PsqError> {
         let numbers: Option<Vec<i64>> = fields.iter().map(|f| f.parse::<i64>().ok()).collect();
         match numbers.as_deref() {
             Some(&[x, y, _time]) => moves.push((x.saturating_sub(1), y.saturating_sub(1))),
+            // Digits that do not fit are a broken move, not the end of the
+            // moves (the names that follow them are no numbers).
+            _ if fields.iter().all(|f| {
+                let digits = f.strip_prefix('-').unwrap_or(f);
+                !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+            }) =>
+            {
+                return Err(PsqError::MoveRange {
+                    line: i + 2,
+                    text: line.trim().to_string(),
+                })
+            }
             _ => break,
         }
     }
@@ -100,6 +115,15 @@ mod tests {
         let size = BoardSize::square(15).unwrap();
         let text = psq_text(size, &[rec(7, 7, Color::Black)], "x", "y");
         assert_eq!(text, "Piskvork 15x15, 11:11, 0\n8,8,5\nx\ny\n");
+    }
+
+    #[test]
+    fn a_move_out_of_range_is_an_error_not_the_end() {
+        let text = "Piskvork 15x15, 11:11, 0\n8,8,0\n99999999999999999999,1,0\n9,9,0\n";
+        assert!(matches!(
+            parse_psq(text),
+            Err(PsqError::MoveRange { line: 3, .. })
+        ));
     }
 
     #[test]
