@@ -124,6 +124,21 @@ fn bad_input_is_a_clear_error() {
     std::fs::write(&sgf, "(;FF[4]GM[4]SZ[15]RU[chess];B[hh])").expect("write");
     let (ok, _, err) = analyse(&[sgf.to_str().expect("UTF-8")]);
     assert!(!ok && err.contains("RU[chess]"), "{err}");
+    // A TSV's first game is analysed under its own rule, whatever --rule.
+    let tsv = dir0.path().join("two.tsv");
+    std::fs::write(
+        &tsv,
+        "#game_id\tyear\tleague\trule\tboard\tblack\twhite\twinner\tend\tn_opening\tn_moves\tmoves\n\
+         A\t-\tx\trenju\t15\tb\tw\tD\tdraw\t0\t2\t7,7 8,8\n\
+         B\t-\tx\tfreestyle\t15\tb\tw\tD\tdraw\t0\t3\t7,7 8,8 9,9\n",
+    )
+    .expect("write");
+    let (ok, out, err) = analyse(&[tsv.to_str().expect("UTF-8"), "--time", "0.1", "--json"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("\"rule\":\"renju\"") && out.contains("\"moves_played\":2"),
+        "{out}"
+    );
     // An empty file is no game (not the empty board).
     let dir = tempfile::tempdir().expect("temp dir");
     let empty = dir.path().join("empty.psq");

@@ -309,9 +309,22 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
         });
     }
     if trimmed.starts_with("#game_id") || trimmed.lines().next().is_some_and(|l| l.contains('\t')) {
-        // Gomocup TSV: loaded with the records' own checks, under each rule.
+        // Gomocup TSV: loaded with the records' own checks, under the rule
+        // of the game wanted (the file's first, or --game's) as its line
+        // says, then under the others.
+        let mut lines = trimmed.lines();
+        let listed_rule = lines
+            .next()
+            .and_then(|header| wuzi_formats::tsv::Columns::from_header(header).ok())
+            .and_then(|columns| {
+                lines
+                    .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+                    .filter_map(|l| wuzi_formats::tsv::TsvGame::parse(&columns, l).ok())
+                    .find(|g| args.game.as_ref().is_none_or(|id| &g.id == id))
+                    .map(|g| g.rule)
+            });
         let mut found = None;
-        for rule in std::iter::once(args.rule).chain(Rule::ALL) {
+        for rule in listed_rule.into_iter().chain([args.rule]).chain(Rule::ALL) {
             let data = Dataset::parse(name, trimmed, rule, &[])?;
             let game = match &args.game {
                 Some(id) => data.games.iter().find(|g| &g.id == id),
