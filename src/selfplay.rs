@@ -547,9 +547,9 @@ pub fn run(
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let start = Instant::now();
-    // The numbers still to play, in order: a resumed run fills the gaps
-    // that games still running when it stopped left.
-    let missing: Vec<usize> = (0..args.games).filter(|i| !played.contains(i)).collect();
+    // Game numbers are taken in order, skipping those in the file: a
+    // resumed run fills the gaps that games still running when it stopped
+    // left.
     let next = AtomicUsize::new(0);
     let (tx, rx) = crossbeam_channel::unbounded::<Result<PlayedGame, String>>();
     let mut config = config;
@@ -568,14 +568,20 @@ pub fn run(
         for game in 0..threads {
             let tx = tx.clone();
             let searcher = Searcher::new(Arc::clone(&service), config.clone());
-            let (plan, next, missing) = (&plan, &next, &missing);
+            let (plan, next, played) = (&plan, &next, &played);
+            let total = args.games;
             let spawned = std::thread::Builder::new()
                 .name(format!("selfplay-{game}"))
-                .spawn_scoped(s, move || {
-                    while let Some(&index) = missing.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        if tx.send(plan.play(&searcher, index)).is_err() {
-                            break;
-                        }
+                .spawn_scoped(s, move || loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    if index >= total {
+                        break;
+                    }
+                    if played.contains(&index) {
+                        continue;
+                    }
+                    if tx.send(plan.play(&searcher, index)).is_err() {
+                        break;
                     }
                 });
             if let Err(e) = spawned {
