@@ -157,13 +157,13 @@ fn a_balance_bias_favours_the_side_it_names() {
         let eval = e.evaluate(&mut b).expect("an evaluation");
         eval.wdl[0] + 0.5 * eval.wdl[1]
     };
-    let [good] = e.balancing_moves(&board, 1, 0.45)[..] else {
+    let [good] = e.balancing_moves(&board, 1, 0.45, Instant::now())[..] else {
         panic!("one move");
     };
-    let [even] = e.balancing_moves(&board, 1, 0.0)[..] else {
+    let [even] = e.balancing_moves(&board, 1, 0.0, Instant::now())[..] else {
         panic!("one move");
     };
-    let [bad] = e.balancing_moves(&board, 1, -0.45)[..] else {
+    let [bad] = e.balancing_moves(&board, 1, -0.45, Instant::now())[..] else {
         panic!("one move");
     };
     let (good, even, bad) = (

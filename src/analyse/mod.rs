@@ -23,7 +23,7 @@ use crate::search::result::MoveStats;
 use crate::search::{SearchLimits, SearchResult, Searcher, TimeBudget};
 use wuzi_data::records::{parse_board_size, Dataset};
 use wuzi_formats::record::parse_psq;
-use wuzi_formats::record::parse_sgf;
+use wuzi_formats::record::{parse_sgf, SgfGame};
 
 mod output;
 mod review;
@@ -118,9 +118,8 @@ pub fn parse_cell(text: &str, size: BoardSize) -> Result<Point, String> {
 
 /// The rule an SGF record names (`RU`, as Wuzi's records and others write
 /// it), if any.
-fn sgf_rule(text: &str) -> Result<Option<Rule>, String> {
-    let games = parse_sgf(text).map_err(|e| format!("SGF: {e}"))?;
-    let Some(ru) = games.first().and_then(|g| g.property("RU")) else {
+fn sgf_rule(game: &SgfGame) -> Result<Option<Rule>, String> {
+    let Some(ru) = game.property("RU") else {
         return Ok(None);
     };
     ru.trim()
@@ -135,8 +134,17 @@ fn sgf_rule(text: &str) -> Result<Option<Rule>, String> {
 /// so be analysed whenever alternate play reaches it; otherwise the error
 /// says why.
 pub fn sgf_sequence(text: &str) -> Result<(BoardSize, Vec<Point>), String> {
+    sequence_of(&first_sgf_game(text)?)
+}
+
+/// The first game tree of an SGF file.
+fn first_sgf_game(text: &str) -> Result<SgfGame, String> {
     let games = parse_sgf(text).map_err(|e| format!("SGF: {e}"))?;
-    let game = games.into_iter().next().ok_or("SGF: no game tree")?;
+    Ok(games.into_iter().next().ok_or("SGF: no game tree")?)
+}
+
+/// [`sgf_sequence`] of a parsed game.
+fn sequence_of(game: &SgfGame) -> Result<(BoardSize, Vec<Point>), String> {
     let stones = |color: Color| {
         game.setup
             .iter()
@@ -301,10 +309,11 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
         });
     }
     if trimmed.starts_with('(') {
-        let (size, moves) = sgf_sequence(trimmed)?;
+        let game = first_sgf_game(trimmed)?;
+        let (size, moves) = sequence_of(&game)?;
         return Ok(GameInput {
             size,
-            rule: sgf_rule(trimmed)?.unwrap_or(args.rule),
+            rule: sgf_rule(&game)?.unwrap_or(args.rule),
             moves,
         });
     }

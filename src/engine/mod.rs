@@ -203,16 +203,14 @@ impl Engine {
 
     /// Time for choosing balancing moves: the move's time budget, at most
     /// 2 s (Rapfi spends about that), at least 0.1 s where the turn leaves
-    /// that much; for a turn that began at `since` (a search came first),
-    /// no more than is left of it.
-    fn balance_time(&self, since: Option<Instant>) -> Duration {
+    /// that much, and no more than is left of a turn that began at `since`
+    /// (when the request came, or a search came first).
+    fn balance_time(&self, since: Instant) -> Duration {
         const MAX: Duration = Duration::from_secs(2);
         let Some(budget) = self.budget() else {
             return MAX;
         };
-        let left = budget
-            .deadline
-            .saturating_sub(since.map_or(Duration::ZERO, |s| s.elapsed()));
+        let left = budget.deadline.saturating_sub(since.elapsed());
         budget
             .target
             .min(left)
@@ -221,24 +219,17 @@ impl Engine {
 
     /// `count` moves from `board` (colours alternating from its side to
     /// move), each leaving the position as even as the engine can tell
-    /// within the balancing time, or `bias` (an expectation, -0.5..=0.5)
-    /// better than even for the side not to move in `board`; fewer only if
-    /// no legal move is left.
-    pub fn balancing_moves(&mut self, board: &Board, count: usize, bias: f32) -> Vec<Point> {
-        let time = self.balance_time(None);
-        opening::balancing_moves(self, board, count, time, bias)
-    }
-
-    /// As [`Engine::balancing_moves`], within what is left of a turn that
-    /// began at `since` (a swap decision's search took its first part).
-    pub fn balancing_moves_in_turn(
+    /// within the balancing time of a turn that began at `since`, or `bias`
+    /// (an expectation, -0.5..=0.5) better than even for the side not to
+    /// move in `board`; fewer only if no legal move is left.
+    pub fn balancing_moves(
         &mut self,
         board: &Board,
         count: usize,
         bias: f32,
         since: Instant,
     ) -> Vec<Point> {
-        let time = self.balance_time(Some(since));
+        let time = self.balance_time(since);
         opening::balancing_moves(self, board, count, time, bias)
     }
 
@@ -247,7 +238,7 @@ impl Engine {
     /// at `since`.
     pub fn opening_stones(&mut self, since: Instant) -> Vec<Point> {
         let board = Board::new(self.board.size(), self.board.rule());
-        self.balancing_moves_in_turn(&board, 3, 0.0, since)
+        self.balancing_moves(&board, 3, 0.0, since)
     }
 
     /// A new game (the cache is kept: positions may recur across games;

@@ -101,12 +101,10 @@ pub fn physical_bytes() -> Option<usize> {
 /// it, since the kernel kills a process over its group's limit long before
 /// the machine runs out.
 pub fn available_bytes() -> Option<usize> {
-    let physical = physical_bytes();
-    let group = cgroup_limit_bytes();
-    match (physical, group) {
-        (Some(p), Some(g)) => Some(p.min(g)),
-        (p, g) => p.or(g),
-    }
+    physical_bytes()
+        .into_iter()
+        .chain(cgroup_limit_bytes())
+        .min()
 }
 
 /// The tightest memory limit of this process's control groups (v2

@@ -304,9 +304,9 @@ impl Gomocup {
             BlockKind::Balance(_) if self.refuses(s) => {}
             BlockKind::Balance(n) => match Self::position_of(s, "BALANCE", &stones) {
                 Ok(board) => {
-                    let found =
-                        s.engine
-                            .balancing_moves_in_turn(&board, n as usize, 0.0, s.received());
+                    let found = s
+                        .engine
+                        .balancing_moves(&board, n as usize, 0.0, s.received());
                     if found.len() < n as usize {
                         // Refused: the game's position stays as it was.
                         error(
@@ -574,7 +574,7 @@ impl FrontEnd for Gomocup {
                 let bias = (bias.clamp(-50, 50) as f32) / 100.0;
                 let found =
                     s.engine
-                        .balancing_moves_in_turn(&board, moves as usize, bias, s.received());
+                        .balancing_moves(&board, moves as usize, bias, s.received());
                 if found.is_empty() {
                     error(s, "no move can balance this position");
                 } else {

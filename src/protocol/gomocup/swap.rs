@@ -68,7 +68,7 @@ impl Gomocup {
             SwapChoice::TakeBlack => s.send("SWAP"),
             SwapChoice::Balance => {
                 let board = s.engine.board().clone();
-                match s.engine.balancing_moves_in_turn(&board, 2, 0.0, turn_began)[..] {
+                match s.engine.balancing_moves(&board, 2, 0.0, turn_began)[..] {
                     [m4, m5] => {
                         s.send(&format!("{m4} {m5}"));
                         keep_proposed(s, board, &[m4, m5]);
@@ -92,7 +92,7 @@ impl Gomocup {
             SwapChoice::TakeBlack => message(s, &format!("SWAP2 {step} YES")),
             SwapChoice::Balance => {
                 let board = s.engine.board().clone();
-                let moves = s.engine.balancing_moves_in_turn(&board, 2, 0.0, turn_began);
+                let moves = s.engine.balancing_moves(&board, 2, 0.0, turn_began);
                 if let [m4, m5] = moves[..] {
                     message(s, &format!("SWAP2 MOVE4 {} {}", m4.x(), m4.y()));
                     message(s, &format!("SWAP2 MOVE5 {} {}", m5.x(), m5.y()));
