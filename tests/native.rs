@@ -464,6 +464,33 @@ fn broken_network_files_are_refused_naming_the_file() {
         let e = NativeNetwork::load(&broken).unwrap_err().to_string();
         assert!(e.contains(name) && e.contains(why), "{name}: {e}");
     }
+    // Finite values that fold into infinite ones: a huge scale over a
+    // zero variance.
+    let zero_variance = common::with_first_value(&bytes, "stem_bn.running_var", 0.0);
+    let folded = common::with_first_value(&zero_variance, "stem_bn.weight", 1e38);
+    let broken = dir.path().join("folded.safetensors");
+    std::fs::write(&broken, folded).unwrap();
+    let e = NativeNetwork::load(&broken).unwrap_err().to_string();
+    assert!(e.contains("stem_bn") && e.contains("not finite"), "{e}");
+    // The zero variance alone is a usable network.
+    std::fs::write(&broken, zero_variance).unwrap();
+    assert!(NativeNetwork::load(&broken).is_ok());
+}
+
+/// The file cap holds the largest network the architecture allows.
+#[test]
+fn the_largest_allowed_network_is_under_the_file_cap() {
+    let largest = NetConfig::new(64, 512).unwrap();
+    let bytes: usize = largest
+        .tensor_shapes()
+        .iter()
+        .map(|(_, shape)| 4 * shape.iter().product::<usize>())
+        .sum();
+    assert!(
+        bytes as u64 <= wuzi::nn::network_file::MAX_FILE_BYTES,
+        "{bytes}"
+    );
+    assert!(NetConfig::new(65, 512).is_err() && NetConfig::new(64, 513).is_err());
 }
 
 #[test]

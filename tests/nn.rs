@@ -543,6 +543,35 @@ fn the_fp32_network_is_used_only_in_fp32() {
         assert_eq!(service.network_config(), Some(expected), "{settings}");
         assert_eq!(service.precision(), precision, "{settings}");
     }
+    // Two rules on one network with different fp32 networks each get their
+    // own, in either order (the provider once kept services by the main
+    // file alone, so the second rule got the first one's fp32 network).
+    let other_small = dir.path().join("other-small.safetensors");
+    let other_config = NetConfig {
+        blocks: 1,
+        channels: 8,
+    };
+    Network::new(other_config, Device::Cpu)
+        .save(&other_small)
+        .unwrap();
+    let config = Config::parse(&format!(
+        "[network]\ndevice = \"cpu\"\nbackend = \"native\"\nprecision = \"fp32\"\n\
+         freestyle = {large:?}\nfreestyle_fp32 = {small_file:?}\ncaro = \"\"\n\
+         caro_fp32 = {other_small:?}\n"
+    ))
+    .unwrap();
+    for order in [[Rule::Freestyle, Rule::Caro], [Rule::Caro, Rule::Freestyle]] {
+        let mut provider = NetworkProvider::new(&config.network);
+        for rule in order {
+            let (service, _) = provider.service_for(rule).unwrap();
+            let expected = if rule == Rule::Caro {
+                other_config
+            } else {
+                small()
+            };
+            assert_eq!(service.network_config(), Some(expected), "{order:?} {rule}");
+        }
+    }
     // An fp32 network that cannot be read leaves the rule its own.
     let config = Config::parse(&format!(
         "[network]\ndevice = \"cpu\"\nbackend = \"native\"\nprecision = \"fp32\"\n\

@@ -77,8 +77,8 @@ pub fn block_count<'a>(names: impl IntoIterator<Item = &'a str>) -> usize {
 }
 
 /// Larger network files are refused unread: the largest network the
-/// architecture allows (64 blocks of 512 channels) is about 600 MB in fp32.
-pub const MAX_FILE_BYTES: u64 = 1 << 30;
+/// architecture allows (64 blocks of 512 channels) is about 1.2 GB in fp32.
+pub const MAX_FILE_BYTES: u64 = 5 << 28;
 
 impl NetConfig {
     /// A size the architecture allows: 1..=64 blocks of 8..=512 channels

@@ -14,6 +14,9 @@ use crate::nn::native::simd::parse_isa_setting;
 use crate::nn::native::{Isa, NativeNetwork};
 use crate::nn::{EvalService, NetworkSettings, Precision, ServiceConfig, SymmetryMode};
 
+/// A rule's network file and its fp32 one, if any.
+type NetworkFiles = (PathBuf, Option<PathBuf>);
+
 /// Loads networks on demand and keeps the service of the last one used.
 pub struct NetworkProvider {
     settings: NetworkSettings,
@@ -23,10 +26,11 @@ pub struct NetworkProvider {
     #[cfg(feature = "torch")]
     device: tch::Device,
     service_config: ServiceConfig,
-    /// The services loaded so far, by network file.
-    loaded: HashMap<PathBuf, Arc<EvalService>>,
-    /// The file of the last service handed out.
-    current: Option<PathBuf>,
+    /// The services loaded so far, by network file and fp32 file: two rules
+    /// sharing a network but not its fp32 one need two services.
+    loaded: HashMap<NetworkFiles, Arc<EvalService>>,
+    /// The files of the last service handed out.
+    current: Option<NetworkFiles>,
     /// Files that failed, with the reason (never retried).
     failed: HashMap<PathBuf, String>,
     /// Rules that cannot be played, with the reason: their network failed
@@ -77,14 +81,15 @@ impl NetworkProvider {
         rule: Rule,
     ) -> Result<(Arc<EvalService>, Option<String>), String> {
         let path = self.settings.network_for(rule).to_path_buf();
-        if let Some(service) = self.loaded.get(&path) {
-            self.current = Some(path);
+        let fp32_path = self.settings.fp32_network_for(rule).map(Path::to_path_buf);
+        let files = (path.clone(), fp32_path.clone());
+        if let Some(service) = self.loaded.get(&files) {
+            self.current = Some(files);
             return Ok((Arc::clone(service), None));
         }
         if let Some(why) = self.refused.get(&rule) {
             return Err(why.clone());
         }
-        let fp32_path = self.settings.fp32_network_for(rule).map(Path::to_path_buf);
         let (service, note) = match self.load(&path, fp32_path.as_deref()) {
             Ok(service) => (service, None),
             Err(why) if self.settings.tactics_only_fallback => {
@@ -104,8 +109,8 @@ impl NetworkProvider {
             }
         };
         let service = Arc::new(service);
-        self.loaded.insert(path.clone(), Arc::clone(&service));
-        self.current = Some(path);
+        self.loaded.insert(files.clone(), Arc::clone(&service));
+        self.current = Some(files);
         Ok((service, note))
     }
 

@@ -499,8 +499,9 @@ impl EvalService {
             })
             .collect();
         if let Some(queue) = &self.queue {
-            // A send fails only when every evaluator has ended; the
-            // receivers then report the disconnection.
+            // The pool keeps a receiver, so the send succeeds while the
+            // service lives; evaluators survive a failing network
+            // (`evaluator`), so every request is answered or dropped.
             let _ = queue.send(Job::Positions(group));
         }
         answers
@@ -559,6 +560,60 @@ mod tests {
                 wdl: [0.3, 0.4, 0.3].repeat(n),
             }
         }
+    }
+
+    /// A network that fails on its first batches, as libtorch's errors do.
+    struct Failing(usize);
+
+    impl BatchEvaluator for Failing {
+        fn evaluate(&mut self, batch: EncodedBatch<'_>) -> BatchOutput {
+            if self.0 > 0 {
+                self.0 -= 1;
+                panic!("the device is gone");
+            }
+            let n = batch.positions();
+            BatchOutput {
+                policy: vec![0.0; n * batch.area()],
+                wdl: [0.0, 0.0, 1.0].repeat(n),
+            }
+        }
+    }
+
+    #[test]
+    fn a_failing_network_answers_uniform_and_the_evaluator_goes_on() {
+        let (height, width) = (9, 9);
+        let (queue, requests) = unbounded::<Job>();
+        let mut answers = Vec::new();
+        for _ in 0..3 {
+            let (reply, answer) = bounded(1);
+            answers.push(answer);
+            let request = Request {
+                features: vec![1.0; INPUT_PLANES * height * width],
+                height,
+                width,
+                all_symmetries: false,
+                cancel: None,
+                reply,
+            };
+            queue.send(Job::Positions(vec![request])).expect("queued");
+        }
+        queue.send(Job::Retire).expect("queued");
+        let config = ServiceConfig {
+            batch_size: 1,
+            ..ServiceConfig::default()
+        };
+        evaluator(Some(Box::new(Failing(2))), &config, &requests, 1);
+        let answers: Vec<Evaluation> = answers
+            .iter()
+            .map(|a| a.try_recv().expect("answered"))
+            .collect();
+        // The two failed batches: the no-knowledge answer.
+        for failed in &answers[..2] {
+            assert_eq!(failed.wdl, [0.35, 0.3, 0.35]);
+            assert!((failed.policy.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+        }
+        // The thread lived on to run the network again.
+        assert_eq!(answers[2].wdl, [0.0, 0.0, 1.0]);
     }
 
     #[test]

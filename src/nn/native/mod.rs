@@ -688,9 +688,17 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 
 /// Softmax in place; cells at -inf get zero.
 fn softmax(x: &mut [f32]) {
+    // `f32::max` skips NaN, so all-NaN logits look like no legal cell.
     let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    if !max.is_finite() {
+    if max == f32::NEG_INFINITY && !x.iter().any(|v| v.is_nan()) {
+        // No legal cell: nothing to share out.
         x.fill(0.0);
+        return;
+    }
+    if !max.is_finite() {
+        // An overflowing logit: NaN, which the service replaces by the
+        // no-knowledge answer, as libtorch's softmax gives.
+        x.fill(f32::NAN);
         return;
     }
     let mut sum = 0.0f32;
@@ -736,4 +744,37 @@ pub fn positions_per_second(
     measure_rate(batch, time, || {
         let _ = evaluator.evaluate(encoded);
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::softmax;
+
+    #[test]
+    fn softmax_shares_out_finite_logits() {
+        let mut x = [0.0, f32::NEG_INFINITY, 0.0];
+        softmax(&mut x);
+        assert_eq!(x, [0.5, 0.0, 0.5]);
+    }
+
+    #[test]
+    fn softmax_of_no_legal_cell_is_zero() {
+        let mut x = [f32::NEG_INFINITY; 3];
+        softmax(&mut x);
+        assert_eq!(x, [0.0; 3]);
+    }
+
+    #[test]
+    fn softmax_of_overflowing_or_nan_logits_is_nan() {
+        // NaN is what the service replaces; zeros would pass as a sure loss.
+        for mut x in [
+            [f32::INFINITY, 0.0, 1.0],
+            [f32::NAN; 3],
+            [f32::NAN, f32::NEG_INFINITY, f32::NAN],
+            [f32::NAN, 0.0, 1.0],
+        ] {
+            softmax(&mut x);
+            assert!(x.iter().all(|v| v.is_nan()), "{x:?}");
+        }
+    }
 }

@@ -33,7 +33,10 @@ impl Weights {
         if meta.len() > MAX_FILE_BYTES {
             return Err(fail(format!("{} bytes: too large", meta.len())));
         }
-        let bytes = std::fs::read(path).map_err(|e| fail(format!("cannot read ({e})")))?;
+        // Bounded again while reading: the file may have grown since.
+        let bytes = std::fs::File::open(path)
+            .and_then(|file| crate::bounded_read::read_bytes(file, MAX_FILE_BYTES))
+            .map_err(|e| fail(format!("cannot read ({e})")))?;
         let file = SafeTensors::deserialize(&bytes)
             .map_err(|e| fail(format!("not a readable safetensors file ({e})")))?;
         let config = config_of(&file).map_err(fail)?;
@@ -88,7 +91,29 @@ impl Weights {
             }
             return Err(fail(problems.join("; ")));
         }
-        Ok(Weights { config, tensors })
+        let weights = Weights { config, tensors };
+        weights.check_batch_norms().map_err(fail)?;
+        Ok(weights)
+    }
+
+    /// Finite values may still fold into infinite ones (a huge scale over a
+    /// zero variance), which would silently zero channels in the native
+    /// kernels and make libtorch answer NaN: refused like non-finite values.
+    fn check_batch_norms(&self) -> Result<(), String> {
+        let prefixes = self
+            .config
+            .tensor_shapes()
+            .into_iter()
+            .filter_map(|(name, _)| Some(name.strip_suffix(".running_var")?.to_string()));
+        for prefix in prefixes {
+            let (scale, shift) = self.batch_norm(&prefix);
+            if scale.iter().chain(&shift).any(|v| !v.is_finite()) {
+                return Err(format!(
+                    "batch norm {prefix} folds into values that are not finite"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Weights of a network file built in memory (tests, tools).

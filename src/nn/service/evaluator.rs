@@ -87,7 +87,22 @@ pub(super) fn evaluator(
             }
         };
         let results = match network.as_mut() {
-            Some(network) => run_batch(&mut **network, &batch, height, width, &symmetries),
+            Some(network) => {
+                // A network that panics (libtorch's errors surface as
+                // panics) must not end this thread: the service would keep
+                // queueing to no one and every search would wait forever.
+                // The batch gets the no-knowledge answer instead.
+                let run = || run_batch(&mut **network, &batch, height, width, &symmetries);
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| {
+                    if !PANIC_REPORTED.swap(true, Ordering::Relaxed) {
+                        tracing::error!("the network failed on a batch; such batches are answered with uniform priors and an even value");
+                    }
+                    batch
+                        .iter()
+                        .map(|r| uniform(&r.features, height * width))
+                        .collect()
+                })
+            }
             None => batch
                 .iter()
                 .map(|r| uniform(&r.features, height * width))
@@ -159,6 +174,9 @@ pub(super) fn run_batch(
 
 /// Whether a non-finite network output was logged (once per process).
 static NON_FINITE_REPORTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether a network failure was logged (once per process).
+static PANIC_REPORTED: AtomicBool = AtomicBool::new(false);
 
 /// Evaluates encoded positions, averaged over `symmetries` (evaluated as
 /// one batch of `positions * symmetries.len()`).
