@@ -282,7 +282,7 @@ impl GamePlan {
             board.play(mv).map_err(|e| e.to_string())?;
             moves.push(mv);
             search.push(if full {
-                SearchTarget::new(result.wdl, result.moves.iter().map(|m| (m.mv, m.visits)))
+                search_target(&result.moves, result.wdl, result.proven, mv)
             } else {
                 None
             });
@@ -650,9 +650,94 @@ pub fn run(
     Ok(summary)
 }
 
+/// The training target of a root search that played `played`: its visits
+/// and value, less what the search proved wrong. A move proven lost (the
+/// safety net refutes the most visited move and keeps its visits) is no
+/// example to follow, and its optimistic values leave the root's value; a
+/// proven win teaches the winning move, whatever the visits say.
+fn search_target(
+    moves: &[MoveStats],
+    wdl: [f32; 3],
+    proven: Proven,
+    played: Point,
+) -> Option<SearchTarget> {
+    match proven {
+        Proven::Win(_) => {
+            let visits = moves.iter().map(|m| m.visits).max().unwrap_or(0).max(1);
+            return SearchTarget::new([1.0, 0.0, 0.0], [(played, visits)]);
+        }
+        Proven::Loss(_) => {
+            return SearchTarget::new([0.0, 0.0, 1.0], moves.iter().map(|m| (m.mv, m.visits)))
+        }
+        Proven::Draw | Proven::Unknown => {}
+    }
+    let draw = [0.0, 1.0, 0.0];
+    let kept: Vec<&MoveStats> = moves
+        .iter()
+        .filter(|m| !matches!(m.proven, Proven::Loss(_)) && m.visits > 0)
+        .collect();
+    let dropped = moves
+        .iter()
+        .any(|m| m.visits > 0 && matches!(m.proven, Proven::Loss(_)));
+    if kept.is_empty() || !dropped {
+        let wdl = if proven == Proven::Draw { draw } else { wdl };
+        return SearchTarget::new(wdl, moves.iter().map(|m| (m.mv, m.visits)));
+    }
+    let total: f32 = kept.iter().map(|m| m.visits as f32).sum();
+    let mut value = [0.0f32; 3];
+    for m in &kept {
+        for (v, w) in value.iter_mut().zip(m.wdl) {
+            *v += w * m.visits as f32 / total;
+        }
+    }
+    let value = if proven == Proven::Draw { draw } else { value };
+    SearchTarget::new(value, kept.iter().map(|m| (m.mv, m.visits)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn targets_leave_out_moves_proven_lost() {
+        let x = |i: u8| Point::new(i, 0).expect("on the board");
+        let mut refuted = stats(0, 300, Proven::Loss(3));
+        refuted.wdl = [0.9, 0.0, 0.1];
+        let mut other = stats(1, 100, Proven::Unknown);
+        other.wdl = [0.2, 0.2, 0.6];
+        let moves = [refuted, other, stats(2, 0, Proven::Unknown)];
+        let target =
+            search_target(&moves, [0.7, 0.05, 0.25], Proven::Unknown, x(1)).expect("a target");
+        assert_eq!(target.best(), x(1));
+        assert_eq!(target.visits, vec![(x(1), 100)]);
+        // The value of what is left, not the refuted move's hopes.
+        assert_eq!(target.wdl, [200, 200, 600]);
+        // Nothing refuted: the search's own figures.
+        let moves = [
+            stats(0, 300, Proven::Unknown),
+            stats(1, 100, Proven::Unknown),
+        ];
+        let target =
+            search_target(&moves, [0.7, 0.05, 0.25], Proven::Unknown, x(0)).expect("a target");
+        assert_eq!(target.visits, vec![(x(0), 300), (x(1), 100)]);
+        assert_eq!(target.wdl, [700, 50, 250]);
+    }
+
+    #[test]
+    fn a_proven_win_teaches_the_winning_move() {
+        let x = |i: u8| Point::new(i, 0).expect("on the board");
+        let moves = [stats(0, 300, Proven::Unknown), stats(1, 4, Proven::Win(3))];
+        let target =
+            search_target(&moves, [0.6, 0.1, 0.3], Proven::Win(3), x(1)).expect("a target");
+        assert_eq!(target.visits, vec![(x(1), 300)]);
+        assert_eq!(target.wdl, [1000, 0, 0]);
+        // Every move lost: the visits stay, the value is a loss.
+        let moves = [stats(0, 30, Proven::Loss(2)), stats(1, 10, Proven::Loss(4))];
+        let target =
+            search_target(&moves, [0.3, 0.1, 0.6], Proven::Loss(4), x(1)).expect("a target");
+        assert_eq!(target.visits.len(), 2);
+        assert_eq!(target.wdl, [0, 0, 1000]);
+    }
 
     fn stats(x: u8, visits: u32, proven: Proven) -> MoveStats {
         MoveStats {
