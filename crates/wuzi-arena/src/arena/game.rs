@@ -56,10 +56,12 @@ impl Clock {
         }
     }
 
-    /// The time this move may take, before the tolerance.
+    /// The time this move may take, before the tolerance. Below zero once
+    /// the match clock is overdrawn, so that the tolerance covers the
+    /// overdraft of the whole game, not a fresh one every move.
     fn limit(&self) -> i64 {
         if self.total > 0 {
-            self.turn.min(self.left).max(0)
+            self.turn.min(self.left)
         } else {
             self.turn
         }
@@ -425,4 +427,34 @@ pub(crate) fn play_game(
     ];
     summary.moves = moves;
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Clock;
+
+    #[test]
+    fn the_tolerance_covers_the_overdraft_of_the_game() {
+        let second = 1_000_000;
+        let tolerance = second / 2;
+        let mut clock = Clock {
+            turn: 5 * second,
+            total: second,
+            inc: 0,
+            left: second,
+        };
+        assert_eq!(clock.limit() + tolerance, 3 * second / 2);
+        clock.spend(7 * second / 5);
+        // 0.4 s over: 0.1 s of tolerance left for the next move, not 0.5 s.
+        assert_eq!(clock.limit() + tolerance, second / 10);
+        assert_eq!(clock.time_left_ms(), 0);
+        // Without a match clock the turn alone counts.
+        let free = Clock {
+            turn: 5 * second,
+            total: 0,
+            inc: 0,
+            left: 0,
+        };
+        assert_eq!(free.limit(), 5 * second);
+    }
 }
