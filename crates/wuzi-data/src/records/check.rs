@@ -15,6 +15,9 @@ pub enum Reject {
     AfterWin(usize),
     Mismatch(String),
     NoTargets,
+    /// A record without a result (PSQ) that ends before a five or a full
+    /// board: a forfeit, a crash or an adjournment, not a draw.
+    Undecided,
 }
 
 impl fmt::Display for Reject {
@@ -25,6 +28,10 @@ impl fmt::Display for Reject {
             Reject::AfterWin(ply) => write!(f, "the game goes on after move {}", ply + 1),
             Reject::Mismatch(why) => write!(f, "result mismatch: {why}"),
             Reject::NoTargets => write!(f, "no move after the opening"),
+            Reject::Undecided => write!(
+                f,
+                "no result: the game ends before a five or a full board"
+            ),
         }
     }
 }
@@ -33,7 +40,8 @@ impl fmt::Display for Reject {
 ///
 /// `recorded`: the result written in the record (TSV); `None` (PSQ) takes
 /// the result from the replay: a win when the last move makes a winning
-/// line, a white win when it is a forbidden renju black move, else a draw.
+/// line, a white win when it is a forbidden renju black move, a draw when
+/// the board is full; any other end is refused as undecided.
 /// The game is refused when a move is on an occupied cell, when black plays
 /// a forbidden renju move before the last move, when moves follow a winning
 /// line, or when the recorded result contradicts the replay (with
@@ -103,7 +111,8 @@ pub fn check_game(
         }
         (Some(r), _) => r,
         (None, Some(w)) => w,
-        (None, None) => Outcome::Draw,
+        (None, None) if moves.len() == size.cell_count() => Outcome::Draw,
+        (None, None) => return Err(Reject::Undecided),
     };
     let end = moves.len() - usize::from(forbidden_last);
     let first = opening.min(end);

@@ -140,6 +140,7 @@ impl Loader<'_> {
             Err(Reject::Forbidden(_)) => self.stats.forbidden_move += 1,
             Err(Reject::AfterWin(_)) => self.stats.moves_after_win += 1,
             Err(Reject::Mismatch(_)) => self.stats.result_mismatch += 1,
+            Err(Reject::Undecided) => self.stats.undecided += 1,
             Err(Reject::NoTargets) => {
                 self.stats.no_targets += 1;
                 return;

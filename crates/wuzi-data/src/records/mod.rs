@@ -148,6 +148,8 @@ pub struct LoadStats {
     pub result_mismatch: usize,
     /// Legal games without a single target (only the opening).
     pub no_targets: usize,
+    /// Records without a result that end undecided (PSQ files of forfeits).
+    pub undecided: usize,
     /// Renju games kept whose last (losing) black move was forbidden: that
     /// move is not a target.
     pub forbidden_last_move: usize,
@@ -172,6 +174,7 @@ impl LoadStats {
             + self.moves_after_win
             + self.result_mismatch
             + self.no_targets
+            + self.undecided
     }
 
     fn warn(&mut self, what: String) {
@@ -187,7 +190,7 @@ impl fmt::Display for LoadStats {
             f,
             "{} files, {} records: {} games used ({} positions); filtered out: {} other rule, \
              {} other size; skipped {}: {} malformed, {} illegal move, {} forbidden move, \
-             {} moves after a win, {} result mismatch, {} without targets",
+             {} moves after a win, {} result mismatch, {} without targets, {} undecided",
             self.files,
             self.records,
             self.games,
@@ -201,6 +204,7 @@ impl fmt::Display for LoadStats {
             self.moves_after_win,
             self.result_mismatch,
             self.no_targets,
+            self.undecided,
         )?;
         if self.forbidden_last_move > 0 {
             write!(
@@ -609,7 +613,8 @@ mod tests {
             false,
         );
         assert!(matches!(r, Err(Reject::Illegal(_))));
-        // Unfinished without a record: a draw; only the opening: no targets.
+        // Unfinished without a recorded result (a PSQ of a forfeit): no
+        // result to learn from; recorded as a draw, it is one.
         let g = check_game(
             "g".into(),
             size,
@@ -619,14 +624,25 @@ mod tests {
             None,
             false,
         );
+        assert_eq!(g.unwrap_err(), Reject::Undecided);
+        let g = check_game(
+            "g".into(),
+            size,
+            Rule::Freestyle,
+            moves[..4].to_vec(),
+            0,
+            Some(Outcome::Draw),
+            false,
+        );
         assert_eq!(g.unwrap().outcome, Outcome::Draw);
+        // Only the opening: no targets.
         let r = check_game(
             "g".into(),
             size,
             Rule::Freestyle,
             moves[..4].to_vec(),
             4,
-            None,
+            Some(Outcome::Draw),
             false,
         );
         assert_eq!(r.unwrap_err(), Reject::NoTargets);
