@@ -88,6 +88,31 @@ fn a_five_is_played_and_reported_as_a_proven_win() {
 }
 
 #[test]
+fn a_win_on_a_blocked_cell_is_not_played() {
+    // Black's only five is at (7,7), which the manager blocked (yxblock).
+    let b = board15(
+        Rule::Freestyle,
+        &[(7, "..OXXXX........"), (9, "....O...O......")],
+        Color::Black,
+    );
+    let mut limits = playouts(20);
+    limits.excluded.insert(p(7, 7));
+    let s = searcher(1);
+    for attempt in 0..2 {
+        // The second search finds the root proven in the cache.
+        let result = s.search(&b, &limits, &AtomicBool::new(false));
+        let mv = result.best_move.expect("a move");
+        assert_ne!(mv, p(7, 7), "attempt {attempt}: {result:?}");
+        assert!(b.is_empty(mv), "{result:?}");
+        assert_ne!(result.proven, Proven::Win(1), "{result:?}");
+        assert!(!result.pv.contains(&p(7, 7)), "{result:?}");
+    }
+    // Unblocked, the five is played.
+    let result = s.search(&b, &playouts(20), &AtomicBool::new(false));
+    assert_eq!(result.best_move, Some(p(7, 7)), "{result:?}");
+}
+
+#[test]
 fn an_opponent_four_is_blocked() {
     // White to move; black threatens (7,7) only ((2,7) is white).
     let b = board15(

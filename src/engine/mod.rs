@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 use parking_lot::RwLock;
 
-use crate::game::{Board, BoardSize, Color, MoveError, Point, Rule};
+use crate::game::{Board, BoardSize, CellSet, Color, MoveError, Point, Rule};
 use crate::nn::EvalService;
 use crate::search::expand::fallback_move;
 use crate::search::node::Proven;
@@ -421,6 +421,11 @@ impl Engine {
             SearchKind::Ponder(None) | SearchKind::Analyse => (None, None),
         };
         limits.pondering = matches!(kind, SearchKind::Ponder(_));
+        if limits.pondering {
+            // Moves blocked for our turn say nothing of the opponent's,
+            // which a ponder searches.
+            limits.excluded = CellSet::new();
+        }
         if matches!(kind, SearchKind::Think) {
             limits.previous_expectation = self
                 .last_own

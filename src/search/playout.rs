@@ -21,13 +21,15 @@ impl Searcher {
             // once (no time to think) still plays by the network's priors,
             // not by the order of the candidate moves.
             let cancel = (!fresh_root).then_some(&progress.halt);
-            let answers = self.service.submit_cancellable(
-                &mut boards,
-                fresh_root && self.config.root_symmetries,
-                cancel,
-            );
             let submitted = !pending.is_empty();
+            // An empty round (collisions, revisits) sends nothing: it would
+            // only wake an evaluator, taking a core from the kernels.
             if submitted {
+                let answers = self.service.submit_cancellable(
+                    &mut boards,
+                    fresh_root && self.config.root_symmetries,
+                    cancel,
+                );
                 progress.batches.fetch_add(1, Ordering::Relaxed);
                 in_flight.push_back(pending.into_iter().zip(answers).collect());
             }

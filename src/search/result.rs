@@ -127,16 +127,33 @@ pub(crate) fn summarise(
 ) -> SearchResult {
     let data = root.data.lock();
     let moves = MoveStats::of_edges(&data.edges);
+    // A win whose proof starts on a blocked cell (Yixin-Board's yxblock)
+    // is no win of this search: the root was proven before the block, by
+    // its first analysis or an earlier search.
+    let blocked_proof = data.proven.is_known()
+        && data
+            .proof
+            .as_ref()
+            .and_then(|proof| proof.first())
+            .is_some_and(|&mv| excluded.contains(mv));
     let best_move = match (&data.proof, data.proven) {
-        (Some(proof), Proven::Win(_)) => proof.first().copied(),
+        (Some(proof), Proven::Win(_)) if !blocked_proof => proof.first().copied(),
         _ => choose_edge(&data, searcher.config().move_choice(), Some(excluded))
             .map(|i| data.edges[i].mv),
     }
     .or_else(|| fallback_move_except(&mut board.clone(), excluded));
     let wdl = data.wdl();
-    let proven = data.proven;
+    let proven = if blocked_proof {
+        Proven::Unknown
+    } else {
+        data.proven
+    };
     drop(data);
-    let pv = searcher.principal_variation(board, root, 64);
+    let pv = if blocked_proof {
+        best_move.into_iter().collect()
+    } else {
+        searcher.principal_variation(board, root, 64)
+    };
     SearchResult {
         best_move,
         wdl,

@@ -255,7 +255,10 @@ impl TimeManager {
         } else {
             budget.target
         };
-        let (target, deadline) = (stretched.saturating_sub(reserve), budget.deadline - reserve);
+        let (target, deadline) = (
+            stretched.saturating_sub(reserve),
+            budget.deadline.saturating_sub(reserve),
+        );
         if elapsed >= deadline {
             return true;
         }
