@@ -4,9 +4,9 @@
 mod common;
 
 use common::{board15, four_three, games, p, FIXTURE_GAMES};
-use wuzi_game::game::{Board, Color, Outcome, Point, Rule};
+use wuzi_game::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 use wuzi_game::tactics::{
-    five_blocks, is_legal_for, solve, solve_with, unstoppable_four_defences,
+    five_blocks, is_legal_for, line_breakers, solve, solve_with, unstoppable_four_defences,
     unstoppable_four_moves, winning_moves, Algorithm, SolveLimits, ThreatKind,
 };
 
@@ -98,6 +98,52 @@ fn defences_against_an_open_three() {
     // No threat, no defences.
     let mut b = board15(Rule::Freestyle, &[(7, ".....XX........")], Color::White);
     assert!(unstoppable_four_defences(&mut b, Color::Black).is_empty());
+}
+
+/// A white stone far from black's threat can stop it in renju: it makes a
+/// fake three real, and the threat cell a forbidden four-three-three.
+#[test]
+fn renju_defences_include_stones_that_make_the_threat_forbidden() {
+    let moves: Vec<Point> = [
+        (8, 7),
+        (12, 7),
+        (9, 7),
+        (3, 3),
+        (10, 7),
+        (8, 11),
+        (7, 5),
+        (0, 14),
+        (7, 6),
+        (2, 14),
+        (6, 6),
+        (4, 14),
+        (5, 5),
+        (14, 14),
+        (8, 9),
+        (14, 0),
+        (8, 10),
+    ]
+    .into_iter()
+    .map(|(x, y)| p(x, y))
+    .collect();
+    let size = BoardSize::square(15).unwrap();
+    let mut b = Board::from_moves(size, Rule::Renju, &moves).unwrap();
+    // Black's open four on row 7 at (7,7), with a real three in column 7
+    // and a fake one on the diagonal (its four point (8,8) is a four-four).
+    assert_eq!(unstoppable_four_moves(&mut b, Color::Black), vec![p(7, 7)]);
+    assert!(!b.is_forbidden(p(7, 7)));
+    // White (8,6) takes (8,8)'s four in column 8: (8,8) becomes legal, the
+    // diagonal three real, and (7,7) a forbidden four-three-three.
+    b.play(p(8, 6)).unwrap();
+    assert!(b.is_forbidden(p(7, 7)));
+    assert!(unstoppable_four_moves(&mut b, Color::Black).is_empty());
+    b.undo();
+    let defences = unstoppable_four_defences(&mut b, Color::Black);
+    assert!(defences.contains(&p(8, 6)), "{defences:?}");
+    assert!(defences.contains(&p(7, 7)), "{defences:?}");
+    // The same stone breaks a line that starts there.
+    let (breakers, _) = line_breakers(&mut b, Color::Black, &[p(7, 7)]);
+    assert!(breakers.contains(p(8, 6)));
 }
 
 #[test]

@@ -28,10 +28,9 @@ impl fmt::Display for Reject {
             Reject::AfterWin(ply) => write!(f, "the game goes on after move {}", ply + 1),
             Reject::Mismatch(why) => write!(f, "result mismatch: {why}"),
             Reject::NoTargets => write!(f, "no move after the opening"),
-            Reject::Undecided => write!(
-                f,
-                "no result: the game ends before a five or a full board"
-            ),
+            Reject::Undecided => {
+                write!(f, "no result: the game ends before a five or a full board")
+            }
         }
     }
 }

@@ -52,7 +52,10 @@ pub fn unstoppable_four_moves(board: &mut Board, color: Color) -> Vec<Point> {
 /// five steps of it on the lines where it makes its fours: a stone on
 /// another line through it changes none of those fours. (A stone there can
 /// only take patterns away, and a renju black move that is forbidden is no
-/// threat, so nothing else can stop it.)
+/// threat, so nothing else can stop it.) Except in renju, where a black
+/// threat cell that may be a double three can become one through a white
+/// stone anywhere (one that makes a fake three's four point legal, so the
+/// three real): then every empty cell is tried.
 ///
 /// Meaningful when `attacker` has no five to complete; returns an empty set
 /// when `attacker` has no such threat.
@@ -63,6 +66,12 @@ pub fn unstoppable_four_defences(board: &mut Board, attacker: Color) -> Vec<Poin
         return Vec::new();
     }
     let mut candidates = CellSet::new();
+    if threats
+        .iter()
+        .any(|&f| legality_is_not_local(board, f, attacker))
+    {
+        insert_every_empty_cell(board, &mut candidates);
+    }
     for &f in &threats {
         candidates.insert(f);
         for dir in Direction::ALL {
@@ -136,12 +145,18 @@ pub fn line_breakers(board: &mut Board, attacker: Color, line: &[Point]) -> (Cel
     let caro = board.rule() == Rule::Caro;
     let mut cells = CellSet::new();
     let mut played = 0;
+    // Renju: a black move of the line (the attacker's threat or the
+    // defender's block) that may be a double three can change legality
+    // through a stone anywhere, so any cell may break the line.
+    let mut anywhere = false;
     for (i, &p) in line.iter().enumerate() {
         if !board.is_empty(p) {
             break;
         }
         cells.insert(p);
         let by_attacker = i % 2 == 0;
+        let mover = if by_attacker { attacker } else { defender };
+        anywhere |= legality_is_not_local(board, p, mover);
         if !by_attacker {
             insert_counter_cells(board, p, defender, &mut cells);
         }
@@ -156,8 +171,10 @@ pub fn line_breakers(board: &mut Board, attacker: Color, line: &[Point]) -> (Cel
                 }
                 if !is_legal_for(board, f, defender) {
                     // A stone that makes the block legal (renju) is
-                    // somewhere on the lines through it.
+                    // somewhere on the lines through it, or anywhere for
+                    // a double three.
                     insert_line_cells(board, f, 5, &mut cells);
+                    anywhere |= legality_is_not_local(board, f, defender);
                 }
             }
         }
@@ -167,10 +184,31 @@ pub fn line_breakers(board: &mut Board, attacker: Color, line: &[Point]) -> (Cel
         board.undo();
     }
     board.set_side_to_move(side);
+    if anywhere {
+        insert_every_empty_cell(board, &mut cells);
+    }
     // Without a five at the end, the line ends with a threat no move
     // stops: the defender's move, the five's threat's answer and the five.
     let tail = if won { 1 } else { 3 };
     (cells, line.len() as u16 + tail)
+}
+
+/// Whether `color`'s move on `p` may be a renju double three: its legality
+/// then hangs on whether each three is real, which a stone anywhere can
+/// change (through the recursion on the threes' four points), unlike a
+/// four-four or an overline, which only the lines through `p` decide.
+fn legality_is_not_local(board: &Board, p: Point, color: Color) -> bool {
+    board.rule() == Rule::Renju
+        && color == Color::Black
+        && board
+            .cells_of(CellKind::ForbidCandidate, Color::Black)
+            .contains(p)
+}
+
+fn insert_every_empty_cell(board: &Board, cells: &mut CellSet) {
+    for q in board.empty_cells() {
+        cells.insert(q);
+    }
 }
 
 /// The empty cells within `reach` of `p` on its four lines.
