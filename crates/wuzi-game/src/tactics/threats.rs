@@ -55,7 +55,8 @@ pub fn unstoppable_four_moves(board: &mut Board, color: Color) -> Vec<Point> {
 /// threat, so nothing else can stop it.) Except in renju, where a black
 /// threat cell that may be a double three can become one through a white
 /// stone anywhere (one that makes a fake three's four point legal, so the
-/// three real): then every empty cell is tried.
+/// three real): when every threat cell may, the other empty cells are
+/// tried too, each first for whether it makes every threat forbidden.
 ///
 /// Meaningful when `attacker` has no five to complete; returns an empty set
 /// when `attacker` has no such threat.
@@ -66,12 +67,6 @@ pub fn unstoppable_four_defences(board: &mut Board, attacker: Color) -> Vec<Poin
         return Vec::new();
     }
     let mut candidates = CellSet::new();
-    if threats
-        .iter()
-        .any(|&f| legality_is_not_local(board, f, attacker))
-    {
-        insert_every_empty_cell(board, &mut candidates);
-    }
     for &f in &threats {
         candidates.insert(f);
         for dir in Direction::ALL {
@@ -100,21 +95,36 @@ pub fn unstoppable_four_defences(board: &mut Board, attacker: Color) -> Vec<Poin
             })
             .collect();
     }
+    // Off the threats' lines a stone stops a threat only by making it
+    // forbidden, so it must do that to every one of them.
+    let mut far = CellSet::new();
+    if threats
+        .iter()
+        .all(|&f| legality_is_not_local(board, f, attacker))
+    {
+        insert_every_empty_cell(board, &mut far);
+    }
     let side = board.side_to_move();
     let mut defences = Vec::new();
-    for e in candidates.iter() {
+    for e in candidates
+        .iter()
+        .chain(far.iter().filter(|&e| !candidates.contains(e)))
+    {
+        let off_the_lines = !candidates.contains(e);
         if !is_legal_for(board, e, defender) {
             continue;
         }
         if board.place(e, defender).is_err() {
             continue;
         }
-        if unstoppable_four_moves(board, attacker).is_empty() {
+        let stops_all = !off_the_lines || threats.iter().all(|&f| board.is_forbidden(f));
+        if stops_all && unstoppable_four_moves(board, attacker).is_empty() {
             defences.push(e);
         }
         board.undo();
     }
     board.set_side_to_move(side);
+    defences.sort_by_key(|p| p.index());
     defences
 }
 
