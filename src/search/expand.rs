@@ -4,8 +4,8 @@
 use crate::game::{Board, CellKind, CellSet, Color, Outcome, Point};
 use crate::search::node::Proven;
 use crate::tactics::{
-    forced_win, forced_win_counted, four_moves, is_legal_for, line_breakers,
-    unstoppable_four_defences, unstoppable_four_moves,
+    five_defence, forced_win, forced_win_counted, four_moves, is_legal_for, line_breakers,
+    unstoppable_four_defences, unstoppable_four_moves, FiveDefence,
 };
 
 /// The tactical verdict on a position, before any network evaluation.
@@ -66,27 +66,20 @@ pub fn analyse(board: &mut Board, settings: LeafSettings, solver_nodes: &mut u64
             line: vec![five],
         };
     }
-    let threats: Vec<Point> = board.winning_moves(opponent).take(2).collect();
-    match threats[..] {
-        [_, _] => {
+    match five_defence(board, opponent) {
+        FiveDefence::Unstoppable => {
             return LeafAnalysis::Proven {
                 value: Proven::Loss(2),
                 line: Vec::new(),
             }
         }
-        [block] if !is_legal_for(board, block, me) => {
-            return LeafAnalysis::Proven {
-                value: Proven::Loss(2),
-                line: Vec::new(),
-            }
-        }
-        [block] => {
+        FiveDefence::Blocks(moves) => {
             return LeafAnalysis::Moves {
-                moves: vec![block],
+                moves,
                 complete: true,
             }
         }
-        _ => {}
+        FiveDefence::NoFive => {}
     }
     if let Some(line) = forced_win_counted(
         board,

@@ -6,8 +6,9 @@ mod common;
 use common::{board15, four_three, games, p, FIXTURE_GAMES};
 use wuzi_game::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 use wuzi_game::tactics::{
-    five_blocks, is_legal_for, line_breakers, solve, solve_with, unstoppable_four_defences,
-    unstoppable_four_moves, winning_moves, Algorithm, SolveLimits, ThreatKind,
+    five_blocks, five_defence, is_legal_for, line_breakers, solve, solve_with,
+    unstoppable_four_defences, unstoppable_four_moves, winning_moves, Algorithm, FiveDefence,
+    SolveLimits, ThreatKind,
 };
 
 /// Replays a claimed win and checks it move by move: attacker moves are
@@ -47,9 +48,7 @@ fn verify_win(start: &Board, attacker: Color, kind: ThreatKind, line: &[Point]) 
     // Otherwise the defender is to move and cannot stop a five.
     assert_eq!(b.side_to_move(), defender, "{line:?}");
     assert!(winning_moves(&b, defender).is_empty());
-    let fives = winning_moves(&b, attacker);
-    let unanswerable = fives.len() >= 2
-        || (fives.len() == 1 && !is_legal_for(&mut b, fives[0], defender))
+    let unanswerable = five_defence(&mut b, attacker) == FiveDefence::Unstoppable
         || (!unstoppable_four_moves(&mut b, attacker).is_empty()
             && unstoppable_four_defences(&mut b, attacker).is_empty());
     assert!(
@@ -144,6 +143,46 @@ fn renju_defences_include_stones_that_make_the_threat_forbidden() {
     // The same stone breaks a line that starts there.
     let (breakers, _) = line_breakers(&mut b, Color::Black, &[p(7, 7)]);
     assert!(breakers.contains(p(8, 6)));
+}
+
+/// Under caro a straight four next to an opponent stone is answered by
+/// closing its far end: the five it leaves is closed at both ends.
+#[test]
+fn caro_fours_closed_at_one_end_are_answerable() {
+    let size = BoardSize::square(15).unwrap();
+    let board = |moves: &[(u8, u8)]| {
+        let moves: Vec<Point> = moves.iter().map(|&(x, y)| p(x, y)).collect();
+        Board::from_moves(size, Rule::Caro, &moves).unwrap()
+    };
+    // Row 7 reads ...O.XXX....... with black to move: (8,7) makes a
+    // straight four with five cells (4,7) and (9,7), but white (9,7)
+    // leaves only (4,7), whose five O XXXXX O does not win.
+    let mut b = board(&[(5, 7), (3, 7), (6, 7), (0, 0), (7, 7), (14, 14)]);
+    assert!(!unstoppable_four_moves(&mut b, Color::Black).contains(&p(8, 7)));
+    let report = solve(
+        &mut b,
+        Color::Black,
+        ThreatKind::Vcf,
+        SolveLimits::default(),
+    );
+    assert!(report.win.is_none(), "{:?}", report.win);
+    b.play(p(8, 7)).unwrap();
+    assert_eq!(
+        five_defence(&mut b, Color::Black),
+        FiveDefence::Blocks(vec![p(9, 7)])
+    );
+    // Away from a white stone the same four is open.
+    let mut b = board(&[(5, 7), (0, 0), (6, 7), (0, 2), (7, 7), (14, 14)]);
+    assert!(unstoppable_four_moves(&mut b, Color::Black).contains(&p(8, 7)));
+    b.play(p(8, 7)).unwrap();
+    assert_eq!(five_defence(&mut b, Color::Black), FiveDefence::Unstoppable);
+    // A four with one five cell, O XXXX . . : the five cell, or the cell
+    // beyond it, which closes the five's other end.
+    let mut b = board(&[(3, 7), (2, 7), (4, 7), (0, 0), (5, 7), (14, 14), (6, 7)]);
+    assert_eq!(
+        five_defence(&mut b, Color::Black),
+        FiveDefence::Blocks(vec![p(7, 7), p(8, 7)])
+    );
 }
 
 #[test]

@@ -23,7 +23,7 @@ use crate::game::{Board, Color, Point, Threat, ZobristMap};
 use crate::tactics::solver::{
     attacker_moves, main_line, vct_replies, SolveLimits, SolveReport, ThreatKind,
 };
-use crate::tactics::threats::is_legal_for;
+use crate::tactics::threats::{five_defence, FiveDefence};
 
 /// Proof and disproof numbers saturate here: a proven or disproven node.
 const INFINITE: u32 = u32::MAX / 4;
@@ -313,22 +313,15 @@ impl Dfpn {
         if board.winning_moves(defender).next().is_some() {
             return Expansion::Lost;
         }
-        let attacker_fives: Vec<Point> = board.winning_moves(attacker).take(2).collect();
-        let replies = match attacker_fives[..] {
-            [_, _, ..] => {
+        let replies = match five_defence(board, attacker) {
+            FiveDefence::Unstoppable => {
                 return Expansion::Won {
                     plies: 2,
                     best: None,
                 }
             }
-            [block] if !is_legal_for(board, block, defender) => {
-                return Expansion::Won {
-                    plies: 2,
-                    best: None,
-                }
-            }
-            [block] => vec![block],
-            [] => {
+            FiveDefence::Blocks(blocks) => blocks,
+            FiveDefence::NoFive => {
                 if self.kind == ThreatKind::Vcf || depth == 0 {
                     return Expansion::Lost;
                 }

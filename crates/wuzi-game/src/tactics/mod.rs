@@ -9,6 +9,6 @@ pub use solver::{
     ThreatKind,
 };
 pub use threats::{
-    five_blocks, four_moves, is_legal_for, line_breakers, unstoppable_four_defences,
-    unstoppable_four_moves, winning_moves,
+    five_blocks, five_defence, four_moves, is_legal_for, line_breakers, unstoppable_four_defences,
+    unstoppable_four_moves, winning_moves, FiveDefence,
 };

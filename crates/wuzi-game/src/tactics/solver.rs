@@ -20,7 +20,8 @@
 use crate::game::{Board, CellKind, Color, Direction, LinePattern, Point, Threat, ZobristMap};
 use crate::tactics::dfpn::Dfpn;
 use crate::tactics::threats::{
-    four_moves, is_legal_for, unstoppable_four_defences, unstoppable_four_moves,
+    five_defence, four_moves, is_legal_for, unstoppable_four_defences, unstoppable_four_moves,
+    FiveDefence,
 };
 
 /// Which threats the attacker may use.
@@ -300,12 +301,10 @@ impl Search {
         if board.winning_moves(defender).next().is_some() {
             return None;
         }
-        let attacker_fives: Vec<Point> = board.winning_moves(attacker).take(2).collect();
-        let replies = match attacker_fives[..] {
-            [_, _, ..] => return Some(2),
-            [block] if !is_legal_for(board, block, defender) => return Some(2),
-            [block] => vec![block],
-            [] => {
+        let replies = match five_defence(board, attacker) {
+            FiveDefence::Unstoppable => return Some(2),
+            FiveDefence::Blocks(blocks) => blocks,
+            FiveDefence::NoFive => {
                 if self.kind == ThreatKind::Vcf || depth == 0 {
                     return None;
                 }

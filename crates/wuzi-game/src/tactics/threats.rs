@@ -20,6 +20,58 @@ pub fn five_blocks(board: &Board, attacker: Color) -> Vec<Point> {
     winning_moves(board, attacker)
 }
 
+/// What one stone of the defender can do against `attacker`'s fives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FiveDefence {
+    /// `attacker` has no five to complete.
+    NoFive,
+    /// The defender's legal moves after which `attacker` has no five.
+    Blocks(Vec<Point>),
+    /// No single stone stops them: `attacker` makes five next.
+    Unstoppable,
+}
+
+/// The defence against `attacker`'s fives. Outside caro that is the one
+/// five cell if it is legal for the defender; under caro a five may also
+/// be stopped by closing its run's other end (an exact five closed at both
+/// ends does not win), so two five cells of one straight four can be one
+/// threat, and one five cell has two answers.
+pub fn five_defence(board: &mut Board, attacker: Color) -> FiveDefence {
+    let defender = attacker.opponent();
+    let fives: Vec<Point> = board.winning_moves(attacker).collect();
+    if fives.is_empty() {
+        return FiveDefence::NoFive;
+    }
+    if board.rule() != Rule::Caro {
+        return match fives[..] {
+            [block] if is_legal_for(board, block, defender) => FiveDefence::Blocks(vec![block]),
+            _ => FiveDefence::Unstoppable,
+        };
+    }
+    let mut candidates = CellSet::new();
+    for &f in &fives {
+        candidates.insert(f);
+        insert_run_ends(board, f, attacker, &mut candidates);
+    }
+    let side = board.side_to_move();
+    let mut blocks = Vec::new();
+    for e in candidates.iter() {
+        if board.place(e, defender).is_err() {
+            continue;
+        }
+        if board.winning_moves(attacker).next().is_none() {
+            blocks.push(e);
+        }
+        board.undo();
+    }
+    board.set_side_to_move(side);
+    if blocks.is_empty() {
+        FiveDefence::Unstoppable
+    } else {
+        FiveDefence::Blocks(blocks)
+    }
+}
+
 /// The legal moves of `color` that make at least one four (including fives
 /// only when they also make a four).
 pub fn four_moves(board: &mut Board, color: Color) -> Vec<Point> {
@@ -35,10 +87,29 @@ pub fn four_moves(board: &mut Board, color: Color) -> Vec<Point> {
 /// double fours (on one line or across lines).
 pub fn unstoppable_four_moves(board: &mut Board, color: Color) -> Vec<Point> {
     let candidates = *board.cells_of(CellKind::Four, color);
+    let caro = board.rule() == Rule::Caro;
     candidates
         .iter()
-        .filter(|&p| board.five_cells_after(p, color) >= 2 && is_legal_for(board, p, color))
+        .filter(|&p| {
+            board.five_cells_after(p, color) >= 2
+                && is_legal_for(board, p, color)
+                && (!caro || caro_four_is_unstoppable(board, p, color))
+        })
         .collect()
+}
+
+/// Under caro, whether `color`'s move on `p` leaves fives that no stone
+/// stops (the line patterns count a straight four next to an opponent
+/// stone as open, which closing its far end answers).
+fn caro_four_is_unstoppable(board: &mut Board, p: Point, color: Color) -> bool {
+    let side = board.side_to_move();
+    if board.place(p, color).is_err() {
+        return false;
+    }
+    let unstoppable = five_defence(board, color) == FiveDefence::Unstoppable;
+    board.undo();
+    board.set_side_to_move(side);
+    unstoppable
 }
 
 /// The full defence set against `attacker`'s threats to make an
@@ -80,12 +151,13 @@ pub fn unstoppable_four_defences(board: &mut Board, attacker: Color) -> Vec<Poin
             }
         }
     }
-    if board.rule() != Rule::Renju {
+    if !matches!(board.rule(), Rule::Renju | Rule::Caro) {
         // Without forbidden points a stone of the defender only takes
         // patterns away from the attacker, so the threat cells after it
         // are among today's: look their lines up again with the stone in
         // place instead of playing it (the renju path below plays it, as
-        // legality there depends on the whole neighbourhood).
+        // legality there depends on the whole neighbourhood; and caro's,
+        // where closing an end answers a four the patterns call open).
         return candidates
             .iter()
             .filter(|&e| {
