@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::p;
+use common::{board15, p};
 use wuzi_game::game::{Board, BoardSize, Color, MoveError, Outcome, Point, Rule, Threat};
 
 fn board(rule: Rule, rows: &[&str]) -> Board {
@@ -259,4 +259,40 @@ fn undo_restores_side_and_stones() {
     assert_eq!(b.stone(p(7, 8)), None);
     assert_eq!(b.undo(), Some((p(7, 7), Color::Black)));
     assert_eq!(b.undo(), None);
+}
+
+/// A three whose straight-four point makes a five on another line is no
+/// real three for the Gomocup judge (its recursive check calls the point
+/// foul), so it does not make a double three with another.
+#[test]
+fn a_three_whose_four_point_makes_five_is_not_real() {
+    let mut b = board15(
+        Rule::Renju,
+        &[
+            (2, ".......O......."),
+            (3, ".......X......."),
+            (4, ".......X......."),
+            (5, "......XX......."),
+            (6, "......XX......."),
+            (7, "..O.XX........."),
+        ],
+        Color::Black,
+    );
+    // (6,7): a three in column 6 and one on row 7, whose straight-four
+    // point (7,7) completes column 7's five.
+    assert!(b.is_winning_move(p(7, 7), Color::Black));
+    assert!(!b.is_forbidden(p(6, 7)));
+    // Without column 7's four, (7,7) makes the row's three real: a
+    // double three.
+    let mut without = board15(
+        Rule::Renju,
+        &[
+            (5, "......XX......."),
+            (6, "......XX......."),
+            (7, "..O.XX........."),
+        ],
+        Color::Black,
+    );
+    assert!(!without.is_winning_move(p(7, 7), Color::Black));
+    assert!(without.is_forbidden(p(6, 7)));
 }

@@ -60,13 +60,16 @@ impl Board {
     }
 
     /// With black's stone on `p`: can the three through `p` along `dir`
-    /// become a straight four by a move that is not itself forbidden?
+    /// become a straight four by a move that is not itself forbidden? A
+    /// move there that makes a five (on another line) does not count, as
+    /// the Gomocup judge and Piskvork have it: their check calls it foul.
     fn three_is_real(&mut self, p: Point, dir: Direction) -> bool {
         for k in (-4..=4).filter(|&k| k != 0) {
             let Some(q) = p.step(dir, k) else { continue };
             if self.is_empty(q)
                 && self.line_pattern(q, dir, Color::Black) == LinePattern::OpenFour
                 && self.run_would_contain(q, dir, p)
+                && self.flags(q, Color::Black) & flag::FIVE == 0
                 && !self.is_forbidden(q)
             {
                 return true;
