@@ -125,6 +125,13 @@ impl Config {
             "threads",
             &format!("must be 1..={MAX_THREADS}"),
         )?;
+        // A minute: more would leave every move the minimum budget.
+        InvalidSetting::check(
+            self.time.protocol_lag_ms <= 60_000,
+            "time",
+            "protocol_lag_ms",
+            "must be at most 60000",
+        )?;
         self.search.validate()?;
         self.network.validate()?;
         Ok(())
@@ -377,6 +384,18 @@ mod tests {
                 "search.batch_size",
             ),
             ("[search]\npipeline = 0\n", "search.pipeline"),
+            (
+                "[search]\nroot_vct_nodes = 1000000000000\n",
+                "search.root_vct_nodes",
+            ),
+            (
+                "[search]\nleaf_vcf_nodes = 100000000\n",
+                "search.leaf_vcf_nodes",
+            ),
+            (
+                "[time]\nprotocol_lag_ms = 9223372036854775807\n",
+                "time.protocol_lag_ms",
+            ),
             (
                 "[search]\ncandidate_distance = 200\n",
                 "search.candidate_distance",

@@ -67,6 +67,20 @@ fn pondering_builds_the_tree_the_next_move_uses() {
 }
 
 #[test]
+fn repeated_settings_leave_a_ponder_running_and_new_ones_stop_it() {
+    let mut e = engine(Rule::Freestyle);
+    e.play(p(7, 7)).unwrap();
+    e.start(SearchKind::Ponder(None));
+    let threads = e.config().threads;
+    // Managers repeat INFO thread_num and the like before moves.
+    e.configure(|c| c.threads = threads);
+    assert_eq!(e.search_kind(), Some(SearchKind::Ponder(None)));
+    e.configure(|c| c.threads = threads + 1);
+    assert_eq!(e.search_kind(), None);
+    assert_eq!(e.config().threads, threads + 1);
+}
+
+#[test]
 fn a_timed_ponder_ends_by_itself_and_stop_ends_thinking() {
     let mut e = engine(Rule::Renju);
     e.play(p(7, 7)).unwrap();

@@ -330,10 +330,17 @@ impl Engine {
         self.board = board;
     }
 
-    /// Changes the search settings (stops a running search first).
+    /// Changes the search settings (stops a running search first). A
+    /// change to the values already set changes nothing, and leaves a
+    /// ponder running: managers repeat their settings before moves.
     pub fn configure(&mut self, change: impl FnOnce(&mut SearchConfig)) {
+        let mut config = self.config();
+        change(&mut config);
+        if config == self.config() {
+            return;
+        }
         self.stop();
-        change(self.searcher.write().config_mut());
+        *self.searcher.write().config_mut() = config;
         self.fit_evaluators();
     }
 

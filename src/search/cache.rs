@@ -54,25 +54,24 @@ impl NodeCache {
 
     /// The node of `board`'s position, if cached.
     pub fn get(&self, board: &Board) -> Option<Arc<Node>> {
-        let key = PositionKey::of(board);
         let hash = PositionKey::hash_of(board);
         let shard = self.shard(hash).lock();
-        shard.get(&hash).filter(|n| *n.key() == key).cloned()
+        shard.get(&hash).filter(|n| n.key().matches(board)).cloned()
     }
 
     /// The node of `board`'s position, created if new. On the (rare) hash
     /// collision with another position, a fresh node that is not cached is
     /// returned, so the two positions never share statistics.
     pub fn get_or_insert(&self, board: &Board) -> Arc<Node> {
-        let key = PositionKey::of(board);
         let hash = PositionKey::hash_of(board);
         let mut shard = self.shard(hash).lock();
         if let Some(node) = shard.get(&hash) {
-            if *node.key() == key {
+            if node.key().matches(board) {
                 return Arc::clone(node);
             }
-            return Arc::new(Node::new(key));
+            return Arc::new(Node::new(PositionKey::of(board)));
         }
+        let key = PositionKey::of(board);
         self.bytes
             .fetch_add(Self::node_bytes(&key), Ordering::Relaxed);
         self.nodes.fetch_add(1, Ordering::Relaxed);
@@ -171,10 +170,37 @@ impl PositionKey {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::{BoardSize, Point, Rule};
+    use crate::game::{BoardSize, Color, Point, Rule};
 
     fn p(x: u8, y: u8) -> Point {
         Point::new(x, y).unwrap()
+    }
+
+    #[test]
+    fn a_key_matches_exactly_the_boards_it_was_made_from() {
+        let size = BoardSize::square(15).unwrap();
+        let board = |moves: &[Point]| Board::from_moves(size, Rule::Freestyle, moves).unwrap();
+        let a = board(&[p(7, 7), p(8, 8), p(6, 6)]);
+        let key = PositionKey::of(&a);
+        // Another order of the same stones: the same position.
+        assert!(key.matches(&board(&[p(6, 6), p(8, 8), p(7, 7)])));
+        // Colours swapped, a stone fewer or more, another cell.
+        assert!(!key.matches(&board(&[p(8, 8), p(7, 7), p(6, 6)])));
+        assert!(!key.matches(&board(&[p(7, 7), p(8, 8)])));
+        assert!(!key.matches(&board(&[p(7, 7), p(8, 8), p(6, 6), p(1, 1)])));
+        assert!(!key.matches(&board(&[p(7, 7), p(8, 8), p(5, 5)])));
+        // Another side to move, rule or size.
+        let mut passed = a.clone();
+        passed.set_side_to_move(Color::Black);
+        assert!(!key.matches(&passed));
+        let renju = Board::from_moves(size, Rule::Renju, &[p(7, 7), p(8, 8), p(6, 6)]).unwrap();
+        assert!(!key.matches(&renju));
+        let big = BoardSize::square(16).unwrap();
+        let other = Board::from_moves(big, Rule::Freestyle, &[p(7, 7), p(8, 8), p(6, 6)]).unwrap();
+        assert!(!key.matches(&other));
+        for b in [a, passed, renju, other] {
+            assert!(PositionKey::of(&b).matches(&b));
+        }
     }
 
     #[test]

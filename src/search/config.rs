@@ -142,6 +142,13 @@ pub const MAX_SETTING_COUNT: usize = 4096;
 /// with its own buffers.
 pub const MAX_THREADS: usize = 256;
 
+/// The most nodes a solver run at the root may be given (several seconds
+/// of a core, a table of some tens of MB).
+pub const MAX_ROOT_SOLVER_NODES: u64 = 2_000_000;
+/// The most nodes a solver run at a leaf may be given (it runs at every
+/// expansion).
+pub const MAX_LEAF_SOLVER_NODES: u64 = 100_000;
+
 impl SearchConfig {
     /// Checks the values a file or a tuner may set; the error names the
     /// key as the configuration file spells it.
@@ -213,6 +220,26 @@ impl SearchConfig {
             "must be at least 1",
         )?;
         check(self.match_moves >= 1, "match_moves", "must be at least 1")?;
+        // The solvers cannot be interrupted and keep a table entry per
+        // node: a budget past these would hold STOP (and a move's clock)
+        // for minutes and take memory without bound.
+        for (key, nodes, most) in [
+            ("root_vct_nodes", self.root_vct_nodes, MAX_ROOT_SOLVER_NODES),
+            (
+                "safety_vct_nodes",
+                self.safety_vct_nodes,
+                MAX_ROOT_SOLVER_NODES,
+            ),
+            ("leaf_vcf_nodes", self.leaf_vcf_nodes, MAX_LEAF_SOLVER_NODES),
+            (
+                "opponent_vcf_nodes",
+                self.opponent_vcf_nodes,
+                MAX_LEAF_SOLVER_NODES,
+            ),
+            ("vct_nodes", self.vct_nodes, MAX_LEAF_SOLVER_NODES),
+        ] {
+            check(nodes <= most, key, &format!("must be at most {most}"))?;
+        }
         // INFO caps it at 4 too: beyond, every expansion scans a wide
         // square around each stone for little.
         check(

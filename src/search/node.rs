@@ -239,7 +239,7 @@ impl PositionKey {
         let mut stones: Vec<u16> = board
             .history()
             .iter()
-            .map(|&(p, c)| p.index() as u16 | (c.index() as u16) << 10)
+            .map(|&(p, c)| Self::stone(p, c))
             .collect();
         stones.sort_unstable();
         PositionKey {
@@ -259,6 +259,24 @@ impl PositionKey {
             | (size.height() as u64) << 16
             | (board.rule().index() as u64) << 24;
         board.hash() ^ extra.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+
+    fn stone(p: Point, c: Color) -> u16 {
+        p.index() as u16 | (c.index() as u16) << 10
+    }
+
+    /// Whether `board` holds this position, without building its key (a
+    /// descent looks a node up at every step). A position's stones are on
+    /// distinct cells, so as many stones, each of them here, is the same set.
+    pub fn matches(&self, board: &Board) -> bool {
+        self.side == board.side_to_move()
+            && self.size == board.size()
+            && self.rule == board.rule()
+            && self.stones.len() == board.history().len()
+            && board
+                .history()
+                .iter()
+                .all(|&(p, c)| self.stones.binary_search(&Self::stone(p, c)).is_ok())
     }
 
     pub fn stone_count(&self) -> usize {
