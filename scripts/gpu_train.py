@@ -3,8 +3,12 @@
 exported: for machines whose PyTorch is not the libtorch this engine links
 (a GPU machine lent for a while, see networks/README.md).
 
-The network, the losses, the optimiser and the learning-rate schedule are
-those of `pbrain-wuzi train` (src/nn/model.rs, src/train/trainer.rs); the
+The network, the training losses, the optimiser and the learning-rate
+schedule are those of `pbrain-wuzi train` (src/nn/model.rs,
+src/train/trainer.rs). Validation differs on self-play positions: here it
+is always against the move played (the most visited) and the game's result,
+so that figures compare across data with and without search targets; the
+engine's trainer validates against the soft targets where there are. The
 weights are written as a safetensors file with the engine's tensor names,
 which `pbrain-wuzi --network FILE` loads. The symmetries are applied here as
 the engine applies them: cells moved by rot90 then a left-right flip, planes
