@@ -2,6 +2,7 @@
 //! or content), and each file's games through `wuzi_formats` (TSV, PSQ),
 //! counted by why they were kept or skipped.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -42,7 +43,15 @@ fn kind_by_content(text: &str) -> Option<FileKind> {
 /// The record files under `paths`: files as given, directories searched
 /// recursively for `*.tsv` and `*.psq` (sorted, so the order is stable).
 pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    /// Each directory is searched once, by its canonical path: a link back
+    /// to a parent would recurse without end, and a link to a folder
+    /// already searched would load its games twice.
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) -> Result<(), String> {
+        if let Ok(canonical) = fs::canonicalize(dir) {
+            if !seen.insert(canonical) {
+                return Ok(());
+            }
+        }
         let entries = fs::read_dir(dir)
             .map_err(|e| format!("cannot read directory {}: {e}", dir.display()))?;
         let mut paths = Vec::new();
@@ -54,7 +63,7 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
         paths.sort();
         for path in paths {
             if path.is_dir() {
-                walk(&path, out)?;
+                walk(&path, out, seen)?;
             } else if kind_by_extension(&path).is_some() {
                 out.push(path);
             }
@@ -62,10 +71,14 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
         Ok(())
     }
     let mut files = Vec::new();
+    let mut seen = HashSet::new();
     for path in paths {
         if path.is_dir() {
+            if fs::canonicalize(path).is_ok_and(|c| seen.contains(&c)) {
+                continue;
+            }
             let before = files.len();
-            walk(path, &mut files)?;
+            walk(path, &mut files, &mut seen)?;
             if files.len() == before {
                 return Err(format!(
                     "directory {} holds no .tsv or .psq file",
@@ -362,4 +375,23 @@ fn visits_problem(
         stone[played.index()] = true;
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::collect_files;
+
+    #[cfg(unix)]
+    #[test]
+    fn linked_folders_are_searched_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        std::fs::write(data.join("a.tsv"), "").unwrap();
+        // A link back to a parent, and a second name for the folder.
+        std::os::unix::fs::symlink("..", data.join("up")).unwrap();
+        std::os::unix::fs::symlink(&data, dir.path().join("again")).unwrap();
+        let files = collect_files(&[data.clone(), dir.path().join("again")]).unwrap();
+        assert_eq!(files, vec![data.join("a.tsv")]);
+    }
 }
