@@ -104,12 +104,29 @@ fn a_win_on_a_blocked_cell_is_not_played() {
         let mv = result.best_move.expect("a move");
         assert_ne!(mv, p(7, 7), "attempt {attempt}: {result:?}");
         assert!(b.is_empty(mv), "{result:?}");
-        assert_ne!(result.proven, Proven::Win(1), "{result:?}");
+        assert_eq!(result.proven, Proven::Unknown, "{result:?}");
+        assert!(result.expectation < 1.0, "{result:?}");
         assert!(!result.pv.contains(&p(7, 7)), "{result:?}");
     }
     // Unblocked, the five is played.
     let result = s.search(&b, &playouts(20), &AtomicBool::new(false));
     assert_eq!(result.best_move, Some(p(7, 7)), "{result:?}");
+    // An open four with one five cell blocked: the other one, still a win.
+    let open = board15(
+        Rule::Freestyle,
+        &[(7, "...XXXX........"), (9, "....O...O.O....")],
+        Color::Black,
+    );
+    for blocked in [p(2, 7), p(7, 7)] {
+        let mut limits = playouts(20);
+        limits.excluded.insert(blocked);
+        let other = if blocked == p(2, 7) { p(7, 7) } else { p(2, 7) };
+        for attempt in 0..2 {
+            let result = s.search(&open, &limits, &AtomicBool::new(false));
+            assert_eq!(result.best_move, Some(other), "{attempt}: {result:?}");
+            assert_eq!(result.proven, Proven::Win(1), "{attempt}: {result:?}");
+        }
+    }
 }
 
 #[test]

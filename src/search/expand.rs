@@ -246,6 +246,9 @@ pub fn fallback_move_except(board: &mut Board, excluded: &CellSet) -> Option<Poi
         return found;
     }
     let me = board.side_to_move();
+    if let Some(five) = board.winning_moves(me).find(|&p| !excluded.contains(p)) {
+        return Some(five);
+    }
     let allowed: Vec<Point> = board
         .empty_cells()
         .filter(|&p| !excluded.contains(p))
@@ -257,16 +260,25 @@ pub fn fallback_move_except(board: &mut Board, excluded: &CellSet) -> Option<Poi
 }
 
 /// A move for a position the search has no edge for (lost by force, so
-/// never expanded): block one of the opponent's fives if that is legal,
-/// else take the first cell of the opponent's VCF (the opponent may not see
-/// another), else the first candidate move, else any legal move.
+/// never expanded; or won by a move now blocked): a five of our own, else
+/// a stone that stops the opponent's fives, else the first cell of the
+/// opponent's VCF (the opponent may not see another), else the first
+/// candidate move, else any legal move.
 pub fn fallback_move(board: &mut Board) -> Option<Point> {
     let me = board.side_to_move();
-    let threats: Vec<Point> = board.winning_moves(me.opponent()).collect();
-    if let Some(&block) = threats.iter().find(|&&p| board.is_empty(p)) {
-        if is_legal_for(board, block, me) {
-            return Some(block);
+    if let Some(five) = board.winning_moves(me).next() {
+        return Some(five);
+    }
+    match five_defence(board, me.opponent()) {
+        FiveDefence::Blocks(blocks) => return blocks.first().copied(),
+        FiveDefence::Unstoppable => {
+            // Lost: any five cell we may take, else play on below.
+            let legal: Vec<Point> = board.winning_moves(me.opponent()).collect();
+            if let Some(&block) = legal.iter().find(|&&p| is_legal_for(board, p, me)) {
+                return Some(block);
+            }
         }
+        FiveDefence::NoFive => {}
     }
     let line = forced_win(board, me.opponent(), 10_000, 0);
     if let Some(first) = line

@@ -127,29 +127,43 @@ pub(crate) fn summarise(
 ) -> SearchResult {
     let data = root.data.lock();
     let moves = MoveStats::of_edges(&data.edges);
-    // A win whose proof starts on a blocked cell (Yixin-Board's yxblock)
-    // is no win of this search: the root was proven before the block, by
-    // its first analysis or an earlier search.
-    let blocked_proof = data.proven.is_known()
-        && data
-            .proof
-            .as_ref()
-            .and_then(|proof| proof.first())
-            .is_some_and(|&mv| excluded.contains(mv));
-    let best_move = match (&data.proof, data.proven) {
-        (Some(proof), Proven::Win(_)) if !blocked_proof => proof.first().copied(),
-        _ => choose_edge(&data, searcher.config().move_choice(), Some(excluded))
-            .map(|i| data.edges[i].mv),
-    }
-    .or_else(|| fallback_move_except(&mut board.clone(), excluded));
-    let wdl = data.wdl();
-    let proven = if blocked_proof {
-        Proven::Unknown
-    } else {
-        data.proven
+    let allowed = |mv: Point| !excluded.contains(mv);
+    let proof_move = match data.proven {
+        Proven::Win(_) => data.proof.as_ref().and_then(|proof| proof.first().copied()),
+        _ => None,
     };
+    let chosen = choose_edge(&data, searcher.config().move_choice(), Some(excluded));
+    // A win proven before moves were blocked (Yixin-Board's yxblock: by the
+    // root's first analysis, or an earlier search or ponder through the
+    // cache) holds only through an allowed winning move: the proof's
+    // first, or an edge proven won (which the choice takes first).
+    let blocked_win = !excluded.is_empty()
+        && matches!(data.proven, Proven::Win(_))
+        && !proof_move.is_some_and(allowed)
+        && !chosen.is_some_and(|i| matches!(data.edges[i].proven, Proven::Win(_)));
+    let mut best_move = match proof_move {
+        Some(mv) if allowed(mv) => Some(mv),
+        _ => chosen.map(|i| data.edges[i].mv),
+    };
+    let (mut wdl, mut proven) = (data.wdl(), data.proven);
+    if blocked_win {
+        // What is known without the blocked moves: a five of our own, or
+        // the chosen move's statistics, else the network's value.
+        proven = Proven::Unknown;
+        wdl = match chosen.map(|i| &data.edges[i]) {
+            Some(edge) if edge.visits > 0 || edge.proven.is_known() => edge.wdl(),
+            _ => data.nn_wdl,
+        };
+        if let Some(five) = board
+            .winning_moves(board.side_to_move())
+            .find(|&p| allowed(p))
+        {
+            (best_move, proven, wdl) = (Some(five), Proven::Win(1), [1.0, 0.0, 0.0]);
+        }
+    }
+    let best_move = best_move.or_else(|| fallback_move_except(&mut board.clone(), excluded));
     drop(data);
-    let pv = if blocked_proof {
+    let pv = if blocked_win {
         best_move.into_iter().collect()
     } else {
         searcher.principal_variation(board, root, 64)

@@ -33,8 +33,13 @@ fn verify_win(start: &Board, attacker: Color, kind: ThreatKind, line: &[Point]) 
                 );
             }
         } else if kind == ThreatKind::Vcf {
-            // The defender faces a four: it blocks (one of) the five cells.
-            let blocks = five_blocks(&b, attacker);
+            // The defender faces a four: it stops the fives, or where no
+            // stone can, takes one of their cells.
+            let blocks = match five_defence(&mut b, attacker) {
+                FiveDefence::Blocks(blocks) => blocks,
+                FiveDefence::Unstoppable => five_blocks(&b, attacker),
+                FiveDefence::NoFive => Vec::new(),
+            };
             assert!(blocks.contains(&m), "move {i}: {m} blocks no five\n{b:?}");
         }
         b.play(m).expect("empty");

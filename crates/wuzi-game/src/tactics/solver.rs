@@ -5,8 +5,10 @@
 //! wins if it can complete a five, or if some threat move leads to a
 //! defender node it wins. At a defender node the attacker wins if every
 //! defence does; the defences considered are complete:
-//! * against two or more five cells: none (a win, unless the defender has a five);
-//! * against one five cell: that cell (renju: if it is forbidden for black, a win);
+//! * against fives: the stones that stop them all, from [`five_defence`]
+//!   (one five cell, unless renju forbids it to black; under caro also the
+//!   cell that closes a five's far end); none is a win, unless the defender
+//!   has a five;
 //! * (VCT) against a threat to make an unstoppable four: the exact defence
 //!   set from [`unstoppable_four_defences`] plus every counter-four.
 //!
@@ -373,14 +375,13 @@ impl Search {
 /// five (in VCF only a block that is itself a four); none when it cannot
 /// block.
 pub(crate) fn attacker_moves(board: &mut Board, attacker: Color, kind: ThreatKind) -> Vec<Point> {
-    let defender_fives: Vec<Point> = board.winning_moves(attacker.opponent()).take(2).collect();
-    match defender_fives[..] {
-        [] => threat_moves(board, attacker, kind),
-        [block] if is_legal_for(board, block, attacker) => match kind {
-            ThreatKind::Vcf if board.five_cells_after(block, attacker) == 0 => Vec::new(),
-            _ => vec![block],
-        },
-        _ => Vec::new(),
+    match five_defence(board, attacker.opponent()) {
+        FiveDefence::NoFive => threat_moves(board, attacker, kind),
+        FiveDefence::Blocks(blocks) => blocks
+            .into_iter()
+            .filter(|&block| kind == ThreatKind::Vct || board.five_cells_after(block, attacker) > 0)
+            .collect(),
+        FiveDefence::Unstoppable => Vec::new(),
     }
 }
 

@@ -14,8 +14,9 @@ pub fn winning_moves(board: &Board, color: Color) -> Vec<Point> {
     board.winning_moves(color).collect()
 }
 
-/// What the opponent of `attacker` must do about `attacker`'s fives: the
-/// cells to block. Two or more cells mean one stone cannot stop them all.
+/// `attacker`'s five cells, which its opponent must block (outside caro,
+/// two or more mean one stone cannot stop them all; [`five_defence`] gives
+/// the exact answers under every rule).
 pub fn five_blocks(board: &Board, attacker: Color) -> Vec<Point> {
     winning_moves(board, attacker)
 }
@@ -176,6 +177,7 @@ pub fn unstoppable_four_defences(board: &mut Board, attacker: Color) -> Vec<Poin
     {
         insert_every_empty_cell(board, &mut far);
     }
+    let caro = board.rule() == Rule::Caro;
     let side = board.side_to_move();
     let mut defences = Vec::new();
     for e in candidates
@@ -184,6 +186,17 @@ pub fn unstoppable_four_defences(board: &mut Board, attacker: Color) -> Vec<Poin
     {
         let off_the_lines = !candidates.contains(e);
         if !is_legal_for(board, e, defender) {
+            continue;
+        }
+        // Caro: what the line patterns show stopped is stopped (a stone
+        // of the defender only closes lines, and adds no threat); only the
+        // rest needs playing, for the ends it may close.
+        if caro
+            && threats
+                .iter()
+                .all(|&f| f == e || board.five_cells_after_with(f, attacker, e, defender) < 2)
+        {
+            defences.push(e);
             continue;
         }
         if board.place(e, defender).is_err() {
