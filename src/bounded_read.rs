@@ -24,6 +24,19 @@ pub fn read_text(reader: impl Read, limit: u64) -> io::Result<String> {
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.utf8_error()))
 }
 
+/// The file at `path`, at most `limit` bytes, read into a buffer of its
+/// size (a network file may be a gigabyte).
+pub fn read_file_bytes(path: &std::path::Path, limit: u64) -> io::Result<Vec<u8>> {
+    let file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len().min(limit);
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(limit));
+    }
+    Ok(bytes)
+}
+
 /// The file at `path` as UTF-8 text, at most `limit` bytes.
 pub fn read_file_text(path: &std::path::Path, limit: u64) -> io::Result<String> {
     read_text(std::fs::File::open(path)?, limit)

@@ -334,9 +334,10 @@ impl Engine {
     /// change to the values already set changes nothing, and leaves a
     /// ponder running: managers repeat their settings before moves.
     pub fn configure(&mut self, change: impl FnOnce(&mut SearchConfig)) {
-        let mut config = self.config();
+        let old = self.config();
+        let mut config = old.clone();
         change(&mut config);
-        if config == self.config() {
+        if config == old {
             return;
         }
         self.stop();

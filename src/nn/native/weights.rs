@@ -2,7 +2,6 @@
 //! the architecture before anything is allocated from it.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Read;
 use std::path::Path;
 
 use safetensors::{Dtype, SafeTensors};
@@ -35,13 +34,8 @@ impl Weights {
             return Err(fail(format!("{} bytes: too large", meta.len())));
         }
         // Bounded again while reading: the file may have grown since.
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        std::fs::File::open(path)
-            .and_then(|file| file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+        let bytes = crate::bounded_read::read_file_bytes(path, MAX_FILE_BYTES)
             .map_err(|e| fail(format!("cannot read ({e})")))?;
-        if bytes.len() as u64 > MAX_FILE_BYTES {
-            return Err(fail(format!("more than {MAX_FILE_BYTES} bytes: too large")));
-        }
         let file = SafeTensors::deserialize(&bytes)
             .map_err(|e| fail(format!("not a readable safetensors file ({e})")))?;
         let config = config_of(&file).map_err(fail)?;

@@ -615,36 +615,24 @@ mod tests {
         assert!(matches!(r, Err(Reject::Illegal(_))));
         // Unfinished without a recorded result (a PSQ of a forfeit): no
         // result to learn from; recorded as a draw, it is one.
-        let g = check_game(
-            "g".into(),
-            size,
-            Rule::Freestyle,
-            moves[..4].to_vec(),
-            0,
-            None,
-            false,
+        let unfinished = |opening: usize, recorded: Option<Outcome>| {
+            check_game(
+                "g".into(),
+                size,
+                Rule::Freestyle,
+                moves[..4].to_vec(),
+                opening,
+                recorded,
+                false,
+            )
+        };
+        assert_eq!(unfinished(0, None).unwrap_err(), Reject::Undecided);
+        assert_eq!(
+            unfinished(0, Some(Outcome::Draw)).unwrap().outcome,
+            Outcome::Draw
         );
-        assert_eq!(g.unwrap_err(), Reject::Undecided);
-        let g = check_game(
-            "g".into(),
-            size,
-            Rule::Freestyle,
-            moves[..4].to_vec(),
-            0,
-            Some(Outcome::Draw),
-            false,
-        );
-        assert_eq!(g.unwrap().outcome, Outcome::Draw);
         // Only the opening: no targets.
-        let r = check_game(
-            "g".into(),
-            size,
-            Rule::Freestyle,
-            moves[..4].to_vec(),
-            4,
-            Some(Outcome::Draw),
-            false,
-        );
+        let r = unfinished(4, Some(Outcome::Draw));
         assert_eq!(r.unwrap_err(), Reject::NoTargets);
     }
 

@@ -152,6 +152,13 @@ pub fn unstoppable_four_defences(board: &mut Board, attacker: Color) -> Vec<Poin
             }
         }
     }
+    // Whether the line patterns show every threat stopped by a stone on
+    // `e` (looked up with the stone in place, not played).
+    let stopped_by_patterns = |board: &Board, e: Point| {
+        threats
+            .iter()
+            .all(|&f| f == e || board.five_cells_after_with(f, attacker, e, defender) < 2)
+    };
     if !matches!(board.rule(), Rule::Renju | Rule::Caro) {
         // Without forbidden points a stone of the defender only takes
         // patterns away from the attacker, so the threat cells after it
@@ -161,11 +168,7 @@ pub fn unstoppable_four_defences(board: &mut Board, attacker: Color) -> Vec<Poin
         // where closing an end answers a four the patterns call open).
         return candidates
             .iter()
-            .filter(|&e| {
-                threats
-                    .iter()
-                    .all(|&f| f == e || board.five_cells_after_with(f, attacker, e, defender) < 2)
-            })
+            .filter(|&e| stopped_by_patterns(board, e))
             .collect();
     }
     // Off the threats' lines a stone stops a threat only by making it
@@ -191,11 +194,7 @@ pub fn unstoppable_four_defences(board: &mut Board, attacker: Color) -> Vec<Poin
         // Caro: what the line patterns show stopped is stopped (a stone
         // of the defender only closes lines, and adds no threat); only the
         // rest needs playing, for the ends it may close.
-        if caro
-            && threats
-                .iter()
-                .all(|&f| f == e || board.five_cells_after_with(f, attacker, e, defender) < 2)
-        {
+        if caro && stopped_by_patterns(board, e) {
             defences.push(e);
             continue;
         }
