@@ -40,8 +40,10 @@ sys.path.insert(0, DISTRIBUTED)
 
 from wuzi_loop import layout  # noqa: E402
 from wuzi_loop.records import RecordError, parse_game, whole_game_lines  # noqa: E402
+from wuzi_loop.loop import derived_seed  # noqa: E402
 from wuzi_loop.sprt import Sprt, elo_estimate  # noqa: E402
-from wuzi_loop.storage import Storage  # noqa: E402
+from wuzi_loop.storage import Storage, StorageError  # noqa: E402
+from wuzi_loop.tasks import cached_network, store_network  # noqa: E402
 
 BINARY = os.environ.get("WUZI_BINARY", os.path.join(ROOT, "target", "release", "pbrain-wuzi"))
 GAMES_PER_SHARD = 8
@@ -138,6 +140,7 @@ class Harness:
         self.local = os.path.join(self.folder, "local")
         self.port = free_port()
         self.head: subprocess.Popen | None = None
+        self.engines_left: list[tuple[int, int, str]] = []
         self.drivers: list[subprocess.Popen] = []
         self.env = dict(os.environ,
                         RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(16),
@@ -184,6 +187,9 @@ class Harness:
         deadline = time.time() + 10
         while processes_with(self.folder) and time.time() < deadline:
             time.sleep(0.5)
+        # Engines die with their Ray worker (PR_SET_PDEATHSIG): one still
+        # running now is a leak, whatever Ray's own processes take to exit.
+        self.engines_left = [p for p in processes_with(self.folder) if BINARY in p[2]]
         for pid, _, _ in processes_with(self.folder):
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -242,6 +248,15 @@ def unit_checks() -> None:
           and abs(elo_estimate(126, 89, 21)[0] - 54.9) < 0.05
           and abs(Sprt(0, 50).llr(38, 22, 0) - 1.68) < 0.005
           and abs(elo_estimate(38, 22, 0)[1] - 93.9) < 0.05)
+    # A candidate that never lost (or never won) is still decided, as the
+    # engine's match decides it (crates/wuzi-arena/tests/arena.rs).
+    check("SPRT decides a one-sided result",
+          Sprt(0, 40).decision(60, 0, 140) == "H1" and Sprt(0, 40).decision(0, 60, 140) == "H0"
+          and Sprt(0, 40).decision(30, 0, 0) == "H1" and Sprt(0, 40).decision(5, 0, 0) == "undecided"
+          and Sprt(0, 40).llr(0, 0, 0) == 0.0)
+    check("task seeds differ between neighbouring rounds and tasks",
+          len({derived_seed(7, "gating", 1, r, t) for r in range(3) for t in range(60)}) == 180
+          and derived_seed(7, "gating", 1, 0, 50) != derived_seed(7, "gating", 1, 1, 0))
     check("a partly written last line is not a game",
           whole_game_lines("#header\nA\tb\nB\tc\nhalf a li") == ["A\tb", "B\tc"])
     folder = tempfile.mkdtemp(prefix="wzd-unit-")
@@ -263,8 +278,41 @@ def unit_checks() -> None:
         check("an object-store URI (memory://) writes, lists, uploads and downloads",
               store.read_json("gen-0001/x.json") == {"y": 2} and store.list("gen-0001/games") == ["gen-0001/games/c.tsv"]
               and open(os.path.join(folder, "back.tsv")).read() == "1" and not store.is_local)
+        # Machines cache networks by content: a second loop on the same
+        # storage URI has another gen-0001, and must not play the first's.
+        cache = os.path.join(folder, "cache")
+        for content in (b"first network", b"second network"):
+            with open(os.path.join(folder, "net"), "wb") as out:
+                out.write(content)
+            store_network(store, os.path.join(folder, "net"), "gen-0001/network.safetensors")
+            local = cached_network(store, "gen-0001/network.safetensors", cache)
+            check(f"the cached network is the stored one ({content.decode()})",
+                  open(local, "rb").read() == content and os.path.basename(local) == "gen-0001.safetensors")
+        store.write_bytes("gen-0002/network.safetensors.sha256", b"0" * 64 + b"\n")
+        store.write_bytes("gen-0002/network.safetensors", b"not what the digest says")
+        try:
+            cached_network(store, "gen-0002/network.safetensors", cache)
+            mismatch = "no error"
+        except StorageError as e:
+            mismatch = str(e)
+        check("a network that does not match its digest is refused", "does not match" in mismatch, mismatch)
+        store.write_bytes("state.json", b'{"generations_done": 1')
+        try:
+            store.read_json("state.json")
+            damaged = "no error"
+        except StorageError as e:
+            damaged = str(e)
+        check("a damaged JSON file is a StorageError naming it", "state.json is damaged" in damaged, damaged)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def damaged_storage(harness: Harness) -> str:
+    folder = os.path.join(harness.folder, "damaged")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, layout.STATE), "w") as out:
+        out.write('{"generations_done": 2}\n')
+    return folder
 
 
 def error_checks(harness: Harness) -> None:
@@ -275,6 +323,10 @@ def error_checks(harness: Harness) -> None:
         ("a missing binary", ["run", "--storage", harness.storage, "--binary",
                               os.path.join(harness.folder, "no-such-pbrain-wuzi")], "pbrain-wuzi not found"),
         ("a storage of another rule", harness.loop_args(1, rule="renju")[:], "holds a loop of"),
+        # Without a gating task the gate would loop for ever.
+        ("no gating task", harness.loop_args(1, **{"gating-tasks": 0}), "--gating-tasks 0: must be above 0"),
+        ("elo1 below elo0", harness.loop_args(1, elo0=10, elo1=5), "must be above --elo0"),
+        ("a damaged state.json", ["status", "--storage", damaged_storage(harness)], "state.json is damaged"),
     ]:
         result = harness.run_cli(args)
         check(f"{name}: exit 2 and one clear line, no traceback",
@@ -450,6 +502,8 @@ def main() -> int:
         check("the scenario ran to its end", False, f"{type(error).__name__}: {error}")
     finally:
         harness.stop_cluster()
+        check("no engine process outlived the cluster", not harness.engines_left,
+              repr(harness.engines_left[:3]))
         left = processes_with(harness.folder)
         check("no process of the test is left", not left, repr(left[:3]))
         if os.environ.get("WUZI_KEEP_TEST_DIR"):

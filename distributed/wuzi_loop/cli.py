@@ -13,7 +13,8 @@ import tempfile
 import time
 
 from . import engine, layout
-from .loop import Loop, LoopError, Settings, check_storage, connect, log
+from .loop import (STATE_KEYS, Loop, LoopError, Settings, check_settings, check_storage, connect, log,
+                   require_keys)
 from .storage import Storage, StorageError
 
 PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -39,7 +40,9 @@ def add_cluster(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from(args) -> Settings:
-    return Settings(**{field.name: getattr(args, field.name) for field in dataclasses.fields(Settings)})
+    settings = Settings(**{field.name: getattr(args, field.name) for field in dataclasses.fields(Settings)})
+    check_settings(settings)
+    return settings
 
 
 def command_run(args) -> int:
@@ -63,6 +66,10 @@ def command_status(args) -> int:
     status = storage.read_json(layout.STATUS)
     if state is None and status is None:
         raise LoopError(f"{args.storage} holds no loop")
+    if state is not None:
+        require_keys(state, STATE_KEYS, storage, layout.STATE)
+    if status is not None:
+        require_keys(status, ("generation", "phase", "detail", "updated"), storage, layout.STATUS)
     if args.json:
         print(json.dumps({"state": state, "status": status}, indent=1))
         return 0
@@ -88,6 +95,8 @@ def command_status(args) -> int:
 def command_plot(args) -> int:
     storage = Storage(args.storage)
     state = storage.read_json(layout.STATE)
+    if state:
+        require_keys(state, STATE_KEYS, storage, layout.STATE)
     if not state or not state["history"]:
         raise LoopError(f"{args.storage} holds no finished generation to plot")
     from .plot import plot_elo

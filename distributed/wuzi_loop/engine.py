@@ -37,11 +37,19 @@ def check_binary(binary: str) -> str:
 
 _PR_SET_PDEATHSIG = 1
 
+# Loaded here, not between fork and exec: loading a library in the child of
+# a multithreaded process (a Ray worker) can deadlock on the loader's lock.
+try:
+    _PRCTL = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+except (OSError, AttributeError):  # not Linux: no parent-death signal
+    _PRCTL = None
+
 
 def _die_with_parent() -> None:
     # A task's worker that dies takes its engine process with it; otherwise
     # the orphan would go on playing games nobody stores.
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def start(command: list[str], log_path: str) -> subprocess.Popen:

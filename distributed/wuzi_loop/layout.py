@@ -5,6 +5,7 @@
     status.json                              what is happening now (for people and `status`)
     openings/selfplay.txt, openings/gating.txt
     gen-0000/network.safetensors             the initial network
+    gen-0000/network.safetensors.sha256      its SHA-256 (machines cache networks by it)
     gen-0003/plan.json                       the generation's shards and settings
     gen-0003/games/shard-007-part-002.tsv    whole games only
     gen-0003/shards/shard-007.json           every attempt at the shard
@@ -32,6 +33,10 @@ def generation_dir(generation: int) -> str:
 
 def network_name(generation: int) -> str:
     return f"{generation_dir(generation)}/network.safetensors"
+
+
+def digest_name(network: str) -> str:
+    return network + ".sha256"
 
 
 def network_label(name: str) -> str:

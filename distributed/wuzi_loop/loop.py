@@ -10,6 +10,7 @@ so a loop restarted on the same storage goes on where the last one stopped.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import os
 import signal
@@ -21,7 +22,7 @@ from .engine import EngineInterrupted
 from .progress import ProgressBoard, RateMeter
 from .records import parse_game
 from .sprt import Sprt, elo_estimate
-from .storage import Storage
+from .storage import Storage, StorageError
 
 
 class LoopError(Exception):
@@ -74,6 +75,58 @@ class Settings:
 # must keep them.
 FIXED_SETTINGS = ("rule", "board")
 
+# Settings that count something the loop needs at least one of.
+POSITIVE_SETTINGS = ("games_per_generation", "shard_games", "part_games", "selfplay_parallel",
+                     "playouts", "fast_playouts", "window", "batch_size", "gating_playouts",
+                     "gating_max_games", "gating_tasks", "gating_games_per_task",
+                     "gating_concurrency", "poll_seconds", "report_seconds", "lr")
+NON_NEGATIVE_SETTINGS = ("sample_plies", "random_stones", "train_epochs", "train_steps",
+                         "train_minutes", "warmup_steps", "train_cpus", "task_retries")
+
+
+def check_settings(settings: Settings) -> None:
+    """Refuses settings that would hang the loop (no gating task ever
+    started), crash it, or turn the gate around (elo1 below elo0 accepts
+    a weaker candidate)."""
+    s = settings
+    for name in POSITIVE_SETTINGS:
+        value = getattr(s, name)
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            raise LoopError(f"--{name.replace('_', '-')} {value}: must be above 0")
+    for name in NON_NEGATIVE_SETTINGS:
+        value = getattr(s, name)
+        if not (math.isfinite(value) and value >= 0):
+            raise LoopError(f"--{name.replace('_', '-')} {value}: must be 0 or more")
+    if not 5 <= s.board <= 32:
+        raise LoopError(f"--board {s.board}: boards are 5 to 32")
+    if not 0 <= s.full_share <= 1:
+        raise LoopError(f"--full-share {s.full_share}: a share is between 0 and 1")
+    if not (math.isfinite(s.temperature) and s.temperature >= 0):
+        raise LoopError(f"--temperature {s.temperature}: must be 0 or more")
+    if not (math.isfinite(s.elo0) and math.isfinite(s.elo1) and s.elo1 > s.elo0):
+        raise LoopError(f"--elo1 {s.elo1} must be above --elo0 {s.elo0}")
+    for name in ("alpha", "beta"):
+        if not 0 < getattr(s, name) < 0.5:
+            raise LoopError(f"--{name} {getattr(s, name)}: must be between 0 and 0.5")
+
+
+def derived_seed(base: int, *parts) -> int:
+    """A seed of its own for each task: neighbouring counters (rounds and
+    tasks, generations and shards) never share one, whatever their sizes."""
+    digest = hashlib.sha256(repr((base, *parts)).encode()).digest()
+    return int.from_bytes(digest[:7], "little")
+
+
+def require_keys(stored, keys: tuple[str, ...], storage: Storage, name: str) -> dict:
+    """`stored` (a JSON file's content) if it holds `keys`; else a clear error."""
+    if not isinstance(stored, dict) or any(key not in stored for key in keys):
+        raise StorageError(f"{storage.path(name)} is damaged (expected the keys {', '.join(keys)}); "
+                           f"restore it, or start the loop on another storage")
+    return stored
+
+
+STATE_KEYS = ("generations_done", "current_network", "current_generation", "current_elo", "history")
+
 
 def log(message: str) -> None:
     print(time.strftime("%H:%M:%S ") + message, flush=True)
@@ -98,7 +151,7 @@ def check_storage(storage: Storage, settings: Settings, initial_network: str | N
             raise LoopError(f"{storage.uri} holds no loop yet: give --initial-network to start one")
         if not os.path.isfile(initial_network):
             raise LoopError(f"--initial-network {initial_network}: no such file")
-    elif stored["fixed"] != fixed:
+    elif require_keys(stored, ("fixed",), storage, layout.LOOP)["fixed"] != fixed:
         raise LoopError(f"{storage.uri} holds a loop of {stored['fixed']}, not {fixed}: "
                         f"use the same settings or another storage")
     for path in openings:
@@ -131,7 +184,7 @@ class Loop:
         stored = check_storage(self.storage, self.settings, initial_network,
                                [selfplay_openings, gating_openings])
         if stored is None:
-            self.storage.upload(initial_network, layout.network_name(0))
+            tasks.store_network(self.storage, initial_network, layout.network_name(0))
             fixed = {key: getattr(self.settings, key) for key in FIXED_SETTINGS}
             self.storage.write_json(layout.LOOP, {"fixed": fixed, "created": time.time()})
         elif initial_network:
@@ -140,7 +193,8 @@ class Loop:
                            (gating_openings, layout.GATING_OPENINGS)]:
             if path:
                 self.storage.upload(path, name)
-        self.state = self.storage.read_json(layout.STATE) or {
+        state = self.storage.read_json(layout.STATE)
+        self.state = require_keys(state, STATE_KEYS, self.storage, layout.STATE) if state else {
             "generations_done": 0, "current_network": layout.network_name(0),
             "current_generation": 0, "current_elo": 0.0, "history": []}
         if self.state["generations_done"]:
@@ -207,13 +261,14 @@ class Loop:
         plays the same ones."""
         stored = self.storage.read_json(layout.plan_name(generation))
         if stored:
-            return stored
+            return require_keys(stored, ("network", "shards", "part_games", "options"),
+                                self.storage, layout.plan_name(generation))
         s = self.settings
         shards = []
         for index in range(math.ceil(s.games_per_generation / s.shard_games)):
             games = min(s.shard_games, s.games_per_generation - index * s.shard_games)
             shards.append({"shard": index, "games": games,
-                           "seed": s.seed * 1_000_000 + generation * 1000 + index})
+                           "seed": derived_seed(s.seed, "selfplay", generation, index)})
         has_openings = self.storage.exists(layout.SELFPLAY_OPENINGS)
         plan = {"generation": generation, "network": self.state["current_network"],
                 "shards": shards, "part_games": s.part_games, "started": time.time(),
@@ -344,7 +399,8 @@ class Loop:
     def gate(self, generation: int, plan: dict) -> dict:
         stored = self.storage.read_json(layout.gating_name(generation))
         if stored:
-            return stored
+            return require_keys(stored, ("wins", "losses", "draws", "elo", "decision"),
+                                self.storage, layout.gating_name(generation))
         s = self.settings
         single = s.gating_tasks == 1
         games_per_task = s.gating_max_games if single else s.gating_games_per_task
@@ -360,11 +416,12 @@ class Loop:
                 result_name = layout.gating_task_name(generation, round_index, task)
                 done = self.storage.read_json(result_name)
                 if done:
+                    require_keys(done, ("wins", "losses", "draws"), self.storage, result_name)
                     results.append(done)
                     continue
                 spec = {**self.base_spec(generation), "candidate": candidate, "current": current,
                         "rule": s.rule, "board": s.board, "games": games_per_task,
-                        "seed": s.seed * 1_000_000 + generation * 1000 + round_index * 50 + task,
+                        "seed": derived_seed(s.seed, "gating", generation, round_index, task),
                         "playouts": s.gating_playouts, "concurrency": s.gating_concurrency,
                         "openings": layout.GATING_OPENINGS if has_openings else None,
                         "random_stones": s.random_stones, "round": round_index, "task": task,

@@ -9,7 +9,7 @@ import time
 
 
 class ProgressBoard:
-    """A Ray actor (named `wuzi-progress`): the games each self-play shard
+    """A Ray actor: the games each self-play shard
     has stored, and what the driver tells it about the generation."""
 
     def __init__(self):

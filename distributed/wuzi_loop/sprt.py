@@ -69,11 +69,18 @@ def _bayeselo_probabilities(bayes_elo: float, draw_elo: float) -> tuple[float, f
 
 
 def llr_bayeselo(wins: int, losses: int, draws: int, elo0: float, elo1: float) -> float:
-    if wins == 0 or losses == 0:
-        return 0.0
     n = wins + losses + draws
-    pw, pl = wins / n, losses / n
-    draw_elo = 0.0 if draws == 0 else 200 * math.log10((1 - pl) / pl * (1 - pw) / pw)
+    if n == 0:
+        return 0.0
+    # The draw Elo is estimated from the results; without a win or without a
+    # loss it would be infinite, so half a game is added to each outcome for
+    # the estimate (cutechess-cli returns 0 there, and a candidate that never
+    # lost could then never be accepted).
+    if wins == 0 or losses == 0:
+        pw, pl = (wins + 0.5) / (n + 1.5), (losses + 0.5) / (n + 1.5)
+    else:
+        pw, pl = wins / n, losses / n
+    draw_elo = 0.0 if draws == 0 and wins and losses else 200 * math.log10((1 - pl) / pl * (1 - pw) / pw)
     x = 10 ** (-draw_elo / 400)
     scale = 4 * x / ((1 + x) * (1 + x))
     w0, l0, d0 = _bayeselo_probabilities(elo0 / scale, draw_elo)

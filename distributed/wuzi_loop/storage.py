@@ -19,6 +19,10 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 
+# The loop's own files (JSON, parts of a few dozen games) are far smaller.
+MAX_READ_BYTES = 64 << 20
+
+
 class StorageError(Exception):
     """A storage URI that cannot be used; the message says why."""
 
@@ -50,14 +54,23 @@ class Storage:
         self.fs.invalidate_cache(posixpath.dirname(self.path(name)))
         return self.fs.exists(self.path(name))
 
-    def read_bytes(self, name: str) -> bytes:
+    def read_bytes(self, name: str, limit: int = MAX_READ_BYTES) -> bytes:
+        """A stored file's bytes; a file over `limit` bytes (not one the loop
+        writes) is refused rather than read into memory."""
+        size = self.fs.size(self.path(name))
+        if size is not None and size > limit:
+            raise StorageError(f"{self.path(name)}: {size} bytes, more than the {limit} the loop reads")
         return self.fs.cat_file(self.path(name))
 
     def read_json(self, name: str, default=None):
         try:
-            return json.loads(self.read_bytes(name))
+            data = self.read_bytes(name)
         except FileNotFoundError:
             return default
+        try:
+            return json.loads(data)
+        except ValueError as e:  # invalid JSON or UTF-8
+            raise StorageError(f"{self.path(name)} is damaged (not JSON: {e}); restore or remove it") from None
 
     def write_bytes(self, name: str, data: bytes) -> None:
         target = self.path(name)
@@ -94,8 +107,13 @@ class Storage:
     def download(self, name: str, local_path: str) -> None:
         os.makedirs(os.path.dirname(local_path) or ".", exist_ok=True)
         partial = f"{local_path}.{uuid.uuid4().hex}.partial"
-        self.fs.get_file(self.path(name), partial)
-        os.replace(partial, local_path)
+        try:
+            self.fs.get_file(self.path(name), partial)
+            os.replace(partial, local_path)
+        except BaseException:
+            if os.path.exists(partial):
+                os.unlink(partial)
+            raise
 
     def list(self, folder: str) -> list[str]:
         """Names (relative to the storage root) of the files directly in

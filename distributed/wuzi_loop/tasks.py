@@ -13,19 +13,54 @@ import tempfile
 import time
 
 from . import engine, layout
-from .records import file_text, game_lines, parse_game
-from .storage import Storage
+from .records import RecordError, file_text, game_lines, parse_game
+from .storage import Storage, StorageError
+
+
+def file_digest(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as source:
+        for block in iter(lambda: source.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def store_network(storage: Storage, local_path: str, name: str) -> None:
+    """Stores a network with its SHA-256 beside it (the digest first: the
+    network's presence marks a step as done)."""
+    storage.write_bytes(layout.digest_name(name), (file_digest(local_path) + "\n").encode())
+    storage.upload(local_path, name)
 
 
 def cached_network(storage: Storage, name: str, local_dir: str) -> str:
-    """A local copy of a stored network. Stored networks never change, so a
-    machine downloads each once, whatever number of tasks use it."""
-    key = hashlib.sha1(storage.uri.encode()).hexdigest()[:12]
+    """A local copy of a stored network, downloaded once per machine. The
+    cache is keyed by the network's content, not its name: another loop (or
+    a loop started again on the same storage) has a different gen-0001."""
     # The file's stem is the player name the engine writes into the records.
-    local = os.path.join(local_dir, "wuzi-cache", key, layout.network_label(name) + ".safetensors")
-    if not os.path.exists(local):
-        storage.download(name, local)
-    return local
+    file_name = layout.network_label(name) + ".safetensors"
+    cache = os.path.join(local_dir, "wuzi-cache")
+    try:
+        digest = storage.read_bytes(layout.digest_name(name)).decode().strip()
+    except FileNotFoundError:
+        digest = None  # a loop stored before digests: check the download itself
+    except UnicodeDecodeError:
+        raise StorageError(f"{storage.path(layout.digest_name(name))} is damaged") from None
+    if digest:
+        local = os.path.join(cache, digest[:32], file_name)
+        if os.path.exists(local):
+            return local
+    download = os.path.join(cache, f"download-{os.getpid()}-{time.time_ns()}", file_name)
+    try:
+        storage.download(name, download)
+        actual = file_digest(download)
+        if digest and actual != digest:
+            raise StorageError(f"{storage.path(name)}: its content does not match its stored SHA-256")
+        local = os.path.join(cache, actual[:32], file_name)
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        os.replace(download, local)
+        return local
+    finally:
+        shutil.rmtree(os.path.dirname(download), ignore_errors=True)
 
 
 def task_workspace(spec: dict, prefix: str) -> tuple[str, str]:
@@ -37,9 +72,19 @@ def task_workspace(spec: dict, prefix: str) -> tuple[str, str]:
 
 
 def stored_shard_games(storage: Storage, generation: int, shard: int) -> list[str]:
+    """The shard's stored games, in order, each game id once (two attempts at
+    a shard that both reached the storage may have written the same game)."""
     lines: list[str] = []
+    seen: set[str] = set()
     for part in layout.shard_parts(storage, generation, shard):
-        lines.extend(game_lines(storage.read_bytes(part).decode()))
+        try:
+            for line in game_lines(storage.read_bytes(part).decode()):
+                game_id = parse_game(line).game_id
+                if game_id not in seen:
+                    seen.add(game_id)
+                    lines.append(line)
+        except (RecordError, UnicodeDecodeError) as e:
+            raise StorageError(f"{storage.path(part)} is damaged ({e})") from None
     return lines
 
 
@@ -163,7 +208,7 @@ def train_generation(spec: dict) -> dict:
         network = summary.pop("network_file")
         storage.write_json(layout.train_name(spec["generation"]), summary)
         # The network last: its presence marks the training as done.
-        storage.upload(network, layout.network_name(spec["generation"]))
+        store_network(storage, network, layout.network_name(spec["generation"]))
         return summary
     finally:
         shutil.rmtree(work, ignore_errors=True)

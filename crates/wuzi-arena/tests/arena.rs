@@ -614,8 +614,40 @@ fn sprt_bounds_and_llr_known_values() {
     // Without draws the BayesElo model is the binomial test.
     let llr = stats::llr_bayeselo(Wld::new(60, 40, 0), 0.0, 10.0);
     assert!((llr - 0.534_231).abs() < 1e-4, "{llr}");
-    // Not computable yet.
-    assert_eq!(stats::llr_bayeselo(Wld::new(10, 0, 3), 0.0, 10.0), 0.0);
+    // Nothing to compute without games.
+    assert_eq!(stats::llr_bayeselo(Wld::new(0, 0, 0), 0.0, 10.0), 0.0);
+    // A side that never lost (or never won) still moves the LLR: its draw
+    // Elo is estimated with half a game added to each outcome.
+    let p40 = SprtParams::new(0.0, 40.0, 0.05, 0.05);
+    assert!(stats::llr_bayeselo(Wld::new(10, 0, 3), 0.0, 10.0) > 0.0);
+    assert_eq!(
+        p40.status(Wld::new(60, 0, 140)).decision,
+        SprtDecision::AcceptH1
+    );
+    assert_eq!(
+        p40.status(Wld::new(0, 60, 140)).decision,
+        SprtDecision::AcceptH0
+    );
+    assert_eq!(
+        p40.status(Wld::new(30, 0, 0)).decision,
+        SprtDecision::AcceptH1
+    );
+    assert_eq!(
+        p40.status(Wld::new(5, 0, 0)).decision,
+        SprtDecision::Continue
+    );
+    let g40 = SprtParams {
+        model: SprtModel::Gsprt,
+        ..p40
+    };
+    assert_eq!(
+        g40.status(Wld::new(40, 0, 0)).decision,
+        SprtDecision::AcceptH1
+    );
+    assert_eq!(
+        g40.status(Wld::new(0, 40, 0)).decision,
+        SprtDecision::AcceptH0
+    );
     assert_eq!(
         SprtParams::new(0.0, 10.0, 0.05, 0.05)
             .status(Wld::new(3, 5, 0))

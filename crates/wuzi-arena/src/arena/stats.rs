@@ -337,13 +337,22 @@ fn bayeselo_probabilities(bayes_elo: f64, draw_elo: f64) -> (f64, f64, f64) {
 
 /// cutechess-cli's log-likelihood ratio (BayesElo trinomial model).
 pub fn llr_bayeselo(wld: Wld, elo0: f64, elo1: f64) -> f64 {
-    if wld.wins == 0 || wld.losses == 0 {
+    if wld.games() == 0 {
         return 0.0;
     }
     let n = wld.games() as f64;
     let (w, l, d) = (wld.wins as f64, wld.losses as f64, wld.draws as f64);
-    let (pw, pl) = (w / n, l / n);
-    let draw_elo = if wld.draws == 0 {
+    // The draw Elo is estimated from the results; without a win or without
+    // a loss it would be infinite, so half a game is added to each outcome
+    // for the estimate (cutechess-cli returns 0 there, and a side that never
+    // lost could then never be accepted).
+    let one_sided = wld.wins == 0 || wld.losses == 0;
+    let (pw, pl) = if one_sided {
+        ((w + 0.5) / (n + 1.5), (l + 0.5) / (n + 1.5))
+    } else {
+        (w / n, l / n)
+    };
+    let draw_elo = if wld.draws == 0 && !one_sided {
         0.0
     } else {
         200.0 * ((1.0 - pl) / pl * (1.0 - pw) / pw).log10()
@@ -362,11 +371,21 @@ pub fn llr_bayeselo(wld: Wld, elo0: f64, elo1: f64) -> f64 {
 /// The generalised SPRT's log-likelihood ratio, normal approximation
 /// (logistic Elo).
 pub fn llr_gsprt(wld: Wld, elo0: f64, elo1: f64) -> f64 {
-    let Some((mean, variance)) = wld.score_moments() else {
+    let Some((mean, mut variance)) = wld.score_moments() else {
         return 0.0;
     };
     if variance <= 0.0 {
-        return 0.0;
+        // One outcome only (a sweep, or only draws): the variance is taken
+        // with half a game added to each outcome, as the BayesElo model's
+        // draw Elo, so that a sweep is accepted rather than never decided.
+        let n = wld.games() as f64 + 1.5;
+        let (w, l, d) = (
+            (wld.wins as f64 + 0.5) / n,
+            (wld.losses as f64 + 0.5) / n,
+            (wld.draws as f64 + 0.5) / n,
+        );
+        let m = w + d / 2.0;
+        variance = w * (1.0 - m).powi(2) + l * m.powi(2) + d * (0.5 - m).powi(2);
     }
     let n = wld.games() as f64;
     let (s0, s1) = (score_from_elo(elo0), score_from_elo(elo1));
