@@ -291,6 +291,35 @@ fn end_mid_search_exits_at_once() {
         .any(|l| parse_move(l).is_some()));
 }
 
+/// Piskvork's "move now" is `INFO timeout_turn 0` during a search; the
+/// value is read as the clock reads it, so `00` and `+0` are 0 too.
+#[test]
+fn timeout_turn_zero_mid_search_plays_at_once() {
+    for zero in ["0", "00", "+0"] {
+        let mut b = Brain::start(&["--threads", "2"]);
+        b.send("START 15");
+        assert_eq!(b.answer(), "OK");
+        b.send("INFO timeout_turn 60000");
+        b.send("INFO timeout_match 0");
+        b.send("BOARD");
+        b.send("7,7,2");
+        b.send("8,8,1");
+        b.send("6,8,2");
+        b.send("DONE");
+        std::thread::sleep(Duration::from_millis(300));
+        let asked = Instant::now();
+        b.send(&format!("INFO timeout_turn {zero}"));
+        let line = b.answer();
+        assert!(parse_move(&line).is_some(), "{zero}: {line}");
+        // Without the move-now reading it would think for a minute.
+        assert!(
+            asked.elapsed() < Duration::from_secs(5),
+            "{zero}: {:?}",
+            asked.elapsed()
+        );
+    }
+}
+
 #[test]
 fn end_of_input_exits_cleanly() {
     let mut b = ready(0);
@@ -512,8 +541,17 @@ fn balance_finds_the_moves_asked_for() {
     b.send("BALANCE 0");
     b.send("DONE");
     assert!(b.answer().starts_with("ERROR"));
-    b.send("BALANCE x");
-    assert!(b.answer().starts_with("ERROR"));
+    // A bad count still reads its block: one ERROR for the request, not an
+    // answer per line that the manager would take for its next commands.
+    for bad in ["BALANCE x", "BALANCE", "BALANCE 99999999999999999999"] {
+        b.send(bad);
+        b.send("7,7,2");
+        b.send("8,8,1");
+        b.send("DONE");
+        assert!(b.answer().starts_with("ERROR"), "{bad}");
+        b.send("ABOUT");
+        assert!(b.answer().starts_with("name="), "{bad}: a second answer");
+    }
 }
 
 /// A BALANCE that cannot be answered leaves the game's position as it was

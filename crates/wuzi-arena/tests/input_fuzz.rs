@@ -146,8 +146,17 @@ proptest! {
         "set_position", "set_free_handicap", "kata-set-rule", "wuzi-rule", "lz-analyze",
         "kata-analyze", "undo", "showboard", "komi", "list_commands", "known_command",
     ])) {
+        // The engine's handlers are fuzzed through the process (tests/gtp.rs);
+        // here the preprocessing: id and name kept, arguments cleaned.
         let _ = GtpCommand::parse(&text);
-        let _ = GtpCommand::parse(&format!("{word} {text}"));
-        let _ = GtpCommand::parse(&format!("7 {word} {text}"));
+        let parsed = GtpCommand::parse(&format!("7 {word} {text}")).expect("a command");
+        prop_assert_eq!(parsed.id, Some(7));
+        prop_assert_eq!(parsed.name.as_str(), word);
+        for arg in &parsed.args {
+            prop_assert!(!arg.is_empty() && !arg.contains('#'), "{:?}", arg);
+            prop_assert!(!arg.chars().any(|c| c.is_whitespace() || c.is_control()), "{:?}", arg);
+        }
+        let comment = GtpCommand::parse(&format!("{word} # {text}")).expect("a command");
+        prop_assert!(comment.id.is_none() && comment.name == word && comment.args.is_empty());
     }
 }

@@ -326,7 +326,8 @@ pub struct TsvGame {
 impl TsvGame {
     /// The game as a line under [`header`] (no newline; no year: `-`).
     pub fn line(&self) -> String {
-        let text = |s: &str| s.replace(['\t', '\r', '\n'], " ");
+        // Fields are read trimmed: write them so, and a line reads back as written.
+        let text = |s: &str| s.replace(['\t', '\r', '\n'], " ").trim().to_string();
         [
             text(&self.id),
             "-".to_string(),

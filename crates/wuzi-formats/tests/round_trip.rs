@@ -38,7 +38,7 @@ fn color_of(ply: usize) -> Color {
 }
 
 fn text() -> impl Strategy<Value = String> {
-    "[a-zA-Z0-9 ._()-]{0,16}"
+    "[a-zA-Z0-9 ._(),-]{0,16}"
 }
 
 proptest! {

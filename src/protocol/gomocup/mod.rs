@@ -471,7 +471,8 @@ impl FrontEnd for Gomocup {
             Command::Info { key, value } if Clock::is_clock_key(key) => {
                 let move_now = key == "timeout_turn"
                     && !self.dialect.turn_zero_is_unlimited()
-                    && value.trim() == "0";
+                    // Read as the clock reads it: `00` and `+0` are 0 too.
+                    && value.trim().parse::<i64>() == Ok(0);
                 if move_now {
                     Urgency::NowThenStop
                 } else {

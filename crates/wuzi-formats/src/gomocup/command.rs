@@ -312,10 +312,7 @@ impl CommandParser {
             out.extend(self.feed(line));
             return out;
         }
-        match self.parse_line(line) {
-            Some(command) => vec![command],
-            None => Vec::new(),
-        }
+        self.parse_line(line)
     }
 
     fn open(&mut self, kind: BlockKind, name: &str) {
@@ -327,8 +324,9 @@ impl CommandParser {
         });
     }
 
-    /// One line outside a block; `None` when it opened a block.
-    fn parse_line(&mut self, line: &str) -> Option<Command> {
+    /// One line outside a block: its command, or none when it opened a block
+    /// (and, for a block line glued to it, what that line gave).
+    fn parse_line(&mut self, line: &str) -> Vec<Command> {
         let (word, rest) = match line.split_once(char::is_whitespace) {
             Some((w, r)) => (w, r.trim()),
             None => (line, ""),
@@ -382,28 +380,28 @@ impl CommandParser {
             },
             "BOARD" => {
                 self.open(BlockKind::Board, "BOARD");
-                return None;
+                return Vec::new();
             }
             "YXBOARD" => {
                 self.open(BlockKind::YxBoard, "YXBOARD");
-                return None;
+                return Vec::new();
             }
             "SWAP2BOARD" => {
                 self.open(BlockKind::Swap2Board, "SWAP2BOARD");
-                return None;
+                return Vec::new();
             }
             "SWAPBOARD" => {
                 self.open(BlockKind::SwapBoard, "SWAPBOARD");
-                return None;
+                return Vec::new();
             }
             "SHOWFORBID" => {
                 self.open(BlockKind::ShowForbid, "SHOWFORBID");
-                return None;
+                return Vec::new();
             }
             "BALANCE" => match int_arg(rest, "BALANCE") {
                 Ok(n) if (1..=64).contains(&n) => {
                     self.open(BlockKind::Balance(n as u32), "BALANCE");
-                    return None;
+                    return Vec::new();
                 }
                 Ok(n) => {
                     // Still read the block, so that its lines are not taken as commands.
@@ -411,9 +409,18 @@ impl CommandParser {
                     if let Some(block) = &mut self.block {
                         block.error = Some(CommandError::BalanceMoves { moves: n });
                     }
-                    return None;
+                    return Vec::new();
                 }
-                Err(e) => Command::Malformed(e),
+                Err(e) => {
+                    // A bad count still opens the block: its stone lines and
+                    // DONE are the request's, and get one ERROR, not an
+                    // UNKNOWN each.
+                    self.open(BlockKind::Ignored("BALANCE".to_string()), "BALANCE");
+                    if let Some(block) = &mut self.block {
+                        block.error = Some(e);
+                    }
+                    return Vec::new();
+                }
             },
             "INFO" => {
                 let (key, value) = match rest.split_once(char::is_whitespace) {
@@ -469,11 +476,11 @@ impl CommandParser {
             "YXSEARCHDEFEND" => Command::YxSearchDefend,
             "YXBLOCK" => {
                 self.open(BlockKind::YxBlock, "YXBLOCK");
-                return None;
+                return Vec::new();
             }
             "YXBLOCKUNDO" => {
                 self.open(BlockKind::YxBlockUndo, "YXBLOCKUNDO");
-                return None;
+                return Vec::new();
             }
             "YXBLOCKRESET" => Command::YxBlockReset,
             "YXSWAP2STEP1" | "YXSWAP2STEP2" | "YXSWAP2STEP3" => {
@@ -493,21 +500,21 @@ impl CommandParser {
                 // glued after the closing quote.
                 if let Some(after) = rest.rfind('"').map(|i| rest[i + 1..].trim()) {
                     if !after.is_empty() {
-                        return self.feed(after).pop();
+                        return self.feed(after);
                     }
                 }
-                return None;
+                return Vec::new();
             }
             // Commands whose argument (a path) comes on the next line.
             "YXSETDATABASE" | "YXHASHDUMP" | "YXHASHLOAD" | "YXDBTOTXT" | "YXDBTOTXTALL"
             | "YXLIBTODB" | "YXDBMERGE" | "YXDBSPLIT" | "YXTXTTODB" | "YXDBTOPOS" => {
                 self.awaiting_argument = Some(upper.clone());
-                return None;
+                return Vec::new();
             }
             w if w.starts_with("YX") => Command::Ignored(line.to_string()),
             _ => Command::Unknown(line.to_string()),
         };
-        Some(command)
+        vec![command]
     }
 }
 
@@ -645,6 +652,26 @@ mod tests {
             &parse(&["BALANCE 0", "7,7,2", "DONE"])[..],
             [Command::Malformed(CommandError::BalanceMoves { moves: 0 })]
         ));
+        assert!(matches!(
+            &parse(&["BALANCE x", "7,7,2", "DONE", "ABOUT"])[..],
+            [
+                Command::Malformed(CommandError::Integer { .. }),
+                Command::About
+            ]
+        ));
+        // A block line glued after a quoted text, then a command: the
+        // unclosed block's error and the command both come out.
+        let glued = parse(&["yxedittextdatabase \"x\"TURN 7,7"]);
+        assert!(
+            matches!(
+                &glued[..],
+                [
+                    Command::Malformed(CommandError::Unclosed { .. }),
+                    Command::Turn(_)
+                ]
+            ),
+            "{glued:?}"
+        );
     }
 
     #[test]

@@ -27,8 +27,10 @@ pub fn psq_text(size: BoardSize, moves: &[MoveRecord], black: &str, white: &str)
     text
 }
 
+/// A player's name as one line that cannot be read as a move (`1,2,0`
+/// would be: the moves end at the first line of another form).
 fn one_line(s: &str) -> String {
-    s.replace(['\r', '\n'], " ")
+    s.replace(['\r', '\n'], " ").replace(',', ";")
 }
 
 /// Why a text is not a PSQ record.
@@ -115,6 +117,15 @@ mod tests {
         let size = BoardSize::square(15).unwrap();
         let text = psq_text(size, &[rec(7, 7, Color::Black)], "x", "y");
         assert_eq!(text, "Piskvork 15x15, 11:11, 0\n8,8,5\nx\ny\n");
+    }
+
+    #[test]
+    fn a_name_like_a_move_is_not_read_as_one() {
+        let size = BoardSize::square(15).unwrap();
+        for name in ["1,2,0", "99999999999999999999,1,0"] {
+            let text = psq_text(size, &[rec(7, 7, Color::Black)], name, "w");
+            assert_eq!(parse_psq(&text), Ok((size, vec![(7, 7)])), "{text}");
+        }
     }
 
     #[test]

@@ -113,6 +113,10 @@ pub enum SgfError {
     UnterminatedValue,
     #[error("property outside a game tree")]
     PropertyOutsideTree,
+    /// A property after `(` or `)` with no `;` to start its node
+    /// (`(;B[aa](;W[bb])B[cc])`).
+    #[error("a property outside a node (no ';' before it)")]
+    PropertyOutsideNode,
     #[error("unterminated game tree")]
     UnterminatedTree,
     /// `AE`: removing stones.
@@ -162,6 +166,8 @@ pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, SgfError> {
     };
     let mut key = String::new();
     let mut after_value = false;
+    // Whether a `;` opened a node that the next property belongs to.
+    let mut in_node = false;
     while let Some(c) = chars.next() {
         match c {
             '(' => {
@@ -183,6 +189,7 @@ pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, SgfError> {
                     branched: false,
                 });
                 key.clear();
+                in_node = false;
             }
             ')' => {
                 open.pop().ok_or(SgfError::Unbalanced)?;
@@ -190,6 +197,7 @@ pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, SgfError> {
                     games.push(finish_sgf_game(&mut game)?);
                 }
                 key.clear();
+                in_node = false;
             }
             ';' => {
                 // A node after a subtree's variations belongs nowhere.
@@ -198,6 +206,7 @@ pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, SgfError> {
                 }
                 key.clear();
                 after_value = false;
+                in_node = true;
             }
             '[' => {
                 let mut value = String::new();
@@ -217,6 +226,9 @@ pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, SgfError> {
                 let Some(subtree) = open.last() else {
                     return Err(SgfError::PropertyOutsideTree);
                 };
+                if !in_node {
+                    return Err(SgfError::PropertyOutsideNode);
+                }
                 if subtree.main {
                     sgf_property(&mut game, &key, value)?;
                 }
@@ -415,6 +427,8 @@ mod tests {
         );
         assert_eq!(err(")"), SgfError::Unbalanced);
         assert_eq!(err("B[aa]"), SgfError::PropertyOutsideTree);
+        assert_eq!(err("(;B[aa](;W[bb])B[cc])"), SgfError::PropertyOutsideNode);
+        assert_eq!(err("(B[aa])"), SgfError::PropertyOutsideNode);
         assert_eq!(err("(;B[aa]"), SgfError::UnterminatedTree);
         assert_eq!(err("(;C[x"), SgfError::UnterminatedValue);
     }
