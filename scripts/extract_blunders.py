@@ -44,8 +44,9 @@ def psq_moves(path):
 
 
 def log_moves(path):
-    """The game's moves from its log alone: the opening the runner sent in
-    its first BOARD command, then every answer."""
+    """The game's moves from its log alone: the opening the runner sent
+    first (a BOARD block, or for a one-stone opening a TURN; BEGIN for
+    none), then every answer."""
     opening = []
     in_board = None
     with open(path, errors="replace") as f:
@@ -54,6 +55,12 @@ def log_moves(path):
             if not m:
                 continue
             engine, text = m.group(1), m.group(2).strip()
+            if in_board is None and text == "BEGIN":
+                break
+            if in_board is None and text.upper().startswith("TURN "):
+                x, y = text[5:].split(",")
+                opening.append((int(x), int(y)))
+                break
             if in_board is None and text == "BOARD":
                 in_board = engine
             elif engine == in_board:

@@ -46,7 +46,8 @@ encode() {
 rules=$(for spec in "${specs[@]}"; do echo "${spec%%:*}"; done | sort -u)
 pids=()
 for rule in $rules; do encode "$rule" & pids+=($!); done
-for pid in "${pids[@]}"; do wait "$pid"; done
+# A failed encode says why here: its log stays on the device machine.
+for pid in "${pids[@]}"; do wait "$pid" || { tail -n 20 "$work"/encode-*.log >&2; exit 1; }; done
 echo "gpu-job: encoded $(echo $rules) in ${SECONDS}s"
 
 pids=()

@@ -27,10 +27,19 @@ export LD_LIBRARY_PATH="$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # taken from the binary's folder: link the repository's networks there.
 [[ -e "$(dirname "$bin")/networks" ]] || ln -s "$PWD/networks" "$(dirname "$bin")/networks"
 log="$work/selfplay/$rule.log"
+seconds=$(awk -v m="$minutes" 'BEGIN { printf "%d", m * 60 }')
 # SIGINT at the time limit: the games under way are lost, the file keeps
 # every finished one (each is appended whole).
-timeout -s INT "$((minutes * 60))" "$bin" --device "${DEVICE:-cuda}" \
+status=0
+timeout -s INT "$seconds" "$bin" --device "${DEVICE:-cuda}" \
   ${WUZI_NETWORK:+--network "$WUZI_NETWORK"} selfplay --rule "$rule" \
-  --out "$work/selfplay/$rule.tsv" "$@" >"$log" 2>&1 || true
+  --out "$work/selfplay/$rule.tsv" "$@" >"$log" 2>&1 || status=$?
 tail -n 3 "$log"
+# 124: stopped at the time limit, as planned; anything else (a bad network,
+# CUDA out of memory) must fail the generation, not train on fewer games.
+if [[ $status != 0 && $status != 124 ]] || [[ ! -f "$work/selfplay/$rule.tsv" ]]; then
+  echo "gpu-selfplay: selfplay failed (exit $status); the end of $log:" >&2
+  tail -n 20 "$log" >&2
+  exit 1
+fi
 echo "gpu-selfplay: $(($(grep -vc '^#' "$work/selfplay/$rule.tsv") )) games in $work/selfplay/$rule.tsv"

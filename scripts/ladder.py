@@ -9,7 +9,8 @@ For each league (freestyle15, freestyle20, standard15, renju15) it plays
 Wuzi against each peer of ../shared/peers that plays that rule and board,
 one match at a time, with `pbrain-wuzi match` from the league's evaluation
 openings (openings/<league>-eval.txt, colours swapped), and writes a
-markdown table (default docs/ladder.md): one row per (league, peer) with
+markdown table (default docs/ladder.md; a league played again replaces its
+own section, the other leagues' stay): one row per (league, peer) with
 W-L-D, score, Elo with its 95% interval and the forfeits, crashes and other
 losses by error, and above each league's table the date, commit, CPU
 (AVX-512, AMX), the conditions and the commands to rerun it. Each match's
@@ -227,7 +228,11 @@ def elo_text(r):
         return "no games"
     elo, margin = r.get("elo", math.nan), r.get("margin", math.nan)
     lo, hi = r.get("lower", math.nan), r.get("upper", math.nan)
-    elo += 0.0  # no "-0"
+    if math.isfinite(elo):
+        elo = round(elo) + 0.0  # no "-0"
+    # The interval is not symmetric in Elo: its ends, where the runner gave them.
+    if math.isfinite(elo) and math.isfinite(lo) and math.isfinite(hi):
+        return f"{elo:+.0f} ({lo:+.0f}..{hi:+.0f})"
     if math.isfinite(elo) and math.isfinite(margin):
         return f"{elo:+.0f} ± {margin:.0f}"
     if not math.isfinite(elo):
@@ -341,6 +346,34 @@ def league_block(args, league, rows, when, commit, cpu, errors):
         out.append(shell_text(args, league, peer))
     out.append("```")
     out.append("")
+    return out
+
+
+def sections(lines):
+    """`## ` heading -> its lines (the heading's included), in order."""
+    found, current = {}, None
+    for line in lines:
+        if line.startswith("## "):
+            current = line
+            found[current] = []
+        if current is not None:
+            found[current].append(line)
+    return found
+
+
+def merged_sections(previous_text, blocks):
+    """The new leagues' sections, in place of the same leagues' sections
+    of the file written before; its other leagues are kept, so that one
+    league's rerun does not wipe the others."""
+    new = sections(blocks)
+    merged = sections(previous_text.splitlines())
+    for heading, lines in new.items():
+        merged[heading] = lines
+    out = []
+    for lines in merged.values():
+        while lines and not lines[-1].strip():
+            lines = lines[:-1]
+        out += lines + [""]
     return out
 
 
@@ -487,13 +520,17 @@ def main():
         if failure:
             break
 
-    text = ["# Ladder", "",
-            "Written by `scripts/ladder.py` (see `docs/strength.md`); current figures only.", ""]
-    text += blocks
     out = args.out
     if failure:
         root, _ = os.path.splitext(out)
         out = root + ".partial.md"
+    previous = ""
+    if os.path.exists(out) and not failure:
+        with open(out) as f:
+            previous = f.read()
+    text = ["# Ladder", "",
+            "Written by `scripts/ladder.py` (see `docs/strength.md`); current figures only.", ""]
+    text += merged_sections(previous, blocks)
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(out, "w") as f:
         f.write("\n".join(text).rstrip("\n") + "\n")

@@ -123,6 +123,8 @@ def main():
                 sys.exit(f"{gid}: only square boards are supported, not {size}")
             rows.append((int(w), [tuple(map(int, m.split(","))) for m in moves.split()],
                          tuple(map(int, played.split(",")))))
+    if not rows:
+        sys.exit(f"{args.positions}: no positions")
 
     brain = None
     matched = crashes = 0

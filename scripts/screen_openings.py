@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Screens an opening pool with Wuzi's own search: drops the openings it
-proves won or lost for the side to move.
+proves won, lost or drawn for the side to move (a proven draw teaches no
+more than a proven win).
 
 Generators balance their openings with their own evaluation; an opening our
 solver (the root VCT and the tree search's proofs) already proves won makes

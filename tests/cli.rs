@@ -556,3 +556,44 @@ fn out_of_range_counts_and_endless_files_are_refused() {
         );
     }
 }
+
+/// scripts/ladder.py: a league played again replaces its own section of
+/// the ladder file and keeps the other leagues' (a one-league rerun wiped
+/// them), and an Elo interval is printed with its two ends (it is not
+/// symmetric in Elo).
+#[test]
+fn ladder_rerun_of_one_league_keeps_the_others() {
+    let code = r###"
+import sys
+sys.path.insert(0, sys.argv[1])
+import ladder
+before = "# Ladder\n\nintro\n\n## Freestyle 15x15\n\n- old\n| a |\n\n## Renju 15x15\n\n- renju rows\n"
+merged = ladder.merged_sections(before, ["## Freestyle 15x15", "", "- new", ""])
+print("\n".join(merged))
+print(ladder.elo_text({"w": 30, "l": 6, "d": 4, "elo": 241.2, "margin": 137.0, "lower": 136.4, "upper": 410.1}))
+print(ladder.elo_text({"w": 10, "l": 10, "d": 1, "elo": -0.4, "margin": 137.0}))
+"###;
+    let out = Command::new("python3")
+        .args(["-c", code, concat!(env!("CARGO_MANIFEST_DIR"), "/scripts")])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("- new") && !stdout.contains("- old"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("## Renju 15x15") && stdout.contains("- renju rows"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("+241 (+136..+410)"), "{stdout}");
+    assert!(
+        stdout.contains("+0 ± 137") && !stdout.contains("-0"),
+        "{stdout}"
+    );
+}
