@@ -162,3 +162,42 @@ fn a_missing_network_file_fails_naming_the_file() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("missing.safetensors"), "{err}");
 }
+
+/// A TSV game reviewed: its tournament opening is not judged, and the
+/// winning five played beside the loser's four is not marked `??` (the
+/// solver found the loser's five to complete after the game was over). A
+/// file whose first record is refused is an error, not a review of the
+/// next game in its place.
+#[test]
+fn a_tsv_review_skips_the_opening_and_does_not_mark_the_winning_five() {
+    let header =
+        "#game_id\tyear\tleague\trule\tboard\tblack\twhite\twinner\tend\tn_opening\tn_moves\tmoves";
+    // Black's row 7 and white's row 9 both reach four; black makes five.
+    let game = "g1\t2024\tF\tfreestyle\t15\ta\tb\tB\tfive\t2\t9\t\
+                7,7 7,9 8,7 8,9 9,7 9,9 10,7 10,9 11,7";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("games.tsv");
+    std::fs::write(&path, format!("{header}\n{game}\n")).unwrap();
+    let (ok, json, err) = analyse(&[
+        path.to_str().unwrap(),
+        "--review",
+        "--playouts",
+        "32",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&json).expect("json");
+    let reviewed = v["moves"].as_array().unwrap();
+    assert_eq!(reviewed.len(), 7, "{v}");
+    assert_eq!(reviewed[0]["ply"], 3, "{v}");
+    let last = reviewed.last().unwrap();
+    assert_eq!(last["ply"], 9, "{last}");
+    assert_ne!(last["mark"], "??", "{last}");
+    // The first record refused (a renju game that ends before any move of
+    // its own): an error naming it, not the next game analysed.
+    let refused = "g0\t2024\tR\trenju\t15\ta\tb\tD\tdraw\t2\t2\t7,7 8,8";
+    std::fs::write(&path, format!("{header}\n{refused}\n{game}\n")).unwrap();
+    let (ok, _, err) = analyse(&[path.to_str().unwrap(), "--playouts", "8"]);
+    assert!(!ok, "the second game was analysed in the first's place");
+    assert!(err.contains("\"g0\""), "{err}");
+}

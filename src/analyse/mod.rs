@@ -92,6 +92,9 @@ pub struct GameInput {
     pub size: BoardSize,
     pub rule: Rule,
     pub moves: Vec<Point>,
+    /// Leading moves that are a tournament opening (a TSV's `n_opening`),
+    /// not the players' choices: a review does not judge them.
+    pub opening: usize,
 }
 
 /// A cell as text: column letter (a.., then A.. past z), row from the
@@ -235,6 +238,7 @@ pub fn read_input(args: &AnalyseArgs) -> Result<GameInput, String> {
             size: args.board,
             rule: args.rule,
             moves,
+            opening: 0,
         }
     };
     if let Some(ply) = args.ply {
@@ -306,6 +310,7 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
             size,
             rule: args.rule,
             moves: points(size, moves)?,
+            opening: 0,
         });
     }
     if trimmed.starts_with('(') {
@@ -315,43 +320,47 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
             size,
             rule: sgf_rule(&game)?.unwrap_or(args.rule),
             moves,
+            opening: 0,
         });
     }
     if trimmed.starts_with("#game_id") || trimmed.lines().next().is_some_and(|l| l.contains('\t')) {
         // Gomocup TSV: loaded with the records' own checks, under the rule
-        // of the game wanted (the file's first, or --game's) as its line
-        // says, then under the others.
+        // of the game wanted (the file's first record, or --game's) as its
+        // line says, then under the others. Only that game: when the first
+        // record is refused, the next one is not analysed in its place.
         let mut lines = trimmed.lines();
-        let listed_rule = lines
+        let columns = lines
             .next()
-            .and_then(|header| wuzi_formats::tsv::Columns::from_header(header).ok())
-            .and_then(|columns| {
-                lines
-                    .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-                    .filter_map(|l| wuzi_formats::tsv::TsvGame::parse(&columns, l).ok())
-                    .find(|g| args.game.as_ref().is_none_or(|id| &g.id == id))
-                    .map(|g| g.rule)
-            });
+            .map(wuzi_formats::tsv::Columns::from_header)
+            .transpose()
+            .map_err(|e| format!("{}: {e}", name.display()))?;
+        let mut records = lines.filter(|l| !l.trim().is_empty() && !l.starts_with('#'));
+        let wanted = match (&args.game, &columns) {
+            (Some(id), Some(columns)) => records
+                .filter_map(|l| wuzi_formats::tsv::TsvGame::parse(columns, l).ok())
+                .find(|g| &g.id == id)
+                .ok_or_else(|| format!("no game {id:?} in the TSV"))?,
+            (None, Some(columns)) => {
+                let first = records.next().ok_or("no game in the TSV")?;
+                wuzi_formats::tsv::TsvGame::parse(columns, first)
+                    .map_err(|e| format!("the TSV's first game: {e}"))?
+            }
+            (_, None) => return Err("no game in the TSV".to_string()),
+        };
         let mut found = None;
-        for rule in listed_rule.into_iter().chain([args.rule]).chain(Rule::ALL) {
+        for rule in [wanted.rule, args.rule].into_iter().chain(Rule::ALL) {
             let data = Dataset::parse(name, trimmed, rule, &[])?;
-            let game = match &args.game {
-                Some(id) => data.games.iter().find(|g| &g.id == id),
-                None => data.games.first(),
-            };
-            if let Some(game) = game {
+            if let Some(game) = data.games.iter().find(|g| g.id == wanted.id) {
                 found = Some(GameInput {
                     size: game.size,
                     rule,
                     moves: game.moves.clone(),
+                    opening: usize::from(game.first_target),
                 });
                 break;
             }
         }
-        return found.ok_or_else(|| match &args.game {
-            Some(id) => format!("no legal game {id:?} in the TSV"),
-            None => "no legal game in the TSV".to_string(),
-        });
+        return found.ok_or_else(|| format!("game {:?} of the TSV is not a legal game", wanted.id));
     }
     let moves = trimmed
         .split_whitespace()
@@ -361,6 +370,7 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
         size: args.board,
         rule: args.rule,
         moves,
+        opening: 0,
     })
 }
 

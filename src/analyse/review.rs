@@ -34,6 +34,13 @@ pub fn review(
     let stop = AtomicBool::new(false);
     let mut out = Vec::new();
     for (ply, &played) in game.moves.iter().enumerate() {
+        if ply < game.opening {
+            board
+                .play(played)
+                .map_err(|e| format!("move {}: {e}", ply + 1))?;
+            progress(ply + 1);
+            continue;
+        }
         let mover = board.side_to_move();
         let result = searcher.search(&board, &limits, &stop);
         // The score of the move the engine would play (the final-move rule
@@ -71,9 +78,12 @@ pub fn review(
         } else {
             refutation(&board, played, REVIEW_SOLVER_NODES)
         };
+        // The engine's own choice is never marked `?`: the root's expectation
+        // can exceed its chosen move's score, but no move was better.
+        let chosen = result.best_move == Some(played);
         let mark = if forced_loss.is_some() {
             "??"
-        } else if best_score - played_score > args.threshold {
+        } else if !chosen && best_score - played_score > args.threshold {
             "?"
         } else {
             ""

@@ -80,11 +80,16 @@ impl Blunder {
 }
 
 /// The opponent's forced win after the side to move plays `mv`, if the
-/// solver finds one within `nodes` (VCF, then VCT).
+/// solver finds one within `nodes` (VCF, then VCT). None after a move that
+/// ends the game: the solver does not look at whether the game is over, and
+/// would find the loser's four to complete.
 pub fn refutation(board: &Board, mv: Point, nodes: u64) -> Option<Vec<Point>> {
     let mut board = board.clone();
     let opponent = board.side_to_move().opponent();
     board.play(mv).ok()?;
+    if board.is_over() {
+        return None;
+    }
     forced_win(&mut board, opponent, nodes, nodes)
 }
 
