@@ -688,6 +688,12 @@ fn bad_options_are_refused() {
     args.teacher = None;
     args.batch_size = 0;
     assert!(run(&args).unwrap_err().contains("--batch-size"));
+    // A batch too large to allocate is refused, not a panic in libtorch.
+    args.batch_size = 100_000_000;
+    assert!(run(&args).unwrap_err().contains("--batch-size"));
+    args.batch_size = 64;
+    args.epochs = usize::MAX;
+    assert!(run(&args).unwrap_err().contains("--epochs"));
     let e = TrainArgs::parse_from(["g.tsv", "--rule", "renju", "--precision", "half"]).unwrap_err();
     assert!(e.contains("loss scaling"), "{e}");
     assert!(TrainArgs::parse_from(["g.tsv", "--rule", "renju", "--precision", "fp8"]).is_err());

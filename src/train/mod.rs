@@ -293,12 +293,24 @@ fn set_threads(threads: usize) {
     }
 }
 
+const MAX_BATCH_SIZE: usize = 65_536;
+const MAX_EPOCHS: usize = 100_000;
+
 fn check_args(args: &TrainArgs) -> Result<(), String> {
-    if args.batch_size == 0 {
-        return Err("--batch-size must be at least 1".into());
+    // Bounded: a batch is allocated whole (tch panics rather than failing
+    // on an allocation it cannot make), and epochs times batches must not
+    // overflow the step count.
+    if !(1..=MAX_BATCH_SIZE).contains(&args.batch_size) {
+        return Err(format!(
+            "--batch-size {} must be 1 to {MAX_BATCH_SIZE}",
+            args.batch_size
+        ));
     }
-    if args.epochs == 0 {
-        return Err("--epochs must be at least 1".into());
+    if !(1..=MAX_EPOCHS).contains(&args.epochs) {
+        return Err(format!(
+            "--epochs {} must be 1 to {MAX_EPOCHS}",
+            args.epochs
+        ));
     }
     if !(args.lr.is_finite() && args.lr > 0.0) {
         return Err(format!("--lr {} must be positive", args.lr));

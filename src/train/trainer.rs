@@ -227,7 +227,7 @@ pub fn train(
         .values()
         .map(|g| g.len().div_ceil(config.batch_size.max(1)) as u64)
         .sum();
-    let planned = batches_per_epoch * config.epochs as u64;
+    let planned = batches_per_epoch.saturating_mul(config.epochs as u64);
     let total_steps = config.max_steps.map_or(planned, |m| m.min(planned)).max(1);
     let warmup = config.warmup_steps.min(total_steps / 10);
     let mut opt = nn::AdamW {

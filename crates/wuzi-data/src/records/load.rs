@@ -288,7 +288,13 @@ impl Loader<'_> {
                             search.len()
                         ))
                     } else {
-                        visits_problem(size, &game.moves, game.first_target as usize, &search)
+                        visits_problem(
+                            size,
+                            self.rule,
+                            &game.moves,
+                            game.first_target as usize,
+                            &search,
+                        )
                     };
                     if let Some(why) = why {
                         self.malformed(file, line_no, why);
@@ -342,20 +348,30 @@ impl Loader<'_> {
 
 /// Why the search entries of a game's plies from `first` on cannot be
 /// policy targets, if they cannot: a visited cell off the board, already
-/// holding a stone at that ply, or listed twice.
+/// holding a stone at that ply, listed twice, or (renju) forbidden to black
+/// on black's move, where the network's policy is masked: a target there
+/// would add an unbounded term to the loss.
 fn visits_problem(
     size: BoardSize,
+    rule: Rule,
     moves: &[wuzi_game::game::Point],
     first: usize,
     search: &[Option<wuzi_formats::search_target::SearchTarget>],
 ) -> Option<String> {
+    use wuzi_game::game::{Board, Color};
     // Point::index is below 32 * 32 on any board.
     let mut stone = vec![false; 32 * 32];
     for &p in &moves[..first] {
         stone[p.index()] = true;
     }
+    // Replayed only where a visit can be forbidden.
+    let mut board = rule
+        .has_forbidden_moves(Color::Black)
+        .then(|| Board::from_moves(size, rule, &moves[..first]).ok())
+        .flatten();
     for (ply, (&played, target)) in moves[first..].iter().zip(search).enumerate() {
         let mut listed = vec![false; 32 * 32];
+        let black_to_move = (first + ply) % 2 == 0;
         for &(p, _) in target.iter().flat_map(|t| &t.visits) {
             let move_number = first + ply + 1;
             if !size.contains(p) {
@@ -371,8 +387,18 @@ fn visits_problem(
                     "search visit {p} of move {move_number} is listed twice"
                 ));
             }
+            if black_to_move && board.as_mut().is_some_and(|b| b.is_forbidden(p)) {
+                return Some(format!(
+                    "search visit {p} of move {move_number} is forbidden to black"
+                ));
+            }
         }
         stone[played.index()] = true;
+        if let Some(b) = board.as_mut() {
+            if b.play(played).is_err() {
+                board = None;
+            }
+        }
     }
     None
 }

@@ -453,6 +453,28 @@ mod tests {
     }
 
     #[test]
+    fn renju_visits_on_black_forbidden_points_are_malformed() {
+        // After the opening black to move, and 8,7 a double three (row 7:
+        // 6,7 8,7 7,7; column 8: 8,5 8,6 8,7); black then makes five on row 12.
+        let head = "#game_id\trule\tboard\twinner\tn_opening\tmoves\tsearch\n";
+        let moves = "6,7 0,0 7,7 0,2 8,5 0,4 8,6 0,6 \
+                     3,12 0,8 4,12 0,10 5,12 0,12 6,12 0,14 7,12";
+        let rest = " - - - - - - - -";
+        let text = format!(
+            "{head}forbidden\trenju\t15\tB\t8\t{moves}\t500:0:500/8,7=5;3,12=3{rest}\n\
+             allowed\trenju\t15\tB\t8\t{moves}\t500:0:500/9,7=5;3,12=3{rest}\n"
+        );
+        let data = Dataset::parse(Path::new("sp.tsv"), &text, Rule::Renju, &[]).unwrap();
+        let ids: Vec<&str> = data.games.iter().map(|g| g.id.as_str()).collect();
+        assert_eq!(ids, ["allowed"]);
+        assert_eq!(data.stats.malformed, 1);
+        // The same visits are white's or freestyle's to make.
+        let free = text.replace("\trenju\t", "\tfreestyle\t");
+        let data = Dataset::parse(Path::new("sp.tsv"), &free, Rule::Freestyle, &[]).unwrap();
+        assert_eq!(data.games.len(), 2);
+    }
+
+    #[test]
     fn a_byte_order_mark_and_an_unknown_rule_are_handled() {
         let text = "\u{feff}#game_id\trule\tboard\twinner\tmoves\n\
                     a\tfreestyle\t15\tD\t7,7 8,8\n\
