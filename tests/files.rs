@@ -224,6 +224,40 @@ fn malformed_files_are_reported_and_tah_dat_is_left_alone() {
     }
 }
 
+/// INFO.DAT's clock keys are read after TIMEOUTS.DAT's check: a negative
+/// `timeout_turn` there would be no limit, and the search would never end.
+#[test]
+fn a_negative_turn_in_info_dat_is_refused() {
+    let dir = Folder::new("info-negative");
+    request(&dir, &plocha(&[]), "x", "5\n2147483647\n");
+    dir.write("INFO.DAT", "timeout_turn -1\n");
+    // Without the check it would search until killed: wait a bounded time.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+        .arg("files")
+        .arg(&dir.0)
+        .spawn()
+        .expect("run pbrain-wuzi files");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("a negative timeout_turn in INFO.DAT searched without end");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!status.success());
+    assert_eq!(dir.read("TAH.DAT").as_deref(), Some("x"));
+    let msg = one_line(&dir);
+    assert!(
+        msg.contains("INFO.DAT") && msg.contains("negative"),
+        "{msg}"
+    );
+}
+
 #[test]
 fn a_missing_tah_dat_is_reported() {
     let dir = Folder::new("missing");

@@ -81,10 +81,12 @@ pub enum FilesError {
         source: crate::gomocup::ClockValueError,
     },
     #[error(
-        "INFO.DAT: rule {0} is not supported (0 freestyle, 1 exactly five, 4 renju, 8 caro; \
-         not the continuous game)"
+        "INFO.DAT: rule {0} is not supported (0 freestyle, 1 exactly five, 4 renju, 8 caro, \
+         each with the continuous-game bit 2 or without)"
     )]
     Rule(String),
+    #[error("INFO.DAT: timeout_turn {0} ms is negative (a one-shot brain needs a limit)")]
+    NegativeInfoTurn(i64),
     #[error("INFO.DAT: max_memory {0:?} is not a number")]
     MaxMemory(String),
     #[error("TAH.DAT: {0:?} does not say who moves; expected x or o")]
@@ -232,6 +234,11 @@ impl FileRequest {
                 }
             }
         }
+        // INFO.DAT's clock keys come after TIMEOUTS.DAT's check: a negative
+        // turn would read as no limit, and the search would never end.
+        if clock.timeout_turn < 0 {
+            return Err(FilesError::NegativeInfoTurn(clock.timeout_turn));
+        }
         let mut board = parse_board(&read(dir, "PLOCHA.DAT")?, rule)?;
         let tah = read(dir, "TAH.DAT")?;
         let to_move = match tah.trim() {
@@ -311,6 +318,11 @@ fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, FilesE
             let _ = write!(line, " (persistent folder: {e})");
         }
     }
+    // The process exits after MSG.DAT, and the manager's clock runs until
+    // it does: the search tree is left to the exit rather than freed node
+    // by node (as the stdin brain does at END).
+    std::mem::forget(engine);
+    std::mem::forget(networks);
     Ok(line)
 }
 
