@@ -597,3 +597,32 @@ print(ladder.elo_text({"w": 10, "l": 10, "d": 1, "elo": -0.4, "margin": 137.0}))
         "{stdout}"
     );
 }
+
+/// `--log-dir` logs the GTP engine too (it was read by the Gomocup brain
+/// alone): the commands it received are in the file.
+#[test]
+fn log_dir_logs_a_gtp_session() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = wuzi()
+        .args(["--log-dir", dir.path().to_str().unwrap(), "gtp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"name\nboardsize 15\nquit\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let logs: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    assert!(logs[0].contains("boardsize 15"), "{}", logs[0]);
+}

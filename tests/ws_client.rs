@@ -370,3 +370,101 @@ fn the_server_process_returns_to_its_memory_level_after_crowds() {
         levels[5]
     );
 }
+
+/// A server that answers the handshake a byte a second: each read gets
+/// data before its timeout, and only a limit on the whole handshake gives
+/// up on it.
+#[test]
+fn a_server_that_trickles_the_handshake_is_given_up() {
+    use std::io::{Read, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("address");
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut request = [0u8; 1024];
+                let _ = stream.read(&mut request);
+                for byte in b"HTTP/1.1 101 Switching Protocols\r\nX-Slow: "
+                    .iter()
+                    .cycle()
+                    .take(120)
+                {
+                    if stream.write_all(&[*byte]).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            });
+        }
+    });
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+        .args(["connect", &format!("ws://{address}/"), "--name", "x"])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot connect"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// A scripted server: after INVALID the engine plays another move (not the
+/// refused one again), and it understands a MOVE written, as in the
+/// specification's example, with `"type":"START"`.
+#[test]
+fn a_refused_move_is_not_played_again_and_a_start_typed_move_is_read() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("address");
+    let url = format!("ws://{address}/");
+    let _engine = pbrain_wuzi(&["--threads", "1", "connect", &url, "--name", "wuzi"]);
+    let (stream, _) = listener.accept().expect("accept");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let mut engine = tungstenite::accept(MaybeTlsStream::Plain(stream)).expect("handshake");
+    let send = |socket: &mut Socket, value: Value| {
+        socket.send(Message::text(value.to_string())).expect("send")
+    };
+    let time = json!({"B": 30000, "W": 30000});
+    send(&mut engine, json!({"type": "NAME"}));
+    assert_eq!(next(&mut engine)["type"], "NAME");
+    let empty = vec![vec!["."; 15]; 15];
+    let player = json!({"remainingTime": 30000});
+    send(
+        &mut engine,
+        json!({"type": "START", "color": "B", "configuration": {
+            "initialState": {"board": empty, "turn": "B", "players": {"B": player, "W": player}},
+            "moveLog": []}}),
+    );
+    let moved = |socket: &mut Socket| loop {
+        let message = next(socket);
+        if message["type"] == "MOVE" {
+            let point = &message["move"]["point"];
+            return (
+                point["row"].as_u64().unwrap(),
+                point["column"].as_u64().unwrap(),
+            );
+        }
+    };
+    let first = moved(&mut engine);
+    send(
+        &mut engine,
+        json!({"type": "INVALID", "message": "not that one", "remainingTime": time}),
+    );
+    let second = moved(&mut engine);
+    assert_ne!(first, second, "the refused move was played again");
+    send(&mut engine, json!({"type": "VALID", "remainingTime": time}));
+    // The opponent's answer, typed START as in the specification's example.
+    let (row, column) = if second == (0, 0) { (0, 14) } else { (0, 0) };
+    send(
+        &mut engine,
+        json!({"type": "START", "move": {"type": "place", "point": {"row": row, "column": column}},
+               "remainingTime": time}),
+    );
+    let third = moved(&mut engine);
+    assert!(third != second && third != (row, column), "{third:?}");
+}

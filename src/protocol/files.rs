@@ -264,6 +264,7 @@ impl FileRequest {
 /// runs from there). On error, the reason goes into `MSG.DAT` and is
 /// returned; `TAH.DAT` is not touched.
 pub fn run(config: Config, dir: &Path, started: Instant) -> Result<(), FilesError> {
+    super::log::LogFile::for_process(&config.log);
     let outcome = answer(config, dir, started);
     let message = match &outcome {
         Ok(line) => line.clone(),

@@ -76,4 +76,19 @@ impl LogFile {
         *self.current.lock() = Some(appender);
         Ok(dir.join(name))
     }
+
+    /// The log of `[log]` (or `--log-dir`) for a front end without START
+    /// (GTP, `connect`, the file protocol): one file for the process. A log
+    /// that cannot be opened is said on stderr; the front end runs without.
+    pub fn for_process(log: &crate::config::LogSection) {
+        if !log.enabled {
+            return;
+        }
+        let file = LogFile::default();
+        file.install();
+        if let Err(e) = file.start_new(&log.dir) {
+            eprintln!("pbrain-wuzi: no log in {}: {e}", log.dir.display());
+        }
+        // The subscriber holds a clone: the file stays open for the process.
+    }
 }

@@ -99,6 +99,7 @@ pub fn run_gtp(
     input: impl BufRead + Send + 'static,
     output: impl Write + Send + 'static,
 ) -> Retired {
+    log::LogFile::for_process(&config.log);
     let engine = Gtp::engine(config, Box::new(output));
     Retired::new(drive(engine, input, LineEnds::LfOnly, |line| {
         GtpCommand::parse(line).into_iter().collect()

@@ -13,7 +13,9 @@ use tungstenite::{Message, WebSocket};
 
 use crate::config::Config;
 use crate::engine::{Engine, SearchKind};
-use crate::game::{Board, BoardSize, BoardSizeError, Color, MoveError, Point, Rule, RuleError};
+use crate::game::{
+    Board, BoardSize, BoardSizeError, CellSet, Color, MoveError, Point, Rule, RuleError,
+};
 use crate::nn::provider::NetworkProvider;
 use crate::search::TimeControl;
 use crate::ws::message::{GameConfiguration, PlayerInfo, WsColor};
@@ -56,12 +58,21 @@ pub enum ClientError {
     Silent(Duration),
 }
 
-/// How long to wait before connecting again after a failure.
+/// How long to wait before connecting again after a failure, doubled after
+/// each connection that did not last (a server that accepts and closes at
+/// once is not hammered) up to [`MAX_RECONNECT_DELAY`].
 const RECONNECT_DELAY: Duration = Duration::from_secs(1);
-/// The longest wait for the TCP connection, and then for the WebSocket
-/// handshake: a server that accepts and never answers must not hold the
-/// client for good.
+const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(60);
+/// A connection that lasted this long was a working one: the next
+/// reconnection waits the shortest delay again.
+const LASTING_CONNECTION: Duration = Duration::from_secs(60);
+/// The longest wait for the TCP connection, and then for the whole
+/// WebSocket handshake: a server that accepts and never answers, or
+/// answers a few bytes at a time, must not hold the client for good.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// The largest message the client reads: a START of the largest board
+/// with its whole move log is some tens of kilobytes.
+const MAX_MESSAGE: usize = 1 << 20;
 /// After this long without a frame from the server the client pings it,
 /// and after twice this long takes the connection as dead and connects
 /// again (a server that vanished without closing sends nothing more).
@@ -98,8 +109,7 @@ struct Player {
     naming: bool,
 }
 
-/// What the user should see (the `connect` command has no log unless
-/// asked): on stderr, and in the log.
+/// What the user should see: on stderr, and in the log (`--log-dir`).
 fn warn(text: &str) {
     eprintln!("{text}");
     tracing::warn!("{text}");
@@ -201,6 +211,7 @@ impl Player {
         }
         self.remaining = remaining;
         self.engine.set_board(board);
+        self.engine.limits.excluded = CellSet::new();
         if self.engine.board().side_to_move() == self.color {
             self.think();
         } else {
@@ -289,17 +300,34 @@ impl Player {
                 if self.naming && self.pending_move.is_none() {
                     return Err(ClientError::NameRefused(message));
                 }
-                warn(&format!("the server refused our move: {message}"));
-                self.pending_move = None;
                 self.remaining = Duration::from_millis(remaining_time.of(self.color));
-                if self.state == State::AwaitingResponse {
-                    self.think();
+                // Only an answer to our MOVE refuses it; an INVALID at another
+                // time answers something else (an INFO a server does not
+                // take), and must not drop the move still awaiting its VALID.
+                if self.state != State::AwaitingResponse {
+                    warn(&format!("the server refused a message: {message}"));
+                    return Ok(());
                 }
+                warn(&format!("the server refused our move: {message}"));
+                // Not the same move again: the next search leaves it out
+                // (a renju server refuses a forbidden move the rule we were
+                // told, or assumed, allows).
+                if let Some(WsMove::Place { point }) = self.pending_move.take() {
+                    if let Ok(p) = self
+                        .engine
+                        .board()
+                        .point(i64::from(point.column), i64::from(point.row))
+                    {
+                        self.engine.limits.excluded.insert(p);
+                    }
+                }
+                self.think();
             }
             ServerMessage::Move { mv, remaining_time } => {
                 self.remaining = Duration::from_millis(remaining_time.of(self.color));
                 apply_to_engine(&mut self.engine, mv)?;
-                if self.engine.board().outcome().is_none() {
+                // A resignation ends the game (END follows): nothing to search.
+                if self.engine.board().outcome().is_none() && mv != WsMove::Resign {
                     self.think();
                 }
             }
@@ -322,6 +350,8 @@ fn apply_to_engine(engine: &mut Engine, mv: WsMove) -> Result<(), MoveError> {
     let mut board = engine.board().clone();
     apply(&mut board, mv)?;
     engine.set_board(board);
+    // Moves refused in the last position say nothing of this one.
+    engine.limits.excluded = CellSet::new();
     Ok(())
 }
 
@@ -373,14 +403,33 @@ fn open(url: &str) -> Result<Socket, Box<tungstenite::Error>> {
     stream
         .set_write_timeout(Some(CONNECT_TIMEOUT))
         .map_err(boxed)?;
-    let (socket, _) =
-        tungstenite::client(request, MaybeTlsStream::Plain(stream)).map_err(|e| match e {
-            tungstenite::HandshakeError::Failure(e) => boxed(e),
-            tungstenite::HandshakeError::Interrupted(_) => boxed(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "handshake timed out",
-            )),
-        })?;
+    // The read timeout bounds each read, not the handshake: a watchdog
+    // shuts the connection down if the whole handshake takes longer.
+    let watched = stream.try_clone().map_err(boxed)?;
+    let (handshake_done, done) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = done.recv_timeout(CONNECT_TIMEOUT)
+        {
+            let _ = watched.shutdown(std::net::Shutdown::Both);
+        }
+    });
+    let limits = tungstenite::protocol::WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE))
+        .max_frame_size(Some(MAX_MESSAGE));
+    let handshake = tungstenite::client::client_with_config(
+        request,
+        MaybeTlsStream::Plain(stream),
+        Some(limits),
+    );
+    let _ = handshake_done.send(());
+    let _ = watchdog.join();
+    let (socket, _) = handshake.map_err(|e| match e {
+        tungstenite::HandshakeError::Failure(e) => boxed(e),
+        tungstenite::HandshakeError::Interrupted(_) => boxed(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "handshake timed out",
+        )),
+    })?;
     if let MaybeTlsStream::Plain(stream) = socket.get_ref() {
         // Short reads: the loop polls the search between them.
         stream
@@ -394,29 +443,40 @@ fn open(url: &str) -> Result<Socket, Box<tungstenite::Error>> {
 /// reconnects after every dropped connection. A server that cannot be
 /// reached at the start is an error, and so is one that refuses the name.
 pub fn run(config: Config, url: &str, name: &str) -> Result<(), ClientError> {
+    super::log::LogFile::for_process(&config.log);
     let mut first = Some(open(url).map_err(|source| ClientError::Connect {
         url: url.to_string(),
         source,
     })?);
     let mut player = Player::new(&config);
+    let mut delay = RECONNECT_DELAY;
     loop {
         let connection = match first.take() {
             Some(connected) => Ok(connected),
             None => open(url),
         };
+        let started = Instant::now();
         match connection {
             Ok(mut socket) => {
                 eprintln!("connected to {url} as {name}");
                 match play(&mut player, &mut socket, name) {
                     ClientError::NameRefused(why) => return Err(ClientError::NameRefused(why)),
-                    why => eprintln!("connection lost ({why}); reconnecting"),
+                    why => eprintln!("connection lost ({why}); reconnecting in {delay:?}"),
                 }
             }
-            Err(e) => eprintln!("cannot connect to {url}: {e}; retrying"),
+            Err(e) => eprintln!("cannot connect to {url}: {e}; retrying in {delay:?}"),
         }
         player.engine.stop();
         player.state = State::Ready;
-        std::thread::sleep(RECONNECT_DELAY);
+        // A move sent on the lost connection is answered, if at all, by the
+        // START of the next: an INVALID then is no refusal of it.
+        player.pending_move = None;
+        std::thread::sleep(delay);
+        delay = if started.elapsed() >= LASTING_CONNECTION {
+            RECONNECT_DELAY
+        } else {
+            (delay * 2).min(MAX_RECONNECT_DELAY)
+        };
     }
 }
 
@@ -457,7 +517,7 @@ fn play(player: &mut Player, socket: &mut Socket, name: &str) -> ClientError {
             pinged = false;
         }
         match read {
-            Ok(Message::Text(text)) => match serde_json::from_str::<ServerMessage>(&text) {
+            Ok(Message::Text(text)) => match ServerMessage::parse(&text) {
                 Ok(message) => match player.handle(message, socket, name) {
                     Ok(()) => {}
                     Err(refused @ ClientError::NameRefused(_)) => return refused,
