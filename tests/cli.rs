@@ -158,6 +158,16 @@ fn bench_nn_measures_one_backend_when_asked() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("tpu"));
+    // Bounds said, not applied without a word (600 s was a silent cap; a
+    // huge evaluator count tried to start that many threads).
+    for (flag, value) in [("--seconds", "700"), ("--evaluators", "100000")] {
+        let out = wuzi().args(["bench", "nn", flag, value]).output().unwrap();
+        assert!(!out.status.success(), "{flag} {value}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(flag),
+            "{flag} {value}"
+        );
+    }
 }
 
 #[test]

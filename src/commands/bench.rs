@@ -14,8 +14,8 @@ pub(crate) struct BenchArgs {
     /// Which part to measure.
     #[arg(value_enum)]
     part: BenchPart,
-    /// Seconds spent on each figure.
-    #[arg(long, default_value_t = 1.0, value_parser = crate::cli::parse_seconds)]
+    /// Seconds spent on each figure (at most 600).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_bench_seconds)]
     seconds: f64,
     /// nn: a network file to measure (default: random weights of --net's size).
     #[arg(long)]
@@ -40,7 +40,7 @@ pub(crate) struct BenchArgs {
     threads: usize,
     /// nn, search: evaluator threads of the service (default: 1 for nn; for
     /// search, as many as the search threads, as the engine's `auto`).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_evaluators)]
     evaluators: Option<usize>,
     /// nn: board side.
     #[arg(long, default_value_t = 15)]
@@ -163,7 +163,7 @@ pub(crate) fn bench_blunders(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
 
 /// Runs `bench PART`.
 pub(crate) fn run(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
-    let per_item = Duration::from_secs_f64(args.seconds.clamp(0.01, 600.0));
+    let per_item = Duration::from_secs_f64(args.seconds.max(0.01));
     match args.part {
         BenchPart::Rules => crate::bench::rules::run(per_item, &mut io::stdout().lock()),
         BenchPart::Arena => bench_arena(),
@@ -278,5 +278,24 @@ fn parse_backend(s: &str) -> Result<crate::nn::Backend, String> {
     match s.parse::<crate::nn::BackendSetting>()? {
         crate::nn::BackendSetting::Fixed(backend) => Ok(backend),
         crate::nn::BackendSetting::Auto => Err("expected native or torch".into()),
+    }
+}
+
+/// `--seconds` of a figure: a positive number, at most ten minutes (it was
+/// cut to ten minutes without a word).
+fn parse_bench_seconds(s: &str) -> Result<f64, String> {
+    let seconds = crate::cli::parse_seconds(s)?;
+    if seconds > 600.0 {
+        return Err(format!("{s:?}: at most 600 seconds per figure"));
+    }
+    Ok(seconds)
+}
+
+/// `--evaluators`: 1 to the most search threads (each is a thread).
+fn parse_evaluators(s: &str) -> Result<usize, String> {
+    let max = crate::search::MAX_THREADS;
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("{s:?}: evaluators must be 1 to {max}")),
     }
 }
