@@ -28,6 +28,8 @@ export LD_LIBRARY_PATH="$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [[ -e "$(dirname "$bin")/networks" ]] || ln -s "$PWD/networks" "$(dirname "$bin")/networks"
 log="$work/selfplay/$rule.log"
 seconds=$(awk -v m="$minutes" 'BEGIN { printf "%d", m * 60 }')
+# timeout 0 would be no limit at all.
+((seconds >= 1)) || { echo "gpu-selfplay: MINUTES $minutes is under a second" >&2; exit 2; }
 # SIGINT at the time limit: the games under way are lost, the file keeps
 # every finished one (each is appended whole).
 status=0

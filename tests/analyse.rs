@@ -200,4 +200,22 @@ fn a_tsv_review_skips_the_opening_and_does_not_mark_the_winning_five() {
     let (ok, _, err) = analyse(&[path.to_str().unwrap(), "--playouts", "8"]);
     assert!(!ok, "the second game was analysed in the first's place");
     assert!(err.contains("\"g0\""), "{err}");
+    // Without a game_id column the game is the file's line, as the loader
+    // names it.
+    let no_ids = "#rule\tboard\twinner\tn_opening\tmoves\n\
+                  freestyle\t15\tB\t2\t7,7 7,9 8,7 8,9 9,7 9,9 10,7 10,9 11,7\n";
+    std::fs::write(&path, no_ids).unwrap();
+    let (ok, _, err) = analyse(&[path.to_str().unwrap(), "--ply", "5", "--playouts", "8"]);
+    assert!(ok, "{err}");
+    let by_line = format!("{}:2", path.display());
+    let (ok, _, err) = analyse(&[
+        path.to_str().unwrap(),
+        "--game",
+        &by_line,
+        "--ply",
+        "5",
+        "--playouts",
+        "8",
+    ]);
+    assert!(ok, "{err}");
 }

@@ -55,6 +55,10 @@ def cached_network(storage: Storage, name: str, local_dir: str) -> str:
         actual = file_digest(download)
         if digest and actual != digest:
             raise StorageError(f"{storage.path(name)}: its content does not match its stored SHA-256")
+        if not digest:
+            # A loop stored before digests: write the network's, so that the
+            # next task finds it in the cache instead of downloading again.
+            storage.write_bytes(layout.digest_name(name), (actual + "\n").encode())
         local = os.path.join(cache, actual[:32], file_name)
         os.makedirs(os.path.dirname(local), exist_ok=True)
         os.replace(download, local)

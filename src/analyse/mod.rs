@@ -328,29 +328,42 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
         // of the game wanted (the file's first record, or --game's) as its
         // line says, then under the others. Only that game: when the first
         // record is refused, the next one is not analysed in its place.
-        let mut lines = trimmed.lines();
+        let mut lines = trimmed.lines().enumerate();
         let columns = lines
             .next()
-            .map(wuzi_formats::tsv::Columns::from_header)
+            .map(|(_, header)| wuzi_formats::tsv::Columns::from_header(header))
             .transpose()
             .map_err(|e| format!("{}: {e}", name.display()))?;
-        let mut records = lines.filter(|l| !l.trim().is_empty() && !l.starts_with('#'));
-        let wanted = match (&args.game, &columns) {
+        // A record's id as the loader gives it: its game_id, or without
+        // one the file and line (`--game FILE:LINE`).
+        let loader_id = |index: usize, game: &wuzi_formats::tsv::TsvGame| {
+            if game.id.is_empty() {
+                format!("{}:{}", name.display(), index + 1)
+            } else {
+                game.id.clone()
+            }
+        };
+        let mut records = lines.filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
+        let (wanted_id, wanted_rule) = match (&args.game, &columns) {
             (Some(id), Some(columns)) => records
-                .filter_map(|l| wuzi_formats::tsv::TsvGame::parse(columns, l).ok())
-                .find(|g| &g.id == id)
+                .filter_map(|(i, l)| {
+                    let game = wuzi_formats::tsv::TsvGame::parse(columns, l).ok()?;
+                    Some((loader_id(i, &game), game.rule))
+                })
+                .find(|(game_id, _)| game_id == id)
                 .ok_or_else(|| format!("no game {id:?} in the TSV"))?,
             (None, Some(columns)) => {
-                let first = records.next().ok_or("no game in the TSV")?;
-                wuzi_formats::tsv::TsvGame::parse(columns, first)
-                    .map_err(|e| format!("the TSV's first game: {e}"))?
+                let (i, first) = records.next().ok_or("no game in the TSV")?;
+                let game = wuzi_formats::tsv::TsvGame::parse(columns, first)
+                    .map_err(|e| format!("the TSV's first game: {e}"))?;
+                (loader_id(i, &game), game.rule)
             }
             (_, None) => return Err("no game in the TSV".to_string()),
         };
         let mut found = None;
-        for rule in [wanted.rule, args.rule].into_iter().chain(Rule::ALL) {
+        for rule in [wanted_rule, args.rule].into_iter().chain(Rule::ALL) {
             let data = Dataset::parse(name, trimmed, rule, &[])?;
-            if let Some(game) = data.games.iter().find(|g| g.id == wanted.id) {
+            if let Some(game) = data.games.iter().find(|g| g.id == wanted_id) {
                 found = Some(GameInput {
                     size: game.size,
                     rule,
@@ -360,7 +373,7 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
                 break;
             }
         }
-        return found.ok_or_else(|| format!("game {:?} of the TSV is not a legal game", wanted.id));
+        return found.ok_or_else(|| format!("game {wanted_id:?} of the TSV is not a legal game"));
     }
     let moves = trimmed
         .split_whitespace()

@@ -243,6 +243,11 @@ fn exit_now(front_end: crate::protocol::Retired) -> ! {
             1
         }
     };
+    exit_without_destructors(code)
+}
+
+/// Ends the process at once, with what it holds left to the system.
+pub(crate) fn exit_without_destructors(code: i32) -> ! {
     // An evaluator may still be inside a batch (a ponder ended by END):
     // libc's exit would run libtorch's static destructors under it, so on
     // Unix leave at once, with nothing buffered left to lose. Windows'

@@ -74,7 +74,9 @@ pub(crate) fn files_protocol(
             crate::protocol::files::run(config, dir, started).map_err(|e| e.to_string())
         });
     match outcome {
-        Ok(()) => ExitCode::SUCCESS,
+        // The engine was left to the exit (files::run): no destructors may
+        // run under an evaluator still inside a batch.
+        Ok(()) => super::exit_without_destructors(0),
         Err(e) => {
             // The manager reads MSG.DAT (written by run, or here when the
             // configuration failed before it); a person reads stderr.

@@ -107,6 +107,9 @@ struct Player {
     /// NAME sent on this connection and no START yet: an INVALID now can
     /// only be the server refusing the name.
     naming: bool,
+    /// INFO (an extension) is sent on this connection: not after the
+    /// server has answered something other than a move with INVALID.
+    sends_info: bool,
 }
 
 /// What the user should see: on stderr, and in the log (`--log-dir`).
@@ -183,6 +186,7 @@ impl Player {
             pending_move: None,
             seat: None,
             naming: false,
+            sends_info: true,
         }
     }
 
@@ -306,6 +310,7 @@ impl Player {
                 // take), and must not drop the move still awaiting its VALID.
                 if self.state != State::AwaitingResponse {
                     warn(&format!("the server refused a message: {message}"));
+                    self.sends_info = false;
                     return Ok(());
                 }
                 warn(&format!("the server refused our move: {message}"));
@@ -466,13 +471,15 @@ pub fn run(config: Config, url: &str, name: &str) -> Result<(), ClientError> {
             }
             Err(e) => eprintln!("cannot connect to {url}: {e}; retrying in {delay:?}"),
         }
+        // Read before the wait, which is no part of the connection's life.
+        let lasted = started.elapsed();
         player.engine.stop();
         player.state = State::Ready;
         // A move sent on the lost connection is answered, if at all, by the
         // START of the next: an INVALID then is no refusal of it.
         player.pending_move = None;
         std::thread::sleep(delay);
-        delay = if started.elapsed() >= LASTING_CONNECTION {
+        delay = if lasted >= LASTING_CONNECTION {
             RECONNECT_DELAY
         } else {
             (delay * 2).min(MAX_RECONNECT_DELAY)
@@ -486,6 +493,7 @@ fn play(player: &mut Player, socket: &mut Socket, name: &str) -> ClientError {
     let mut last_heard = Instant::now();
     let mut pinged = false;
     player.naming = false;
+    player.sends_info = true;
     loop {
         let silence = last_heard.elapsed();
         if silence >= 2 * SILENCE {
@@ -497,18 +505,22 @@ fn play(player: &mut Player, socket: &mut Socket, name: &str) -> ClientError {
                 return ClientError::Send(Box::new(e));
             }
         }
-        if player.state == State::Thinking && last_info.elapsed() >= INFO_EVERY {
+        // The move first: an INFO never goes out just before it in the same
+        // round (a server that refuses INFO would answer it with an INVALID
+        // read as the move's).
+        if let Some(mv) = player.poll_move() {
+            player.pending_move = Some(mv);
+            if let Err(e) = send(socket, &ClientMessage::Move(mv)) {
+                return e;
+            }
+        }
+        if player.state == State::Thinking && player.sends_info && last_info.elapsed() >= INFO_EVERY
+        {
             last_info = Instant::now();
             if let Some(info) = player.info() {
                 if let Err(e) = send(socket, &info) {
                     return e;
                 }
-            }
-        }
-        if let Some(mv) = player.poll_move() {
-            player.pending_move = Some(mv);
-            if let Err(e) = send(socket, &ClientMessage::Move(mv)) {
-                return e;
             }
         }
         let read = socket.read();
