@@ -402,7 +402,7 @@ mod tests {
         assert!(!json.contains("timedOut"));
         assert_eq!(serde_json::from_str::<ServerMessage>(&json).unwrap(), end);
         // The specification's MOVE example says "START": read as a MOVE.
-        let slip = r#"{"type":"START","move":{"type":"PLACE","point":{"row":3,"column":4}},
+        let slip = r#"{"type":"START","move":{"type":"place","point":{"row":3,"column":4}},
                        "remainingTime":{"B":1000,"W":2000}}"#;
         assert!(matches!(
             ServerMessage::parse(slip),
