@@ -269,8 +269,8 @@ fn info_values_parse_as_64_bit_and_bad_ones_are_reported_as_messages() {
     assert!(notes[0].contains("rule 9"));
 }
 
-#[test]
-fn end_mid_search_exits_at_once() {
+/// A brain 300 ms into a search of a minute per move (no match clock).
+fn thinking_for_a_minute() -> Brain {
     let mut b = Brain::start(&["--threads", "2"]);
     b.send("START 15");
     assert_eq!(b.answer(), "OK");
@@ -281,6 +281,12 @@ fn end_mid_search_exits_at_once() {
     b.send("6,8,2");
     b.send("DONE");
     std::thread::sleep(Duration::from_millis(300));
+    b
+}
+
+#[test]
+fn end_mid_search_exits_at_once() {
+    let mut b = thinking_for_a_minute();
     b.send("END");
     let took = b.wait_exit(Duration::from_secs(3)).expect("exited");
     // The specification asks for 100 ms; allow for a loaded test machine.
@@ -296,17 +302,7 @@ fn end_mid_search_exits_at_once() {
 #[test]
 fn timeout_turn_zero_mid_search_plays_at_once() {
     for zero in ["0", "00", "+0"] {
-        let mut b = Brain::start(&["--threads", "2"]);
-        b.send("START 15");
-        assert_eq!(b.answer(), "OK");
-        b.send("INFO timeout_turn 60000");
-        b.send("INFO timeout_match 0");
-        b.send("BOARD");
-        b.send("7,7,2");
-        b.send("8,8,1");
-        b.send("6,8,2");
-        b.send("DONE");
-        std::thread::sleep(Duration::from_millis(300));
+        let mut b = thinking_for_a_minute();
         let asked = Instant::now();
         b.send(&format!("INFO timeout_turn {zero}"));
         let line = b.answer();

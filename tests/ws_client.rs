@@ -229,6 +229,12 @@ fn a_server_that_never_answers_the_handshake_is_given_up() {
             held.push(stream);
         }
     });
+    connect_is_given_up(address, Duration::from_secs(60));
+}
+
+/// `connect` to a server at `address` that never completes the handshake
+/// fails saying so, within `limit`.
+fn connect_is_given_up(address: std::net::SocketAddr, limit: Duration) {
     let started = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
         .args(["connect", &format!("ws://{address}/"), "--name", "x"])
@@ -237,11 +243,7 @@ fn a_server_that_never_answers_the_handshake_is_given_up() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot connect"), "{err}");
-    assert!(
-        started.elapsed() < Duration::from_secs(60),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < limit, "{:?}", started.elapsed());
 }
 
 /// A name the server refuses ends `connect` with the server's reason,
@@ -397,19 +399,7 @@ fn a_server_that_trickles_the_handshake_is_given_up() {
             });
         }
     });
-    let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
-        .args(["connect", &format!("ws://{address}/"), "--name", "x"])
-        .output()
-        .expect("run");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("cannot connect"), "{err}");
-    assert!(
-        started.elapsed() < Duration::from_secs(30),
-        "{:?}",
-        started.elapsed()
-    );
+    connect_is_given_up(address, Duration::from_secs(30));
 }
 
 /// A scripted server: after INVALID the engine plays another move (not the

@@ -125,6 +125,11 @@ fn point_of(p: Point) -> WsPoint {
     }
 }
 
+/// The board's cell at a protocol point (the inverse of [`point_of`]).
+fn cell_of(board: &Board, point: WsPoint) -> Result<Point, MoveError> {
+    board.point(i64::from(point.column), i64::from(point.row))
+}
+
 /// The position a `START` describes: the initial board, then the log.
 fn position(config: &GameConfiguration) -> Result<Board, ClientError> {
     let rows = &config.initial_state.board;
@@ -160,7 +165,7 @@ fn position(config: &GameConfiguration) -> Result<Board, ClientError> {
 fn apply(board: &mut Board, mv: WsMove) -> Result<(), MoveError> {
     match mv {
         WsMove::Place { point } => {
-            let p = board.point(i64::from(point.column), i64::from(point.row))?;
+            let p = cell_of(board, point)?;
             board.play(p)
         }
         WsMove::Pass => {
@@ -214,8 +219,7 @@ impl Player {
             remaining = remaining.saturating_sub(Duration::from_millis(config.idle_delta_time));
         }
         self.remaining = remaining;
-        self.engine.set_board(board);
-        self.engine.limits.excluded = CellSet::new();
+        set_position(&mut self.engine, board);
         if self.engine.board().side_to_move() == self.color {
             self.think();
         } else {
@@ -318,11 +322,7 @@ impl Player {
                 // (a renju server refuses a forbidden move the rule we were
                 // told, or assumed, allows).
                 if let Some(WsMove::Place { point }) = self.pending_move.take() {
-                    if let Ok(p) = self
-                        .engine
-                        .board()
-                        .point(i64::from(point.column), i64::from(point.row))
-                    {
+                    if let Ok(p) = cell_of(self.engine.board(), point) {
                         self.engine.limits.excluded.insert(p);
                     }
                 }
@@ -354,10 +354,15 @@ impl Player {
 fn apply_to_engine(engine: &mut Engine, mv: WsMove) -> Result<(), MoveError> {
     let mut board = engine.board().clone();
     apply(&mut board, mv)?;
-    engine.set_board(board);
-    // Moves refused in the last position say nothing of this one.
-    engine.limits.excluded = CellSet::new();
+    set_position(engine, board);
     Ok(())
+}
+
+/// The engine's new position; moves refused in the last one say nothing
+/// of it.
+fn set_position(engine: &mut Engine, board: Board) {
+    engine.set_board(board);
+    engine.limits.excluded = CellSet::new();
 }
 
 fn send(socket: &mut Socket, message: &ClientMessage) -> Result<(), ClientError> {

@@ -50,18 +50,21 @@ impl Wld {
     /// The mean score per game and its variance (a win 1, a draw 1/2, a
     /// loss 0); `None` with no games.
     pub fn score_moments(&self) -> Option<(f64, f64)> {
-        let n = self.games() as f64;
-        if n == 0.0 {
-            return None;
-        }
+        (self.games() > 0).then(|| self.moments_with(0.0))
+    }
+
+    /// The mean score and its variance with `extra` games added to each
+    /// outcome (0 for the results as they are).
+    fn moments_with(&self, extra: f64) -> (f64, f64) {
+        let n = self.games() as f64 + 3.0 * extra;
         let (w, l, d) = (
-            self.wins as f64 / n,
-            self.losses as f64 / n,
-            self.draws as f64 / n,
+            (self.wins as f64 + extra) / n,
+            (self.losses as f64 + extra) / n,
+            (self.draws as f64 + extra) / n,
         );
         let mean = w + d / 2.0;
         let variance = w * (1.0 - mean).powi(2) + l * mean.powi(2) + d * (0.5 - mean).powi(2);
-        Some((mean, variance))
+        (mean, variance)
     }
 
     /// The same games from the other side's point of view.
@@ -378,14 +381,7 @@ pub fn llr_gsprt(wld: Wld, elo0: f64, elo1: f64) -> f64 {
         // One outcome only (a sweep, or only draws): the variance is taken
         // with half a game added to each outcome, as the BayesElo model's
         // draw Elo, so that a sweep is accepted rather than never decided.
-        let n = wld.games() as f64 + 1.5;
-        let (w, l, d) = (
-            (wld.wins as f64 + 0.5) / n,
-            (wld.losses as f64 + 0.5) / n,
-            (wld.draws as f64 + 0.5) / n,
-        );
-        let m = w + d / 2.0;
-        variance = w * (1.0 - m).powi(2) + l * m.powi(2) + d * (0.5 - m).powi(2);
+        variance = wld.moments_with(0.5).1;
     }
     let n = wld.games() as f64;
     let (s0, s1) = (score_from_elo(elo0), score_from_elo(elo1));
