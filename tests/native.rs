@@ -475,6 +475,23 @@ fn broken_network_files_are_refused_naming_the_file() {
     // The zero variance alone is a usable network.
     std::fs::write(&broken, zero_variance).unwrap();
     assert!(NativeNetwork::load(&broken).is_ok());
+    // A finite scale times a finite weight of the convolution before it
+    // that overflows f32 (1e30 x 1e10): the kernels would hold infinities.
+    let big_scale = common::with_first_value(&bytes, "blocks.0.bn1.weight", 1e30);
+    std::fs::write(&broken, &big_scale).unwrap();
+    assert!(
+        NativeNetwork::load(&broken).is_ok(),
+        "the scale alone folds into finite weights"
+    );
+    let overflow = common::with_first_value(&big_scale, "blocks.0.conv1.weight", 1e10);
+    std::fs::write(&broken, overflow).unwrap();
+    let e = NativeNetwork::load(&broken).unwrap_err().to_string();
+    assert!(
+        e.contains("blocks.0.conv1.weight")
+            && e.contains("blocks.0.bn1")
+            && e.contains("not finite"),
+        "{e}"
+    );
 }
 
 /// The file cap holds the largest network the architecture allows.

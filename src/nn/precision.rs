@@ -179,14 +179,16 @@ mod measure {
             PrecisionSetting::Auto if !bf16_may_be_native() => (Precision::Fp32, None),
             PrecisionSetting::Auto => {
                 let key = (network.config(), batch);
-                let known = measured().lock().ok().and_then(|m| m.get(&key).copied());
-                let calibration = known.unwrap_or_else(|| {
-                    let c = calibrate(network, batch, Duration::from_millis(30));
-                    if let Ok(mut m) = measured().lock() {
-                        m.insert(key, c);
-                    }
-                    c
-                });
+                // Held while measuring: a second caller waits for the
+                // first's answer rather than measuring beside it on the
+                // same cores, each slowing the other, and perhaps choosing
+                // differently.
+                let mut measured = measured()
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                let calibration = *measured
+                    .entry(key)
+                    .or_insert_with(|| calibrate(network, batch, Duration::from_millis(30)));
                 (calibration.choice(), Some(calibration))
             }
         }

@@ -547,7 +547,7 @@ impl NativeEvaluator {
         }
         for cell in heads.chunks_exact_mut(2 * cp) {
             for (v, b) in cell.iter_mut().zip(&net.heads_bias) {
-                *v = (*v + b).max(0.0);
+                *v = simd::relu(*v + b);
             }
         }
         let heads = &s.heads[..batch * area * 2 * cp];
@@ -586,7 +586,7 @@ impl NativeEvaluator {
             }
             let mut out = net.value_out_bias;
             for (i, h) in hidden.iter().enumerate() {
-                let h = h.max(0.0);
+                let h = simd::relu(*h);
                 for (k, o) in out.iter_mut().enumerate() {
                     *o += h * net.value_out[i * 3 + k];
                 }

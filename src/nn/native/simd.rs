@@ -132,7 +132,7 @@ impl V8 {
     pub fn relu(self) -> V8 {
         let mut v = self.0;
         for x in &mut v {
-            *x = x.max(0.0);
+            *x = relu(*x);
         }
         V8(v)
     }
@@ -221,9 +221,31 @@ macro_rules! dispatch {
 }
 pub(crate) use dispatch;
 
+/// `max(x, 0)` that keeps NaN: `f32::max` would turn NaN into 0 and hide
+/// an overflow inside the network, where libtorch's ReLU passes it on to
+/// the NaN check of the answers.
+#[inline(always)]
+pub fn relu(x: f32) -> f32 {
+    if x < 0.0 {
+        0.0
+    } else {
+        x
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relu_keeps_nan() {
+        assert!(relu(f32::NAN).is_nan());
+        assert!(V8::splat(f32::NAN).relu().0.iter().all(|x| x.is_nan()));
+        assert_eq!(relu(-2.0), 0.0);
+        assert_eq!(relu(f32::NEG_INFINITY), 0.0);
+        assert_eq!(relu(3.5), 3.5);
+        assert_eq!(relu(f32::INFINITY), f32::INFINITY);
+    }
 
     #[test]
     fn isa_settings_parse_and_resolve_to_what_the_cpu_has() {

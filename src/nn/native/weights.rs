@@ -96,8 +96,9 @@ impl Weights {
     }
 
     /// Finite values may still fold into infinite ones (a huge scale over a
-    /// zero variance), which would silently zero channels in the native
-    /// kernels and make libtorch answer NaN: refused like non-finite values.
+    /// zero variance, or a large scale times a large weight of the
+    /// convolution before it), which would poison the native kernels and
+    /// make libtorch answer NaN: refused like non-finite values.
     fn check_batch_norms(&self) -> Result<(), String> {
         let prefixes = self
             .config
@@ -109,6 +110,20 @@ impl Weights {
             if scale.iter().chain(&shift).any(|v| !v.is_finite()) {
                 return Err(format!(
                     "batch norm {prefix} folds into values that are not finite"
+                ));
+            }
+            let conv = convolution_before(&prefix);
+            let weight = self.get(&conv);
+            // Folded exactly as the kernels fold it: each output channel's
+            // weights times that channel's scale, in f32.
+            let per_output = weight.len() / scale.len().max(1);
+            let folded_overflows = weight
+                .chunks(per_output.max(1))
+                .zip(&scale)
+                .any(|(w, s)| w.iter().any(|v| !(v * s).is_finite()));
+            if folded_overflows {
+                return Err(format!(
+                    "{conv} times the scale of batch norm {prefix} is not finite"
                 ));
             }
         }
@@ -205,4 +220,20 @@ fn config_of(file: &SafeTensors) -> Result<NetConfig, String> {
     }
     let channels = i64::try_from(shape[0]).unwrap_or(i64::MAX);
     NetConfig::of_file(block_count(file.names()), channels)
+}
+
+/// The convolution whose output a batch norm normalises (the names of
+/// `NetConfig::tensor_shapes`): `stem_bn` follows `stem`, `blocks.B.bnK`
+/// follows `blocks.B.convK`, `policy_bn` follows `policy_conv`.
+fn convolution_before(batch_norm: &str) -> String {
+    if let Some(head) = batch_norm.strip_suffix("_bn") {
+        if head == "stem" {
+            return "stem.weight".to_string();
+        }
+        return format!("{head}_conv.weight");
+    }
+    match batch_norm.rsplit_once(".bn") {
+        Some((block, k)) => format!("{block}.conv{k}.weight"),
+        None => format!("{batch_norm}.weight"),
+    }
 }
