@@ -129,6 +129,40 @@ fn a_win_on_a_blocked_cell_is_not_played() {
     }
 }
 
+/// With the tree's choice blocked (yxblock), the reported line starts
+/// with the move played.
+#[test]
+fn the_principal_variation_starts_with_the_move_played() {
+    let b = Board::from_moves(
+        BoardSize::square(15).unwrap(),
+        Rule::Freestyle,
+        &[p(7, 7), p(8, 7)],
+    )
+    .unwrap();
+    let s = searcher(1);
+    let free = s.search(&b, &playouts(300), &AtomicBool::new(false));
+    let favourite = free.best_move.expect("a move");
+    assert_eq!(free.pv.first(), Some(&favourite), "{free:?}");
+    let mut limits = playouts(30);
+    limits.excluded.insert(favourite);
+    let blocked = s.search(&b, &limits, &AtomicBool::new(false));
+    let played = blocked.best_move.expect("a move");
+    assert_ne!(played, favourite);
+    assert_eq!(blocked.pv.first(), Some(&played), "{blocked:?}");
+}
+
+/// The first move with the centre blocked: beside it, not in a corner
+/// (the root lists only the centre on an empty board).
+#[test]
+fn a_blocked_centre_on_an_empty_board_gets_a_move_beside_it() {
+    let b = Board::new(BoardSize::square(15).unwrap(), Rule::Freestyle);
+    let mut limits = playouts(20);
+    limits.excluded.insert(p(7, 7));
+    let result = searcher(1).search(&b, &limits, &AtomicBool::new(false));
+    let mv = result.best_move.expect("a move");
+    assert_eq!(mv.distance(p(7, 7)), 1, "{result:?}");
+}
+
 #[test]
 fn an_opponent_four_is_blocked() {
     // White to move; black threatens (7,7) only ((2,7) is white).

@@ -95,13 +95,24 @@ impl NodeCache {
         self.nodes.load(Ordering::Relaxed)
     }
 
-    /// Forgets everything (CLEARHASH, a new game).
+    /// Forgets everything (CLEARHASH, a new game). The nodes are freed on
+    /// a thread of their own: millions of them take a noticeable part of
+    /// the short first move that a new game's clear comes before.
     pub fn clear(&self) {
-        for shard in self.shards.iter() {
-            shard.lock().clear();
-        }
+        let old: Vec<HashMap<u64, Arc<Node>>> = self
+            .shards
+            .iter()
+            .map(|shard| std::mem::take(&mut *shard.lock()))
+            .collect();
         self.bytes.store(0, Ordering::Relaxed);
         self.nodes.store(0, Ordering::Relaxed);
+        if old.iter().all(HashMap::is_empty) {
+            return;
+        }
+        // Where no thread can be started, the caller frees them.
+        let _ = std::thread::Builder::new()
+            .name("wuzi-free-tree".into())
+            .spawn(move || drop(old));
     }
 
     /// Drops the nodes that `keep` rejects, returning how many went.

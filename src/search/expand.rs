@@ -249,13 +249,22 @@ pub fn fallback_move_except(board: &mut Board, excluded: &CellSet) -> Option<Poi
     if let Some(five) = board.winning_moves(me).find(|&p| !excluded.contains(p)) {
         return Some(five);
     }
+    // Near the stones, as the search would play, rather than the first
+    // free cell in board order (a corner): on an empty board with the
+    // centre blocked, a cell beside it.
+    let (moves, _) = candidate_moves(board, 2);
+    if let Some(&near) = moves.iter().find(|&&p| !excluded.contains(p)) {
+        return Some(near);
+    }
+    let centre = board.size().center();
     let allowed: Vec<Point> = board
         .empty_cells()
         .filter(|&p| !excluded.contains(p))
         .collect();
     allowed
         .into_iter()
-        .find(|&p| is_legal_for(board, p, me))
+        .filter(|&p| is_legal_for(board, p, me))
+        .min_by_key(|&p| (p.distance(centre), p.index()))
         .or(found)
 }
 

@@ -8,6 +8,8 @@
 //! allocator's retained free memory, the tree. So the tree gets what the
 //! limit leaves after the rest, measured, less a margin.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 /// Kept free below the limit: what grows between two measurements (network
 /// buffers, thread stacks, allocator slack).
 pub const MARGIN: usize = 24 << 20;
@@ -221,6 +223,43 @@ fn uss_from(path: &str) -> Option<usize> {
     (kib > 0).then_some(kib * 1024)
 }
 
+/// Whether [`process_private_bytes`] includes a peak, which never falls:
+/// on Windows, the peak working set that Piskvork reads.
+pub const MEASURE_INCLUDES_PEAK: bool = cfg!(windows);
+
+/// The most bytes a search tree of this process has been seen to hold.
+static TREE_HIGH_WATER: AtomicUsize = AtomicUsize::new(0);
+
+/// The tree's share of [`process_private_bytes`] when the tree holds
+/// `tree_now` bytes: those bytes where the measurement is current; where it
+/// includes a peak, the most the tree has held (a tree pruned after a move
+/// or cleared for a new game does not lower the peak, and the bytes it gave
+/// back would otherwise count as the rest of the process for good, the
+/// budget shrinking with every move and never growing again).
+pub fn tree_share_of_measure(tree_now: usize) -> usize {
+    note_tree_bytes(tree_now);
+    tree_share(
+        tree_now,
+        TREE_HIGH_WATER.load(Ordering::Relaxed),
+        MEASURE_INCLUDES_PEAK,
+    )
+}
+
+/// Records that a search tree of this process holds `bytes` now (sampled
+/// while it grows: a sample below the true high-water mark only makes
+/// the budget smaller).
+pub fn note_tree_bytes(bytes: usize) {
+    TREE_HIGH_WATER.fetch_max(bytes, Ordering::Relaxed);
+}
+
+fn tree_share(tree_now: usize, high_water: usize, includes_peak: bool) -> usize {
+    if includes_peak {
+        high_water.max(tree_now)
+    } else {
+        tree_now
+    }
+}
+
 /// The bytes the tree may use under `limit` when the process holds `used`
 /// bytes of which `tree` are the tree's own: the limit less everything else
 /// and the margin, but never less than [`MIN_TREE`].
@@ -241,6 +280,21 @@ pub fn minimum_limit(baseline: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_peak_measure_counts_the_trees_high_water_mark() {
+        const MB: usize = 1 << 20;
+        // 150 MB outside the tree under a 350 MB limit; the first search
+        // stopped for memory with a 176 MB tree, so the peak is 326 MB.
+        let peak = 150 * MB + 176 * MB;
+        let budget = |tree_now| tree_budget(350 * MB, peak, tree_share(tree_now, 176 * MB, true));
+        // Pruned to 130 MB, or cleared for a new game: the tree may grow
+        // back into the pages the peak already counts.
+        assert_eq!(budget(130 * MB), 176 * MB);
+        assert_eq!(budget(0), 176 * MB);
+        // A current measure (Linux's USS) counts the tree as it is now.
+        assert_eq!(tree_share(130 * MB, 176 * MB, false), 130 * MB);
+    }
 
     #[test]
     fn the_tree_gets_what_the_rest_leaves() {

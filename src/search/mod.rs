@@ -231,6 +231,7 @@ impl Searcher {
         if !root.data.lock().proven.is_known() {
             (reason, halted) = self.tree_search(run, stop, tree_budget);
         }
+        self.adopt_child_proofs(board, &root);
         let mut refuted = Vec::new();
         // A ponder plays no move, and its net could not be interrupted by
         // the opponent's move, which would wait for it on our clock.
@@ -258,6 +259,7 @@ impl Searcher {
                 }
             }
         }
+        self.adopt_child_proofs(board, &root);
         let mut result = result::summarise(
             self,
             board,
@@ -300,6 +302,52 @@ impl Searcher {
                 (reason, Instant::now())
             },
         )
+    }
+
+    /// Copies onto the root's unproven edges what is proven of the
+    /// positions they lead to. A proof reaches an edge when a descent backs
+    /// up through it, but the position may have been proven through
+    /// another path (a transposition, or an earlier search from another
+    /// root): a search that ends before entering that edge again (a stop,
+    /// a memory stop, an only move) would otherwise play a move known to
+    /// lose, or miss a known win.
+    fn adopt_child_proofs(&self, board: &Board, root: &Arc<Node>) {
+        let unproven: Vec<Point> = {
+            let data = root.data.lock();
+            if data.proven.is_known() {
+                return;
+            }
+            data.edges
+                .iter()
+                .filter(|e| !e.proven.is_known())
+                .map(|e| e.mv)
+                .collect()
+        };
+        let mut board = board.clone();
+        let mut known = Vec::new();
+        // No node lock is held while another is taken.
+        for mv in unproven {
+            board.play_unchecked(mv);
+            if let Some(child) = self.cache.get(&board) {
+                let proven = child.data.lock().proven;
+                if proven.is_known() {
+                    known.push((mv, proven.for_parent()));
+                }
+            }
+            board.undo();
+        }
+        if known.is_empty() {
+            return;
+        }
+        let mut data = root.data.lock();
+        for (mv, proven) in known {
+            if let Some(edge) = data.edges.iter_mut().find(|e| e.mv == mv) {
+                if !edge.proven.is_known() {
+                    edge.proven = proven;
+                }
+            }
+        }
+        data.prove_from_edges();
     }
 
     /// The root move the search would play now, if any.
@@ -427,7 +475,7 @@ impl Searcher {
             // Not measured: no manager counts this process's pages.
             return memory::available_bytes().map_or(usize::MAX, |bytes| bytes / 2);
         }
-        let tree = self.cache.memory_bytes();
+        let tree = memory::tree_share_of_measure(self.cache.memory_bytes());
         match memory::process_private_bytes() {
             Some(used) => memory::tree_budget(limit, used, tree),
             None => limit.saturating_sub(memory::MARGIN).max(memory::MIN_TREE),
@@ -481,6 +529,7 @@ impl Searcher {
             }
         };
         now.tree_bytes = self.cache.memory_bytes();
+        memory::note_tree_bytes(now.tree_bytes);
         now.idle_rounds = progress.idle_rounds.load(Ordering::Relaxed);
         now.workers_halted = progress.halt.load(Ordering::SeqCst);
         now.elapsed = clock.elapsed();
@@ -651,5 +700,65 @@ mod tests {
         let (returned, ended, result) = run_watch(|| panic!("the watch loop failed"));
         assert!(returned, "the scope waited for the workers forever");
         assert_eq!((ended, result), (2, None));
+    }
+
+    /// A root move whose position was proven won for the opponent by
+    /// another path is taken as lost before the move is chosen.
+    #[test]
+    fn a_proof_found_through_another_path_reaches_the_root_edge() {
+        use crate::game::{BoardSize, Rule};
+        use crate::nn::native::Weights;
+        use crate::nn::{
+            Model, NativeNetwork, NetConfig, Precision, PrecisionSetting, ServiceConfig,
+        };
+        use crate::search::node::Proven;
+        let weights = Weights::random(
+            NetConfig {
+                blocks: 1,
+                channels: 8,
+            },
+            1,
+        );
+        let model = Model::native(
+            Arc::new(NativeNetwork::new(&weights)),
+            None,
+            PrecisionSetting::Fixed(Precision::Fp32),
+            8,
+        );
+        let service = EvalService::start_model(model, ServiceConfig::default())
+            .expect("a service for a random network");
+        let searcher = Searcher::new(
+            Arc::new(service),
+            SearchConfig {
+                threads: 1,
+                ..SearchConfig::default()
+            },
+        );
+        let size = BoardSize::square(15).expect("a board size");
+        let mut board = Board::new(size, Rule::Freestyle);
+        board
+            .play(Point::new(7, 7).expect("a cell"))
+            .expect("an empty cell");
+        let limits = SearchLimits {
+            max_playouts: Some(200),
+            ..SearchLimits::default()
+        };
+        searcher.search(&board, &limits, &AtomicBool::new(false));
+        let root = searcher.cache.get(&board).expect("the root was searched");
+        let chosen = searcher
+            .chosen_move(&root, &limits.excluded)
+            .expect("a move");
+        let mut after = board.clone();
+        after.play(chosen).expect("a legal move");
+        searcher.cache.get_or_insert(&after).data.lock().proven = Proven::Win(3);
+        searcher.adopt_child_proofs(&board, &root);
+        let edge_value = |mv| {
+            let data = root.data.lock();
+            data.edges.iter().find(|e| e.mv == mv).map(|e| e.proven)
+        };
+        assert_eq!(edge_value(chosen), Some(Proven::Loss(4)));
+        let next = searcher.chosen_move(&root, &limits.excluded);
+        assert!(next.is_some_and(|mv| mv != chosen), "{next:?}");
+        assert!(!root.data.lock().proven.is_known());
     }
 }

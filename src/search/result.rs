@@ -166,7 +166,23 @@ pub(crate) fn summarise(
     let pv = if blocked_win {
         best_move.into_iter().collect()
     } else {
-        searcher.principal_variation(board, root, 64)
+        let pv = searcher.principal_variation(board, root, 64);
+        match best_move {
+            // The tree's choice was a blocked move (or there was none): the
+            // line starts with the move played, then follows the tree.
+            Some(mv) if pv.first() != Some(&mv) => {
+                let mut after = board.clone();
+                let rest = match after.play(mv) {
+                    Ok(()) => searcher
+                        .node_after(&after, &[])
+                        .map(|(_, child)| searcher.principal_variation(&after, &child, 63))
+                        .unwrap_or_default(),
+                    Err(_) => Vec::new(),
+                };
+                std::iter::once(mv).chain(rest).collect()
+            }
+            _ => pv,
+        }
     };
     SearchResult {
         best_move,

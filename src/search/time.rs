@@ -47,6 +47,16 @@ pub struct TimeBudget {
 /// Floor for any budget: a move always gets a few milliseconds.
 const MIN_BUDGET: Duration = Duration::from_millis(5);
 
+/// What a move costs beyond its search, however short (threads starting,
+/// the first evaluation, the pipe, a Windows manager's timer ticking every
+/// 15.6 ms).
+const MOVE_COST: Duration = Duration::from_millis(20);
+
+/// Kept back from a game clock for each own move the board can still
+/// take: the longest a move planned at the floor may run (three times its
+/// target) and its cost, so that the longest game still ends on the clock.
+const KEPT_PER_MOVE: Duration = MIN_BUDGET.saturating_mul(3).saturating_add(MOVE_COST);
+
 impl TimeBudget {
     /// Exactly `time`: no extension (pondering for a given time, judging
     /// a candidate position).
@@ -332,7 +342,9 @@ impl TimeControl {
             // the board fills: spend a share of what is left accordingly.
             let most = match_moves.max(1);
             let moves_left = (empty as u32 / 6).clamp(most.min(8), most);
-            let share = left / moves_left + self.increment.mul_f32(0.8);
+            let kept = KEPT_PER_MOVE.saturating_mul((empty as u32).div_ceil(2));
+            let share = (left.saturating_sub(kept) / moves_left)
+                .saturating_add(self.increment.mul_f32(0.8));
             target = target.min(reserve(share));
             // Keep at least a tenth of the remaining time in any case.
             deadline = deadline.min(reserve(left.mul_f32(0.9)).max(MIN_BUDGET));
@@ -384,21 +396,29 @@ mod tests {
             increment: ms(0),
             lag: ms(100),
         };
+        // What is kept back for the own moves left (half the empty cells).
+        let spendable = |empty: u64| 180_000 - empty.div_ceil(2) * 35;
         let b = game.budget(200, 30).unwrap();
-        assert_eq!(b.target, ms(180_000 / 30 - 100));
+        assert_eq!(b.target, ms(spendable(200)) / 30 - ms(100));
         assert!(b.deadline <= ms(29_900) && b.deadline >= b.target);
         // Planned over fewer moves: twice the target, the same limits.
         let b15 = game.budget(200, 15).unwrap();
-        assert_eq!(b15.target, ms(180_000 / 15 - 100));
+        assert_eq!(b15.target, ms(spendable(200)) / 15 - ms(100));
         assert!(b15.deadline <= ms(29_900) && b15.deadline >= b15.target);
         // A full board plans over fewer moves still (a sixth of the empty
         // cells), never fewer than 8 (or `match_moves`, if fewer).
-        assert_eq!(game.budget(60, m).unwrap().target, ms(180_000 / 10 - 100));
-        assert_eq!(game.budget(12, m).unwrap().target, ms(180_000 / 8 - 100));
+        assert_eq!(
+            game.budget(60, m).unwrap().target,
+            ms(spendable(60)) / 10 - ms(100)
+        );
+        assert_eq!(
+            game.budget(12, m).unwrap().target,
+            ms(spendable(12)) / 8 - ms(100)
+        );
         let no_turn_limit = TimeControl { turn: None, ..game };
         assert_eq!(
             no_turn_limit.budget(12, 4).unwrap().target,
-            ms(180_000 / 4 - 100)
+            ms(spendable(12)) / 4 - ms(100)
         );
         // Almost no time left: tiny but positive, within the time left.
         let short = TimeControl {
@@ -416,6 +436,30 @@ mod tests {
             ..TimeControl::default()
         };
         assert_eq!(tight.budget(10, m).unwrap().deadline, MIN_BUDGET);
+    }
+
+    /// A game that fills a 20x20 board, each move running to its hard
+    /// limit and costing 20 ms more, ends with time on the clock.
+    #[test]
+    fn the_longest_game_ends_on_the_clock() {
+        for (match_ms, lag_ms) in [(120_000, 0), (180_000, 100), (10_000, 0)] {
+            let mut left = ms(match_ms);
+            for empty in (1..=400usize).rev().step_by(2) {
+                let clock = TimeControl {
+                    turn: Some(ms(5000)),
+                    left: Some(left),
+                    increment: Duration::ZERO,
+                    lag: ms(lag_ms),
+                };
+                let b = clock.budget(empty, DEFAULT_MATCH_MOVES).unwrap();
+                let used = b.deadline + MOVE_COST;
+                assert!(
+                    used < left,
+                    "{match_ms} ms: out of time with {empty} empty cells ({left:?} left)"
+                );
+                left -= used;
+            }
+        }
     }
 
     #[test]
