@@ -619,6 +619,10 @@ impl FrontEnd for Gomocup {
                 Self::yixin_swap_decision(s, &result, stones, self.turn_began)
             }
         }
+        // The request's time off the match clock, for the next move's plan
+        // (a manager's next time_left replaces it).
+        self.clock.spend(self.turn_began.elapsed());
+        self.apply_clock(&mut s.engine);
     }
 
     fn report(&mut self, s: &mut GomocupSession, job: &Job) {

@@ -62,7 +62,15 @@ impl Clock {
         };
         match key {
             "timeout_turn" => self.timeout_turn = v,
-            "timeout_match" => self.timeout_match = v,
+            "timeout_match" => {
+                self.timeout_match = v;
+                // A manager that never sends time_left still has its match
+                // limit kept: the clock starts full and runs down with the
+                // brain's own moves (`spend`).
+                if self.time_left == UNLIMITED_MS {
+                    self.new_game();
+                }
+            }
             "time_left" => self.time_left = v,
             "time_increment" => self.increment = v.max(0),
             _ => self.lag = v.max(0),
@@ -80,6 +88,17 @@ impl Clock {
         } else {
             UNLIMITED_MS
         };
+    }
+
+    /// Counts `elapsed`, the brain's time on one request, off the time left
+    /// of a timed game. A manager that sends `time_left` before each move
+    /// overwrites it; one that sends it once, or never, still has the
+    /// match limit kept.
+    pub fn spend(&mut self, elapsed: Duration) {
+        if self.time_left < UNLIMITED_MS {
+            let spent = i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX);
+            self.time_left = self.time_left.saturating_sub(spent).max(0);
+        }
     }
 
     /// The limit for one move; `None` for none. `zero_is_unlimited`:
@@ -129,6 +148,34 @@ mod tests {
         clock.set("timeout_match", "0");
         clock.new_game();
         assert_eq!(clock.game_left(), None, "timeout_match 0 is no limit");
+    }
+
+    #[test]
+    fn the_match_clock_runs_down_with_the_brains_moves() {
+        let mut clock = Clock::default();
+        // Only the match limit given: the game starts with all of it.
+        clock.set("timeout_match", "180000");
+        assert_eq!(clock.game_left(), Some(Duration::from_millis(180_000)));
+        clock.spend(Duration::from_millis(12_345));
+        assert_eq!(clock.game_left(), Some(Duration::from_millis(167_655)));
+        // The manager's figure replaces the count.
+        clock.set("time_left", "100000");
+        clock.spend(Duration::from_secs(1));
+        assert_eq!(clock.game_left(), Some(Duration::from_millis(99_000)));
+        // A time_left sent before the match limit is kept.
+        let mut clock = Clock::default();
+        clock.set("time_left", "5000");
+        clock.set("timeout_match", "180000");
+        assert_eq!(clock.game_left(), Some(Duration::from_millis(5000)));
+        // Spending past the end leaves nothing, not a negative time.
+        clock.spend(Duration::from_secs(3600));
+        assert_eq!(clock.game_left(), Some(Duration::ZERO));
+        // No limit: nothing to count.
+        let mut untimed = Clock::default();
+        untimed.set("timeout_match", "0");
+        untimed.spend(Duration::from_secs(1));
+        assert_eq!(untimed.game_left(), None);
+        assert_eq!(untimed.time_left, UNLIMITED_MS);
     }
 
     #[test]
