@@ -247,7 +247,7 @@ fn info_values_parse_as_64_bit_and_bad_ones_are_reported_as_messages() {
     b.send("INFO game_type 1");
     b.send("INFO folder C:\\some where\\x");
     b.send("INFO unknown_key 5");
-    b.send("INFO rule 9");
+    b.send("INFO rule nine");
     b.send("INFO thread_num zero");
     b.send("INFO style 9");
     // INFO is never answered: not even a bare one.
@@ -266,7 +266,38 @@ fn info_values_parse_as_64_bit_and_bad_ones_are_reported_as_messages() {
         .filter(|l| l.starts_with("MESSAGE ERROR INFO"))
         .collect();
     assert_eq!(notes.len(), 4, "{:?}", b.seen);
-    assert!(notes[0].contains("rule 9"));
+    assert!(notes[0].contains("rule nine"));
+}
+
+/// A rule the engine does not play (Piskvork's 9, caro with exactly five)
+/// refuses every request for a move until a rule it plays arrives: the
+/// previous game's rule would play on under the other rule's referee.
+#[test]
+fn a_refused_rule_refuses_moves_until_a_rule_it_plays() {
+    let mut b = ready(1);
+    b.send("INFO rule 4");
+    b.send("INFO rule 9");
+    for request in ["BEGIN", "TURN 7,7", "BOARD\n7,7,2\nDONE"] {
+        for line in request.lines() {
+            b.send(line);
+        }
+        let answer = b.answer();
+        assert!(
+            answer.starts_with("ERROR") && answer.contains("unsupported rule 9"),
+            "{request}: {answer}"
+        );
+    }
+    assert!(
+        b.seen.iter().any(|l| l.starts_with("MESSAGE ERROR INFO rule 9")),
+        "{:?}",
+        b.seen
+    );
+    b.send("INFO rule 0");
+    // The refused TURN and BOARD placed nothing.
+    b.send("TAKEBACK 7,7");
+    assert!(b.answer().starts_with("ERROR"));
+    b.send("BEGIN");
+    b.expect_move();
 }
 
 /// A brain 300 ms into a search of a minute per move (no match clock).

@@ -256,6 +256,12 @@ impl<F: FrontEnd> Driver<F> {
 
     /// Handles one command; false means quit now.
     pub fn handle(&mut self, command: F::Command) -> bool {
+        let urgency = self.front.urgency(&command);
+        // Nothing is written after END, not even a move that has just been
+        // found.
+        if matches!(urgency, Urgency::Quit) {
+            return false;
+        }
         // A search that ended since the last tick answers first: the
         // command could otherwise stop the engine (a setting that restarts
         // it) and drop the finished result, leaving the move unanswered.
@@ -263,7 +269,7 @@ impl<F: FrontEnd> Driver<F> {
             self.finish(finished);
         }
         let busy = self.session.busy();
-        match self.front.urgency(&command) {
+        match urgency {
             Urgency::Quit => return false,
             Urgency::Stop => {
                 self.stop_search();

@@ -13,7 +13,12 @@ impl Gomocup {
         };
         if let Some(set) = self.clock.set(key, value) {
             match set {
-                Ok(()) => self.apply_clock(&mut s.engine),
+                Ok(()) => {
+                    if key == "time_left" {
+                        self.time_left_at = Some(s.received());
+                    }
+                    self.apply_clock(&mut s.engine)
+                }
                 Err(e) => bad(s, &e.to_string()),
             }
             return;
@@ -22,7 +27,11 @@ impl Gomocup {
         match key {
             "max_memory" => match number() {
                 Ok(bytes) => {
-                    let limit = if bytes <= 0 { usize::MAX } else { bytes as usize };
+                    let limit = if bytes <= 0 {
+                        usize::MAX
+                    } else {
+                        bytes as usize
+                    };
                     engine.configure(|c| c.max_memory = limit);
                     check_memory_limit(s, limit);
                 }
@@ -39,10 +48,16 @@ impl Gomocup {
             "rule" => match number() {
                 Ok(v) => match self.dialect.rule(v) {
                     Some(rule) => self.set_rule(s, rule),
-                    None => bad(
-                        s,
-                        "unsupported rule: expected 0 (freestyle), 1 (standard), 4 (renju) or 8 (caro)",
-                    ),
+                    None => {
+                        let expected = if self.dialect == Dialect::YixinBoard {
+                            "0 (freestyle), 1 (standard), 2 (renju) or 8 (caro)"
+                        } else {
+                            "0 (freestyle), 1 (standard), 4 (renju) or 8 (caro)"
+                        };
+                        let why = format!("unsupported rule {v}: expected {expected}");
+                        bad(s, &why);
+                        self.refused_rule = Some(why);
+                    }
                 },
                 Err(_) => bad(s, "expected a rule number"),
             },

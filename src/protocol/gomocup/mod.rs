@@ -123,6 +123,12 @@ pub struct Gomocup {
     /// When the request of the search under way arrived: a swap decision
     /// that balances after it must answer within the same turn.
     pub(super) turn_began: Instant,
+    /// Why the last `INFO rule` was refused: until a rule the engine plays
+    /// arrives, requests for a move are refused too, rather than played
+    /// under the previous game's rule.
+    refused_rule: Option<String>,
+    /// When the manager last sent `INFO time_left` (never: `None`).
+    time_left_at: Option<Instant>,
     log: LogFile,
     logging: bool,
 }
@@ -171,6 +177,13 @@ impl Gomocup {
             super::engine_for(&config, &mut networks, BoardSize::FIFTEEN, Rule::Freestyle);
         let mut session = Session::new(engine, out);
         session.auto_ponder = config.time.auto_pondering;
+        // Piskvork reads stderr as the brain's output (it duplicates the
+        // stdout pipe), and Yixin-Board never reads it (a full pipe would
+        // block the brain): the default hook's "thread ... panicked at"
+        // would be read as the answer to the request, where the brain
+        // survives the panic (a failed network batch, a failed search
+        // answered with the fallback move). The log has it instead.
+        std::panic::set_hook(Box::new(|info| tracing::error!("{info}")));
         let log = LogFile::default();
         let logging = config.log.enabled;
         if logging {
@@ -190,6 +203,8 @@ impl Gomocup {
             blocked: CellSet::new(),
             live: LiveReport::new(),
             turn_began: Instant::now(),
+            refused_rule: None,
+            time_left_at: None,
             log,
             logging,
         };
@@ -242,7 +257,12 @@ impl Gomocup {
         }
         // The clock is kept: Yixin-Board sends INFO time_left before the
         // START that precedes each BOARD, and the other managers send it
-        // after START.
+        // after START. A manager that never sends it has the match clock
+        // counted by the brain alone, which a new game fills again.
+        if self.time_left_at.is_none() {
+            self.clock.new_game();
+            self.apply_clock(&mut s.engine);
+        }
         s.engine.new_game(size, rule);
         if self.logging {
             match self.log.start_new(&self.config.log.dir) {
@@ -337,6 +357,7 @@ impl Gomocup {
     // ---- INFO -------------------------------------------------------------
 
     fn set_rule(&mut self, s: &mut GomocupSession, rule: Rule) {
+        self.refused_rule = None;
         let note = super::switch_rule(&mut s.engine, &mut self.networks, rule);
         self.pending_notes(s, note);
     }
@@ -347,6 +368,10 @@ impl Gomocup {
     /// (its network is missing and no fallback is configured): every
     /// request that needs the network asks this first.
     fn refuses(&self, s: &mut GomocupSession) -> bool {
+        if let Some(why) = &self.refused_rule {
+            error(s, why);
+            return true;
+        }
         match self.networks.refusal(s.engine.rule()) {
             Some(why) => {
                 error(s, why);
@@ -620,8 +645,12 @@ impl FrontEnd for Gomocup {
             }
         }
         // The request's time off the match clock, for the next move's plan
-        // (a manager's next time_left replaces it).
-        self.clock.spend(self.turn_began.elapsed());
+        // (a manager's next time_left replaces it; one sent during the
+        // search is charged only from its arrival).
+        let since = self
+            .time_left_at
+            .map_or(self.turn_began, |at| at.max(self.turn_began));
+        self.clock.spend(since.elapsed());
         self.apply_clock(&mut s.engine);
     }
 
