@@ -178,3 +178,55 @@ fn an_interrupted_match_prints_the_summary_of_the_games_played() {
     assert!(!seen.contains("Warning:"), "{seen}");
     assert!(seen.contains("Score of first vs second: "), "{seen}");
 }
+
+/// A match whose output is cut off (`match ... | head -1`) plays and
+/// records every game, and ends without a panic.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_does_not_stop_the_records() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Command, Stdio};
+
+    let brain = test_brain();
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let psq = dir.path().join("psq");
+    let engine = |name: &str| {
+        [
+            format!("cmd={}", brain.display()),
+            "arg=--mode".to_string(),
+            "arg=random".to_string(),
+            format!("name={name}"),
+        ]
+    };
+    let mut child = Command::new(WUZI)
+        .arg("match")
+        .arg("--engine1")
+        .args(engine("first"))
+        .arg("--engine2")
+        .args(engine("second"))
+        .args(["--board", "15", "--games", "8", "--random-stones", "2"])
+        .args(["--seed", "5", "--no-about", "--psq"])
+        .arg(&psq)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the match");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut first = String::new();
+    stdout.read_line(&mut first).expect("read");
+    assert!(first.starts_with("Game 1 "), "{first}");
+    drop(stdout);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("read");
+    let status = child.wait().expect("wait");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(status.success(), "{status:?}: {stderr}");
+    let records = std::fs::read_dir(&psq).expect("the PSQ folder").count();
+    assert_eq!(records, 8, "{stderr}");
+}

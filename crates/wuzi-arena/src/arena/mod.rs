@@ -463,9 +463,17 @@ pub fn run(args: &MatchArgs) -> Result<MatchSummary, ArenaError> {
     let plan = runner::Plan::from_args(args)?;
     let summary = runner::run_plan(&plan)?;
     if !args.quiet && !interrupt::aborted() {
-        print!("{summary}");
+        print_out(&summary.to_string());
     }
     Ok(summary)
+}
+
+/// Writes `text` to stdout, ignoring a closed pipe (`match ... | head`):
+/// the games go on and are recorded, where `print!` would panic.
+pub(crate) fn print_out(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
 /// Plays `games` games between two instances of an instant brain (for

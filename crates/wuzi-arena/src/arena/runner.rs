@@ -423,6 +423,9 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
             }
         }
         drop(tx);
+        // A panic here (a bug) stops the schedule: the workers would
+        // otherwise play every remaining game with no one to record it.
+        let _stop_on_unwind = StopOnUnwind(&stop);
         loop {
             if !interrupted && super::interrupt::requested() {
                 interrupted = true;
@@ -456,7 +459,7 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
                             g.score_text(),
                             g.describe(&plan.labels)
                         );
-                        pb.suspend(|| println!("{line}"));
+                        pb.suspend(|| super::print_out(&format!("{line}\n")));
                     }
                     games.push(*g);
                     pb.inc(1);
@@ -530,9 +533,20 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
     if let Some(e) = failure {
         // The games played before the error are results all the same.
         if !plan.quiet && !summary.games.is_empty() && !super::interrupt::aborted() {
-            print!("{summary}");
+            super::print_out(&summary.to_string());
         }
         return Err(e);
     }
     Ok(summary)
+}
+
+/// Raises the stop flag if dropped while the thread panics.
+struct StopOnUnwind<'a>(&'a AtomicBool);
+
+impl Drop for StopOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
 }
