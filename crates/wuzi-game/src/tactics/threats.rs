@@ -256,6 +256,15 @@ pub fn line_breakers(board: &mut Board, attacker: Color, line: &[Point]) -> (Cel
         }
         board.play_unchecked(p);
         played += 1;
+        // Caro: a four closed at one end by the defender has two answers
+        // (its five cell, or the other end, which makes that five a closed
+        // one). The line goes on after one of them; the other branch's
+        // own line is not known here, so any stone may break it.
+        if caro && by_attacker {
+            if let FiveDefence::Blocks(blocks) = five_defence(board, attacker) {
+                anywhere |= blocks.len() > 1;
+            }
+        }
         if by_attacker {
             let fives: Vec<Point> = board.winning_moves(attacker).collect();
             for f in fives {
