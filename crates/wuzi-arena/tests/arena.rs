@@ -347,6 +347,27 @@ fn garbage_is_skipped_as_c_gomoku_cli_does_when_asked() {
     });
 }
 
+/// A brain without ABOUT that loads for longer than the runner waits for
+/// ABOUT's answer: its late UNKNOWN is ABOUT's, not START's refusal.
+#[test]
+fn a_late_unknown_about_is_not_taken_as_starts_answer() {
+    let s = play(
+        &format!(
+            "{} arg=--no-about arg=--load-ms arg=2500",
+            brain("random", "slow")
+        ),
+        &brain("random", "b"),
+        "--games 2 --random-stones 2 --seed 6 --new-process",
+    )
+    .unwrap();
+    assert_eq!(s.games.len(), 2);
+    assert!(
+        s.games.iter().all(|g| !g.reason.is_fault()),
+        "{:?}",
+        s.games.iter().map(|g| &g.reason).collect::<Vec<_>>()
+    );
+}
+
 #[test]
 fn brain_refusing_restart_gets_a_new_process_every_game() {
     let dir = tempfile::tempdir().unwrap();

@@ -82,10 +82,13 @@ enum OkFailure {
 /// Reads until `OK`. MESSAGE/DEBUG lines are skipped; ERROR/UNKNOWN refuse;
 /// other lines refuse when `strict`, else are skipped (c-gomoku-cli reads
 /// START's answer that way, which also skips a late ABOUT answer).
+/// `about_pending`: ABOUT is still unanswered, so the first ERROR/UNKNOWN
+/// is its late answer (a brain without ABOUT, slow to load), not START's.
 fn expect_ok(
     proc: &mut EngineProcess,
     deadline: Instant,
     strict: bool,
+    mut about_pending: bool,
     log: &mut GameLog,
 ) -> Result<(), OkFailure> {
     loop {
@@ -93,6 +96,9 @@ fn expect_ok(
             Reply::Line(_, text) => match BrainLine::parse(&text) {
                 BrainLine::Ok => return Ok(()),
                 BrainLine::Message(_) | BrainLine::Debug(_) => {}
+                BrainLine::Error(_) | BrainLine::Unknown(_) if about_pending => {
+                    about_pending = false;
+                }
                 BrainLine::Error(_) | BrainLine::Unknown(_) => {
                     return Err(OkFailure::Refused(text))
                 }
@@ -217,6 +223,7 @@ pub(crate) fn handshake(
                     &mut proc,
                     Instant::now() + settings.init_timeout_of(slot.spec),
                     true,
+                    false,
                     log,
                 ),
                 Err(_) => Err(OkFailure::Closed),
@@ -253,15 +260,20 @@ pub(crate) fn handshake(
         .proc
         .take()
         .expect("launch() and spawn_fresh() leave the process in the slot");
+    // A late answer is skipped by the lenient START read below.
+    let mut about_pending = about;
     if about {
-        // A late answer is skipped by the lenient START read below.
         let about_deadline = deadline.min(Instant::now() + Duration::from_secs(2));
         while let Reply::Line(_, text) = proc.next_line(about_deadline, log) {
             match BrainLine::parse(&text) {
                 BrainLine::Message(_) | BrainLine::Debug(_) => continue,
-                BrainLine::Unknown(_) | BrainLine::Error(_) => break,
+                BrainLine::Unknown(_) | BrainLine::Error(_) => {
+                    about_pending = false;
+                    break;
+                }
                 _ => {
                     slot.about.get_or_insert(text);
+                    about_pending = false;
                     break;
                 }
             }
@@ -281,7 +293,7 @@ pub(crate) fn handshake(
     // START took most of it.
     let deadline = Instant::now() + settings.init_timeout_of(slot.spec);
     let answer = match proc.send(&start, log) {
-        Ok(_) => expect_ok(&mut proc, deadline, false, log),
+        Ok(_) => expect_ok(&mut proc, deadline, false, about_pending, log),
         Err(_) => Err(OkFailure::Closed),
     };
     let failure = match answer {

@@ -101,9 +101,11 @@ enum MoveReply {
 /// Reads a move: MESSAGE/DEBUG/UNKNOWN/ERROR lines are logged and skipped,
 /// the first `SUGGEST x,y` is answered with `PLAY x,y` (as Piskvork),
 /// anything else that is not `x,y` is unparsable, or skipped too with
-/// `skip_unparsable`.
+/// `skip_unparsable`. A line read before the request was `sent` (queued
+/// behind what `drain` emptied) is stale, never the answer.
 fn read_move(
     proc: &mut EngineProcess,
+    sent: Instant,
     deadline: Instant,
     skip_unparsable: bool,
     log: &mut GameLog,
@@ -112,6 +114,7 @@ fn read_move(
     let mut suggested = false;
     loop {
         match proc.next_line(deadline, log) {
+            Reply::Line(at, _) if at < sent => {}
             Reply::Line(at, text) => match BrainLine::parse(&text) {
                 BrainLine::Move(c) => return MoveReply::Move(c.x, c.y, at),
                 BrainLine::Message(_) | BrainLine::Debug(_) => {}
@@ -265,7 +268,7 @@ pub(crate) fn play_game(
             };
             let allowed = clock.limit().saturating_add(tolerance[e]);
             let deadline = sent + Duration::from_micros(allowed.max(0) as u64);
-            let reply = read_move(proc, deadline, settings.skip_unparsable, log);
+            let reply = read_move(proc, sent, deadline, settings.skip_unparsable, log);
             if !matches!(reply, MoveReply::Move(..)) {
                 // Waiting for an engine that failed is the engine's time.
                 summary.engine_time += Instant::now().saturating_duration_since(written);

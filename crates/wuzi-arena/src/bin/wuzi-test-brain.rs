@@ -52,12 +52,16 @@ struct Options {
     seed: u64,
     block: bool,
     no_restart: bool,
+    /// Answers ABOUT with UNKNOWN, as brains without it do.
+    no_about: bool,
+    /// Milliseconds spent "loading" before the first line is read.
+    load_ms: u64,
 }
 
 fn usage() -> String {
     "usage: wuzi-test-brain \
      [--mode random|timeout|illegal|crash|silent|slow-end|garbage|flood|suggest-flood] \
-     [--at N] [--seed S] [--block] [--no-restart]"
+     [--at N] [--seed S] [--block] [--no-restart] [--no-about] [--load-ms MS]"
         .to_string()
 }
 
@@ -67,6 +71,8 @@ fn parse_args() -> Result<Options, String> {
         at: 1,
         block: false,
         no_restart: false,
+        no_about: false,
+        load_ms: 0,
         seed: SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
@@ -99,6 +105,8 @@ fn parse_args() -> Result<Options, String> {
             "--seed" => options.seed = value()?.parse().map_err(|_| usage())?,
             "--block" => options.block = true,
             "--no-restart" => options.no_restart = true,
+            "--no-about" => options.no_about = true,
+            "--load-ms" => options.load_ms = value()?.parse().map_err(|_| usage())?,
             "--help" | "-h" => return Err(usage()),
             // Managers may pass arguments of their own (Yixin-Board does).
             _ => {}
@@ -315,6 +323,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    std::thread::sleep(std::time::Duration::from_millis(options.load_ms));
     let size = BoardSize::square(15).expect("15x15 is a supported board size");
     let mut brain = Brain {
         rng: Rng::new(options.seed),
@@ -401,6 +410,9 @@ impl Brain {
                 }
                 _ => self.reply(BrainLine::Error("bad coordinates".into())),
             },
+            Command::About if self.options.no_about => {
+                self.reply(BrainLine::Unknown("ABOUT".into()))
+            }
             Command::About => self.reply(BrainLine::Other(
                 "name=\"wuzi-test-brain\", version=\"0.1\", author=\"Wuzi\", country=\"CZ\"".into(),
             )),
