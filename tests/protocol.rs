@@ -288,7 +288,9 @@ fn a_refused_rule_refuses_moves_until_a_rule_it_plays() {
         );
     }
     assert!(
-        b.seen.iter().any(|l| l.starts_with("MESSAGE ERROR INFO rule 9")),
+        b.seen
+            .iter()
+            .any(|l| l.starts_with("MESSAGE ERROR INFO rule 9")),
         "{:?}",
         b.seen
     );
