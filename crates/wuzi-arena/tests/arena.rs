@@ -572,6 +572,22 @@ fn sprt_stops_a_lopsided_match() {
     assert!(n <= s.games.len());
     assert!(n >= 2);
     assert!(s.elo.unwrap().elo > 60.0);
+    // Decided on completed opening pairs: one game at a time, the verdict
+    // comes after the second game of a pair.
+    let s = play(
+        &format!("{} arg=--block", brain("random", "blocker")),
+        &brain("random", "plain"),
+        "--board 9 --games 600 --random-stones 2 --seed 12 --concurrency 1 \
+         --sprt elo0=0 elo1=60 alpha=0.05 beta=0.05",
+    )
+    .unwrap();
+    let n = s.sprt_decided_after.unwrap();
+    assert_eq!(n % 2, 0, "decided after {n} games");
+    assert_eq!(
+        s.games.len(),
+        n,
+        "one game at a time: nothing after the verdict"
+    );
 }
 
 #[test]

@@ -400,6 +400,11 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
     let mut end_kills = [0u32; 2];
     let mut about: [Option<String>; 2] = [None, None];
     let mut sprt_status = None;
+    // The SPRT tests completed opening pairs only: the two games of a
+    // pair (colours swapped) are correlated through the opening, and a
+    // test stopped between them would weigh the first game's colour.
+    let mut first_of_pair: std::collections::HashMap<usize, Wld> = Default::default();
+    let mut paired = Wld::default();
     let mut stopped_early = false;
     let mut sprt_decided_after = None;
     let mut interrupted = false;
@@ -443,6 +448,18 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
             match msg {
                 WorkerMsg::Game(g) => {
                     tally.add(&g);
+                    let result = g.result_for(0);
+                    let pair_done = match first_of_pair.remove(&g.pair) {
+                        Some(first) => {
+                            paired.add(first);
+                            paired.add(result);
+                            true
+                        }
+                        None => {
+                            first_of_pair.insert(g.pair, result);
+                            false
+                        }
+                    };
                     if failure.is_none() {
                         if let Err(e) = recorder.record(&g) {
                             failure = Some(e);
@@ -466,8 +483,9 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
                     pb.set_message(score_message(&plan.labels, &tally));
                     // The verdict is frozen when a bound is crossed; games
                     // already running finish and are recorded, not tested.
-                    if let (Some(params), None) = (&plan.sprt, sprt_decided_after) {
-                        let status = params.status(tally.total);
+                    if let (Some(params), None, true) = (&plan.sprt, sprt_decided_after, pair_done)
+                    {
+                        let status = params.status(paired);
                         sprt_status = Some((*params, status));
                         if status.decision != SprtDecision::Continue {
                             sprt_decided_after = Some(games.len());
@@ -504,7 +522,7 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
     }
     games.sort_by_key(|g| g.index);
     if let (Some(params), None) = (&plan.sprt, sprt_decided_after) {
-        sprt_status = Some((*params, params.status(tally.total)));
+        sprt_status = Some((*params, params.status(paired)));
     }
     // Only when the signal left games unplayed.
     let interrupted = interrupted && games.len() < plan.jobs.len();
