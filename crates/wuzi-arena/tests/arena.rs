@@ -583,10 +583,12 @@ fn sprt_stops_a_lopsided_match() {
     .unwrap();
     let n = s.sprt_decided_after.unwrap();
     assert_eq!(n % 2, 0, "decided after {n} games");
-    assert_eq!(
-        s.games.len(),
-        n,
-        "one game at a time: nothing after the verdict"
+    // The worker takes its next game as soon as it reports one, so at
+    // most the one game it started before hearing the verdict follows.
+    assert!(
+        (n..=n + 1).contains(&s.games.len()),
+        "one game at a time: {} games, decided after {n}",
+        s.games.len()
     );
 }
 
