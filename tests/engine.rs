@@ -8,26 +8,17 @@ use std::time::{Duration, Instant};
 use common::p;
 use wuzi::engine::{Engine, SearchKind};
 use wuzi::game::{BoardSize, Color, MoveError, Rule};
-use wuzi::nn::native::Weights;
-use wuzi::nn::{
-    EvalService, Model, NativeNetwork, NetConfig, Precision, PrecisionSetting, ServiceConfig,
-};
+use wuzi::nn::{EvalService, Model, NetConfig, ServiceConfig};
 use wuzi::protocol::session::Session;
 use wuzi::search::{SearchBatch, SearchConfig, StopReason};
 
 fn engine(rule: Rule) -> Engine {
-    let weights = Weights::random(
+    let model = Model::random_native(
         NetConfig {
             blocks: 1,
             channels: 16,
         },
         2,
-    );
-    let model = Model::native(
-        Arc::new(NativeNetwork::new(&weights)),
-        None,
-        PrecisionSetting::Fixed(Precision::Fp32),
-        ServiceConfig::default().batch_size,
     );
     let service = Arc::new(EvalService::start_model(model, ServiceConfig::default()).unwrap());
     let config = SearchConfig {

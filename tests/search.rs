@@ -9,11 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::{black_has_only_forbidden_cells, board15, p};
 use wuzi::game::{Board, BoardSize, Color, Point, Rule};
-use wuzi::nn::native::Weights;
-use wuzi::nn::{
-    EvalService, Model, NativeNetwork, NetConfig, Precision, PrecisionSetting, ServiceConfig,
-    SymmetryMode,
-};
+use wuzi::nn::{EvalService, Model, NetConfig, ServiceConfig, SymmetryMode};
 use wuzi::search::node::Proven;
 use wuzi::search::{
     memory, SearchBatch, SearchConfig, SearchLimits, Searcher, StopReason, TimeBudget,
@@ -26,20 +22,14 @@ fn service() -> Arc<EvalService> {
 
 fn service_with(symmetry: SymmetryMode) -> Arc<EvalService> {
     // Random weights from a fixed seed: every call gives the same network.
-    let weights = Weights::random(
-        NetConfig {
-            blocks: 1,
-            channels: 16,
-        },
-        11,
-    );
     Arc::new(
         EvalService::start_model(
-            Model::native(
-                Arc::new(NativeNetwork::new(&weights)),
-                None,
-                PrecisionSetting::Fixed(Precision::Fp32),
-                8,
+            Model::random_native(
+                NetConfig {
+                    blocks: 1,
+                    channels: 16,
+                },
+                11,
             ),
             ServiceConfig {
                 batch_size: 8,

@@ -592,22 +592,15 @@ impl Drop for Engine {
 mod tests {
     use super::*;
     use crate::game::BoardSize;
-    use crate::nn::native::Weights;
-    use crate::nn::{Model, NativeNetwork, NetConfig, Precision, PrecisionSetting, ServiceConfig};
+    use crate::nn::{Model, NetConfig, ServiceConfig};
 
     fn engine(max_memory: usize) -> Engine {
-        let weights = Weights::random(
+        let model = Model::random_native(
             NetConfig {
                 blocks: 1,
                 channels: 8,
             },
             1,
-        );
-        let model = Model::native(
-            Arc::new(NativeNetwork::new(&weights)),
-            None,
-            PrecisionSetting::Fixed(Precision::Fp32),
-            ServiceConfig::default().batch_size,
         );
         let service = EvalService::start_model(model, ServiceConfig::default())
             .expect("a service for a random network");

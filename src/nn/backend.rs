@@ -105,6 +105,19 @@ impl Model {
         }
     }
 
+    /// A native network of `config`'s size with random weights fixed by
+    /// `seed`, evaluated exactly (fp32): for tests and benchmarks that need
+    /// a network that plays legal moves, not a trained one.
+    pub fn random_native(config: NetConfig, seed: u64) -> Model {
+        let weights = crate::nn::native::Weights::random(config, seed);
+        Model::native(
+            Arc::new(NativeNetwork::new(&weights)),
+            None,
+            PrecisionSetting::Fixed(Precision::Fp32),
+            1,
+        )
+    }
+
     /// Another handle on the same network (libtorch: a copy of its weights).
     pub fn duplicate(&self) -> Model {
         match self {

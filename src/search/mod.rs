@@ -707,23 +707,14 @@ mod tests {
     #[test]
     fn a_proof_found_through_another_path_reaches_the_root_edge() {
         use crate::game::{BoardSize, Rule};
-        use crate::nn::native::Weights;
-        use crate::nn::{
-            Model, NativeNetwork, NetConfig, Precision, PrecisionSetting, ServiceConfig,
-        };
+        use crate::nn::{Model, NetConfig, ServiceConfig};
         use crate::search::node::Proven;
-        let weights = Weights::random(
+        let model = Model::random_native(
             NetConfig {
                 blocks: 1,
                 channels: 8,
             },
             1,
-        );
-        let model = Model::native(
-            Arc::new(NativeNetwork::new(&weights)),
-            None,
-            PrecisionSetting::Fixed(Precision::Fp32),
-            8,
         );
         let service = EvalService::start_model(model, ServiceConfig::default())
             .expect("a service for a random network");
