@@ -614,3 +614,67 @@ fn fuzzed_lines_get_one_answer_and_failures_change_nothing() {
     let reply = e.ok("genmove w");
     assert!(reply.len() >= 2, "{reply}");
 }
+
+/// A rule switch that cannot be played is refused and changes nothing:
+/// a rule without its network, or stones that hold a five under the new
+/// rule (black's six, no win in standard, would be one in freestyle).
+#[test]
+fn a_rule_switch_that_cannot_be_played_is_refused() {
+    if std::env::var("WUZI_TEST_BRAIN").is_ok_and(|b| !b.trim().is_empty()) {
+        // The configuration names this checkout's files by absolute path.
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let networks = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("networks");
+    let config = dir.path().join("wuzi.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[network]\nfreestyle = {:?}\nstandard = {:?}\nrenju = \"renju-missing.safetensors\"\n\
+             freestyle_fp32 = \"\"\nstandard_fp32 = \"\"\nrenju_fp32 = \"\"\n",
+            networks.join("freestyle-4x32.safetensors"),
+            networks.join("standard15-4x32.safetensors"),
+        ),
+    )
+    .unwrap();
+    let mut e = Engine {
+        process: Brain::start(&[
+            "--config",
+            config.to_str().unwrap(),
+            "--threads",
+            "1",
+            "gtp",
+        ]),
+    };
+    assert_eq!(e.ask("kata-set-rule basicrule standard"), success(None, ""));
+    for (b, w) in [
+        ("A1", "A3"),
+        ("B1", "B3"),
+        ("C1", "C3"),
+        ("E1", "E3"),
+        ("F1", "G5"),
+        ("D1", "H5"),
+    ] {
+        assert_eq!(e.ask(&format!("play b {b}")), success(None, ""), "{b}");
+        assert_eq!(e.ask(&format!("play w {w}")), success(None, ""), "{w}");
+    }
+    let refused = e.ask("kata-set-rule basicrule freestyle");
+    assert!(
+        !refused.success && refused.text.contains("five"),
+        "{refused:?}"
+    );
+    let refused = e.ask("kata-set-rule basicrule renju");
+    assert!(
+        !refused.success && refused.text.contains("renju-missing"),
+        "{refused:?}"
+    );
+    // Still standard: black's six wins nothing, the game goes on.
+    assert_eq!(e.ask("play b K10"), success(None, ""));
+    let reply = e.ok("genmove w");
+    assert!(reply.len() >= 2, "{reply}");
+    assert_eq!(e.ask("clear_board"), success(None, ""));
+    assert_eq!(
+        e.ask("kata-set-rule basicrule freestyle"),
+        success(None, "")
+    );
+}

@@ -159,14 +159,7 @@ impl Engine {
     /// in the same order, under the new rule.
     pub fn set_rule(&mut self, rule: Rule, service: Arc<EvalService>) {
         self.stop();
-        let old = &self.board;
-        let mut board = Board::new(old.size(), rule);
-        for &(p, c) in old.history() {
-            // A stone the new rule would forbid is kept: it is on the board.
-            let _ = board.place(p, c);
-        }
-        board.set_side_to_move(old.side_to_move());
-        self.board = board;
+        self.board = self.board.under_rule(rule);
         self.set_service(service);
     }
 

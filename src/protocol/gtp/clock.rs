@@ -41,6 +41,15 @@ impl GtpClock {
         };
     }
 
+    /// A new game (`clear_board`, `boardsize`): the same settings, full
+    /// clocks. What was spent or said last game is not this game's.
+    pub(super) fn new_game(&mut self) {
+        *self = GtpClock {
+            settings: self.settings,
+            ..GtpClock::new()
+        };
+    }
+
     /// `time_left` for `color`: what the controller says replaces what we
     /// counted.
     pub(super) fn set_left(&mut self, color: Color, time: Duration, stones: u32) {
@@ -66,15 +75,27 @@ impl GtpClock {
             increment,
             lag,
         };
+        let index = usize::from(color == Color::White);
         let Some(settings) = self.settings else {
-            return limited(Some(DEFAULT_MOVE_TIME), None, Duration::ZERO);
+            // No settings, but the controller said what is left: a period
+            // of byo-yomi over its stones, or sudden death.
+            return match self.left[index] {
+                Some((time, stones)) if stones > 0 => {
+                    limited(Some(time / stones), None, Duration::ZERO)
+                }
+                Some((time, _)) => limited(
+                    None,
+                    Some(time.saturating_sub(self.used[index])),
+                    Duration::ZERO,
+                ),
+                None => limited(Some(DEFAULT_MOVE_TIME), None, Duration::ZERO),
+            };
         };
         if settings.stones == 0 && !settings.byo_yomi.is_zero() {
             return limited(Some(DEFAULT_MOVE_TIME), None, Duration::ZERO);
         }
         let per_stone = |time: Duration, stones: u32| time / stones.max(1);
         let byo_per_move = per_stone(settings.byo_yomi, settings.stones);
-        let index = usize::from(color == Color::White);
         let used = self.used[index];
         // Main time less what our moves took since the controller last said.
         let main_left = |main: Duration| {
@@ -113,6 +134,15 @@ mod tests {
         let mut clock = GtpClock::new();
         let tc = clock.time_control(Color::Black, lag);
         assert_eq!((tc.turn, tc.left), (Some(DEFAULT_MOVE_TIME), None));
+        // time_left without time_settings: what it says is the limit.
+        clock.set_left(Color::Black, secs(3), 0);
+        clock.spend(Color::Black, secs(1));
+        let tc = clock.time_control(Color::Black, lag);
+        assert_eq!((tc.turn, tc.left), (None, Some(secs(2))));
+        clock.set_left(Color::White, secs(20), 4);
+        let tc = clock.time_control(Color::White, lag);
+        assert_eq!((tc.turn, tc.left), (Some(secs(5)), None));
+        clock.left = [None; 2];
         // Byo-yomi time without stones: no limit, played at the default
         // time a move.
         clock.settings = Some(TimeSettings {
@@ -182,6 +212,13 @@ mod tests {
         clock.spend(Color::White, secs(3));
         let tc = clock.time_control(Color::White, lag);
         assert_eq!((tc.turn, tc.left), (Some(secs(2)), None));
+        // A new game keeps the settings and fills the clocks again.
+        clock.set_left(Color::Black, secs(1), 0);
+        clock.new_game();
+        for color in [Color::Black, Color::White] {
+            let tc = clock.time_control(color, lag);
+            assert_eq!((tc.turn, tc.left), (None, Some(secs(2))), "{color:?}");
+        }
         // time_settings starts the count again.
         clock.set(TimeSettings {
             main: secs(6),

@@ -147,6 +147,7 @@ impl Gtp {
         let rule = s.engine.rule();
         s.engine.new_game(size, rule);
         self.setup_stones = 0;
+        self.clock.new_game();
     }
 
     /// The position with `color` to move (GTP lets either colour move).
@@ -166,9 +167,29 @@ impl Gtp {
                 "syntax error: expected freestyle, standard, renju or caro",
             );
         };
-        if let Some(note) = super::switch_rule(&mut s.engine, &mut self.networks, rule) {
+        if rule == s.engine.rule() {
+            return success(s, id, "");
+        }
+        // Refused before anything changes: a rule without a network, or
+        // stones that already hold a five under the new rule (the game
+        // would be over, and a five found only after the switch is not
+        // the last move's).
+        let under_new = s.engine.board().under_rule(rule);
+        if under_new.outcome().is_none() && under_new.completed_five().is_some() {
+            return failure(
+                s,
+                id,
+                format!("the stones on the board hold a five under {rule}: clear_board first"),
+            );
+        }
+        let (service, note) = match self.networks.service_for(rule) {
+            Ok(found) => found,
+            Err(why) => return failure(s, id, format!("unsupported rule: {why}")),
+        };
+        if let Some(note) = note {
             tracing::warn!("{note}");
         }
+        s.engine.set_rule(rule, service);
         success(s, id, "");
     }
 

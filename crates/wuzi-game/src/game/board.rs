@@ -335,6 +335,18 @@ impl Board {
             .map(|&(_, color)| color)
     }
 
+    /// The same stones, in the same order and with the same side to move,
+    /// under `rule`. A stone the new rule would forbid is kept: it is on
+    /// the board.
+    pub fn under_rule(&self, rule: Rule) -> Board {
+        let mut board = Board::new(self.size(), rule);
+        for &(p, c) in self.history() {
+            let _ = board.place(p, c);
+        }
+        board.set_side_to_move(self.side_to_move());
+        board
+    }
+
     /// Whether the game on this board has ended: a five anywhere, not only
     /// by the last stone ([`Board::completed_five`]), or a full board. For
     /// positions set up from outside; a game played move by move needs only
