@@ -200,8 +200,18 @@ impl FileRequest {
         let mut rule = Rule::Freestyle;
         let mut max_memory = None;
         let mut folder = None;
-        // INFO.DAT is optional: older managers do not write it.
-        if let Ok(info) = read(dir, "INFO.DAT") {
+        // INFO.DAT is optional: older managers do not write it. One that
+        // is there but cannot be read is an error: its rule or clock
+        // ignored would play another game than the manager's.
+        let info = match read(dir, "INFO.DAT") {
+            Err(FilesError::Read { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                None
+            }
+            other => Some(other?),
+        };
+        if let Some(info) = info {
             for line in info.lines().map(str::trim).filter(|l| !l.is_empty()) {
                 let (key, value) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
                 let value = value.trim();
@@ -387,5 +397,29 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not an integer"));
+    }
+
+    /// INFO.DAT may be missing; one that is there but cannot be read is
+    /// an error, not a freestyle game on TIMEOUTS.DAT's clock.
+    #[test]
+    fn an_info_dat_that_cannot_be_read_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("TIMEOUTS.DAT"), "5\n120000\n").unwrap();
+        std::fs::write(dir.path().join("PLOCHA.DAT"), "-----\n".repeat(5)).unwrap();
+        std::fs::write(dir.path().join("TAH.DAT"), "x").unwrap();
+        let request = FileRequest::read(dir.path()).unwrap();
+        assert_eq!(request.board.rule(), Rule::Freestyle);
+        std::fs::create_dir(dir.path().join("INFO.DAT")).unwrap();
+        assert!(matches!(
+            FileRequest::read(dir.path()),
+            Err(FilesError::NotAFile("INFO.DAT"))
+        ));
+        std::fs::remove_dir(dir.path().join("INFO.DAT")).unwrap();
+        let too_large = "rule 4\n".repeat(MAX_FILE as usize / 7 + 1);
+        std::fs::write(dir.path().join("INFO.DAT"), too_large).unwrap();
+        assert!(matches!(
+            FileRequest::read(dir.path()),
+            Err(FilesError::TooLarge("INFO.DAT"))
+        ));
     }
 }
