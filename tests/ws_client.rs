@@ -403,8 +403,8 @@ fn a_server_that_trickles_the_handshake_is_given_up() {
 }
 
 /// A scripted server: after INVALID the engine plays another move (not the
-/// refused one again), and it understands a MOVE written, as in the
-/// specification's example, with `"type":"START"`.
+/// refused one again), it understands a MOVE written, as in the
+/// specification's example, with `"type":"START"`, and it sends no INFO.
 #[test]
 fn a_refused_move_is_not_played_again_and_a_start_typed_move_is_read() {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -430,8 +430,11 @@ fn a_refused_move_is_not_played_again_and_a_start_typed_move_is_read() {
             "initialState": {"board": empty, "turn": "B", "players": {"B": player, "W": player}},
             "moveLog": []}}),
     );
+    // A server of the specification alone (no rule or seat in START) is
+    // sent no INFO, the extension it may refuse.
     let moved = |socket: &mut Socket| loop {
         let message = next(socket);
+        assert_ne!(message["type"], "INFO", "{message}");
         if message["type"] == "MOVE" {
             let point = &message["move"]["point"];
             return (

@@ -16,7 +16,7 @@ use parking_lot::RwLock;
 
 use crate::game::{Board, BoardSize, CellSet, Color, MoveError, Point, Rule};
 use crate::nn::EvalService;
-use crate::search::expand::fallback_move;
+use crate::search::expand::fallback_move_except;
 use crate::search::node::Proven;
 use crate::search::result::MoveStats;
 use crate::search::{SearchConfig, SearchLimits, SearchResult, Searcher, TimeBudget, TimeControl};
@@ -171,10 +171,13 @@ impl Engine {
     pub fn move_to_play(&self, result: &SearchResult) -> Option<Point> {
         let mut board = self.board.clone();
         let color = board.side_to_move();
+        let excluded = &self.limits.excluded;
         match result.best_move {
-            Some(mv) if is_legal_for(&mut board, mv, color) => Some(mv),
+            Some(mv) if !excluded.contains(mv) && is_legal_for(&mut board, mv, color) => Some(mv),
             chosen => {
-                let mv = fallback_move(&mut board)?;
+                // Not a move the GUI blocked or the server refused, while
+                // another is legal.
+                let mv = fallback_move_except(&mut board, excluded)?;
                 tracing::warn!("search answered {chosen:?}; playing the fallback {mv}");
                 Some(mv)
             }

@@ -80,6 +80,10 @@ const SILENCE: Duration = Duration::from_secs(30);
 /// How often the engine tells the server (and so the web board) what it
 /// thinks of the game while it searches.
 const INFO_EVERY: Duration = Duration::from_millis(500);
+/// Refused moves in one turn after which the client stops answering and
+/// waits for the server (each refusal leaves a cell out; a renju server
+/// refusing forbidden points needs a few).
+const MAX_REFUSALS: u32 = 16;
 
 /// The client's state (the specification's READY, THINKING, AWAITING and
 /// IDLE; INIT is the connection itself).
@@ -107,9 +111,15 @@ struct Player {
     /// NAME sent on this connection and no START yet: an INVALID now can
     /// only be the server refusing the name.
     naming: bool,
-    /// INFO (an extension) is sent on this connection: not after the
-    /// server has answered something other than a move with INVALID.
+    /// INFO (an extension) is sent in this game: only to a server that
+    /// showed the extensions in START (a seat or a rule), and not after it
+    /// answered something other than a move with INVALID. A server of the
+    /// specification alone may refuse INFO, and its INVALID could arrive
+    /// just after our MOVE, read as the move's refusal.
     sends_info: bool,
+    /// Refusals of our moves since the opponent last moved: a server that
+    /// refuses every move (a pass we cannot replace) is not flooded.
+    refusals: u32,
 }
 
 /// What the user should see: on stderr, and in the log (`--log-dir`).
@@ -191,11 +201,18 @@ impl Player {
             pending_move: None,
             seat: None,
             naming: false,
-            sends_info: true,
+            sends_info: false,
+            refusals: 0,
         }
     }
 
     fn start(&mut self, config: &GameConfiguration, color: WsColor) -> Result<(), ClientError> {
+        // Whatever the new game turns out to be, the last one is over: no
+        // search of it may answer in this one, no move of it await VALID.
+        self.engine.stop();
+        self.pending_move = None;
+        self.state = State::Ready;
+        self.refusals = 0;
         let board = position(config)?;
         if let Some(note) = super::switch_rule(&mut self.engine, &mut self.networks, board.rule()) {
             warn(&note);
@@ -289,13 +306,18 @@ impl Player {
                 color,
                 seat,
             } => {
+                self.sends_info = seat.is_some() || configuration.rule.is_some();
                 self.seat = seat;
                 self.naming = false;
                 self.start(&configuration, color)?;
             }
             ServerMessage::Valid { remaining_time } => {
-                // Our move stands: it goes on our board.
                 self.remaining = Duration::from_millis(remaining_time.of(self.color));
+                if self.state != State::AwaitingResponse {
+                    warn("the server accepted a move we are not waiting on; ignored");
+                    return Ok(());
+                }
+                // Our move stands: it goes on our board.
                 if let Some(last) = self.pending_move.take() {
                     apply_to_engine(&mut self.engine, last)?;
                 }
@@ -318,6 +340,13 @@ impl Player {
                     return Ok(());
                 }
                 warn(&format!("the server refused our move: {message}"));
+                self.refusals += 1;
+                if self.refusals >= MAX_REFUSALS {
+                    warn("every move we find is refused: waiting for the server");
+                    self.pending_move = None;
+                    self.state = State::Idle;
+                    return Ok(());
+                }
                 // Not the same move again: the next search leaves it out
                 // (a renju server refuses a forbidden move the rule we were
                 // told, or assumed, allows).
@@ -330,6 +359,7 @@ impl Player {
             }
             ServerMessage::Move { mv, remaining_time } => {
                 self.remaining = Duration::from_millis(remaining_time.of(self.color));
+                self.refusals = 0;
                 apply_to_engine(&mut self.engine, mv)?;
                 // A resignation ends the game (END follows): nothing to search.
                 if self.engine.board().outcome().is_none() && mv != WsMove::Resign {
@@ -498,7 +528,7 @@ fn play(player: &mut Player, socket: &mut Socket, name: &str) -> ClientError {
     let mut last_heard = Instant::now();
     let mut pinged = false;
     player.naming = false;
-    player.sends_info = true;
+    player.sends_info = false;
     loop {
         let silence = last_heard.elapsed();
         if silence >= 2 * SILENCE {
