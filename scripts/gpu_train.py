@@ -78,24 +78,57 @@ class Shard:
 
 
 def read_bytes(path, expected):
-    with open(path, "rb") as f:
-        data = bytearray(f.read())
+    try:
+        with open(path, "rb") as f:
+            data = bytearray(f.read())
+    except OSError as e:
+        sys.exit(f"gpu_train: cannot read {path}: {e.strerror or e}")
     if len(data) != expected:
         sys.exit(f"gpu_train: {path} has {len(data)} bytes, index.tsv says {expected}")
     return torch.frombuffer(data, dtype=torch.uint8) if data else torch.zeros(0, dtype=torch.uint8)
 
 
+INDEX_COLUMNS = ("split", "width", "height", "positions", "planes", "bytes_per_position")
+
+
 def load_export(directory, device):
+    """The shards and the symmetries' plane orders of a wuzi-encode export;
+    a missing or malformed file ends the script with a line naming it."""
     index = os.path.join(directory, "index.tsv")
-    with open(index) as f:
-        rows = list(csv.DictReader(f, delimiter="\t"))
+    try:
+        with open(index) as f:
+            rows = list(csv.DictReader(f, delimiter="\t"))
+    except OSError as e:
+        sys.exit(f"gpu_train: cannot read {index}: {e.strerror or e} (is {directory} a wuzi-encode export?)")
+    for line, row in enumerate(rows, start=2):
+        missing = [c for c in INDEX_COLUMNS if not row.get(c)]
+        if missing:
+            sys.exit(f"gpu_train: {index} line {line}: no {', '.join(missing)} (columns: {', '.join(INDEX_COLUMNS)})")
+        for column in INDEX_COLUMNS[1:]:
+            if not row[column].isdigit():
+                sys.exit(f"gpu_train: {index} line {line}: {column} {row[column]!r} is not a count")
     shards = [Shard(directory, r, device) for r in rows if int(r["positions"]) > 0]
+    path = os.path.join(directory, "symmetries.tsv")
     orders = {}
-    with open(os.path.join(directory, "symmetries.tsv")) as f:
-        for line in f:
-            fields = line.split()
-            if fields and fields[0].isdigit():
-                orders[int(fields[0])] = torch.tensor([int(x) for x in fields[1:]], device=device)
+    try:
+        with open(path) as f:
+            for number, line in enumerate(f, start=1):
+                fields = line.split()
+                if fields and fields[0].isdigit():
+                    if not all(x.isdigit() for x in fields[1:]):
+                        sys.exit(f"gpu_train: {path} line {number}: plane numbers expected")
+                    orders[int(fields[0])] = torch.tensor([int(x) for x in fields[1:]], device=device)
+    except OSError as e:
+        sys.exit(f"gpu_train: cannot read {path}: {e.strerror or e}")
+    # The augmentation draws any of the 8 symmetries and reorders every plane.
+    planes = {s.planes for s in shards}
+    for k in range(8):
+        order = orders.get(k)
+        if order is None:
+            sys.exit(f"gpu_train: {path}: no plane order of symmetry {k}")
+        for n in planes:
+            if len(order) != n or (n and int(order.max()) >= n):
+                sys.exit(f"gpu_train: {path}: the plane order of symmetry {k} does not fit {n} planes")
     return shards, orders
 
 
@@ -239,18 +272,39 @@ def save_safetensors(model, path):
 
 
 def load_safetensors(model, path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = bytearray(f.read())
+    try:
+        with open(path, "rb") as f:
+            size = f.read(8)
+            n = struct.unpack("<Q", size)[0] if len(size) == 8 else None
+            header = json.loads(f.read(n)) if n is not None and n <= os.path.getsize(path) - 8 else None
+            data = bytearray(f.read())
+    except OSError as e:
+        sys.exit(f"gpu_train: cannot read {path}: {e.strerror or e}")
+    except ValueError:  # invalid JSON or UTF-8
+        header = None
+    if not isinstance(header, dict):
+        sys.exit(f"gpu_train: {path} is not a safetensors file (its header is truncated or damaged)")
     state = model.state_dict()
     for name, meta in header.items():
         if name == "__metadata__":
             continue
-        if meta["dtype"] != "F32":
-            sys.exit(f"gpu_train: {path}: {name} is {meta['dtype']}, expected F32")
-        b, e = meta["data_offsets"]
-        t = torch.frombuffer(data[b:e], dtype=torch.float32).view(meta["shape"])
+        try:
+            dtype, shape, (b, e) = meta["dtype"], [int(d) for d in meta["shape"]], meta["data_offsets"]
+        except (TypeError, KeyError, ValueError):
+            sys.exit(f"gpu_train: {path}: the header entry of {name} is damaged")
+        if dtype != "F32":
+            sys.exit(f"gpu_train: {path}: {name} is {dtype}, expected F32")
+        # A truncated file, or offsets that do not fit the shape, would
+        # otherwise end in a view() traceback (or read another tensor's bytes).
+        if not (isinstance(b, int) and isinstance(e, int) and 0 <= b <= e <= len(data)):
+            sys.exit(f"gpu_train: {path}: {name} lies at bytes {b}..{e} of {len(data)}: "
+                     f"the file is truncated or damaged")
+        if min(shape, default=0) < 0:
+            sys.exit(f"gpu_train: {path}: {name} has the shape {shape}")
+        if e - b != 4 * math.prod(shape):
+            sys.exit(f"gpu_train: {path}: {name} has {e - b} bytes, its shape {shape} needs {4 * math.prod(shape)}")
+        t = torch.frombuffer(data[b:e], dtype=torch.float32).view(shape) if e > b \
+            else torch.zeros(shape, dtype=torch.float32)
         if name not in state or list(state[name].shape) != list(t.shape):
             sys.exit(f"gpu_train: {path}: {name} does not fit a network of this size")
         state[name].copy_(t)

@@ -12,6 +12,7 @@ stopped here, with a tiny network on a 9x9 board, it runs:
   C. the same command again: it must resume (generation 1 untouched,
      generation 2's stored games kept) and finish.
 
+It starts with the unit tests of tests/test_*.py (no binary, no cluster).
 Then it checks the records (every line a whole game, the counts of the
 plan, `pbrain-wuzi train` reading them all), the gating decision against the
 SPRT of its counts, the Elo plot, and the error messages of a bad storage
@@ -240,7 +241,19 @@ def finish_driver(driver: subprocess.Popen, log_path: str, timeout: float, name:
     return ok
 
 
+def unit_tests() -> None:
+    """tests/test_*.py (unittest cases, no binary or cluster), each a check here."""
+    import unittest
+    suite = unittest.defaultTestLoader.discover(HERE, pattern="test_*.py", top_level_dir=HERE)
+    with open(os.devnull, "w") as sink:
+        result = unittest.TextTestRunner(stream=sink, verbosity=0).run(suite)
+    broken = {test.id(): text for test, text in result.failures + result.errors}
+    check(f"{result.testsRun} unit tests (tests/test_*.py)", not broken,
+          "; ".join(f"{name}: {text.strip().splitlines()[-1]}" for name, text in broken.items()))
+
+
 def unit_checks() -> None:
+    unit_tests()
     # The engine's own figures (networks/README.md): 126-89-21 gave LLR
     # 2.97 and +54.9 Elo for SPRT (0, 40); 38-22-0 gave 1.68, +94.9 ± 93.9 for (0, 50).
     check("SPRT and Elo as pbrain-wuzi match computes them",

@@ -11,11 +11,13 @@ import signal
 import sys
 import tempfile
 import time
+import typing
 
 from . import engine, layout
-from .loop import (STATE_KEYS, Loop, LoopError, Settings, check_settings, check_storage, connect, log,
-                   require_keys)
-from .storage import Storage, StorageError
+from .lease import Lease
+from .loop import (STATE_KEYS, STATUS_KEYS, Loop, LoopError, Settings, check_settings, check_storage, connect,
+                   log)
+from .storage import Storage, StorageError, require_keys
 
 PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_BINARY = os.path.join(PROJECT, "target", "release", "pbrain-wuzi")
@@ -23,9 +25,12 @@ DEFAULT_BINARY = os.path.join(PROJECT, "target", "release", "pbrain-wuzi")
 
 def add_settings(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("loop settings (defaults: a real generation on a CPU cluster)")
+    # The declared types, not the defaults' (a float field whose default is
+    # written 0 would refuse --train-minutes 0.5).
+    types = typing.get_type_hints(Settings)
     for field in dataclasses.fields(Settings):
         group.add_argument("--" + field.name.replace("_", "-"), dest=field.name,
-                           type=type(field.default), default=field.default,
+                           type=types[field.name], default=field.default,
                            help=f"(default {field.default!r})")
 
 
@@ -49,14 +54,21 @@ def command_run(args) -> int:
     storage = Storage(args.storage)
     engine.check_binary(args.binary)
     check_storage(storage, settings_from(args), args.initial_network, [args.openings, args.gating_openings])
-    ray = connect(args.address, args.num_cpus, not args.no_dashboard)
+    # One driver per storage: a second `run` on it refuses to start.
+    lease = Lease(storage)
+    lease.acquire()
     try:
-        loop = Loop(ray, storage, settings_from(args), os.path.abspath(args.binary), args.local_dir)
-        loop.check_cluster()
-        loop.prepare(args.initial_network, args.openings, args.gating_openings)
-        loop.run(args.generations)
+        ray = connect(args.address, args.num_cpus, not args.no_dashboard)
+        try:
+            loop = Loop(ray, storage, settings_from(args), os.path.abspath(args.binary), args.local_dir,
+                        lease)
+            loop.check_cluster()
+            loop.prepare(args.initial_network, args.openings, args.gating_openings)
+            loop.run(args.generations)
+        finally:
+            ray.shutdown()
     finally:
-        ray.shutdown()
+        lease.release()
     return 0
 
 
@@ -69,7 +81,7 @@ def command_status(args) -> int:
     if state is not None:
         require_keys(state, STATE_KEYS, storage, layout.STATE)
     if status is not None:
-        require_keys(status, ("generation", "phase", "detail", "updated"), storage, layout.STATUS)
+        require_keys(status, STATUS_KEYS, storage, layout.STATUS)
     if args.json:
         print(json.dumps({"state": state, "status": status}, indent=1))
         return 0
@@ -95,7 +107,7 @@ def command_status(args) -> int:
 def command_plot(args) -> int:
     storage = Storage(args.storage)
     state = storage.read_json(layout.STATE)
-    if state:
+    if state is not None:
         require_keys(state, STATE_KEYS, storage, layout.STATE)
     if not state or not state["history"]:
         raise LoopError(f"{args.storage} holds no finished generation to plot")

@@ -200,6 +200,42 @@ _ENGINE_SPRT = re.compile(r"SPRT \(.*?\): LLR (-?[\d.]+) \[.*?\]: (.*)")
 _ERRORS = re.compile(r"^(candidate|current): losses by error: (.*)$", re.M)
 
 
+def parse_faults(listed: str) -> dict[str, int]:
+    """The match's `losses by error` list (`crash 2, time forfeit 1`, or
+    `none`, then `; killed after END: N`) as counts by ending. A piece that
+    is not `ending count` counts once under its own text: unknown is not
+    clean."""
+    counts: dict[str, int] = {}
+    listed = listed.split(";", 1)[0].strip()
+    if listed in ("", "none"):
+        return counts
+    for piece in listed.split(","):
+        label, _, count = piece.strip().rpartition(" ")
+        if not (label and count.isdigit()):
+            label, count = piece.strip(), "1"
+        counts[label] = counts.get(label, 0) + int(count)
+    return {label: count for label, count in counts.items() if count}
+
+
+def fault_counts(stored) -> dict[str, dict[str, int]]:
+    """A gating result's `losses_by_error` (absent, counts by side, or the
+    text older loops stored) as counts by side; ValueError if it is none of
+    these."""
+    if stored is None:
+        return {}
+    if not isinstance(stored, dict):
+        raise ValueError(f"losses_by_error is {type(stored).__name__}, expected an object")
+    counts = {}
+    for side, faults in stored.items():
+        if isinstance(faults, str):
+            faults = parse_faults(faults)
+        if not (isinstance(faults, dict) and all(isinstance(n, int) and not isinstance(n, bool)
+                                                 for n in faults.values())):
+            raise ValueError(f"losses_by_error of {side} is {faults!r}, expected counts")
+        counts[side] = {label: n for label, n in faults.items() if n}
+    return counts
+
+
 def match(binary: str, candidate: str, current: str, rule: str, board: int, games: int,
           seed: int, playouts: int, concurrency: int, openings: str | None,
           random_stones: int, sprt_argument: str | None, log_path: str) -> dict:
@@ -226,7 +262,7 @@ def match(binary: str, candidate: str, current: str, rule: str, board: int, game
     if not score:
         raise EngineError(f"pbrain-wuzi match printed no score line:\n{log_tail(log_path)}")
     result = {"wins": int(score[1]), "losses": int(score[2]), "draws": int(score[3]),
-              "losses_by_error": dict(_ERRORS.findall(text))}
+              "losses_by_error": {side: parse_faults(listed) for side, listed in _ERRORS.findall(text)}}
     if sprt := _ENGINE_SPRT.search(text):
         result.update(engine_llr=float(sprt[1]), engine_verdict=sprt[2].strip())
     return result

@@ -1,6 +1,7 @@
 """Where the loop keeps things in its storage.
 
     loop.json                                the settings that fix the data (rule, board)
+    loop.lock                                the running driver's lease (see lease.py)
     state.json                               generations done, the current network, history
     status.json                              what is happening now (for people and `status`)
     openings/selfplay.txt, openings/gating.txt
@@ -20,7 +21,10 @@ marks it as done: a restarted loop redoes only what is missing.
 
 from __future__ import annotations
 
+import re
+
 LOOP = "loop.json"
+LOCK = "loop.lock"
 STATE = "state.json"
 STATUS = "status.json"
 SELFPLAY_OPENINGS = "openings/selfplay.txt"
@@ -76,6 +80,20 @@ def all_parts(storage, generation: int) -> list[str]:
     return [name for name in storage.list(games_dir(generation)) if name.endswith(".tsv")]
 
 
+_PART = re.compile(r"shard-(\d+)-part-(\d+)\.tsv")
+
+
 def shard_parts(storage, generation: int, shard: int) -> list[str]:
-    prefix = f"{games_dir(generation)}/shard-{shard:03d}-part-"
-    return [name for name in all_parts(storage, generation) if name.startswith(prefix)]
+    """The shard's parts in part order. Numbers are padded to three digits
+    only: sorted as text, part-1000 would come before part-101, and the
+    games read back out of order would be written into the wrong parts."""
+    parts = []
+    for name in all_parts(storage, generation):
+        match = _PART.fullmatch(name.rsplit("/", 1)[-1])
+        if match and int(match[1]) == shard:
+            parts.append((int(match[2]), name))
+    return [name for _, name in sorted(parts)]
+
+
+def is_generation_dir(name: str) -> bool:
+    return re.fullmatch(r"gen-\d+", name) is not None

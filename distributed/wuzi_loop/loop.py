@@ -18,11 +18,11 @@ import time
 from dataclasses import dataclass
 
 from . import layout, tasks
-from .engine import EngineInterrupted
+from .engine import EngineInterrupted, fault_counts
 from .progress import ProgressBoard, RateMeter
 from .records import parse_game
 from .sprt import Sprt, elo_estimate
-from .storage import Storage, StorageError
+from .storage import NUMBER, Storage, StorageError, require_keys
 
 
 class LoopError(Exception):
@@ -48,7 +48,7 @@ class Settings:
     window: int = 2
     train_epochs: int = 2
     train_steps: int = 0
-    train_minutes: float = 0
+    train_minutes: float = 0.0
     batch_size: int = 256
     lr: float = 5e-4
     warmup_steps: int = 50
@@ -75,6 +75,10 @@ class Settings:
 # must keep them.
 FIXED_SETTINGS = ("rule", "board")
 
+# The engine's rule names (crates/wuzi-game/src/game/rule.rs). Its aliases
+# (gomoku, exact5, 0, ...) are refused: loop.json compares names as text.
+RULES = ("freestyle", "standard", "renju", "caro")
+
 # Settings that count something the loop needs at least one of.
 POSITIVE_SETTINGS = ("games_per_generation", "shard_games", "part_games", "selfplay_parallel",
                      "playouts", "fast_playouts", "window", "batch_size", "gating_playouts",
@@ -89,6 +93,10 @@ def check_settings(settings: Settings) -> None:
     started), crash it, or turn the gate around (elo1 below elo0 accepts
     a weaker candidate)."""
     s = settings
+    # Before anything is written: a rule the engine refuses would otherwise
+    # be fixed in loop.json first.
+    if s.rule not in RULES:
+        raise LoopError(f"--rule {s.rule}: rules are {', '.join(RULES)}")
     for name in POSITIVE_SETTINGS:
         value = getattr(s, name)
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
@@ -97,7 +105,7 @@ def check_settings(settings: Settings) -> None:
         value = getattr(s, name)
         if not (math.isfinite(value) and value >= 0):
             raise LoopError(f"--{name.replace('_', '-')} {value}: must be 0 or more")
-    if not 5 <= s.board <= 32:
+    if not (isinstance(s.board, int) and 5 <= s.board <= 32):
         raise LoopError(f"--board {s.board}: boards are 5 to 32")
     if not 0 <= s.full_share <= 1:
         raise LoopError(f"--full-share {s.full_share}: a share is between 0 and 1")
@@ -117,15 +125,15 @@ def derived_seed(base: int, *parts) -> int:
     return int.from_bytes(digest[:7], "little")
 
 
-def require_keys(stored, keys: tuple[str, ...], storage: Storage, name: str) -> dict:
-    """`stored` (a JSON file's content) if it holds `keys`; else a clear error."""
-    if not isinstance(stored, dict) or any(key not in stored for key in keys):
-        raise StorageError(f"{storage.path(name)} is damaged (expected the keys {', '.join(keys)}); "
-                           f"restore it, or start the loop on another storage")
-    return stored
-
-
-STATE_KEYS = ("generations_done", "current_network", "current_generation", "current_elo", "history")
+# The stored files' keys and their types (require_keys checks them where a
+# file is read).
+STATE_KEYS = {"generations_done": int, "current_network": str, "current_generation": int,
+              "current_elo": NUMBER, "history": list}
+STATUS_KEYS = {"generation": int, "phase": str, "detail": dict, "updated": NUMBER}
+PLAN_KEYS = {"network": str, "shards": list, "part_games": int, "options": dict}
+SHARD_KEYS = {"shard": int, "games": int, "seed": int}
+GATING_KEYS = {"wins": int, "losses": int, "draws": int, "elo": NUMBER, "decision": str}
+GATING_TASK_KEYS = {"wins": int, "losses": int, "draws": int}
 
 
 def log(message: str) -> None:
@@ -147,11 +155,17 @@ def check_storage(storage: Storage, settings: Settings, initial_network: str | N
     stored = storage.read_json(layout.LOOP)
     fixed = {key: getattr(settings, key) for key in FIXED_SETTINGS}
     if stored is None:
+        leftovers = leftover_loop(storage)
+        if leftovers:
+            # Without loop.json these are another loop's: a new loop would
+            # take their plans, games, candidates and gating results for its own.
+            raise LoopError(f"{storage.uri} holds no loop.json but files of a loop ({', '.join(leftovers)}): "
+                            f"start the new loop on another storage, or empty this one")
         if not initial_network:
             raise LoopError(f"{storage.uri} holds no loop yet: give --initial-network to start one")
         if not os.path.isfile(initial_network):
             raise LoopError(f"--initial-network {initial_network}: no such file")
-    elif require_keys(stored, ("fixed",), storage, layout.LOOP)["fixed"] != fixed:
+    elif require_keys(stored, {"fixed": dict}, storage, layout.LOOP)["fixed"] != fixed:
         raise LoopError(f"{storage.uri} holds a loop of {stored['fixed']}, not {fixed}: "
                         f"use the same settings or another storage")
     for path in openings:
@@ -160,10 +174,27 @@ def check_storage(storage: Storage, settings: Settings, initial_network: str | N
     return stored
 
 
+def leftover_loop(storage: Storage) -> list[str]:
+    """Another loop's files in the storage root. A new loop writes loop.json
+    right after gen-0000 (its initial network), and its lease before both:
+    without loop.json, those are its own interrupted start."""
+    found = []
+    for name in storage.list(""):
+        base = name.rstrip("/").rsplit("/", 1)[-1]
+        if base in (layout.STATE, layout.STATUS, layout.SELFPLAY_OPENINGS.split("/")[0]) or (
+                layout.is_generation_dir(base) and base != layout.generation_dir(0)):
+            found.append(base)
+    return sorted(found)
+
+
 class Loop:
-    def __init__(self, ray, storage: Storage, settings: Settings, binary: str, local_dir: str | None):
+    def __init__(self, ray, storage: Storage, settings: Settings, binary: str, local_dir: str | None,
+                 lease=None):
         self.ray = ray
         self.storage = storage
+        # The driver's lease on the storage (lease.Lease), checked while it
+        # waits: None where no other driver can share the storage (bench).
+        self.lease = lease
         self.settings = settings
         self.binary = binary
         self.local_dir = local_dir
@@ -194,7 +225,7 @@ class Loop:
             if path:
                 self.storage.upload(path, name)
         state = self.storage.read_json(layout.STATE)
-        self.state = require_keys(state, STATE_KEYS, self.storage, layout.STATE) if state else {
+        self.state = require_keys(state, STATE_KEYS, self.storage, layout.STATE) if state is not None else {
             "generations_done": 0, "current_network": layout.network_name(0),
             "current_generation": 0, "current_elo": 0.0, "history": []}
         if self.state["generations_done"]:
@@ -202,7 +233,12 @@ class Loop:
                 f"current network {layout.network_label(self.state['current_network'])}")
 
     def save_state(self) -> None:
+        self.check_lease()
         self.storage.write_json(layout.STATE, self.state)
+
+    def check_lease(self) -> None:
+        if self.lease is not None:
+            self.lease.check()
 
     def check_cluster(self) -> None:
         nodes = [node for node in self.ray.nodes() if node.get("Alive")]
@@ -260,9 +296,11 @@ class Loop:
         """The generation's shards, fixed when it starts so that a restart
         plays the same ones."""
         stored = self.storage.read_json(layout.plan_name(generation))
-        if stored:
-            return require_keys(stored, ("network", "shards", "part_games", "options"),
-                                self.storage, layout.plan_name(generation))
+        if stored is not None:
+            require_keys(stored, PLAN_KEYS, self.storage, layout.plan_name(generation))
+            for shard in stored["shards"]:
+                require_keys(shard, SHARD_KEYS, self.storage, layout.plan_name(generation))
+            return stored
         s = self.settings
         shards = []
         for index in range(math.ceil(s.games_per_generation / s.shard_games)):
@@ -351,6 +389,7 @@ class Loop:
         results = {}
         try:
             while pending:
+                self.check_lease()
                 ready, _ = self.ray.wait(list(pending), num_returns=1,
                                          timeout=min(self.settings.report_seconds, 5.0))
                 self.progress.refresh.remote()
@@ -398,9 +437,8 @@ class Loop:
 
     def gate(self, generation: int, plan: dict) -> dict:
         stored = self.storage.read_json(layout.gating_name(generation))
-        if stored:
-            return require_keys(stored, ("wins", "losses", "draws", "elo", "decision"),
-                                self.storage, layout.gating_name(generation))
+        if stored is not None:
+            return require_keys(stored, GATING_KEYS, self.storage, layout.gating_name(generation))
         s = self.settings
         single = s.gating_tasks == 1
         games_per_task = s.gating_max_games if single else s.gating_games_per_task
@@ -412,12 +450,13 @@ class Loop:
         round_index = 0
         while True:
             pending = {}
+            stored_results: dict[str, dict] = {}
+            names: dict[str, str] = {}  # task label -> its result file
             for task in range(s.gating_tasks):
                 result_name = layout.gating_task_name(generation, round_index, task)
                 done = self.storage.read_json(result_name)
-                if done:
-                    require_keys(done, ("wins", "losses", "draws"), self.storage, result_name)
-                    results.append(done)
+                if done is not None:
+                    stored_results[result_name] = require_keys(done, GATING_TASK_KEYS, self.storage, result_name)
                     continue
                 spec = {**self.base_spec(generation), "candidate": candidate, "current": current,
                         "rule": s.rule, "board": s.board, "games": games_per_task,
@@ -433,12 +472,17 @@ class Loop:
                     num_cpus=s.gating_concurrency,
                     name=f"gating gen-{generation:04d} round-{round_index:02d} task-{task:02d}",
                 ).remote(spec)
-                pending[ref] = f"gating match {task} (round {round_index}) of generation {generation}"
+                label = f"gating match {task} (round {round_index}) of generation {generation}"
+                pending[ref] = label
+                names[label] = result_name
             log(f"gen {generation} gating round {round_index}: {layout.network_label(candidate)} against "
                 f"{layout.network_label(current)}, {len(pending)} task(s) of {games_per_task} games at "
                 f"{s.gating_playouts} playouts, SPRT elo0 {s.elo0:g} elo1 {s.elo1:g}")
             self.progress.update.remote(phase="gating")
-            results.extend(self.wait_all(pending, lambda: None).values())
+            finished = self.wait_all(pending, lambda: None)
+            round_results = {**stored_results, **{names[label]: result for label, result in finished.items()}}
+            self.check_faults(round_results)
+            results.extend(round_results.values())
             wins, losses, draws = (sum(r[key] for r in results) for key in ("wins", "losses", "draws"))
             games = wins + losses + draws
             llr = self.sprt.llr(wins, losses, draws)
@@ -470,6 +514,28 @@ class Loop:
             gating["engine_verdict"] = results[0]["engine_verdict"]
         self.storage.write_json(layout.gating_name(generation), gating)
         return gating
+
+    def check_faults(self, results: dict[str, dict]) -> None:
+        """Stops the gate where a side lost games by error (a crash, a time
+        forfeit, a bad answer): those games count in the W/L/D as losses,
+        and the current network's crashes would promote the candidate.
+        They cannot be taken out of a task's W/L/D (it holds no per-game
+        record), and an engine that crashes needs a person anyway."""
+        faults = []
+        for name, result in results.items():
+            try:
+                counts = fault_counts(result.get("losses_by_error"))
+            except ValueError as error:
+                raise StorageError(f"{self.storage.path(name)} is damaged ({error}); restore it, "
+                                   f"or remove it to play the task again") from None
+            for side, labels in counts.items():
+                if labels:
+                    text = ", ".join(f"{label} {count}" for label, count in labels.items())
+                    faults.append(f"{side} lost by error ({text}) in {self.storage.path(name)}")
+        if faults:
+            raise LoopError("gating stopped: " + "; ".join(faults) + "\n(such games are no evidence of "
+                            "strength: find the cause, e.g. with `pbrain-wuzi match` between the two "
+                            "networks, then remove those files to play the tasks again)")
 
     def write_status(self, generation: int, phase: str, detail: dict) -> None:
         self.storage.write_json(layout.STATUS, {

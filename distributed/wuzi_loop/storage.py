@@ -1,10 +1,11 @@
 """Storage by URI: a local folder, file://, or any fsspec file system
 (s3://, gs://, az://, ... with its package installed).
 
-Every object is written whole: on a local file system through a temporary
-file and a rename, on an object store by a single PUT. A reader therefore
-sees an object's old or new content, never half of it, and a worker killed
-while writing leaves nothing broken behind.
+Every object is written whole: on an object store by a single PUT, on any
+other file system (a local folder, sftp, smb, hdfs, ...) through a temporary
+file in the same folder and a rename. A reader therefore sees an object's
+old or new content, never half of it, and a worker killed while writing
+leaves nothing broken behind.
 """
 
 from __future__ import annotations
@@ -22,9 +23,48 @@ from fsspec.implementations.local import LocalFileSystem
 # The loop's own files (JSON, parts of a few dozen games) are far smaller.
 MAX_READ_BYTES = 64 << 20
 
+# File systems whose writes and uploads become visible only when complete
+# (one PUT). Any other one may show a half-written file, so it is written
+# under a temporary name first. (memory:// replaces a whole entry at once.)
+WHOLE_OBJECT_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "oss", "memory"})
+
+# Names of files being written; listings leave them out.
+PARTIAL_PREFIX = ".partial-"
+
 
 class StorageError(Exception):
     """A storage URI that cannot be used; the message says why."""
+
+
+# A JSON number: JSON's integers are Python ints, the others floats.
+NUMBER = (int, float)
+
+_TYPE_WORDS = {int: "a whole number", float: "a number", str: "a string", list: "a list",
+               dict: "an object", bool: "true or false"}
+
+
+def require_keys(stored, keys: dict[str, type | tuple[type, ...]], storage: Storage, name: str) -> dict:
+    """`stored` (a JSON file's content) if it holds `keys`, each of its type;
+    else an error naming the file and the key. Checked where the file is
+    read, so that a damaged file stops the loop before work that would end
+    in an unnamed TypeError."""
+    def damaged(what: str) -> StorageError:
+        return StorageError(f"{storage.path(name)} is damaged ({what}); restore it, or start the loop "
+                            f"on another storage")
+
+    if not isinstance(stored, dict):
+        raise damaged(f"expected a JSON object with the keys {', '.join(keys)}, found {type(stored).__name__}")
+    for key, kinds in keys.items():
+        if key not in stored:
+            raise damaged(f"no {key!r}")
+        kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+        value = stored[key]
+        # JSON true is a Python int too: only where a bool is wanted.
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            wanted = "a number" if set(kinds) == set(NUMBER) else \
+                " or ".join(_TYPE_WORDS.get(kind, kind.__name__) for kind in kinds)
+            raise damaged(f"{key!r} is {json.dumps(value)[:60]}, expected {wanted}")
+    return stored
 
 
 class Storage:
@@ -41,6 +81,8 @@ class Storage:
             raise StorageError(f"storage {uri!r}: {e}") from None
         self.root = self.root.rstrip("/") or "/"
         self.is_local = isinstance(self.fs, LocalFileSystem)
+        protocols = self.fs.protocol if isinstance(self.fs.protocol, (tuple, list)) else (self.fs.protocol,)
+        self.whole_object_writes = not self.is_local and bool(WHOLE_OBJECT_PROTOCOLS & set(protocols))
         if self.is_local:
             try:
                 os.makedirs(self.root, exist_ok=True)
@@ -77,7 +119,7 @@ class Storage:
         if self.is_local:
             folder = os.path.dirname(target)
             os.makedirs(folder, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=folder, prefix=".partial-")
+            handle, temporary = tempfile.mkstemp(dir=folder, prefix=PARTIAL_PREFIX)
             try:
                 with os.fdopen(handle, "wb") as out:
                     out.write(data)
@@ -88,8 +130,36 @@ class Storage:
                 if os.path.exists(temporary):
                     os.unlink(temporary)
                 raise
-        else:
+        elif self.whole_object_writes:
             self.fs.pipe_file(target, data)
+        else:
+            self._write_then_rename(target, lambda temporary: self.fs.pipe_file(temporary, data))
+
+    def _write_then_rename(self, target: str, write) -> None:
+        """`write(temporary)` then a rename onto `target`: a crash leaves a
+        partial file under a name that listings skip, never at `target`."""
+        folder = posixpath.dirname(target)
+        temporary = posixpath.join(folder, PARTIAL_PREFIX + uuid.uuid4().hex)
+        try:
+            # A file system with folders (sftp, smb) does not make them on a write.
+            self.fs.makedirs(folder, exist_ok=True)
+            write(temporary)
+            try:
+                self.fs.mv(temporary, target)
+            except OSError:
+                # Some servers (SMB) refuse to rename onto an existing file:
+                # then the target is missing for a moment, never partial.
+                if not self.fs.exists(target):
+                    raise
+                self.fs.rm_file(target)
+                self.fs.mv(temporary, target)
+        except BaseException:
+            try:
+                if self.fs.exists(temporary):
+                    self.fs.rm_file(temporary)
+            except Exception:  # noqa: BLE001 - the first error is the one to report
+                pass
+            raise
 
     def write_json(self, name: str, value) -> None:
         self.write_bytes(name, (json.dumps(value, indent=1, sort_keys=True) + "\n").encode())
@@ -99,10 +169,19 @@ class Storage:
         if self.is_local:
             with open(local_path, "rb") as source:
                 self.write_bytes(name, source.read())
-        else:
+        elif self.whole_object_writes:
             # An object store makes an upload visible only when it is
             # complete, multipart ones included.
             self.fs.put_file(local_path, target)
+        else:
+            self._write_then_rename(target, lambda temporary: self.fs.put_file(local_path, temporary))
+
+    def remove(self, name: str) -> None:
+        """Deletes a stored file; one already gone is no error."""
+        try:
+            self.fs.rm_file(self.path(name))
+        except FileNotFoundError:
+            pass
 
     def download(self, name: str, local_path: str) -> None:
         os.makedirs(os.path.dirname(local_path) or ".", exist_ok=True)
@@ -130,7 +209,7 @@ class Storage:
         for entry in entries:
             entry = entry.rstrip("/")
             base = posixpath.basename(entry)
-            if base.startswith(".partial-"):
+            if base.startswith(PARTIAL_PREFIX):
                 continue
             names.append(entry[len(prefix):] if entry.startswith(prefix) else posixpath.join(folder, base))
         return sorted(names)

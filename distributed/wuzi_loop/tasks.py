@@ -14,7 +14,7 @@ import time
 
 from . import engine, layout
 from .records import RecordError, file_text, game_lines, parse_game
-from .storage import Storage, StorageError
+from .storage import Storage, StorageError, require_keys
 
 
 def file_digest(path: str) -> str:
@@ -168,7 +168,7 @@ def record_start(storage: Storage, generation: int, shard: int, stored_games: in
     """Notes each attempt at a shard, so that a retried or resumed shard
     shows in the storage."""
     name = layout.shard_log_name(generation, shard)
-    log = storage.read_json(name, default={"starts": []})
+    log = require_keys(storage.read_json(name, default={"starts": []}), {"starts": list}, storage, name)
     log["starts"].append({"time": time.time(), "host": socket.gethostname(),
                           "pid": os.getpid(), "stored_games": stored_games})
     storage.write_json(name, log)
