@@ -132,6 +132,13 @@ fn a_game_is_refereed_to_its_five() {
         assert_eq!(end["winner"], "B");
         assert_eq!(end["players"]["B"]["score"], 1.0);
     }
+    // Paired again, with the colours the other way round.
+    let (again_black, again_white) = (next(&mut black), next(&mut white));
+    assert_eq!(again_black["type"], "START", "{again_black}");
+    assert_eq!(
+        (again_black["color"].as_str(), again_white["color"].as_str()),
+        (Some("W"), Some("B"))
+    );
 }
 
 #[test]
@@ -181,6 +188,39 @@ fn a_dropped_player_ends_the_game_and_both_back_resume_it() {
     assert_eq!(states[1]["board"][7][7], "B");
     assert_eq!(states[1]["turn"], "W");
     // White's move is accepted after the resume.
+    send(&mut white, place(7, 8));
+    assert_eq!(next(&mut white)["type"], "VALID");
+    assert_eq!(next(&mut black)["type"], "MOVE");
+}
+
+/// Two players of one name (the page's default "human"): the one who
+/// stayed keeps its colour when the other comes back.
+#[test]
+fn a_resumed_game_keeps_colours_when_both_players_share_a_name() {
+    let server = server(Duration::from_secs(30));
+    let mut first = connect(&server);
+    name(&mut first, "human", "v1");
+    let mut second = connect(&server);
+    name(&mut second, "human", "v1");
+    let start1 = next(&mut first);
+    assert_eq!(next(&mut second)["type"], "START");
+    let (mut black, mut white) = if start1["color"] == "B" {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    send(&mut black, place(7, 7));
+    assert_eq!(next(&mut black)["type"], "VALID");
+    assert_eq!(next(&mut white)["type"], "MOVE");
+    // Black is gone and comes back (a reloaded page): still black.
+    drop(black);
+    let end = next(&mut white);
+    assert_eq!(end["reason"], "error", "{end}");
+    let mut black = connect(&server);
+    name(&mut black, "human", "v1");
+    let (start_black, start_white) = (next(&mut black), next(&mut white));
+    assert_eq!(start_black["color"], "B", "{start_black}");
+    assert_eq!(start_white["color"], "W", "{start_white}");
     send(&mut white, place(7, 8));
     assert_eq!(next(&mut white)["type"], "VALID");
     assert_eq!(next(&mut black)["type"], "MOVE");
@@ -719,7 +759,7 @@ fn abusive_connections_are_refused_or_dropped_and_an_honest_game_finishes() {
     // byte by byte.
     let long_head = [
         &b"GET / HTTP/1.1\r\nUpgrade: websocket\r\nX: "[..],
-        &[b'a'; 5000],
+        &[b'a'; 10000],
     ]
     .concat();
     for garbage in [
@@ -729,7 +769,10 @@ fn abusive_connections_are_refused_or_dropped_and_an_honest_game_finishes() {
     ] {
         let mut stream = TcpStream::connect(server.address).expect("connect");
         let _ = stream.write_all(garbage);
-        read_until_closed(&mut stream, CLOSE_WAIT).expect("closed");
+        let said = read_until_closed(&mut stream, CLOSE_WAIT).expect("closed");
+        if garbage == &long_head[..] {
+            assert!(said.starts_with("HTTP/1.1 431"), "{said}");
+        }
     }
     // A client that floods messages is closed.
     let mut flood = connect(&server);
@@ -740,6 +783,24 @@ fn abusive_connections_are_refused_or_dropped_and_an_honest_game_finishes() {
         }
     }
     drop(flood);
+    // Pings count toward the cap too (each would cost a pong).
+    let mut pinger = connect(&server);
+    let flooded = (0..1000).any(|_| pinger.send(Message::Ping(Vec::new().into())).is_err());
+    if !flooded {
+        if let tungstenite::stream::MaybeTlsStream::Plain(stream) = pinger.get_mut() {
+            read_until_closed(stream, CLOSE_WAIT).expect("closed");
+        }
+    }
+    drop(pinger);
+    // A binary message is none of the protocol's: the server closes.
+    let mut binary = connect(&server);
+    binary
+        .send(Message::Binary(vec![1u8; 100].into()))
+        .expect("send");
+    if let tungstenite::stream::MaybeTlsStream::Plain(stream) = binary.get_mut() {
+        read_until_closed(stream, CLOSE_WAIT).expect("closed");
+    }
+    drop(binary);
     // A malformed frame after a good handshake: the server closes.
     let mut rogue = connect(&server);
     if let tungstenite::stream::MaybeTlsStream::Plain(stream) = rogue.get_mut() {

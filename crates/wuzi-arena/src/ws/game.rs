@@ -300,7 +300,9 @@ impl WsGame {
         let score = |c: Color| match ending.winner {
             Some(w) if w == c => 1.0,
             Some(_) => 0.0,
-            None if ending.reason == EndReason::Draw => 0.5,
+            // Two passes end a game no one won (gomoku counts no
+            // territory): a draw, as a full board is.
+            None if matches!(ending.reason, EndReason::Draw | EndReason::Pass) => 0.5,
             None => 0.0,
         };
         ServerMessage::End {
@@ -445,5 +447,10 @@ mod tests {
         let end = g.play(Color::White, WsMove::Pass, ms(1)).unwrap().unwrap();
         assert_eq!((end.reason, end.winner), (EndReason::Pass, None));
         assert!(g.configuration(false).final_states.is_none());
+        // Scored as a draw.
+        let ServerMessage::End { players, .. } = g.end_message(end) else {
+            panic!("not END");
+        };
+        assert_eq!((players.black.score, players.white.score), (0.5, 0.5));
     }
 }

@@ -159,7 +159,9 @@ pub(super) fn refuse(mut stream: TcpStream, why: &str) {
 /// (read without consuming it, for the handshake to read again); waits
 /// until its head is complete, at most until `deadline`.
 fn is_upgrade(stream: &TcpStream, deadline: Instant) -> io::Result<bool> {
-    let mut buf = [0u8; 4096];
+    // A browser's head carries its cookies for the host: 8 KiB, as common
+    // HTTP servers allow.
+    let mut buf = [0u8; 8192];
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -278,6 +280,29 @@ pub(super) fn connection(
     match is_upgrade(&stream, deadline) {
         Ok(true) => {}
         Ok(false) => return serve_page(stream, page),
+        Err(e) if e.kind() == ErrorKind::InvalidData => {
+            // Told, so that a browser shows why rather than a blank page.
+            // The head read first (a bounded amount): closing a socket
+            // with unread data resets it, and the answer could be lost.
+            let mut stream = stream;
+            let mut sink = [0u8; 4096];
+            let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
+            let mut drained = 0;
+            while drained < 64 * 1024 {
+                match stream.read(&mut sink) {
+                    Ok(n) if n > 0 => drained += n,
+                    _ => break,
+                }
+            }
+            let why = "request head over 8 KiB";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain\r\n\
+                 Content-Length: {}\r\nConnection: close\r\n\r\n{why}\n",
+                why.len() + 1
+            );
+            return;
+        }
         Err(_) => return,
     }
     // Messages of this protocol are a few kilobytes: a larger one is an
@@ -509,7 +534,19 @@ fn read_frames(
                 return;
             }
             Ok(Message::Close(_)) => return,
-            Ok(_) => {}
+            Ok(Message::Binary(_)) => {
+                tracing::info!(
+                    "connection {id} closed: a binary message (the protocol is JSON text)"
+                );
+                return;
+            }
+            // Pings (answered by tungstenite with a pong each) count toward
+            // the cap: a client pinging in a loop is a flood too.
+            Ok(_) if within_cap(&mut window, &mut in_window) => {}
+            Ok(_) => {
+                tracing::info!("connection {id} closed: it floods");
+                return;
+            }
             Err(tungstenite::Error::Io(e))
                 if matches!(
                     e.kind(),

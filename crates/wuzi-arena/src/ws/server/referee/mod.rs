@@ -76,6 +76,10 @@ pub(super) struct Referee {
     overflowed: RefCell<Vec<ClientId>>,
     games: Vec<Running>,
     checkpoints: Vec<Checkpoint>,
+    /// Games started by automatic pairing: every other one gives black to
+    /// the newer client (the same two engines left connected would
+    /// otherwise keep their colours game after game).
+    auto_paired: u64,
     last_ping: Instant,
     stats: Arc<SharedStats>,
 }
@@ -110,6 +114,7 @@ impl Referee {
             overflowed: RefCell::new(Vec::new()),
             games: Vec::new(),
             checkpoints: Vec::new(),
+            auto_paired: 0,
             last_ping: Instant::now(),
             stats,
         }
@@ -423,6 +428,15 @@ impl Referee {
             .collect();
         let mut taken: Vec<ClientId> = Vec::new();
         let mut resumed = Vec::new();
+        // A client that stayed in an interrupted game is held for its own
+        // seat there: never taken by name for another seat or game (two
+        // players may share a name, and the one who stayed would be given
+        // the dropped one's colour).
+        let stayed: Vec<ClientId> = self
+            .checkpoints
+            .iter()
+            .flat_map(|c| c.stayed.iter().flatten().copied())
+            .collect();
         for (i, checkpoint) in self.checkpoints.iter().enumerate() {
             // The client that takes `seat`, other than `except` (two
             // players may share a name).
@@ -434,7 +448,8 @@ impl Referee {
                         !taken.contains(id)
                             && Some(*id) != except
                             && (checkpoint.stayed[seat] == Some(*id)
-                                || n == name
+                                || !stayed.contains(id)
+                                    && n == name
                                     && secret.as_ref().map_or(true, |s| given.as_ref() == Some(s)))
                     })
                     .map(|(id, _, _)| *id)
@@ -468,7 +483,13 @@ impl Referee {
             .collect();
         for pair in free.chunks_exact(2) {
             let game = WsGame::new(self.config.size, self.config.rule, self.config.time);
-            self.launch(game, [pair[0], pair[1]], [None, None]);
+            let players = if self.auto_paired % 2 == 0 {
+                [pair[0], pair[1]]
+            } else {
+                [pair[1], pair[0]]
+            };
+            self.auto_paired += 1;
+            self.launch(game, players, [None, None]);
         }
     }
 
