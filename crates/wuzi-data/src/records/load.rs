@@ -79,7 +79,9 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
             }
             let before = files.len();
             walk(path, &mut files, &mut seen)?;
-            if files.len() == before {
+            // A folder named after its own subfolder (`data/renju data`)
+            // finds that one's files already taken: not an empty folder.
+            if files.len() == before && !files.iter().any(|f| f.starts_with(path)) {
                 return Err(format!(
                     "directory {} holds no .tsv or .psq file",
                     path.display()
@@ -146,7 +148,13 @@ impl Loader<'_> {
                     self.stats.forbidden_last_move += 1;
                 }
                 self.stats.dead_draw_positions += game.trim_dead_draw(self.rule);
-                self.games.push(game);
+                // Nothing left to learn (no searched position, or none
+                // before the board was dead): not a game used.
+                if game.targets() == 0 {
+                    self.stats.no_targets += 1;
+                } else {
+                    self.games.push(game);
+                }
                 return;
             }
             Err(Reject::Illegal(_)) => self.stats.illegal_move += 1,
@@ -206,12 +214,22 @@ impl Loader<'_> {
                 None => return Ok(()),
             }
         };
-        let columns =
+        let mut columns =
             tsv::Columns::from_header(header).map_err(|e| format!("{}: {e}", file.display()))?;
         for (index, raw) in lines {
             let line_no = index + 1;
             let line = raw.trim_end_matches('\r');
-            if line.trim().is_empty() || line.starts_with('#') {
+            if line.trim().is_empty() {
+                continue;
+            }
+            if line.starts_with('#') {
+                // Files joined end to end (`zcat a.tsv.gz b.tsv.gz`): a
+                // header names the columns of the lines after it (a
+                // self-play file's search column, say); any other '#' line
+                // is a comment.
+                if let Ok(next) = tsv::Columns::from_header(line) {
+                    columns = next;
+                }
                 continue;
             }
             self.stats.records += 1;
@@ -419,5 +437,20 @@ mod tests {
         std::os::unix::fs::symlink(&data, dir.path().join("again")).unwrap();
         let files = collect_files(&[data.clone(), dir.path().join("again")]).unwrap();
         assert_eq!(files, vec![data.join("a.tsv")]);
+    }
+
+    #[test]
+    fn a_folder_after_its_own_subfolder_is_not_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let renju = dir.path().join("renju");
+        std::fs::create_dir(&renju).unwrap();
+        std::fs::write(renju.join("a.tsv"), "").unwrap();
+        let files = collect_files(&[renju.clone(), dir.path().to_path_buf()]).unwrap();
+        assert_eq!(files, vec![renju.join("a.tsv")]);
+        // A folder that holds nothing is still an error.
+        let empty = dir.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        let why = collect_files(&[renju, empty]).unwrap_err();
+        assert!(why.contains("holds no .tsv or .psq"), "{why}");
     }
 }

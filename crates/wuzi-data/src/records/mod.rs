@@ -72,7 +72,8 @@ impl Game {
     /// neither side can make five any more ([`Board::is_dead_draw`]): the
     /// moves after it only fill the board, teach nothing and, drawn games
     /// being long, would be a large share of the positions. Returns how
-    /// many targets went (the first target stays, so the game keeps one).
+    /// many targets went (the first position stays; a game left without a
+    /// target is not used).
     pub fn trim_dead_draw(&mut self, rule: Rule) -> usize {
         if self.outcome != Outcome::Draw {
             return 0;
@@ -294,6 +295,20 @@ impl Dataset {
             .map(|(i, g)| (game_hash(g, seed), i))
             .collect();
         keyed.sort_unstable();
+        // Copies of one game (a file given twice) sort together: the cut
+        // moves past them, or back before them when no game follows.
+        let same = |a: usize| keyed[a - 1].0 == keyed[a].0;
+        let mut cut = count;
+        while 0 < cut && cut < n && same(cut) {
+            cut += 1;
+        }
+        if cut == n && count < n {
+            cut = count;
+            while cut > 0 && same(cut) {
+                cut -= 1;
+            }
+        }
+        let count = cut;
         let mut val: Vec<usize> = keyed[..count].iter().map(|&(_, i)| i).collect();
         let mut train: Vec<usize> = keyed[count..].iter().map(|&(_, i)| i).collect();
         val.sort_unstable();
@@ -450,6 +465,57 @@ mod tests {
         // Records without the column: every position after the opening.
         assert_eq!(plain.targets(), 7);
         assert_eq!(plain.policy_move(3), Some(p(9, 9)));
+    }
+
+    /// A file given twice: each game's copies on one side of the split.
+    #[test]
+    fn copies_of_a_game_stay_on_one_side_of_the_split() {
+        let mut text = String::from("#game_id\trule\tboard\twinner\tmoves\n");
+        for g in 0..7u8 {
+            let line = format!("g{g}\tfreestyle\t15\tD\t7,7 {g},0 8,8\n");
+            text.push_str(&line);
+            text.push_str(&line);
+        }
+        let data = Dataset::parse(Path::new("twice.tsv"), &text, Rule::Freestyle, &[]).unwrap();
+        assert_eq!(data.games.len(), 14);
+        for seed in 0..20 {
+            for fraction in [0.1, 0.3, 0.5, 0.9] {
+                let (train, val) = data.split(fraction, seed);
+                assert_eq!(train.len() + val.len(), 14);
+                assert!(!train.is_empty() && !val.is_empty(), "{seed} {fraction}");
+                for v in &val {
+                    let id = &data.games[*v].id;
+                    assert!(
+                        train.iter().all(|t| data.games[*t].id != *id),
+                        "{id} on both sides (seed {seed}, fraction {fraction})"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Files joined end to end: each header names the columns of the
+    /// lines after it, so the self-play game keeps its search column.
+    #[test]
+    fn a_second_header_names_the_columns_after_it() {
+        let moves = "7,7 8,8 7,8 9,9 7,9 10,10 7,10 11,11 7,11";
+        let text = format!(
+            "#game_id\trule\tboard\twinner\tn_opening\tmoves\n\
+             plain\tfreestyle\t15\tB\t2\t{moves}\n\
+             # a comment\n\
+             #game_id\trule\tboard\twinner\tn_opening\tmoves\tsearch\n\
+             sp\tfreestyle\t15\tB\t2\t{moves}\t500:0:500/7,8=3 - - - - - -\n\
+             unsearched\tfreestyle\t15\tB\t2\t{moves}\t- - - - - - -\n"
+        );
+        let data = Dataset::parse(Path::new("joined.tsv"), &text, Rule::Freestyle, &[]).unwrap();
+        let targets: Vec<(&str, usize)> = data
+            .games
+            .iter()
+            .map(|g| (g.id.as_str(), g.targets()))
+            .collect();
+        assert_eq!(targets, [("plain", 7), ("sp", 1)]);
+        // A game without a searched position teaches nothing: not used.
+        assert_eq!((data.stats.games, data.stats.no_targets), (2, 1));
     }
 
     #[test]
