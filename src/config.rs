@@ -347,6 +347,7 @@ mod tests {
                 "search.policy_temperature",
             ),
             ("[search]\nsafety_share = 0.8\n", "search.safety_share"),
+            ("[search]\nc_puct = 1e38\n", "search.c_puct"),
             ("[search]\nc_puct_log = -1.0\n", "search.c_puct_log"),
             ("[search]\nc_puct_log = nan\n", "search.c_puct_log"),
             ("[search]\nc_puct_log = 1e38\n", "search.c_puct_log"),

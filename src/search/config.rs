@@ -165,10 +165,12 @@ impl SearchConfig {
             &format!("must be 1..={MAX_SETTING_COUNT}"),
         )?;
         check(self.style <= 4, "style", "must be 0..=4")?;
+        // Bounded, so that the exploration term never outweighs a proven
+        // win's score or becomes infinite.
         check(
-            self.c_puct.is_finite() && self.c_puct > 0.0,
+            self.c_puct.is_finite() && self.c_puct > 0.0 && self.c_puct <= 100.0,
             "c_puct",
-            "must be positive",
+            "must be above 0 and at most 100",
         )?;
         check(
             self.c_puct_log.is_finite() && self.c_puct_log >= 0.0,
