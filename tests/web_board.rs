@@ -1,7 +1,8 @@
 //! The web board in a real headless browser (Debian's Chromium, driven
 //! through the DevTools protocol): a person joins, the board's Start button
-//! starts a game against the engine, a click on the board sends a move, the
-//! engine answers, and the board shows both stones. A screenshot is saved
+//! starts a game against the engine (beside another game, started first),
+//! a click on the board sends a move, the engine answers, and the board
+//! shows both stones of the person's own game. A screenshot is saved
 //! to target/web-board.png.
 //!
 //! Needs Chromium (`/usr/bin/chromium`, or the path in WUZI_CHROMIUM);
@@ -194,6 +195,31 @@ fn a_person_plays_the_engine_in_the_browser() {
         "state !== null && state.clients.some(c => c.name === 'wuzi')",
         "the engine in the client list",
     );
+    // Two clients that play the server's first game, so that the person's
+    // game is the second: the board must show the person's own game.
+    for name in ["x1", "x2"] {
+        let (mut socket, _) = tungstenite::connect(format!("ws://{}/", server.address))
+            .expect("a bystander connects");
+        let hello = socket.read().expect("NAME");
+        assert!(hello.to_text().unwrap_or("").contains("NAME"), "{hello}");
+        socket
+            .send(Message::text(
+                json!({"type": "NAME", "name": name, "protocol": "v1"}).to_string(),
+            ))
+            .expect("send NAME");
+        // Reading answers the server's pings: a silent client is dropped,
+        // and its game with it.
+        std::thread::spawn(move || while socket.read().is_ok() {});
+    }
+    page.wait_for(
+        "state.clients.some(c => c.name === 'x2')",
+        "the bystanders in the client list",
+    );
+    page.eval(
+        "(() => { const id = n => state.clients.find(c => c.name === n).id; \
+           $('pickB').value = id('x1'); $('pickW').value = id('x2'); $('start').click(); return true; })()",
+    );
+    page.wait_for("state.games === 1", "the bystanders' game");
     page.eval("$('myname').value = 'human'; $('join').click(); true");
     page.wait_for(
         "state.clients.some(c => c.name === 'human')",
@@ -215,10 +241,14 @@ fn a_person_plays_the_engine_in_the_browser() {
              clientX: r.left + g.x0 + 7 * g.cell, clientY: r.top + g.y0 + 7 * g.cell})); return true; })()",
     );
     page.wait_for(
-        "state.game !== null && state.game.moves >= 2 && state.game.board[7][7] === 'B'",
+        "shownGame() !== null && shownGame().board[7][7] === 'B' \
+           && shownGame().board.flat().includes('W')",
         "our stone and the engine's answer on the board",
     );
-    let game = page.eval("state.game");
+    // The server's picture is of its first game, the bystanders' (empty).
+    let first = page.eval("[state.games, state.game.players, state.game.moves]");
+    assert_eq!(first, json!([2, {"B": "x1", "W": "x2"}, 0]));
+    let game = page.eval("shownGame()");
     let whites = game["board"]
         .as_array()
         .unwrap()
@@ -227,7 +257,10 @@ fn a_person_plays_the_engine_in_the_browser() {
         .filter(|c| *c == "W")
         .count();
     assert_eq!(whites, 1, "{game}");
-    assert_eq!(game["players"], json!({"B": "human", "W": "wuzi"}));
+    assert_eq!(
+        page.eval("[$('nameB').textContent, $('nameW').textContent]"),
+        json!(["human (you)", "opponent"])
+    );
     page.wait_for("me.turn === 'B'", "our turn again");
     let shot = page.call("Page.captureScreenshot", json!({"format": "png"}));
     let png = base64::engine::general_purpose::STANDARD

@@ -518,7 +518,10 @@ fn read_frames(
                     tracing::info!("connection {id} closed: it floods");
                     return;
                 }
-                if events.send(Event::Text(id, text.to_string())).is_err() {
+                if events
+                    .send(Event::Text(id, text.to_string(), Instant::now()))
+                    .is_err()
+                {
                     // The referee has stopped.
                     return;
                 }

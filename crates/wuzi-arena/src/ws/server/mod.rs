@@ -218,7 +218,9 @@ enum Event {
     /// down when it drops the connection (so that a thread stuck writing
     /// to a client that reads a byte at a time ends at once).
     Connected(ClientId, Sender<Outgoing>, Option<TcpStream>, Role),
-    Text(ClientId, String),
+    /// A message, and when it was read: a player's thinking ends when its
+    /// move arrives, not when the referee gets to it.
+    Text(ClientId, String, Instant),
     Pong(ClientId),
     Disconnected(ClientId),
 }
@@ -328,6 +330,10 @@ impl Drop for Server {
     }
 }
 
+/// How often the referee's clocks and pairing run while events keep
+/// coming without a pause.
+const TICK_UNDER_LOAD: Duration = Duration::from_millis(100);
+
 fn referee_loop(
     config: ServerConfig,
     inbox: Receiver<Event>,
@@ -335,6 +341,7 @@ fn referee_loop(
     stats: Arc<SharedStats>,
 ) {
     let mut referee = Referee::new(config, stats);
+    let mut last_tick = Instant::now();
     while !stop.load(Ordering::SeqCst) {
         match inbox.recv_timeout(Duration::from_millis(10)) {
             Ok(event) => {
@@ -344,7 +351,14 @@ fn referee_loop(
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }
-        referee.tick();
+        // Clocks, pairing and heartbeats once the events waiting are
+        // handled: a move still queued must not lose on time, and pairing
+        // after every event of a backlog would only grow it. Under a flood
+        // that never empties the queue, still every TICK_UNDER_LOAD.
+        if inbox.is_empty() || last_tick.elapsed() >= TICK_UNDER_LOAD {
+            referee.tick();
+            last_tick = Instant::now();
+        }
     }
     referee.close_all();
 }

@@ -171,7 +171,7 @@ impl Referee {
     pub(super) fn handle(&mut self, event: Event) {
         // Pongs and web boards' messages change nothing the boards show
         // (a game a board starts marks the change itself).
-        let viewer_text = matches!(&event, Event::Text(id, _) if self.viewers.contains_key(id));
+        let viewer_text = matches!(&event, Event::Text(id, ..) if self.viewers.contains_key(id));
         self.changed |= !matches!(event, Event::Pong(_)) && !viewer_text;
         match event {
             Event::Connected(id, out, socket, Role::Viewer) => {
@@ -185,7 +185,9 @@ impl Referee {
                 );
                 self.urgent = true;
             }
-            Event::Text(id, text) if self.viewers.contains_key(&id) => self.viewer_command(&text),
+            Event::Text(id, text, _) if self.viewers.contains_key(&id) => {
+                self.viewer_command(&text)
+            }
             Event::Disconnected(id) if self.viewers.contains_key(&id) => {
                 self.viewers.remove(&id);
             }
@@ -216,7 +218,7 @@ impl Referee {
                 }
             }
             Event::Disconnected(id) => self.drop_client(id),
-            Event::Text(id, text) => match ClientMessage::parse(&text) {
+            Event::Text(id, text, arrived) => match ClientMessage::parse(&text) {
                 Ok(ClientMessage::Name {
                     name,
                     protocol,
@@ -230,7 +232,7 @@ impl Referee {
                         c.seat = seat.filter(|s| !s.is_empty());
                     }
                 }
-                Ok(ClientMessage::Move(mv)) => self.play(id, mv),
+                Ok(ClientMessage::Move(mv)) => self.play(id, mv, arrived),
                 Ok(ClientMessage::Info(info)) => {
                     if let Some((g, seat)) = self.game_of(id) {
                         self.games[g].analysis[seat] = Some(info);
@@ -251,7 +253,7 @@ impl Referee {
         }
     }
 
-    fn play(&mut self, id: ClientId, mv: crate::ws::message::WsMove) {
+    fn play(&mut self, id: ClientId, mv: crate::ws::message::WsMove, arrived: Instant) {
         let Some((g, seat)) = self.game_of(id) else {
             let message = ServerMessage::Invalid {
                 message: "you are not playing a game".into(),
@@ -261,7 +263,7 @@ impl Referee {
         };
         let color = color_of_seat(seat);
         let running = &mut self.games[g];
-        let thinking = running.turn_started.elapsed();
+        let thinking = arrived.saturating_duration_since(running.turn_started);
         match running.game.play(color, mv, thinking) {
             Err(why) => {
                 let message = ServerMessage::Invalid {
@@ -639,6 +641,7 @@ mod tests {
             referee.handle(Event::Text(
                 id,
                 format!(r#"{{"type":"NAME","name":"{name}"}}"#),
+                Instant::now(),
             ));
             players.push(inbox);
         }
@@ -663,5 +666,44 @@ mod tests {
         assert_eq!(stats.slow_viewers_dropped.load(Ordering::SeqCst), 1);
         assert_eq!(referee.games.len(), 1);
         assert_eq!(referee.clients.len(), 2);
+    }
+
+    /// A move's thinking time ends when it was read, not when the referee
+    /// handled it (a backlog of events is not the player's time).
+    #[test]
+    fn a_move_is_timed_by_its_arrival() {
+        let mut referee = Referee::new(
+            ServerConfig {
+                auto_pair: true,
+                time: Duration::from_secs(60),
+                ..ServerConfig::default()
+            },
+            Arc::new(SharedStats::default()),
+        );
+        let mut inboxes = Vec::new();
+        for (id, name) in [(1, "a"), (2, "b")] {
+            let (out, inbox) = bounded(OUTGOING_QUEUE);
+            referee.handle(Event::Connected(id, out, None, Role::Player));
+            let text = format!(r#"{{"type":"NAME","name":"{name}"}}"#);
+            referee.handle(Event::Text(id, text, Instant::now()));
+            inboxes.push(inbox);
+        }
+        referee.tick();
+        let black = referee.games[0].players[0];
+        let arrived = referee.games[0].turn_started + Duration::from_millis(20);
+        std::thread::sleep(Duration::from_millis(300));
+        let mv = r#"{"type":"MOVE","move":{"type":"place","point":{"row":7,"column":7}}}"#;
+        referee.handle(Event::Text(black, mv.to_string(), arrived));
+        let inbox = &inboxes[usize::try_from(black - 1).unwrap()];
+        let valid = inbox
+            .try_iter()
+            .find_map(|o| match o {
+                Outgoing::Text(t) if t.contains("VALID") => Some(t),
+                _ => None,
+            })
+            .expect("VALID");
+        let value: Value = serde_json::from_str(&valid).unwrap();
+        let left = value["remainingTime"]["B"].as_u64().unwrap();
+        assert_eq!(left, 60_000 - 20, "{valid}");
     }
 }
