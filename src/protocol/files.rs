@@ -337,16 +337,26 @@ fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, FilesE
     Ok(line)
 }
 
+/// The size at which `moves.log` is rotated.
+const MAX_RECORD_LOG: u64 = 1 << 20;
+
 /// Appends the move to `FOLDER/Wuzi/moves.log`, the brain's persistent
 /// record of the games it was asked about (the specification's folder for
 /// persistent files, named after the brain).
 fn keep_record(folder: &Path, board: &Board, mv: Point, summary: &str) -> std::io::Result<()> {
     let own = folder.join(BRAIN_NAME);
     fs::create_dir_all(&own)?;
+    let log = own.join("moves.log");
+    // Bounded: the manager runs the brain for every move of every game it
+    // ever plays. Past the limit the log becomes moves.log.1 (the one
+    // before is dropped) and starts again.
+    if fs::metadata(&log).is_ok_and(|m| m.len() >= MAX_RECORD_LOG) {
+        fs::rename(&log, own.join("moves.log.1"))?;
+    }
     let mut file = fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(own.join("moves.log"))?;
+        .open(&log)?;
     writeln!(
         file,
         "{} stones, {} {} to move: {mv}; {summary}",
@@ -397,6 +407,22 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not an integer"));
+    }
+
+    #[test]
+    fn the_record_log_is_rotated_at_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let board = Board::new(BoardSize::FIFTEEN, Rule::Freestyle);
+        let mv = Point::new(7, 7).unwrap();
+        keep_record(dir.path(), &board, mv, "first").unwrap();
+        let log = dir.path().join(BRAIN_NAME).join("moves.log");
+        let big = vec![b'x'; MAX_RECORD_LOG as usize];
+        std::fs::write(&log, &big).unwrap();
+        keep_record(dir.path(), &board, mv, "after").unwrap();
+        let old = dir.path().join(BRAIN_NAME).join("moves.log.1");
+        assert_eq!(std::fs::metadata(&old).unwrap().len(), MAX_RECORD_LOG);
+        let now = std::fs::read_to_string(&log).unwrap();
+        assert!(now.contains("after") && now.len() < 200, "{now}");
     }
 
     /// INFO.DAT may be missing; one that is there but cannot be read is
