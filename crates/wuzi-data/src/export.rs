@@ -137,6 +137,72 @@ fn encode_games(
     Ok(shards)
 }
 
+/// Games encoded at once by [`export`].
+const GAMES_PER_BATCH: usize = 1024;
+
+/// One split's files for one board size, written as batches come.
+struct ShardFiles {
+    /// (path, writer) of planes, targets and, with soft targets, soft.
+    files: Vec<(std::path::PathBuf, BufWriter<File>)>,
+    positions: usize,
+}
+
+impl ShardFiles {
+    fn create(dir: &Path, split: &str, size: BoardSize, soft: bool) -> Result<ShardFiles, String> {
+        let stem = format!("{split}-{}x{}", size.width(), size.height());
+        let mut names = vec!["planes", "targets"];
+        if soft {
+            names.push("soft");
+        } else {
+            // The trainer takes soft targets wherever the file is: one
+            // left by an earlier export into this folder would be used
+            // with these positions.
+            let stale = dir.join(format!("{stem}.soft"));
+            match std::fs::remove_file(&stale) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("cannot remove {}: {e}", stale.display())),
+            }
+        }
+        let mut files = Vec::new();
+        for ext in names {
+            let path = dir.join(format!("{stem}.{ext}"));
+            let file = File::create(&path)
+                .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+            files.push((path, BufWriter::new(file)));
+        }
+        Ok(ShardFiles {
+            files,
+            positions: 0,
+        })
+    }
+
+    /// Appends `shard`; returns the bytes written.
+    fn append(&mut self, shard: &Shard) -> Result<u64, String> {
+        let mut bytes = 0;
+        for ((path, out), data) in
+            self.files
+                .iter_mut()
+                .zip([&shard.planes, &shard.targets, &shard.soft])
+        {
+            out.write_all(data)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            bytes += data.len() as u64;
+        }
+        self.positions += shard.positions;
+        Ok(bytes)
+    }
+
+    /// Flushes the files; returns the positions written.
+    fn finish(mut self) -> Result<usize, String> {
+        for (path, out) in &mut self.files {
+            out.flush()
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        Ok(self.positions)
+    }
+}
+
 /// What [`export`] wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExportSummary {
@@ -158,68 +224,47 @@ pub fn export(
     let mut summary = ExportSummary::default();
     let soft = data.games.iter().any(|g| !g.search.is_empty());
     for &(name, games) in splits {
-        // Contiguous chunks keep game order when the parts are joined.
-        let threads = threads.clamp(1, games.len().max(1));
-        let chunk = games.len().div_ceil(threads).max(1);
-        let parts: Vec<Result<BTreeMap<BoardSize, Shard>, String>> = std::thread::scope(|s| {
-            let handles: Vec<_> = games
-                .chunks(chunk)
-                .map(|part| s.spawn(move || encode_games(data, part, soft)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err("an encoding thread panicked".into()))
-                })
-                .collect()
-        });
-        let mut merged: BTreeMap<BoardSize, Shard> = BTreeMap::new();
-        for part in parts {
-            for (size, shard) in part? {
-                let into = merged.entry(size).or_default();
-                into.planes.extend_from_slice(&shard.planes);
-                into.targets.extend_from_slice(&shard.targets);
-                into.soft.extend_from_slice(&shard.soft);
-                into.positions += shard.positions;
-            }
-        }
-        for (size, shard) in merged {
-            let (w, h) = (size.width() as usize, size.height() as usize);
-            let stem = format!("{name}-{w}x{h}");
-            let mut files = vec![("planes", &shard.planes), ("targets", &shard.targets)];
-            if soft {
-                files.push(("soft", &shard.soft));
-            } else {
-                // The trainer takes soft targets wherever the file is: one
-                // left by an earlier export into this folder would be used
-                // with these positions.
-                let stale = dir.join(format!("{stem}.soft"));
-                match std::fs::remove_file(&stale) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(format!("cannot remove {}: {e}", stale.display())),
+        let mut files: BTreeMap<BoardSize, ShardFiles> = BTreeMap::new();
+        // A batch of games at a time, each split into contiguous chunks
+        // (one a thread) that keep game order when written one after the
+        // other: memory holds a batch's positions, not the split's.
+        for batch in games.chunks(GAMES_PER_BATCH) {
+            let threads = threads.clamp(1, batch.len().max(1));
+            let chunk = batch.len().div_ceil(threads).max(1);
+            let parts: Vec<Result<BTreeMap<BoardSize, Shard>, String>> = std::thread::scope(|s| {
+                let handles: Vec<_> = batch
+                    .chunks(chunk)
+                    .map(|part| s.spawn(move || encode_games(data, part, soft)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or_else(|_| Err("an encoding thread panicked".into()))
+                    })
+                    .collect()
+            });
+            for part in parts {
+                for (size, shard) in part? {
+                    let out = match files.entry(size) {
+                        std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                        std::collections::btree_map::Entry::Vacant(e) => {
+                            e.insert(ShardFiles::create(dir, name, size, soft)?)
+                        }
+                    };
+                    summary.bytes += out.append(&shard)?;
                 }
             }
-            for (ext, bytes) in files {
-                let path = dir.join(format!("{stem}.{ext}"));
-                let file = File::create(&path)
-                    .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-                let mut out = BufWriter::new(file);
-                out.write_all(bytes)
-                    .and_then(|_| out.flush())
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-                summary.bytes += bytes.len() as u64;
-            }
+        }
+        for (size, out) in files {
+            let positions = out.finish()?;
+            let (w, h) = (size.width() as usize, size.height() as usize);
             let _ = writeln!(
                 index,
-                "{name}\t{w}\t{h}\t{}\t{INPUT_PLANES}\t{}",
-                shard.positions,
+                "{name}\t{w}\t{h}\t{positions}\t{INPUT_PLANES}\t{}",
                 packed_len(h, w)
             );
-            summary
-                .shards
-                .push((name.to_string(), size, shard.positions));
+            summary.shards.push((name.to_string(), size, positions));
         }
     }
     let path = dir.join("index.tsv");
