@@ -95,7 +95,12 @@ fn a_timed_ponder_ends_by_itself_and_stop_ends_thinking() {
     assert!(e.is_searching());
     let stopped = Instant::now();
     let finished = e.stop().unwrap();
-    assert!(stopped.elapsed() < Duration::from_millis(500));
+    // Seconds of slack for a loaded machine: without STOP it would run on.
+    assert!(
+        stopped.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        stopped.elapsed()
+    );
     assert_eq!(finished.kind, SearchKind::Think);
     assert_eq!(finished.result.reason, StopReason::Stopped);
     assert!(finished.result.best_move.is_some());

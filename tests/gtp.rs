@@ -472,6 +472,33 @@ fn makes_five(stones: &[Vec<u8>], at: (usize, usize), who: u8) -> bool {
     })
 }
 
+/// The stones of a `showboard` answer: 1 black (`X`), 2 white (`O`), by
+/// rows from the top.
+fn shown_stones(text: &str, side: usize) -> Vec<Vec<u8>> {
+    let mut rows = vec![vec![0u8; side]; side];
+    let mut seen = 0;
+    for line in text.lines() {
+        let mut tokens = line.split_whitespace();
+        let Some(Ok(row)) = tokens.next().map(str::parse::<usize>) else {
+            continue;
+        };
+        let marks: Vec<&str> = tokens.collect();
+        if marks.len() != side || !(1..=side).contains(&row) {
+            continue;
+        }
+        seen += 1;
+        for (x, mark) in marks.iter().enumerate() {
+            rows[side - row][x] = match *mark {
+                "X" => 1,
+                "O" => 2,
+                _ => 0,
+            };
+        }
+    }
+    assert_eq!(seen, side, "not a {side}x{side} board: {text}");
+    rows
+}
+
 #[test]
 fn two_engines_play_a_game_through_a_referee() {
     const SIDE: usize = 10;
@@ -485,6 +512,8 @@ fn two_engines_play_a_game_through_a_referee() {
     }
     let mut stones = vec![vec![0u8; SIDE]; SIDE];
     let mut winner = None;
+    // The five that ended the game, not relayed to the other engine.
+    let mut unrelayed = None;
     for ply in 0..SIDE * SIDE {
         let (mover, color, name) = if ply % 2 == 0 {
             (0, 1u8, "b")
@@ -505,12 +534,25 @@ fn two_engines_play_a_game_through_a_referee() {
         assert_eq!(relayed.to_ascii_uppercase(), answer.to_ascii_uppercase());
         if makes_five(&stones, (x, y), color) {
             winner = Some(color);
+            unrelayed = Some((mover, x, y));
             break;
         }
         players[1 - mover].ok(&format!("play {name} {relayed}"));
     }
     // Both boards agree with the referee's up to the last move relayed.
-    assert!(winner.is_some() || stones.iter().flatten().all(|&c| c != 0));
+    for (i, p) in players.iter_mut().enumerate() {
+        let mut expected = stones.clone();
+        if let Some((mover, x, y)) = unrelayed {
+            if mover != i {
+                expected[y][x] = 0;
+            }
+        }
+        assert_eq!(
+            shown_stones(&p.ok("showboard"), SIDE),
+            expected,
+            "engine {i}'s board (winner {winner:?})"
+        );
+    }
     for p in players.iter_mut() {
         assert_eq!(p.ask("quit"), success(None, ""));
         assert!(p.process.wait_exit(Duration::from_secs(10)).is_some());
@@ -612,7 +654,9 @@ fn fuzzed_lines_get_one_answer_and_failures_change_nothing() {
     assert_eq!(e.ask("play b H8"), success(None, ""));
     assert_eq!(e.ask("time_settings 0 1 1"), success(None, ""));
     let reply = e.ok("genmove w");
-    assert!(reply.len() >= 2, "{reply}");
+    let (x, y) = cell(&reply, 15).unwrap_or_else(|| panic!("not a move: {reply}"));
+    let stones = shown_stones(&e.ok("showboard"), 15);
+    assert_eq!((stones[7][7], stones[y][x]), (1, 2), "{reply}");
 }
 
 /// A rule switch that cannot be played is refused and changes nothing:
@@ -671,7 +715,9 @@ fn a_rule_switch_that_cannot_be_played_is_refused() {
     // Still standard: black's six wins nothing, the game goes on.
     assert_eq!(e.ask("play b K10"), success(None, ""));
     let reply = e.ok("genmove w");
-    assert!(reply.len() >= 2, "{reply}");
+    let (x, y) = cell(&reply, 15).unwrap_or_else(|| panic!("not a move: {reply}"));
+    let taken = shown_stones(&e.ok("showboard"), 15);
+    assert_eq!(taken[y][x], 2, "{reply}");
     assert_eq!(e.ask("clear_board"), success(None, ""));
     assert_eq!(
         e.ask("kata-set-rule basicrule freestyle"),

@@ -171,10 +171,15 @@ fn an_interrupted_match_prints_the_summary_of_the_games_played() {
         "{seen}"
     );
     // The engines were not hit: no game ended by a crash or a fault.
-    assert!(
-        seen.contains(&format!("Endings: five {played}")) || !seen.contains("crash"),
-        "{seen}"
-    );
+    for name in ["first", "second"] {
+        assert!(
+            seen.contains(&format!("{name}: losses by error: none")),
+            "{seen}"
+        );
+    }
+    for fault in ["crash", "time forfeit", "unparsable", "start failure"] {
+        assert!(!seen.contains(fault), "{fault}: {seen}");
+    }
     assert!(!seen.contains("Warning:"), "{seen}");
     assert!(seen.contains("Score of first vs second: "), "{seen}");
 }

@@ -419,6 +419,11 @@ fn bf16_agrees_with_fp32_within_the_stated_tolerance() {
     eprintln!("bf16 vs fp32: policy {policy:.4}, wdl {wdl:.4}");
     assert!(policy < 0.03, "policy deviates by {policy}");
     assert!(wdl < 0.03, "wdl deviates by {wdl}");
+    // bf16 rounds: a path that quietly ran in fp32 would agree exactly.
+    assert!(
+        policy > 0.0 || wdl > 0.0,
+        "bf16 gave fp32's figures exactly"
+    );
 }
 
 #[test]

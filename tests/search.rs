@@ -272,7 +272,7 @@ fn a_small_time_budget_is_kept() {
     assert_eq!(result.reason, StopReason::Time);
     // Generous slack for a loaded machine; the point is that it stops.
     assert!(
-        start.elapsed() < Duration::from_millis(120 + 400),
+        start.elapsed() < Duration::from_millis(120 + 2000),
         "{:?}",
         start.elapsed()
     );

@@ -629,6 +629,9 @@ fn bf16_training_matches_fp32_and_learns() {
             policy_gap < 0.05 && value_gap < 0.05,
             "bf16 moves probabilities by {policy_gap:.4} (policy) and {value_gap:.4} (value)"
         );
+        // And it does round: a forward that quietly stayed in fp32 would
+        // agree exactly.
+        assert!(policy_gap > 0.0, "bf16 gave fp32's policy exactly");
     });
 
     let dir = tempfile::tempdir().unwrap();

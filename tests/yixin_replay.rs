@@ -298,7 +298,7 @@ fn replay(file: &str, rule: Rule) -> Vec<(String, String)> {
                     let asked = Instant::now();
                     let mv = b.expect_move();
                     assert!(
-                        asked.elapsed() < Duration::from_millis(1000),
+                        asked.elapsed() < Duration::from_millis(3000),
                         "yxstop answered after {:?}",
                         asked.elapsed()
                     );

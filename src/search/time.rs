@@ -597,20 +597,20 @@ mod tests {
             target: ms(1000),
             deadline: ms(3000),
         };
+        // Judged at given moments, not by the machine's clock: a loaded
+        // machine would move the moment past a bound.
+        let clock = TimeManager::new(Some(budget), Instant::now());
+        let done = |p, at| clock.tree_search_done_at(p, ms(at));
         // Before the target (less the safety reserve of 100 ms): go on.
-        let now = Instant::now();
-        let early = TimeManager::new(Some(budget), now - ms(800));
-        assert!(!early.tree_search_done(progress(1000, 0, 1000)));
+        assert!(!done(progress(1000, 0, 1000), 800));
         // Past the target: a best the runner-up cannot catch at this speed
         // (1000 playouts/s, 1.9 s left) stops, a close race extends.
-        let later = TimeManager::new(Some(budget), now - ms(1000));
-        assert!(later.tree_search_done(progress(2500, 10, 1000)));
-        assert!(!later.tree_search_done(progress(500, 450, 1000)));
+        assert!(done(progress(2500, 10, 1000), 1000));
+        assert!(!done(progress(500, 450, 1000), 1000));
         // Twice the target ends even a close race; the deadline ends all.
-        let twice = TimeManager::new(Some(budget), now - ms(1900));
-        assert!(twice.tree_search_done(progress(500, 499, 1000)));
-        let fixed = TimeManager::new(Some(TimeBudget::fixed(ms(100))), now - ms(95));
-        assert!(fixed.tree_search_done(progress(0, 0, 0)));
+        assert!(done(progress(500, 499, 1000), 1900));
+        let fixed = TimeManager::new(Some(TimeBudget::fixed(ms(100))), Instant::now());
+        assert!(fixed.tree_search_done_at(progress(0, 0, 0), ms(95)));
     }
 
     #[test]
@@ -652,25 +652,24 @@ mod tests {
         let now = Instant::now();
         // 850 ms gone: the default tenth (100 ms) stops the tree at 900 ms,
         // a fifth at 800 ms.
-        let at_850 = TimeManager::new(Some(budget), now - ms(850));
-        assert!(!at_850.tree_search_done(progress(10, 0, 10)));
+        let clock = TimeManager::new(Some(budget), now);
+        assert!(!clock.tree_search_done_at(progress(10, 0, 10), ms(850)));
         let fifth = SafetyNetTime {
             share: 0.2,
             nodes_per_ms: 100,
         };
-        assert!(at_850
+        assert!(clock
             .with_safety_net(fifth)
-            .tree_search_done(progress(10, 0, 10)));
+            .tree_search_done_at(progress(10, 0, 10), ms(850)));
         // The reserve never passes 200 ms, whatever the share.
-        let long = TimeBudget::fixed(ms(10_000));
-        let at_9700 = TimeManager::new(Some(long), now - ms(9_700));
+        let long = TimeManager::new(Some(TimeBudget::fixed(ms(10_000))), now);
         let half = SafetyNetTime {
             share: 0.5,
             nodes_per_ms: 100,
         };
-        assert!(!at_9700
+        assert!(!long
             .with_safety_net(half)
-            .tree_search_done(progress(10, 0, 10)));
+            .tree_search_done_at(progress(10, 0, 10), ms(9_700)));
         // The assumed speed scales the budget within the time left (the
         // clock has moved on a little since `now`).
         let fresh = TimeManager::new(Some(budget), now);
