@@ -18,6 +18,13 @@ pub fn parse_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A count from 1 to `most` on the command line (threads, evaluators,
+/// batches): refused outside, rather than passed on to overflow or to
+/// ask the system for a million threads.
+pub fn count_at_most(most: usize) -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..=most as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -58,7 +58,7 @@ pub struct SelfplayArgs {
     #[arg(long, default_value_t = 100)]
     pub games: usize,
     /// Games played at once (one search thread each, one shared network).
-    #[arg(long, default_value_t = 2, value_parser = at_most(crate::search::MAX_THREADS))]
+    #[arg(long, default_value_t = 2, value_parser = crate::cli::count_at_most(crate::search::MAX_THREADS))]
     pub parallel: usize,
     /// Playouts of a full search (a training target).
     #[arg(long, default_value_t = 400)]
@@ -82,15 +82,10 @@ pub struct SelfplayArgs {
     #[arg(long, default_value_t = 1.0)]
     pub temperature: f64,
     /// Largest batch of the evaluation service (default: the configured one).
-    #[arg(long, value_parser = at_most(crate::search::MAX_SETTING_COUNT))]
+    #[arg(long, value_parser = crate::cli::count_at_most(crate::search::MAX_SETTING_COUNT))]
     pub eval_batch: Option<usize>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-}
-
-/// A count from 1 to `most` (threads, a batch: each sizes buffers).
-fn at_most(most: usize) -> clap::builder::RangedU64ValueParser<usize> {
-    clap::builder::RangedU64ValueParser::new().range(1..=most as u64)
 }
 
 /// How a self-play game ended (the TSV `end` column).

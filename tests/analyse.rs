@@ -219,3 +219,20 @@ fn a_tsv_review_skips_the_opening_and_does_not_mark_the_winning_five() {
     ]);
     assert!(ok, "{err}");
 }
+
+/// Limits that cannot be kept are refused with the flag named, not cut or
+/// ignored: playouts and time together, no playouts, a threshold that is
+/// no share.
+#[test]
+fn conflicting_or_impossible_limits_are_refused() {
+    for (args, flag) in [
+        (&["h8", "--playouts", "50", "--time", "5"][..], "--time"),
+        (&["h8", "--playouts", "0"], "--playouts"),
+        (&["h8", "--review", "--threshold=-1"], "--threshold"),
+        (&["h8", "--review", "--threshold", "nan"], "--threshold"),
+    ] {
+        let (ok, _, err) = analyse(args);
+        assert!(!ok, "{args:?} was accepted");
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+}

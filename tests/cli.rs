@@ -160,7 +160,13 @@ fn bench_nn_measures_one_backend_when_asked() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("tpu"));
     // Bounds said, not applied without a word (600 s was a silent cap; a
     // huge evaluator count tried to start that many threads).
-    for (flag, value) in [("--seconds", "700"), ("--evaluators", "100000")] {
+    for (flag, value) in [
+        ("--seconds", "700"),
+        ("--evaluators", "100000"),
+        // 2^32: it wrapped to 0 threads for libtorch, which panicked.
+        ("--threads", "4294967296"),
+        ("--threads", "0"),
+    ] {
         let out = wuzi().args(["bench", "nn", flag, value]).output().unwrap();
         assert!(!out.status.success(), "{flag} {value}");
         assert!(

@@ -57,7 +57,7 @@ pub struct AnalyseArgs {
     #[arg(long, default_value_t = 2.0, value_parser = crate::cli::parse_seconds)]
     pub time: f64,
     /// Playouts per position (instead of --time).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "time", value_parser = clap::value_parser!(u64).range(1..))]
     pub playouts: Option<u64>,
     /// Moves listed with their statistics.
     #[arg(long, default_value_t = 5)]
@@ -71,7 +71,7 @@ pub struct AnalyseArgs {
     /// --review: a move is a mistake (`?`) when it loses more than this
     /// share of the expected score against the best move; `??` marks a move
     /// after which the opponent wins by force, from a position not lost.
-    #[arg(long, default_value_t = 0.15)]
+    #[arg(long, default_value_t = 0.15, value_parser = parse_threshold)]
     pub threshold: f64,
     /// Colours in the diagram: auto (on a terminal without NO_COLOR),
     /// always or never.
@@ -387,11 +387,19 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
     })
 }
 
+/// `--threshold`: a share of the expected score, 0 to 1.
+fn parse_threshold(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if (0.0..=1.0).contains(&t) => Ok(t),
+        _ => Err(format!("{s:?}: a share of the expected score, 0 to 1")),
+    }
+}
+
 /// The search limits of one position.
 fn limits(args: &AnalyseArgs) -> SearchLimits {
     match args.playouts {
         Some(n) => SearchLimits {
-            max_playouts: Some(n.max(1)),
+            max_playouts: Some(n),
             ..SearchLimits::default()
         },
         None => {

@@ -1,6 +1,6 @@
 //! `pbrain-wuzi bench`: the figures of one part of the engine.
 
-use std::io;
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -36,11 +36,11 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value = "cpu")]
     device: String,
     /// nn: libtorch CPU threads (per evaluator).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::cli::count_at_most(crate::search::MAX_THREADS))]
     threads: usize,
     /// nn, search: evaluator threads of the service (default: 1 for nn; for
     /// search, as many as the search threads, as the engine's `auto`).
-    #[arg(long, value_parser = parse_evaluators)]
+    #[arg(long, value_parser = crate::cli::count_at_most(crate::search::MAX_THREADS))]
     evaluators: Option<usize>,
     /// nn: board side.
     #[arg(long, default_value_t = 15)]
@@ -48,7 +48,7 @@ pub(crate) struct BenchArgs {
     /// nn: batch sizes, comma-separated (default 1,8,32,128,256); search:
     /// the leaves per batch of a search thread, the first value (default:
     /// `[search] batch_size` of --config for the backend measured).
-    #[arg(long, value_delimiter = ',', value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=crate::search::MAX_SETTING_COUNT as u64))]
+    #[arg(long, value_delimiter = ',', value_parser = crate::cli::count_at_most(crate::search::MAX_SETTING_COUNT))]
     batches: Option<Vec<usize>>,
     /// nn, search: inference precision of the service (auto, fp32, bf16, half).
     #[arg(long, default_value = "auto")]
@@ -174,8 +174,7 @@ pub(crate) fn run(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
                 .flooders
                 .min(wuzi_arena::ws::ServerConfig::default().max_connections);
             let report = wuzi_arena::ws::flood::measure(flooders, 100).map_err(io::Error::other)?;
-            println!("{report}");
-            Ok(())
+            writeln!(io::stdout().lock(), "{report}")
         }
         BenchPart::Matching => bench_matching(cli, args),
         BenchPart::Nn | BenchPart::Search => {
@@ -257,10 +256,11 @@ fn bench_arena() -> io::Result<()> {
         let overhead =
             crate::arena::bench_overhead(&brain, &["--mode", "random"], 30, 15, rule, log_dir)
                 .map_err(io::Error::other)?;
-        println!(
+        writeln!(
+            io::stdout().lock(),
             "bench arena: {rule}, 30 games, {}: {overhead}",
             if logs { "with logs" } else { "no logs" }
-        );
+        )?;
         let _ = std::fs::remove_dir_all(&dir);
     }
     Ok(())
@@ -289,13 +289,4 @@ fn parse_bench_seconds(s: &str) -> Result<f64, String> {
         return Err(format!("{s:?}: at most 600 seconds per figure"));
     }
     Ok(seconds)
-}
-
-/// `--evaluators`: 1 to the most search threads (each is a thread).
-fn parse_evaluators(s: &str) -> Result<usize, String> {
-    let max = crate::search::MAX_THREADS;
-    match s.trim().parse::<usize>() {
-        Ok(n) if (1..=max).contains(&n) => Ok(n),
-        _ => Err(format!("{s:?}: evaluators must be 1 to {max}")),
-    }
 }
