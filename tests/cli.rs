@@ -551,6 +551,22 @@ fn out_of_range_counts_and_endless_files_are_refused() {
             &["selfplay", "--out", "x.tsv", "--parallel", "0"],
             "--parallel",
         ),
+        // Told, not raised to 1 (or to 10 ms) without a word.
+        (&["serve", "--max-connections", "0"], "--max-connections"),
+        (&["serve", "--max-per-address", "0"], "--max-per-address"),
+        (&["serve", "--ping-interval-ms", "5"], "--ping-interval-ms"),
+        // An output that cannot be written is named, before any loading.
+        (
+            &[
+                "bench",
+                "matching",
+                "--data",
+                "no-such-records",
+                "--positions-out",
+                "/nonexistent/p.tsv",
+            ],
+            "/nonexistent/p.tsv",
+        ),
     ] {
         let out = wuzi().args(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

@@ -85,6 +85,10 @@ pub fn write_positions(
     path: &Path,
     out: &mut impl Write,
 ) -> io::Result<usize> {
+    // Created first, and named in its error: a path that cannot be written
+    // is told at once, not after the records are loaded.
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let mut file = std::fs::File::create(path).map_err(named)?;
     let chosen = Chosen::load(options)?;
     let mut text = format!(
         "# bench matching positions: {} ({}), {} positions of {} validation games (split seed {}).\n\
@@ -108,7 +112,7 @@ pub fn write_positions(
             game.moves[ply]
         );
     }
-    std::fs::write(path, text)?;
+    file.write_all(text.as_bytes()).map_err(named)?;
     writeln!(
         out,
         "bench matching: {} positions written to {}",

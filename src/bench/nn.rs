@@ -170,6 +170,15 @@ pub fn service_rate(
         in_flight.extend(service.submit_features(encode_group(boards, next, batch, side)));
         next += batch;
     };
+    // Warm-up, untimed as the raw rate's: a batch per evaluator answered
+    // (threads started, buffers allocated, libtorch's first pass).
+    for _ in 0..evaluators {
+        submit(&mut in_flight, boards);
+    }
+    while let Some(answer) = in_flight.pop_front() {
+        let _ = answer.recv();
+    }
+    // Then a batch per evaluator in flight, as while measured.
     for _ in 0..evaluators {
         submit(&mut in_flight, boards);
     }

@@ -10,12 +10,16 @@ use crate::tactics::{solve_with, Algorithm, SolveLimits, ThreatKind};
 
 /// Plays and takes back every empty cell of `board` once; returns the count.
 pub fn make_unmake_all(board: &mut Board, cells: &[Point]) -> u64 {
+    // Counted as made only when the move was legal: a refused one (a
+    // forbidden point) costs a check, not a make and unmake.
+    let mut made = 0;
     for &p in cells {
         if board.play(p).is_ok() {
             board.undo();
+            made += 1;
         }
     }
-    cells.len() as u64
+    made
 }
 
 /// Positions a few plies before the end of each game, for the solver.

@@ -5,6 +5,10 @@ use std::time::Duration;
 
 use clap::Args;
 
+/// The most connections `--max-connections` may allow: each holds two
+/// threads.
+const MAX_CONNECTIONS: usize = 10_000;
+
 #[derive(Args)]
 pub(crate) struct ServeArgs {
     /// Address to listen on (0.0.0.0: every interface).
@@ -23,7 +27,7 @@ pub(crate) struct ServeArgs {
     time: f64,
     /// Heartbeat: a ping every this many milliseconds; a client that has
     /// not answered the previous ping is disconnected.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(10..))]
     ping_interval_ms: u64,
     /// Start a game as soon as two named clients wait (without it, the web
     /// board's Start button starts games).
@@ -34,11 +38,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 600)]
     resume_window_s: u64,
     /// Connections open at once; more are refused (503).
-    #[arg(long, default_value_t = 512)]
+    #[arg(long, default_value_t = 512, value_parser = crate::cli::count_at_most(MAX_CONNECTIONS))]
     max_connections: usize,
     /// Connections open at once from one remote address (this machine's
     /// own clients count only toward --max-connections).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = crate::cli::count_at_most(MAX_CONNECTIONS))]
     max_per_address: usize,
     /// New connections a second from one remote address, after a first
     /// burst of --max-per-address (this machine's own clients are not
@@ -86,11 +90,11 @@ pub(crate) fn run(args: &ServeArgs) -> io::Result<()> {
         size,
         rule: args.rule,
         time: Duration::from_secs_f64(args.time),
-        ping_interval: Duration::from_millis(args.ping_interval_ms.max(10)),
+        ping_interval: Duration::from_millis(args.ping_interval_ms),
         auto_pair: args.pair,
         resume_window: Duration::from_secs(args.resume_window_s),
-        max_connections: args.max_connections.max(1),
-        max_per_address: args.max_per_address.max(1),
+        max_connections: args.max_connections,
+        max_per_address: args.max_per_address,
         connects_per_second: args.connects_per_second,
         allowed_origins: args.allow_origins.clone(),
         token: args.token.clone(),
