@@ -88,8 +88,16 @@ pub fn write_positions(
     // Created first, and named in its error: a path that cannot be written
     // is told at once, not after the records are loaded.
     let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
-    let mut file = std::fs::File::create(path).map_err(named)?;
+    // Opened without truncating: records that fail to load leave an
+    // existing file as it was.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(named)?;
     let chosen = Chosen::load(options)?;
+    file.set_len(0).map_err(named)?;
     let mut text = format!(
         "# bench matching positions: {} ({}), {} positions of {} validation games (split seed {}).\n\
          # Columns: game id, rule, board (WxH), moves so far (x,y, black first), move played.\n",

@@ -117,6 +117,9 @@ struct Player {
     /// specification alone may refuse INFO, and its INVALID could arrive
     /// just after our MOVE, read as the move's refusal.
     sends_info: bool,
+    /// The server answered something other than a move with INVALID on
+    /// this connection: no INFO again until the next connection.
+    info_refused: bool,
     /// Refusals of our moves since the opponent last moved: a server that
     /// refuses every move (a pass we cannot replace) is not flooded.
     refusals: u32,
@@ -202,6 +205,7 @@ impl Player {
             seat: None,
             naming: false,
             sends_info: false,
+            info_refused: false,
             refusals: 0,
         }
     }
@@ -306,7 +310,8 @@ impl Player {
                 color,
                 seat,
             } => {
-                self.sends_info = seat.is_some() || configuration.rule.is_some();
+                self.sends_info =
+                    !self.info_refused && (seat.is_some() || configuration.rule.is_some());
                 self.seat = seat;
                 self.naming = false;
                 self.start(&configuration, color)?;
@@ -337,6 +342,7 @@ impl Player {
                 if self.state != State::AwaitingResponse {
                     warn(&format!("the server refused a message: {message}"));
                     self.sends_info = false;
+                    self.info_refused = true;
                     return Ok(());
                 }
                 warn(&format!("the server refused our move: {message}"));
@@ -529,6 +535,7 @@ fn play(player: &mut Player, socket: &mut Socket, name: &str) -> ClientError {
     let mut pinged = false;
     player.naming = false;
     player.sends_info = false;
+    player.info_refused = false;
     loop {
         let silence = last_heard.elapsed();
         if silence >= 2 * SILENCE {

@@ -281,6 +281,19 @@ fn the_page_is_served_on_the_same_port() {
     stream.read_to_string(&mut response).expect("response");
     assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
     assert!(response.ends_with("<html>board</html>"), "{response}");
+    // A browser's head with 6 KB of cookies: served whole, not reset.
+    let mut stream = TcpStream::connect(server.address).expect("connect");
+    let cookies = "c".repeat(6000);
+    write!(
+        stream,
+        "GET / HTTP/1.1\r\nHost: localhost\r\nCookie: a={cookies}\r\n\r\n"
+    )
+    .expect("request");
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .expect("response, not a reset");
+    assert!(response.ends_with("<html>board</html>"), "{response}");
 }
 
 /// The web board's channel (`/watch`): the state after every change, a

@@ -220,6 +220,15 @@ pub fn export(
     threads: usize,
 ) -> Result<ExportSummary, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    // The shards are written as they come and the index last: an export
+    // that fails midway leaves no index, so a trainer refuses the folder
+    // rather than read an earlier export's index beside new shards.
+    let index_path = dir.join("index.tsv");
+    match std::fs::remove_file(&index_path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("cannot remove {}: {e}", index_path.display())),
+    }
     let mut index = String::from("split\twidth\theight\tpositions\tplanes\tbytes_per_position\n");
     let mut summary = ExportSummary::default();
     let soft = data.games.iter().any(|g| !g.search.is_empty());

@@ -80,6 +80,11 @@ impl GtpClock {
             // No settings, but the controller said what is left: a period
             // of byo-yomi over its stones, or sudden death.
             return match self.left[index] {
+                // Nothing left and no stones: controllers without a clock
+                // say so; no information.
+                Some((time, 0)) if time.is_zero() => {
+                    limited(Some(DEFAULT_MOVE_TIME), None, Duration::ZERO)
+                }
                 Some((time, stones)) if stones > 0 => {
                     limited(Some(time / stones), None, Duration::ZERO)
                 }
@@ -142,6 +147,10 @@ mod tests {
         clock.set_left(Color::White, secs(20), 4);
         let tc = clock.time_control(Color::White, lag);
         assert_eq!((tc.turn, tc.left), (Some(secs(5)), None));
+        // time_left 0 0 without settings: no clock, the default time.
+        clock.set_left(Color::Black, secs(0), 0);
+        let tc = clock.time_control(Color::Black, lag);
+        assert_eq!((tc.turn, tc.left), (Some(DEFAULT_MOVE_TIME), None));
         clock.left = [None; 2];
         // Byo-yomi time without stones: no limit, played at the default
         // time a move.

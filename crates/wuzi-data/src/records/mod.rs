@@ -274,9 +274,9 @@ impl Dataset {
 
     /// Splits the games into training and validation sets: a fraction of
     /// the games (at least one when the fraction is positive and there are
-    /// two games or more) chosen by a seeded hash of each game's moves, so
-    /// the choice does not depend on file order and identical games land on
-    /// the same side. Returns (training games, validation games), sorted.
+    /// two different games or more) chosen by a seeded hash of each game's
+    /// moves, so the choice does not depend on file order and identical
+    /// games land on the same side. Returns (training games, validation games), sorted.
     pub fn split(&self, val_fraction: f64, seed: u64) -> (Vec<usize>, Vec<usize>) {
         let n = self.games.len();
         let fraction = if val_fraction.is_finite() {

@@ -282,18 +282,12 @@ pub(super) fn connection(
         Ok(false) => return serve_page(stream, page),
         Err(e) if e.kind() == ErrorKind::InvalidData => {
             // Told, so that a browser shows why rather than a blank page.
-            // The head read first (a bounded amount): closing a socket
-            // with unread data resets it, and the answer could be lost.
+            // What was sent is read first (a bounded amount, for at most a
+            // second): closing a socket with unread data resets it, and
+            // the answer could be lost.
             let mut stream = stream;
-            let mut sink = [0u8; 4096];
-            let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
-            let mut drained = 0;
-            while drained < 64 * 1024 {
-                match stream.read(&mut sink) {
-                    Ok(n) if n > 0 => drained += n,
-                    _ => break,
-                }
-            }
+            let until = Instant::now() + Duration::from_secs(1);
+            read_request(&mut stream, 64 * 1024, until, Duration::from_millis(100));
             let why = "request head over 8 KiB";
             let _ = write!(
                 stream,
@@ -567,11 +561,36 @@ fn read_frames(
     }
 }
 
+/// Reads what the client sent, up to `most` bytes: until the end of the
+/// request head, `until`, or `quiet` without a byte. The head read whole
+/// before the answer: a socket closed with unread data is reset, and the
+/// answer written before could be lost.
+fn read_request(stream: &mut TcpStream, most: usize, until: Instant, quiet: Duration) -> Vec<u8> {
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while seen.len() < most {
+        let left = until.saturating_duration_since(Instant::now()).min(quiet);
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            break;
+        }
+        match stream.read(&mut buf) {
+            Ok(n) if n > 0 => {
+                seen.extend_from_slice(&buf[..n]);
+                if seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                    break;
+                }
+            }
+            _ => break,
+        }
+    }
+    seen
+}
+
 fn serve_page(mut stream: TcpStream, page: &'static str) {
-    let mut request = [0u8; 4096];
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-    let n = stream.read(&mut request).unwrap_or(0);
-    let first = String::from_utf8_lossy(&request[..n]);
+    // The head is complete and at most 8 KiB (`is_upgrade` saw it).
+    let until = Instant::now() + Duration::from_secs(2);
+    let request = read_request(&mut stream, 8192, until, Duration::from_secs(2));
+    let first = String::from_utf8_lossy(&request);
     // `GET /?token=... HTTP/1.1`: the page reads the query itself.
     let path = first
         .strip_prefix("GET ")

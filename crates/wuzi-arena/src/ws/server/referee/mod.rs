@@ -17,6 +17,8 @@ struct Client {
     socket: Option<TcpStream>,
     alive: bool,
     connected: Instant,
+    /// Its colour in its last game on this connection.
+    last_color: Option<Color>,
 }
 
 /// A web board watching.
@@ -76,10 +78,6 @@ pub(super) struct Referee {
     overflowed: RefCell<Vec<ClientId>>,
     games: Vec<Running>,
     checkpoints: Vec<Checkpoint>,
-    /// Games started by automatic pairing: every other one gives black to
-    /// the newer client (the same two engines left connected would
-    /// otherwise keep their colours game after game).
-    auto_paired: u64,
     last_ping: Instant,
     stats: Arc<SharedStats>,
 }
@@ -114,7 +112,6 @@ impl Referee {
             overflowed: RefCell::new(Vec::new()),
             games: Vec::new(),
             checkpoints: Vec::new(),
-            auto_paired: 0,
             last_ping: Instant::now(),
             stats,
         }
@@ -209,6 +206,7 @@ impl Referee {
                         socket,
                         alive: true,
                         connected: Instant::now(),
+                        last_color: None,
                     },
                 );
             }
@@ -485,12 +483,20 @@ impl Referee {
             .collect();
         for pair in free.chunks_exact(2) {
             let game = WsGame::new(self.config.size, self.config.rule, self.config.time);
-            let players = if self.auto_paired % 2 == 0 {
-                [pair[0], pair[1]]
-            } else {
-                [pair[1], pair[0]]
+            // Black to whoever was white last (engines left connected would
+            // otherwise keep their colours game after game); between equals,
+            // the older client.
+            let wants_black = |id: ClientId| match self.clients.get(&id).and_then(|c| c.last_color)
+            {
+                Some(Color::White) => 2,
+                None => 1,
+                Some(Color::Black) => 0,
             };
-            self.auto_paired += 1;
+            let players = if wants_black(pair[1]) > wants_black(pair[0]) {
+                [pair[1], pair[0]]
+            } else {
+                [pair[0], pair[1]]
+            };
             self.launch(game, players, [None, None]);
         }
     }
@@ -511,6 +517,9 @@ impl Referee {
                 .clients
                 .get(&id)
                 .is_some_and(|c| c.protocol == ProtocolVersion::V2);
+            if let Some(c) = self.clients.get_mut(&id) {
+                c.last_color = Some(color_of_seat(i));
+            }
             let seat_aware = self.clients.get(&id).is_some_and(|c| c.seat_aware);
             if seat_aware && seats[i].is_none() {
                 seats[i] = seat_secret();
