@@ -116,6 +116,15 @@ impl Page {
     }
 }
 
+/// The board's pickers and Start button: a game between two named clients.
+fn start_game(page: &mut Page, black: &str, white: &str) {
+    page.eval(&format!(
+        "(() => {{ const id = n => state.clients.find(c => c.name === n).id; \
+           $('pickB').value = id('{black}'); $('pickW').value = id('{white}'); \
+           $('start').click(); return true; }})()"
+    ));
+}
+
 #[test]
 fn a_person_plays_the_engine_in_the_browser() {
     if std::env::var_os("WUZI_SKIP_BROWSER").is_some() {
@@ -215,10 +224,7 @@ fn a_person_plays_the_engine_in_the_browser() {
         "state.clients.some(c => c.name === 'x2')",
         "the bystanders in the client list",
     );
-    page.eval(
-        "(() => { const id = n => state.clients.find(c => c.name === n).id; \
-           $('pickB').value = id('x1'); $('pickW').value = id('x2'); $('start').click(); return true; })()",
-    );
+    start_game(&mut page, "x1", "x2");
     page.wait_for("state.games === 1", "the bystanders' game");
     page.eval("$('myname').value = 'human'; $('join').click(); true");
     page.wait_for(
@@ -226,10 +232,7 @@ fn a_person_plays_the_engine_in_the_browser() {
         "the person in the client list",
     );
     // The board's pickers and Start button: the person black, the engine white.
-    page.eval(
-        "(() => { const id = n => state.clients.find(c => c.name === n).id; \
-           $('pickB').value = id('human'); $('pickW').value = id('wuzi'); $('start').click(); return true; })()",
-    );
+    start_game(&mut page, "human", "wuzi");
     page.wait_for(
         "me !== null && me.color === 'B' && me.turn === 'B'",
         "our turn as black",

@@ -141,19 +141,19 @@ fn a_game_is_refereed_to_its_five() {
     );
 }
 
-#[test]
-fn a_dropped_player_ends_the_game_and_both_back_resume_it() {
-    let server = server(Duration::from_secs(30));
-    // Clients of the specification, v1 and v2 without the seat extension:
-    // their seats are resumed by name (clients of the extension give their
-    // seat's secret too: the name-thief test).
-    let mut first = connect(&server);
-    name(&mut first, "black-player", "v1");
-    let mut second = connect(&server);
-    name(&mut second, "white-player", "v2");
-    let (start1, start2) = (next(&mut first), next(&mut second));
-    assert!(start1.get("seat").is_none() && start2.get("seat").is_none());
-    let (mut black, mut white) = if start1["color"] == "B" {
+/// Two clients named (name, protocol) and paired automatically, black's
+/// first move (7,7) played: (black, white, the STARTs in connection order).
+fn paired_after_a_move(
+    server: &Server,
+    clients: [(&str, &str); 2],
+) -> (Socket, Socket, [Value; 2]) {
+    let mut first = connect(server);
+    name(&mut first, clients[0].0, clients[0].1);
+    let mut second = connect(server);
+    name(&mut second, clients[1].0, clients[1].1);
+    let starts = [next(&mut first), next(&mut second)];
+    assert!(starts.iter().all(|s| s["type"] == "START"), "{starts:?}");
+    let (mut black, mut white) = if starts[0]["color"] == "B" {
         (first, second)
     } else {
         (second, first)
@@ -161,6 +161,18 @@ fn a_dropped_player_ends_the_game_and_both_back_resume_it() {
     send(&mut black, place(7, 7));
     assert_eq!(next(&mut black)["type"], "VALID");
     assert_eq!(next(&mut white)["type"], "MOVE");
+    (black, white, starts)
+}
+
+#[test]
+fn a_dropped_player_ends_the_game_and_both_back_resume_it() {
+    let server = server(Duration::from_secs(30));
+    // Clients of the specification, v1 and v2 without the seat extension:
+    // their seats are resumed by name (clients of the extension give their
+    // seat's secret too: the name-thief test).
+    let (mut black, white, starts) =
+        paired_after_a_move(&server, [("black-player", "v1"), ("white-player", "v2")]);
+    assert!(starts.iter().all(|s| s.get("seat").is_none()), "{starts:?}");
     // White is gone: black gets END error.
     drop(white);
     let end = next(&mut black);
@@ -198,20 +210,7 @@ fn a_dropped_player_ends_the_game_and_both_back_resume_it() {
 #[test]
 fn a_resumed_game_keeps_colours_when_both_players_share_a_name() {
     let server = server(Duration::from_secs(30));
-    let mut first = connect(&server);
-    name(&mut first, "human", "v1");
-    let mut second = connect(&server);
-    name(&mut second, "human", "v1");
-    let start1 = next(&mut first);
-    assert_eq!(next(&mut second)["type"], "START");
-    let (mut black, mut white) = if start1["color"] == "B" {
-        (first, second)
-    } else {
-        (second, first)
-    };
-    send(&mut black, place(7, 7));
-    assert_eq!(next(&mut black)["type"], "VALID");
-    assert_eq!(next(&mut white)["type"], "MOVE");
+    let (black, mut white, _) = paired_after_a_move(&server, [("human", "v1"), ("human", "v1")]);
     // Black is gone and comes back (a reloaded page): still black.
     drop(black);
     let end = next(&mut white);
