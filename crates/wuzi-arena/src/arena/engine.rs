@@ -167,8 +167,12 @@ impl EngineProcess {
         #[cfg(windows)]
         {
             use std::os::windows::process::CommandExt;
+            // A group of its own keeps Ctrl-C from the engine; no console
+            // keeps Ctrl-Break and the console's closing from it too (it
+            // talks through its pipes only).
             const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
-            command.creation_flags(CREATE_NEW_PROCESS_GROUP);
+            const CREATE_NO_WINDOW: u32 = 0x0800_0000;
+            command.creation_flags(CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
         }
         let mut child = command.spawn()?;
         live::started(child.id());
