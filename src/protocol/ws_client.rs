@@ -111,12 +111,11 @@ struct Player {
     /// NAME sent on this connection and no START yet: an INVALID now can
     /// only be the server refusing the name.
     naming: bool,
-    /// INFO (an extension) is sent in this game: only to a server that
-    /// showed the extensions in START (a seat or a rule), and not after it
-    /// answered something other than a move with INVALID. A server of the
-    /// specification alone may refuse INFO, and its INVALID could arrive
-    /// just after our MOVE, read as the move's refusal.
-    sends_info: bool,
+    /// The last START showed the extensions (a seat or a rule): INFO may
+    /// go to this server. A server of the specification alone may refuse
+    /// INFO, and its INVALID could arrive just after our MOVE, read as the
+    /// move's refusal.
+    extensions: bool,
     /// The server answered something other than a move with INVALID on
     /// this connection: no INFO again until the next connection.
     info_refused: bool,
@@ -204,7 +203,7 @@ impl Player {
             pending_move: None,
             seat: None,
             naming: false,
-            sends_info: false,
+            extensions: false,
             info_refused: false,
             refusals: 0,
         }
@@ -260,6 +259,13 @@ impl Player {
         self.state = State::Thinking;
     }
 
+    /// INFO (an extension) goes out in this game: to a server that showed
+    /// the extensions, and not after it refused a message on this
+    /// connection.
+    fn sends_info(&self) -> bool {
+        self.extensions && !self.info_refused
+    }
+
     /// What the search thinks now (extension INFO): our expected score and
     /// the principal variation.
     fn info(&self) -> Option<ClientMessage> {
@@ -310,8 +316,7 @@ impl Player {
                 color,
                 seat,
             } => {
-                self.sends_info =
-                    !self.info_refused && (seat.is_some() || configuration.rule.is_some());
+                self.extensions = seat.is_some() || configuration.rule.is_some();
                 self.seat = seat;
                 self.naming = false;
                 self.start(&configuration, color)?;
@@ -341,7 +346,6 @@ impl Player {
                 // take), and must not drop the move still awaiting its VALID.
                 if self.state != State::AwaitingResponse {
                     warn(&format!("the server refused a message: {message}"));
-                    self.sends_info = false;
                     self.info_refused = true;
                     return Ok(());
                 }
@@ -534,7 +538,7 @@ fn play(player: &mut Player, socket: &mut Socket, name: &str) -> ClientError {
     let mut last_heard = Instant::now();
     let mut pinged = false;
     player.naming = false;
-    player.sends_info = false;
+    player.extensions = false;
     player.info_refused = false;
     loop {
         let silence = last_heard.elapsed();
@@ -556,7 +560,9 @@ fn play(player: &mut Player, socket: &mut Socket, name: &str) -> ClientError {
                 return e;
             }
         }
-        if player.state == State::Thinking && player.sends_info && last_info.elapsed() >= INFO_EVERY
+        if player.state == State::Thinking
+            && player.sends_info()
+            && last_info.elapsed() >= INFO_EVERY
         {
             last_info = Instant::now();
             if let Some(info) = player.info() {
