@@ -147,9 +147,15 @@ pub(super) fn cut(socket: &Option<TcpStream>) {
 /// Turns away a connection over a cap, without waiting on it.
 pub(super) fn refuse(mut stream: TcpStream, why: &str) {
     let _ = stream.set_write_timeout(Some(Duration::from_millis(50)));
+    answer_plain(&mut stream, "503 Service Unavailable", why);
+}
+
+/// An HTTP answer of `status` whose body is the line `why`, closing the
+/// connection.
+fn answer_plain(stream: &mut TcpStream, status: &str, why: &str) {
     let _ = write!(
         stream,
-        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n\
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\n\
          Content-Length: {}\r\nConnection: close\r\n\r\n{why}\n",
         why.len() + 1
     );
@@ -288,12 +294,10 @@ pub(super) fn connection(
             let mut stream = stream;
             let until = Instant::now() + Duration::from_secs(1);
             read_request(&mut stream, 64 * 1024, until, Duration::from_millis(100));
-            let why = "request head over 8 KiB";
-            let _ = write!(
-                stream,
-                "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain\r\n\
-                 Content-Length: {}\r\nConnection: close\r\n\r\n{why}\n",
-                why.len() + 1
+            answer_plain(
+                &mut stream,
+                "431 Request Header Fields Too Large",
+                "request head over 8 KiB",
             );
             return;
         }
