@@ -296,6 +296,44 @@ class WholeWrites(unittest.TestCase):
         self.assertFalse(Storage(tempfile.gettempdir()).whole_object_writes)
 
 
+class KilledWrites(StorageCase):
+    """A write killed between its temporary file and the rename (SIGKILL:
+    no cleanup runs) leaves the temporary file; the shard's next attempt
+    removes its own and no other shard's."""
+
+    def killed_write(self, name: str) -> None:
+        with mock.patch("wuzi_loop.storage.os.replace", side_effect=OSError("killed")), \
+                mock.patch("wuzi_loop.storage.os.unlink"):
+            with self.assertRaises(OSError):
+                self.storage.write_bytes(name, b"half")
+
+    def test_a_shards_next_attempt_removes_its_leftovers(self):
+        games = layout.games_dir(2)
+        self.storage.write_bytes(layout.part_name(2, 1, 0), b"kept")
+        self.killed_write(layout.part_name(2, 1, 1))
+        self.killed_write(layout.part_name(2, 11, 0))
+        folder = os.path.join(self.folder, games)
+        leftovers = sorted(n for n in os.listdir(folder) if n.startswith(PARTIAL_PREFIX))
+        self.assertEqual(len(leftovers), 2)
+        self.assertEqual(self.storage.list(games), [layout.part_name(2, 1, 0)])
+        self.assertEqual(self.storage.remove_partials(games, layout.shard_part_stem(1)), 1)
+        left = sorted(os.listdir(folder))
+        self.assertEqual(len(left), 2)
+        self.assertIn(os.path.basename(layout.part_name(2, 1, 0)), left)
+        self.assertTrue(any(n.startswith(PARTIAL_PREFIX + layout.shard_part_stem(11)) for n in left))
+        self.assertEqual(self.storage.read_bytes(layout.part_name(2, 1, 0)), b"kept")
+
+    def test_selfplay_shard_removes_them_before_it_reads(self):
+        self.killed_write(layout.part_name(3, 0, 0))
+        spec = {"storage": self.folder, "generation": 3, "shard": 0, "games": 0,
+                "binary": sys.executable}
+        with mock.patch("wuzi_loop.tasks.engine.check_binary", return_value=sys.executable), \
+                mock.patch("wuzi_loop.tasks.record_start"), \
+                mock.patch("wuzi_loop.tasks.shard_result", return_value={}):
+            tasks.selfplay_shard(spec)
+        self.assertEqual(os.listdir(os.path.join(self.folder, layout.games_dir(3))), [])
+
+
 class DriverLease(StorageCase):
     def lease(self) -> Lease:
         lease = Lease(self.storage, renew_seconds=0.02, lease_seconds=60)

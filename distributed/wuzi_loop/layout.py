@@ -56,8 +56,13 @@ def games_dir(generation: int) -> str:
     return f"{generation_dir(generation)}/games"
 
 
+def shard_part_stem(shard: int) -> str:
+    """How the names of a shard's parts begin."""
+    return f"shard-{shard:03d}-part-"
+
+
 def part_name(generation: int, shard: int, part: int) -> str:
-    return f"{games_dir(generation)}/shard-{shard:03d}-part-{part:03d}.tsv"
+    return f"{games_dir(generation)}/{shard_part_stem(shard)}{part:03d}.tsv"
 
 
 def shard_log_name(generation: int, shard: int) -> str:

@@ -32,6 +32,13 @@ WHOLE_OBJECT_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abf
 PARTIAL_PREFIX = ".partial-"
 
 
+def partial_prefix(target: str) -> str:
+    """How the temporary files of a write to `target` begin: the target's
+    name is in it, so that the one writer of a file can remove what a
+    killed attempt left (`Storage.remove_partials`)."""
+    return f"{PARTIAL_PREFIX}{posixpath.basename(target)}."
+
+
 class StorageError(Exception):
     """A storage URI that cannot be used; the message says why."""
 
@@ -119,7 +126,7 @@ class Storage:
         if self.is_local:
             folder = os.path.dirname(target)
             os.makedirs(folder, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=folder, prefix=PARTIAL_PREFIX)
+            handle, temporary = tempfile.mkstemp(dir=folder, prefix=partial_prefix(target))
             try:
                 with os.fdopen(handle, "wb") as out:
                     out.write(data)
@@ -139,7 +146,7 @@ class Storage:
         """`write(temporary)` then a rename onto `target`: a crash leaves a
         partial file under a name that listings skip, never at `target`."""
         folder = posixpath.dirname(target)
-        temporary = posixpath.join(folder, PARTIAL_PREFIX + uuid.uuid4().hex)
+        temporary = posixpath.join(folder, partial_prefix(target) + uuid.uuid4().hex)
         try:
             # A file system with folders (sftp, smb) does not make them on a write.
             self.fs.makedirs(folder, exist_ok=True)
@@ -193,6 +200,27 @@ class Storage:
             if os.path.exists(partial):
                 os.unlink(partial)
             raise
+
+    def remove_partials(self, folder: str, names_starting: str = "") -> int:
+        """Removes the temporary files that killed writes of files in
+        `folder` whose names begin with `names_starting` left behind, and
+        says how many. Only for the one writer of those files: a write in
+        progress loses its temporary file and fails."""
+        self.fs.invalidate_cache(self.path(folder))
+        try:
+            entries = self.fs.ls(self.path(folder), detail=False)
+        except FileNotFoundError:
+            return 0
+        removed = 0
+        for entry in entries:
+            entry = entry.rstrip("/")
+            if posixpath.basename(entry).startswith(PARTIAL_PREFIX + names_starting):
+                try:
+                    self.fs.rm_file(entry)
+                    removed += 1
+                except FileNotFoundError:
+                    pass
+        return removed
 
     def list(self, folder: str) -> list[str]:
         """Names (relative to the storage root) of the files directly in

@@ -121,6 +121,8 @@ def selfplay_shard(spec: dict, progress=None) -> dict:
     storage = Storage(spec["storage"])
     generation, shard, target = spec["generation"], spec["shard"], spec["games"]
     binary = engine.check_binary(spec["binary"])
+    # An attempt killed while writing a part left its temporary file.
+    storage.remove_partials(layout.games_dir(generation), layout.shard_part_stem(shard))
     stored = stored_shard_games(storage, generation, shard)
     record_start(storage, generation, shard, len(stored))
     started = time.time()
