@@ -10,7 +10,7 @@ out=${2:-runs}
 cd "$(dirname "$0")/.."
 bash scripts/setup-torch.sh
 cargo build --release --quiet --bin pbrain-wuzi
-train() { ./target/release/pbrain-wuzi train --net 4x32 --threads 2 --batch-size 256 --seed 1 "$@"; }
+train() { ./target/release/pbrain-wuzi train --net 4x32 --torch-threads 2 --batch-size 256 --seed 1 "$@"; }
 
 # Freestyle: one network for 15x15 and 20x20 (and other sizes), about 1.45M positions.
 train --rule freestyle --epochs 1 --max-minutes 32 --out "$out/freestyle-4x32" \

@@ -86,6 +86,8 @@ fn unknown_arguments_are_refused_with_a_message() {
 #[test]
 fn bench_nn_prints_raw_and_service_rates_per_batch() {
     let text = stdout_of(wuzi().args([
+        "--device",
+        "cuda:7",
         "bench",
         "nn",
         "--seconds",
@@ -94,8 +96,6 @@ fn bench_nn_prints_raw_and_service_rates_per_batch() {
         "1,4",
         "--net",
         "2x16",
-        "--device",
-        "cuda:7",
     ]));
     assert!(text.contains("net 2x16"), "{text}");
     for batch in ["1", "4"] {
@@ -164,8 +164,8 @@ fn bench_nn_measures_one_backend_when_asked() {
         ("--seconds", "700"),
         ("--evaluators", "100000"),
         // 2^32: it wrapped to 0 threads for libtorch, which panicked.
-        ("--threads", "4294967296"),
-        ("--threads", "0"),
+        ("--torch-threads", "4294967296"),
+        ("--torch-threads", "0"),
     ] {
         let out = wuzi().args(["bench", "nn", flag, value]).output().unwrap();
         assert!(!out.status.success(), "{flag} {value}");
@@ -174,6 +174,59 @@ fn bench_nn_measures_one_backend_when_asked() {
             "{flag} {value}"
         );
     }
+}
+
+/// One flag per parameter: the engine's search threads do not apply to
+/// `bench nn` or `search` (it measures fixed thread counts), so they are
+/// refused there rather than taken without effect; the device is the
+/// engine's own flag.
+#[test]
+fn bench_refuses_the_search_threads_and_takes_the_engines_device() {
+    for part in ["nn", "search"] {
+        let out = wuzi()
+            .args(["--threads", "2", "bench", part, "--seconds", "0.01"])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{part}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--threads") && err.contains("--torch-threads"),
+            "{err}"
+        );
+    }
+    let out = wuzi()
+        .args(["--device", "tpu", "bench", "nn", "--seconds", "0.01"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--device") && err.contains("tpu"), "{err}");
+}
+
+/// `train` reads no configuration: the engine's flags before it are
+/// refused instead of ignored.
+#[cfg(feature = "torch")]
+#[test]
+fn train_refuses_the_engines_flags() {
+    let out = wuzi()
+        .args([
+            "--threads",
+            "2",
+            "--device",
+            "cpu",
+            "train",
+            "--rule",
+            "freestyle",
+            "nothing.tsv",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--threads, --device") && err.contains("after `train`"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -228,7 +281,7 @@ fn bench_nn_reports_a_broken_network_file() {
     let path = dir.path().join("broken.safetensors");
     std::fs::write(&path, b"garbage").unwrap();
     let out = wuzi()
-        .args(["bench", "nn", "--weights"])
+        .args(["bench", "nn", "--network"])
         .arg(&path)
         .output()
         .unwrap();

@@ -454,7 +454,7 @@ fn a_tiny_training_run_learns_and_writes_its_files() {
             "15",
             "--checkpoint-every",
             "10",
-            "--threads",
+            "--torch-threads",
             "2",
             "--seed",
             "3",
@@ -876,7 +876,7 @@ fn a_student_learns_the_teachers_policy() {
     let dir = tempfile::tempdir().unwrap();
     let teacher = shipped_freestyle_4x32();
     let teacher_arg = teacher.to_str().unwrap().to_string();
-    let common = ["--board", "15", "--threads", "2", "--seed", "3"];
+    let common = ["--board", "15", "--torch-threads", "2", "--seed", "3"];
     let longer = |mut args: TrainArgs| {
         args.max_steps = Some(150);
         args

@@ -17,10 +17,8 @@ pub(crate) struct BenchArgs {
     /// Seconds spent on each figure (at most 600).
     #[arg(long, default_value_t = 1.0, value_parser = parse_bench_seconds)]
     seconds: f64,
-    /// nn: a network file to measure (default: random weights of --net's size).
-    #[arg(long)]
-    weights: Option<PathBuf>,
-    /// nn: network size BLOCKSxCHANNELS when no --weights are given.
+    /// nn, search: network size BLOCKSxCHANNELS of the random weights
+    /// measured without the global --network (given before `bench`).
     #[arg(long, default_value = "4x32")]
     net: NetConfig,
     /// nn, search: the backend to measure (native, torch); nn without it:
@@ -32,12 +30,10 @@ pub(crate) struct BenchArgs {
     /// portable); one this CPU lacks is replaced by its widest.
     #[arg(long, value_parser = parse_isa)]
     isa: Option<crate::nn::Isa>,
-    /// nn: device (cpu, auto, cuda, cuda:N); falls back to the CPU with a note.
-    #[arg(long, default_value = "cpu")]
-    device: String,
-    /// nn: libtorch CPU threads (per evaluator).
+    /// nn, search: libtorch CPU threads per evaluator (the engine's
+    /// `network.torch_threads`).
     #[arg(long, default_value_t = 1, value_parser = crate::cli::count_at_most(crate::search::MAX_THREADS))]
-    threads: usize,
+    torch_threads: usize,
     /// nn, search: evaluator threads of the service (default: 1 for nn; for
     /// search, as many as the search threads, as the engine's `auto`).
     #[arg(long, value_parser = crate::cli::count_at_most(crate::search::MAX_THREADS))]
@@ -178,13 +174,26 @@ pub(crate) fn run(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
         }
         BenchPart::Matching => bench_matching(cli, args),
         BenchPart::Nn | BenchPart::Search => {
+            if cli.threads.is_some() {
+                // bench search measures 1 and 2 search threads, bench nn none.
+                return Err(io::Error::other(
+                    "bench nn and search: --threads (search threads) does not apply; \
+                     --torch-threads sets libtorch's threads per evaluator, --evaluators the \
+                     evaluator threads",
+                ));
+            }
+            // The global --device, but the CPU by default: figures of one
+            // machine stay comparable whether or not it has a GPU.
+            let device = cli.device.clone().unwrap_or_else(|| "cpu".to_string());
+            crate::nn::backend::check_device_name(&device)
+                .map_err(|why| io::Error::other(format!("--device: {why}")))?;
             let options = crate::bench::nn::NnBenchOptions {
-                weights: args.weights.clone(),
+                weights: cli.network.clone(),
                 net: args.net,
                 backend: args.backend,
                 isa: args.isa,
-                device: args.device.clone(),
-                threads: args.threads,
+                device,
+                threads: args.torch_threads,
                 evaluators: args.evaluators,
                 board_side: args.board,
                 batch_sizes: match (&args.batches, args.part) {

@@ -34,15 +34,16 @@ pub(crate) struct Cli {
     /// Search threads.
     #[arg(long)]
     pub(crate) threads: Option<usize>,
-    /// Network device: cpu, auto, cuda or cuda:N.
+    /// Network device: cpu, auto, cuda or cuda:N (bench nn and search: cpu
+    /// without it; train takes its own after `train`).
     #[arg(long)]
     pub(crate) device: Option<String>,
     /// Write a log file per START into this folder.
     #[arg(long)]
     pub(crate) log_dir: Option<PathBuf>,
     /// Network file for every rule and precision (instead of the configured
-    /// ones).
-    #[arg(long)]
+    /// ones); bench nn and search: the network measured.
+    #[arg(long, global = true)]
     pub(crate) network: Option<PathBuf>,
     /// Yixin-Board starts its engine with this on Windows (asking for UTF-8
     /// output, which is all this engine writes); accepted and ignored, so
@@ -131,6 +132,30 @@ pub(crate) fn configure(cli: &Cli) -> Result<Config, ConfigError> {
     Ok(config)
 }
 
+/// `train` reads no configuration: the engine's flags before it would be
+/// taken and ignored, where `train --device` and `--torch-threads` are
+/// what the user meant.
+#[cfg(feature = "torch")]
+fn train_without_engine_flags(cli: &Cli) -> io::Result<()> {
+    let given: Vec<&str> = [
+        ("--threads", cli.threads.is_some()),
+        ("--device", cli.device.is_some()),
+        ("--network", cli.network.is_some()),
+        ("--log-dir", cli.log_dir.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, set)| set.then_some(flag))
+    .collect();
+    if given.is_empty() {
+        return Ok(());
+    }
+    Err(io::Error::other(format!(
+        "train does not use the engine's {}: give train's own options after `train` \
+         (--device, --torch-threads, --init)",
+        given.join(", ")
+    )))
+}
+
 /// The configured network of `rule` behind an evaluation service, saying
 /// on stderr when the device had to change; the note says why the network
 /// could not be used (the service then evaluates uniformly, where
@@ -167,9 +192,12 @@ pub fn main() -> ExitCode {
         Some(Command::Bench(args)) => bench::run(&cli, args),
         Some(Command::Analyse(args)) => play::analyse(&cli, args),
         #[cfg(feature = "torch")]
-        Some(Command::Train(args)) => crate::train::run(args)
-            .map(|_| ())
-            .map_err(io::Error::other),
+        Some(Command::Train(args)) => match train_without_engine_flags(&cli) {
+            Ok(()) => crate::train::run(args)
+                .map(|_| ())
+                .map_err(io::Error::other),
+            Err(e) => Err(e),
+        },
         Some(Command::Match(args)) => {
             if let Err(e) = crate::arena::interrupt::install() {
                 eprintln!("match: an interrupt will end the match without its summary: {e}");

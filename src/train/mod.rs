@@ -124,11 +124,11 @@ pub struct TrainArgs {
     #[arg(long, default_value = "auto")]
     pub device: String,
     /// libtorch CPU threads (default: the machine's cores).
-    #[arg(long)]
-    pub threads: Option<usize>,
+    #[arg(long, value_parser = crate::cli::count_at_most(crate::search::MAX_THREADS))]
+    pub torch_threads: Option<usize>,
     /// Threads encoding batches (default: 1 on the CPU, the cores less one
     /// with CUDA).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::count_at_most(crate::search::MAX_THREADS))]
     pub loader_threads: Option<usize>,
     /// Output directory (created if needed).
     #[arg(long, default_value = "train-out")]
@@ -353,7 +353,7 @@ pub fn run(args: &TrainArgs) -> Result<TrainSummary, String> {
     let started = Instant::now();
     check_args(args)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    set_threads(args.threads.unwrap_or(cores));
+    set_threads(args.torch_threads.unwrap_or(cores));
     let (device, note) = select_device(&args.device)?;
     if let Some(note) = note {
         eprintln!("train: {note}");
