@@ -487,7 +487,7 @@ def main() -> int:
     try:
         tiny = subprocess.run(
             [BINARY, "train", "--rule", "freestyle", "--net", "1x16", "--max-steps", "3", "--batch-size", "64",
-             "--threads", "1", "--device", "cpu", "--quiet", "--val-positions", "100",
+             "--torch-threads", "1", "--device", "cpu", "--quiet", "--val-positions", "100",
              "--out", os.path.join(harness.folder, "tiny"),
              os.path.join(ROOT, "tests", "fixtures", "games", "gomocup2024_freestyle15_2_sample.tsv")],
             capture_output=True, text=True, timeout=120)
