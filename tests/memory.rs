@@ -93,10 +93,9 @@ fn uss_stays_under_max_memory_after_every_move() {
         messages.iter().all(|m| !m.contains("below the")),
         "{messages:?}"
     );
-    // A limit 64 MB above the brain's size after START: once it has
-    // searched (libtorch's buffers, the allocator's pools) the tree gets
-    // about 15 MB under it (24 MB are kept free below the limit), so the
-    // tree's own limit is reached and its accounting tested.
+    // A limit 64 MB above the brain's size after START, with 300 ms moves:
+    // the tree stays below its own limit here (a_long_search_stops_at...
+    // reaches it).
     let tight = baseline() + (64 << 20);
     let (peak, _) = play_under(tight, 30, true);
     eprintln!("max_memory {} MB: peak USS {} MB", tight >> 20, peak >> 20);
@@ -111,4 +110,54 @@ fn a_limit_below_the_engines_own_needs_is_said_and_survived() {
             .any(|m| m.starts_with("MESSAGE max_memory 19 MB is below the")),
         "{messages:?}"
     );
+}
+
+/// A long search under a limit just above what the engine needs stops when
+/// its tree reaches the tree's share of the limit (the logs say why the
+/// search stopped), and the process stays under the limit.
+#[test]
+fn a_long_search_stops_at_the_trees_limit_under_max_memory() {
+    let logs = tempfile::tempdir().unwrap();
+    // 24 MB kept free below the limit and the 4 MB smallest tree, plus 2:
+    // a tree of a few MB, which a search fills in seconds.
+    let limit = baseline() + (30 << 20);
+    let mut brain = Brain::start(&["--log-dir", logs.path().to_str().unwrap()]);
+    brain.send("START 15");
+    assert_eq!(brain.answer(), "OK");
+    brain.send(&format!("INFO max_memory {limit}"));
+    // Far longer than the tree takes to fill: a search that ran to the
+    // clock would show as "search (time)".
+    brain.send("INFO timeout_turn 30000");
+    brain.send("INFO timeout_match 0");
+    brain.send("BOARD");
+    for stone in ["7,7,1", "8,8,2", "7,8,1"] {
+        brain.send(stone);
+    }
+    brain.send("DONE");
+    let (x, y) = brain.expect_move();
+    assert!(
+        ![(7, 7), (8, 8), (7, 8)].contains(&(x, y)),
+        "occupied {x},{y}"
+    );
+    let used = uss(&brain);
+    assert!(
+        used <= limit,
+        "USS {} MB above max_memory {} MB",
+        used >> 20,
+        limit >> 20
+    );
+    brain.send("END");
+    assert!(brain
+        .wait_exit(std::time::Duration::from_secs(10))
+        .is_some());
+    let text: String = std::fs::read_dir(logs.path())
+        .unwrap()
+        .map(|file| std::fs::read_to_string(file.unwrap().path()).unwrap())
+        .collect();
+    assert!(
+        !brain.messages().iter().any(|m| m.contains("below the")),
+        "{:?}",
+        brain.messages()
+    );
+    assert!(text.contains("search (memory)"), "{text}");
 }

@@ -982,7 +982,10 @@ fn a_log_file_is_written_per_start() {
     assert_eq!(files.len(), 2, "{files:?}");
     let text = std::fs::read_to_string(&files[0]).unwrap();
     assert!(
-        text.contains("< BEGIN") && text.contains("> OK") && text.contains("search: depth"),
+        text.contains("< BEGIN")
+            && text.contains("> OK")
+            // Why the search ended, then its summary.
+            && text.lines().any(|l| l.contains("INFO search (") && l.contains("): depth 1-")),
         "{text}"
     );
 }

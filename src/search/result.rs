@@ -30,6 +30,22 @@ pub enum StopReason {
     WorkersHalted,
 }
 
+impl std::fmt::Display for StopReason {
+    /// The word the logs show (`search (memory): ...`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StopReason::Proven => "proven",
+            StopReason::Stopped => "stopped",
+            StopReason::Time => "time",
+            StopReason::Playouts => "playouts",
+            StopReason::Memory => "memory",
+            StopReason::Exhausted => "exhausted",
+            StopReason::OnlyMove => "only move",
+            StopReason::WorkersHalted => "workers halted",
+        })
+    }
+}
+
 /// One root move.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MoveStats {

@@ -626,7 +626,11 @@ impl FrontEnd for Gomocup {
 
     fn finished(&mut self, s: &mut GomocupSession, job: Job, finished: Finished) {
         let result = finished.result;
-        tracing::info!("search: {}", summary_line(&result, Notation::Gomocup));
+        tracing::info!(
+            "search ({}): {}",
+            result.reason,
+            summary_line(&result, Notation::Gomocup)
+        );
         let notation = self.dialect.notation(s.engine.board().size());
         match job {
             Job::Move | Job::NBest(_) => {

@@ -518,7 +518,11 @@ impl FrontEnd for Gtp {
 
     fn finished(&mut self, s: &mut GtpSession, job: Job, finished: Finished) {
         let result = finished.result;
-        tracing::info!("search: {}", summary_line(&result, Notation::Gomocup));
+        tracing::info!(
+            "search ({}): {}",
+            result.reason,
+            summary_line(&result, Notation::Gomocup)
+        );
         match job {
             Job::GenMove {
                 id,
