@@ -37,7 +37,18 @@ fn pondering_builds_the_tree_the_next_move_uses() {
     // Our move, then ponder on the opponent's time.
     e.play(p(6, 6)).unwrap();
     e.start(SearchKind::Ponder(None));
-    std::thread::sleep(Duration::from_millis(300));
+    // Until a reply has been searched (a fixed wait could end before the
+    // first batch on a busy machine; a stop drops batches in flight).
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while e
+        .report(&[], 1)
+        .and_then(|r| r.moves.first().map(|m| m.visits))
+        .unwrap_or(0)
+        < 4
+    {
+        assert!(std::time::Instant::now() < deadline, "no reply searched");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(e.is_searching());
     // The opponent's move stops the pondering.
     let pondered = e.stop().expect("a ponder result");

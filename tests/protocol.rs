@@ -1439,9 +1439,19 @@ fn a_flood_of_input_waits_in_the_pipe_not_in_memory() {
         .expect("start pbrain-wuzi");
     let pid = child.id();
     let uss = || wuzi::search::memory::private_bytes_of(pid).expect("smaps_rollup");
-    std::thread::sleep(Duration::from_secs(1));
-    let before = uss();
     let mut stdin = child.stdin.take().expect("stdin");
+    // The brain loads its networks before it reads: once it has answered,
+    // what it holds is its size at rest (a fixed wait was sometimes too
+    // short on a busy machine, the loading then counted as the flood's).
+    stdin.write_all(b"ABOUT\n").expect("write ABOUT");
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().expect("stdout")),
+        &mut first,
+    )
+    .expect("read the answer to ABOUT");
+    assert!(first.starts_with("name="), "{first:?}");
+    let before = uss();
     let written = Arc::new(AtomicU64::new(0));
     let counter = written.clone();
     // Three million unknown commands (6 MB of input), each answered with an

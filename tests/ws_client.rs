@@ -56,13 +56,13 @@ fn the_engine_plays_and_resumes_a_game() {
         size: BoardSize::FIFTEEN,
         rule: Rule::Freestyle,
         time: Duration::from_secs(60),
-        ping_interval: Duration::from_millis(300),
+        ping_interval: Duration::from_secs(1),
         auto_pair: true,
         ..ServerConfig::default()
     };
     let server = Server::spawn(listener, config, "page").expect("server");
-    // The engine connects first, so it is black; pings every 300 ms test
-    // that it answers them while it thinks.
+    // The engine connects first, so it is black; pings every second (60 s
+    // a game) test that it answers them while it thinks.
     let url = format!("ws://{}/", server.address);
     let _engine = pbrain_wuzi(&["--threads", "1", "connect", &url, "--name", "wuzi"]);
     // The engine names itself first (the web board's channel says when).
@@ -271,12 +271,17 @@ fn a_refused_name_ends_connect_with_the_reason() {
 
 /// The resident memory of process `pid` in KB (`VmRSS`).
 fn resident_kb(pid: u32) -> u64 {
+    status_number(pid, "VmRSS:")
+}
+
+/// A number of the process's `/proc/PID/status` (its unit left out).
+fn status_number(pid: u32, key: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(key))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS")
+        .unwrap_or_else(|| panic!("no {key} in {status}"))
 }
 
 /// 100 clients (new names each round) connect to `address`, name themselves and are paired; the
@@ -340,6 +345,13 @@ fn the_server_process_returns_to_its_memory_level_after_crowds() {
     let pid = server.0.id();
     // Up once a viewer connects.
     drop(watch(&address, Duration::from_secs(5)));
+    // Its threads at rest: the fewest seen over half a second (the first
+    // viewer's connection thread ends a moment after it closes).
+    let mut idle_threads = status_number(pid, "Threads:");
+    for _ in 0..10 {
+        std::thread::sleep(Duration::from_millis(50));
+        idle_threads = idle_threads.min(status_number(pid, "Threads:"));
+    }
     let idle = resident_kb(pid);
     let mut levels = Vec::new();
     for round in 0..6 {
@@ -352,8 +364,18 @@ fn the_server_process_returns_to_its_memory_level_after_crowds() {
         let mut viewer = watch(&address, Duration::from_secs(5));
         wait_until_empty(&mut viewer);
         drop(viewer);
-        // The connection threads end a moment after the referee lets go.
-        std::thread::sleep(Duration::from_millis(300));
+        // The connection threads end a moment after the referee lets go
+        // (a fixed wait measured some still holding their buffers on a
+        // busy machine); one that never ends would be a leak of its own.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while status_number(pid, "Threads:") > idle_threads {
+            assert!(
+                Instant::now() < deadline,
+                "round {round}: {} threads, {idle_threads} at rest",
+                status_number(pid, "Threads:")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
         levels.push(resident_kb(pid));
     }
     eprintln!("server resident memory: idle {idle} KB, after each round {levels:?} KB");

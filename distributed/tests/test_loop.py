@@ -335,8 +335,8 @@ class KilledWrites(StorageCase):
 
 
 class DriverLease(StorageCase):
-    def lease(self) -> Lease:
-        lease = Lease(self.storage, renew_seconds=0.02, lease_seconds=60)
+    def lease(self, renew_seconds: float = 0.02) -> Lease:
+        lease = Lease(self.storage, renew_seconds=renew_seconds, lease_seconds=60)
         self.addCleanup(lease.release)
         return lease
 
@@ -376,10 +376,14 @@ class DriverLease(StorageCase):
         self.lease().acquire()
 
     def test_driver_whose_lease_was_taken_stops(self):
-        lease = self.lease()
+        # Renewed by hand: a renewal thread's read-then-write could land
+        # around the takeover and write over it.
+        lease = self.lease(renew_seconds=3600)
         lease.acquire()
+        self.assertTrue(lease.renew_once())
+        lease.check()
         self.held_by()
-        time.sleep(0.2)
+        self.assertFalse(lease.renew_once())
         with self.assertRaises(LoopError):
             lease.check()
         loop = self.loop()

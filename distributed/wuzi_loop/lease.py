@@ -100,19 +100,25 @@ class Lease:
 
     def _renew(self) -> None:
         while not self._stop.wait(self.renew_seconds):
-            try:
-                held = self.read()
-                if held is None or held["owner"] != self.owner:
-                    whom = "removed" if held is None else f"taken by pid {held['pid']} on {held['host']}"
-                    self.lost = f"this driver's lease {self.path} was {whom}"
-                    return
-                self.storage.write_json(layout.LOCK, self.record())
-                self.renewed = time.time()
-            except Exception as error:  # noqa: BLE001 - a storage hiccup; the lease may still hold
-                if time.time() - self.renewed >= self.lease_seconds:
-                    self.lost = f"this driver could not renew its lease {self.path} for " \
-                                f"{self.lease_seconds:.0f} s ({error})"
-                    return
+            if not self.renew_once():
+                return
+
+    def renew_once(self) -> bool:
+        """One renewal: whether the lease is still this driver's."""
+        try:
+            held = self.read()
+            if held is None or held["owner"] != self.owner:
+                whom = "removed" if held is None else f"taken by pid {held['pid']} on {held['host']}"
+                self.lost = f"this driver's lease {self.path} was {whom}"
+                return False
+            self.storage.write_json(layout.LOCK, self.record())
+            self.renewed = time.time()
+        except Exception as error:  # noqa: BLE001 - a storage hiccup; the lease may still hold
+            if time.time() - self.renewed >= self.lease_seconds:
+                self.lost = f"this driver could not renew its lease {self.path} for " \
+                            f"{self.lease_seconds:.0f} s ({error})"
+                return False
+        return True
 
     def check(self) -> None:
         """Stops the driver (a LoopError) once its lease is lost: another

@@ -474,7 +474,9 @@ fn a_wrapped_engine_is_killed_with_its_wrapper() {
             "cmd={} arg=--mode arg=slow-end arg={marker} name=wrapped",
             wrapper.display()
         ),
-        "--games 1 --random-stones 2 --end-grace 300 --seed 5",
+        // A grace the good brain always exits within, even on a busy
+        // machine (300 ms was tight beside other matches).
+        "--games 1 --random-stones 2 --end-grace 2000 --seed 5",
     )
     .unwrap();
     assert_eq!(s.end_kills, [0, 1], "{s}");
@@ -513,7 +515,8 @@ fn brain_ignoring_end_is_killed_after_the_grace() {
     let s = play(
         &brain("random", "good"),
         &brain("slow-end", "slow"),
-        "--games 2 --random-stones 2 --new-process --end-grace 300 --seed 5 --concurrency 2",
+        // A grace the good brain always exits within (see above).
+        "--games 2 --random-stones 2 --new-process --end-grace 2000 --seed 5 --concurrency 2",
     )
     .unwrap();
     let took = started.elapsed();
@@ -531,7 +534,7 @@ fn brain_ignoring_end_is_killed_after_the_grace() {
     let s = play(
         &brain("random", "good"),
         &brain("slow-end", "slow"),
-        "--games 4 --random-stones 2 --end-grace 300 --seed 5 --concurrency 2",
+        "--games 4 --random-stones 2 --end-grace 2000 --seed 5 --concurrency 2",
     )
     .unwrap();
     assert!(s.games.iter().all(|g| g.killed_after_end == [0, 0]));
