@@ -154,48 +154,6 @@ fn reports_follow_a_move_path() {
     assert!(e.report(&[p(0, 0), p(0, 1), p(0, 2), p(0, 3)], 3).is_none());
 }
 
-/// Yixin-Board's balance bias: the same candidates judged by the same
-/// (deterministic) network values, so a bias for black picks a move that
-/// leaves black at least as well off as a bias against black does, and
-/// better where the candidates differ at all.
-#[test]
-fn a_balance_bias_favours_the_side_it_names() {
-    let mut e = engine(Rule::Freestyle);
-    // Short enough that the balancing judges by network values only (no
-    // searches, whose results vary from run to run).
-    e.time = wuzi::search::TimeControl {
-        turn: Some(Duration::from_millis(100)),
-        left: None,
-        increment: Duration::ZERO,
-        lag: Duration::ZERO,
-    };
-    e.play(p(7, 7)).unwrap();
-    let board = e.board().clone();
-    // White to move: the bias is for black, the side not to move.
-    let value_for_black = |e: &Engine, m| {
-        let mut b = board.clone();
-        b.play(m).unwrap();
-        let eval = e.evaluate(&mut b).expect("an evaluation");
-        eval.wdl[0] + 0.5 * eval.wdl[1]
-    };
-    let [good] = e.balancing_moves(&board, 1, 0.45, Instant::now())[..] else {
-        panic!("one move");
-    };
-    let [even] = e.balancing_moves(&board, 1, 0.0, Instant::now())[..] else {
-        panic!("one move");
-    };
-    let [bad] = e.balancing_moves(&board, 1, -0.45, Instant::now())[..] else {
-        panic!("one move");
-    };
-    let (good, even, bad) = (
-        value_for_black(&e, good),
-        value_for_black(&e, even),
-        value_for_black(&e, bad),
-    );
-    assert!(good >= even && even >= bad, "{good} {even} {bad}");
-    assert!(good > bad, "{good} {bad}");
-}
-
 /// A search that must answer counts as busy until its result is
 /// collected, not only while its thread runs: a command handled between
 /// the thread's end and the collection must wait behind it, not run as if

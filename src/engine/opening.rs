@@ -71,11 +71,25 @@ pub(super) fn balancing_moves(
     time: Duration,
     bias: f32,
 ) -> Vec<Point> {
+    let began = Instant::now();
+    balancing_moves_on(engine, board, count, time, bias, &|| began.elapsed())
+}
+
+/// `balancing_moves` on a given clock: `elapsed()` is the time spent since
+/// the call (the tests stop it, so that what is screened does not depend
+/// on the machine's speed).
+fn balancing_moves_on(
+    engine: &mut Engine,
+    board: &Board,
+    count: usize,
+    time: Duration,
+    bias: f32,
+    elapsed: &dyn Fn() -> Duration,
+) -> Vec<Point> {
     let favoured = board.side_to_move().opponent();
     let bias = bias.clamp(-0.5, 0.5);
     let mut board = board.clone();
     let mut moves = Vec::new();
-    let began = Instant::now();
     // The wanted value for the side to move in `board` (values are the
     // side to move's).
     let wanted = |board: &Board| {
@@ -86,15 +100,16 @@ pub(super) fn balancing_moves(
         }
     };
     for step in 0..count {
-        let share = time.saturating_sub(began.elapsed()) / (count - step) as u32;
-        let step_began = Instant::now();
+        let share = time.saturating_sub(elapsed()) / (count - step) as u32;
+        let step_began = elapsed();
+        let in_step = || elapsed().saturating_sub(step_began);
         let mut screened: Vec<(f32, Point)> = Vec::new();
         let mut fallback = None;
         for m in candidates(&mut board) {
             // Each candidate's checks run to their end, so the screening
             // is bounded here: on a slow CPU or a short turn it would
             // otherwise outlast the turn.
-            if !screened.is_empty() && step_began.elapsed() >= share {
+            if !screened.is_empty() && in_step() >= share {
                 break;
             }
             if board.play(m).is_err() {
@@ -111,7 +126,7 @@ pub(super) fn balancing_moves(
         }
         screened.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         screened.truncate(SEARCHED);
-        let per_search = share.saturating_sub(step_began.elapsed()) / SEARCHED as u32;
+        let per_search = share.saturating_sub(in_step()) / SEARCHED as u32;
         if per_search >= Duration::from_millis(20) {
             for entry in screened.iter_mut() {
                 if board.play(entry.1).is_err() {
@@ -205,11 +220,84 @@ mod tests {
             balancing_moves(&mut engine, &board, 1, Duration::ZERO, 0.0),
             vec![nearest]
         );
-        // Time for every candidate but too little for searches (under 20 ms
-        // each): all are screened and tie.
+        // Time for every candidate (the clock stands still) but too little
+        // for searches (under 20 ms each): all are screened and tie.
         assert_eq!(
-            balancing_moves(&mut engine, &board, 1, Duration::from_millis(110), 0.0),
+            balancing_moves_on(
+                &mut engine,
+                &board,
+                1,
+                Duration::from_millis(110),
+                0.0,
+                &|| { Duration::ZERO }
+            ),
             vec![lowest]
         );
+        // A clock past the share after the first candidate: that one only.
+        assert_eq!(
+            balancing_moves_on(
+                &mut engine,
+                &board,
+                1,
+                Duration::from_millis(110),
+                0.0,
+                &|| { Duration::from_secs(1) }
+            ),
+            vec![nearest]
+        );
+    }
+
+    /// Yixin-Board's balance bias: the same candidates judged by the same
+    /// (deterministic) network values, so a bias for black picks a move
+    /// that leaves black at least as well off as a bias against black
+    /// does, and better where the candidates differ at all.
+    #[test]
+    fn a_balance_bias_favours_the_side_it_names() {
+        let model = crate::nn::Model::random_native(
+            crate::nn::NetConfig {
+                blocks: 1,
+                channels: 16,
+            },
+            2,
+        );
+        let service = EvalService::start_model(model, ServiceConfig::default()).expect("service");
+        let size = BoardSize::square(15).expect("size");
+        let mut engine = Engine::new(
+            Arc::new(service),
+            SearchConfig::default(),
+            size,
+            Rule::Freestyle,
+        );
+        let board = Board::from_moves(size, Rule::Freestyle, &[Point::new(7, 7).expect("point")])
+            .expect("board");
+        // White to move: the bias is for black, the side not to move.
+        let value_for_black = |engine: &Engine, m| {
+            let mut b = board.clone();
+            b.play(m).expect("legal");
+            let eval = engine.evaluate(&mut b).expect("an evaluation");
+            eval.wdl[0] + 0.5 * eval.wdl[1]
+        };
+        // Every candidate screened (a stopped clock), no searches (100 ms
+        // leaves under 20 ms for each): network values alone decide.
+        let mut pick = |bias| {
+            let moves = balancing_moves_on(
+                &mut engine,
+                &board,
+                1,
+                Duration::from_millis(100),
+                bias,
+                &|| Duration::ZERO,
+            );
+            assert_eq!(moves.len(), 1, "{moves:?}");
+            moves[0]
+        };
+        let (good, even, bad) = (pick(0.45), pick(0.0), pick(-0.45));
+        let (good, even, bad) = (
+            value_for_black(&engine, good),
+            value_for_black(&engine, even),
+            value_for_black(&engine, bad),
+        );
+        assert!(good >= even && even >= bad, "{good} {even} {bad}");
+        assert!(good > bad, "{good} {bad}");
     }
 }
