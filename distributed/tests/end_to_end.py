@@ -351,25 +351,32 @@ def phase_a_worker_kill(harness: Harness) -> None:
     note("A: generation 1, killing shard 0's Ray worker and shard 1's selfplay process mid-game")
     driver, log_path = harness.start_driver(harness.loop_args(1), "driver-a")
 
+    # The processes and the games of one look: listed again after the
+    # first kill, the other shard's could have moved on meanwhile.
+    seen = {}
+
     def both_playing_with_stored_games():
         games = stored_games(harness.storage, 1)
         if all(len(games.get(shard, [])) >= 2 for shard in range(SHARDS)):
-            if all(harness.selfplay_processes(shard) for shard in range(SHARDS)):
+            processes = [harness.selfplay_processes(shard) for shard in range(SHARDS)]
+            if all(len(found) == 1 for found in processes):
+                seen.update(processes=processes, games=games)
                 return True
         if driver.poll() is not None:
             raise RuntimeError(f"driver A exited early:\n{open(log_path).read()[-3000:]}")
         return False
 
     wait_for(both_playing_with_stored_games, 120, "both shards to store 2 games")
-    (engine_pid, worker_pid, _), = harness.selfplay_processes(0)
+    (engine_pid, worker_pid, _), = seen["processes"][0]
+    (other_engine_pid, _, _), = seen["processes"][1]
     worker_command = command_line(worker_pid)
     check("shard 0's selfplay runs inside a Ray worker", worker_command.startswith("ray::"),
           repr(worker_command[:80]))
     os.kill(worker_pid, signal.SIGKILL)
-    (other_engine_pid, _, _), = harness.selfplay_processes(1)
     os.kill(other_engine_pid, signal.SIGKILL)
-    time.sleep(0.5)
-    at_kill = stored_games(harness.storage, 1)
+    # Stored before the kills (a lower bound of what was stored at them:
+    # a retried shard may store more soon after).
+    at_kill = seen["games"]
     note(f"killed Ray worker {worker_pid} (shard 0, {len(at_kill[0])} games stored) and selfplay "
          f"{other_engine_pid} (shard 1, {len(at_kill[1])} stored)")
     wait_for(lambda: not os.path.exists(f"/proc/{engine_pid}") or

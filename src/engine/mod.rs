@@ -637,11 +637,16 @@ mod tests {
             // position yet), at its first search from the empty board.
             e.new_game(size, Rule::Freestyle);
             assert!(e.searcher.read().cache().get(&old).is_some());
-            e.time.turn = Some(Duration::from_millis(30));
+            // A long turn gives the pass over the cache a long allowance (an
+            // eighth of it: a pass cut short clears nothing, and the 50 ms
+            // floor could pass on a busy machine); the empty board's one
+            // candidate ends the search at once all the same.
+            e.time.turn = Some(Duration::from_secs(2));
             e.think().expect("a search result");
             let kept = e.searcher.read().cache().get(&old).is_some();
             assert_eq!(kept, !cleared, "max_memory {max_memory}");
             // Later searches of the game prune as before.
+            e.time.turn = Some(Duration::from_millis(30));
             e.play(Point::new(7, 7).expect("on the board"))
                 .expect("legal");
             e.think().expect("a search result");

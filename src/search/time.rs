@@ -294,9 +294,14 @@ impl TimeManager {
     /// The safety net's budget for its next check: `configured`, less when
     /// the deadline is near; 0 when the deadline has passed.
     pub fn safety_net_nodes(&self, configured: u64) -> u64 {
+        self.safety_net_nodes_at(configured, self.elapsed())
+    }
+
+    /// `safety_net_nodes` with `elapsed` of the turn gone.
+    fn safety_net_nodes_at(&self, configured: u64, elapsed: Duration) -> u64 {
         match self.budget {
             Some(budget) => {
-                let left = budget.deadline.saturating_sub(self.elapsed());
+                let left = budget.deadline.saturating_sub(elapsed);
                 configured.min(millis(left).saturating_mul(self.safety.nodes_per_ms))
             }
             None => configured,
@@ -670,19 +675,19 @@ mod tests {
         assert!(!long
             .with_safety_net(half)
             .tree_search_done_at(progress(10, 0, 10), ms(9_700)));
-        // The assumed speed scales the budget within the time left (the
-        // clock has moved on a little since `now`).
+        // The assumed speed scales the budget within the time left.
         let fresh = TimeManager::new(Some(budget), now);
-        let nodes = |nodes_per_ms| {
+        let nodes = |nodes_per_ms, elapsed| {
             fresh
                 .with_safety_net(SafetyNetTime {
                     share: 0.1,
                     nodes_per_ms,
                 })
-                .safety_net_nodes(u64::MAX)
+                .safety_net_nodes_at(u64::MAX, elapsed)
         };
-        let (slow, fast) = (nodes(100), nodes(300));
-        assert!((90_000..=100_000).contains(&slow), "{slow}");
-        assert!((270_000..=300_000).contains(&fast), "{fast}");
+        assert_eq!(nodes(100, ms(0)), 100_000);
+        assert_eq!(nodes(300, ms(0)), 300_000);
+        assert_eq!(nodes(300, ms(900)), 30_000);
+        assert_eq!(nodes(300, ms(1200)), 0);
     }
 }
