@@ -18,7 +18,7 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value_t = 1.0, value_parser = parse_bench_seconds)]
     seconds: f64,
     /// nn, search: network size BLOCKSxCHANNELS of the random weights
-    /// measured without the global --network (given before `bench`).
+    /// measured without --network.
     #[arg(long, default_value = "4x32")]
     net: NetConfig,
     /// nn, search: the backend to measure (native, torch); nn without it:
