@@ -2,7 +2,8 @@
 # Tests the Windows package's brain under wine (scripts/package.sh makes
 # it): the protocol conformance tests against the exe, then a match of the
 # Windows brain against the Linux one through `pbrain-wuzi match`, which
-# must end with no forfeit, crash or bad answer on either side.
+# must end with no forfeit, crash or bad answer on either side, then the
+# Windows match runner ending a wrapped engine with what it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exe=dist/stage/wuzi-windows-x64/pbrain-wuzi.exe
@@ -64,4 +65,52 @@ if ! clean && grep -q "^linux: losses by error: none;" "$report" &&
   match
 fi
 clean || { show_logs; echo "test-windows: the match had forfeits or errors" >&2; exit 1; }
-echo "windows: 1 passed, 0 failed"
+
+# The Windows match runner ends an engine started through a wrapper with
+# what the wrapper started (each engine runs in a job object): a test
+# brain under `cmd /c` that ignores END for 30 s must be gone once the
+# match is over. Without the job it outlived the runner.
+echo "test-windows: the Windows match runner kills a wrapped engine's own child" >&2
+cargo build --no-default-features --target x86_64-pc-windows-gnu -p wuzi-arena \
+  --bin wuzi-test-brain --profile dist
+brain=$(winepath -w target/x86_64-pc-windows-gnu/dist/wuzi-test-brain.exe)
+marker="wuzi-job-test-$$"
+# The brain itself: its command line begins with its program (the
+# runner's and cmd's hold the marker too, after other words).
+# (grep reads all of ps's output: with -q, ps could die of SIGPIPE and
+# pipefail turn a brain found into one not found.)
+wrapped_alive() { ps -eo args | grep -- "^[^ ]*wuzi-test-brain\.exe --mode slow-end $marker" >/dev/null; }
+# The wrapped brain runs through the game and the END grace: it must be
+# seen running, so that the check below cannot pass by never finding it.
+wine "$exe" match --engine1 cmd=cmd arg=/c "arg=$brain" arg=--mode arg=slow-end "arg=$marker" \
+  name=wrapped --engine2 "cmd=$brain" name=good --games 1 --random-stones 2 \
+  --end-grace 300 --seed 5 --rule 0 --board 15 >"$report" 2>&1 &
+runner=$!
+seen=no
+for _ in $(seq 100); do
+  if wrapped_alive; then seen=yes; break; fi
+  sleep 0.1
+done
+status=0
+wait "$runner" || status=$?
+if [ "$status" != 0 ]; then
+  cat "$report" >&2
+  echo "test-windows: the Windows match runner exited with status $status" >&2
+  exit 1
+fi
+[ "$seen" = yes ] || {
+  echo "test-windows: the wrapped brain was never seen running (ps -eo args: no $marker)" >&2
+  exit 1
+}
+grep -q "^wrapped: losses by error: none; killed after END: 1" "$report" || {
+  cat "$report" >&2
+  echo "test-windows: the wrapped engine was not killed after END as expected" >&2
+  exit 1
+}
+for _ in $(seq 30); do wrapped_alive || break; sleep 0.1; done
+if wrapped_alive; then
+  ps -eo pid,args | grep -- "slow-end $marker" >&2 || true
+  echo "test-windows: the wrapped engine's child outlived the match" >&2
+  exit 1
+fi
+echo "windows: 2 passed, 0 failed"

@@ -107,6 +107,9 @@ pub(crate) struct EngineProcess {
     /// stdout is at end of file.
     closed: bool,
     exited: bool,
+    /// The engine and what it starts (Windows; Unix has its process group).
+    #[cfg(windows)]
+    job: Option<super::job::Job>,
 }
 
 fn reader<R: Read>(mut source: R, tx: Sender<Event>, stderr: bool) {
@@ -175,6 +178,8 @@ impl EngineProcess {
             command.creation_flags(CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
         }
         let mut child = command.spawn()?;
+        #[cfg(windows)]
+        let job = super::job::Job::for_child(&child);
         live::started(child.id());
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
@@ -194,6 +199,8 @@ impl EngineProcess {
             rx,
             closed: false,
             exited: false,
+            #[cfg(windows)]
+            job,
         })
     }
 
@@ -360,6 +367,12 @@ impl EngineProcess {
     /// Kills the process and those it started (SIGKILL) and reaps it.
     pub(crate) fn kill(&mut self, log: &mut GameLog) {
         self.stdin = None;
+        // Even where the engine itself has exited: a launcher may have left
+        // the real engine running.
+        #[cfg(windows)]
+        if let Some(job) = &self.job {
+            job.terminate();
+        }
         if !self.has_exited() {
             let child = &mut self.child;
             live::kill_group(child.id());
@@ -379,6 +392,10 @@ impl Drop for EngineProcess {
             let child = &mut self.child;
             let pid = child.id();
             if let Ok(None) = live::reap(pid, || child.try_wait()) {
+                #[cfg(windows)]
+                if let Some(job) = &self.job {
+                    job.terminate();
+                }
                 live::kill_group(pid);
                 let _ = child.kill();
                 let _ = live::reap(pid, || child.wait().map(Some));
@@ -417,7 +434,7 @@ pub(crate) mod live {
     }
 
     /// Kills every engine still alive and what it started (Unix; on
-    /// Windows they exit when they next read their closed input).
+    /// Windows each engine's job ends it when the runner exits).
     pub(crate) fn kill_all() {
         let alive = ALIVE.lock();
         for &pid in alive.iter() {
@@ -428,7 +445,7 @@ pub(crate) mod live {
     /// Kills (SIGKILL) the process group that the engine `pid` leads: the
     /// processes it started, a wrapper script's engine among them, which
     /// would otherwise go on using the CPU and hold its output open. Unix
-    /// only; elsewhere a no-op.
+    /// only (Windows: the engine's job object); elsewhere a no-op.
     pub(crate) fn kill_group(pid: u32) {
         #[cfg(unix)]
         if let Ok(pid) = libc::pid_t::try_from(pid) {

@@ -24,6 +24,8 @@ mod config;
 mod engine;
 mod game;
 pub mod interrupt;
+#[cfg(windows)]
+mod job;
 pub mod judge;
 pub mod openings;
 mod records;
