@@ -325,6 +325,8 @@ class KilledWrites(StorageCase):
 
     def test_selfplay_shard_removes_them_before_it_reads(self):
         self.killed_write(layout.part_name(3, 0, 0))
+        self.killed_write(layout.shard_log_name(3, 0))
+        self.killed_write(layout.shard_log_name(3, 1))
         spec = {"storage": self.folder, "generation": 3, "shard": 0, "games": 0,
                 "binary": sys.executable}
         with mock.patch("wuzi_loop.tasks.engine.check_binary", return_value=sys.executable), \
@@ -332,6 +334,10 @@ class KilledWrites(StorageCase):
                 mock.patch("wuzi_loop.tasks.shard_result", return_value={}):
             tasks.selfplay_shard(spec)
         self.assertEqual(os.listdir(os.path.join(self.folder, layout.games_dir(3))), [])
+        # The shard's own log's leftover goes; another shard's stays.
+        logs = os.listdir(os.path.dirname(os.path.join(self.folder, layout.shard_log_name(3, 0))))
+        self.assertEqual(len(logs), 1, logs)
+        self.assertTrue(logs[0].startswith(PARTIAL_PREFIX + "shard-001.json."), logs)
 
 
 class DriverLease(StorageCase):

@@ -170,9 +170,9 @@ def parse_train_summary(text: str) -> dict:
 
 
 def train(binary: str, rule: str, board: int, init_network: str, data_dir: str, out_dir: str,
-          device: str, threads: int, options: dict, log_path: str) -> dict:
+          device: str, torch_threads: int, options: dict, log_path: str) -> dict:
     command = [binary, "train", "--rule", rule, "--board", str(board), "--init", init_network,
-               "--out", out_dir, "--device", device, "--torch-threads", str(threads), "--quiet",
+               "--out", out_dir, "--device", device, "--torch-threads", str(torch_threads), "--quiet",
                "--batch-size", str(options["batch_size"]), "--lr", str(options["lr"]),
                "--warmup-steps", str(options["warmup_steps"]), "--epochs", str(options["epochs"]),
                "--seed", str(options["seed"]), "--split-seed", "1",

@@ -24,6 +24,10 @@ from .records import parse_game
 from .sprt import Sprt, elo_estimate
 from .storage import NUMBER, Storage, StorageError, require_keys
 
+# The most threads `pbrain-wuzi train --torch-threads` takes (the engine's
+# MAX_THREADS); a bigger machine's CPUs are still all reserved for training.
+MAX_TORCH_THREADS = 256
+
 
 class LoopError(Exception):
     """A failure the loop reports in one message, without a traceback."""
@@ -419,7 +423,7 @@ class Loop:
             device, resources = "cpu", {"num_cpus": cpus}
         spec = {**self.base_spec(generation), "rule": s.rule, "board": s.board,
                 "init_network": plan["network"], "data_generations": list(range(first, generation + 1)),
-                "device": device, "threads": resources["num_cpus"],
+                "device": device, "torch_threads": min(resources["num_cpus"], MAX_TORCH_THREADS),
                 "options": {"batch_size": s.batch_size, "lr": s.lr, "warmup_steps": s.warmup_steps,
                             "epochs": s.train_epochs, "max_steps": s.train_steps,
                             "max_minutes": s.train_minutes, "seed": generation,

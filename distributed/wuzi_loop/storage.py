@@ -201,19 +201,13 @@ class Storage:
                 os.unlink(partial)
             raise
 
-    def remove_partials(self, folder: str, names_starting: str = "") -> int:
+    def remove_partials(self, folder: str, names_starting: str) -> int:
         """Removes the temporary files that killed writes of files in
         `folder` whose names begin with `names_starting` left behind, and
         says how many. Only for the one writer of those files: a write in
         progress loses its temporary file and fails."""
-        self.fs.invalidate_cache(self.path(folder))
-        try:
-            entries = self.fs.ls(self.path(folder), detail=False)
-        except FileNotFoundError:
-            return 0
         removed = 0
-        for entry in entries:
-            entry = entry.rstrip("/")
+        for entry in self._entries(folder):
             if posixpath.basename(entry).startswith(PARTIAL_PREFIX + names_starting):
                 try:
                     self.fs.rm_file(entry)
@@ -222,20 +216,23 @@ class Storage:
                     pass
         return removed
 
+    def _entries(self, folder: str) -> list[str]:
+        """The paths directly in `folder` as the file system lists them;
+        none when it does not exist."""
+        # Object-store file systems cache listings; other machines add files.
+        self.fs.invalidate_cache(self.path(folder))
+        try:
+            return [entry.rstrip("/") for entry in self.fs.ls(self.path(folder), detail=False)]
+        except FileNotFoundError:
+            return []
+
     def list(self, folder: str) -> list[str]:
         """Names (relative to the storage root) of the files directly in
         `folder`, sorted; none when it does not exist. Half-written local
         files are left out."""
-        # Object-store file systems cache listings; other machines add files.
-        self.fs.invalidate_cache(self.path(folder))
-        try:
-            entries = self.fs.ls(self.path(folder), detail=False)
-        except FileNotFoundError:
-            return []
         names = []
         prefix = self.root.rstrip("/") + "/"
-        for entry in entries:
-            entry = entry.rstrip("/")
+        for entry in self._entries(folder):
             base = posixpath.basename(entry)
             if base.startswith(PARTIAL_PREFIX):
                 continue

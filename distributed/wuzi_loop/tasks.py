@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 import resource
 import shutil
 import socket
@@ -121,8 +122,11 @@ def selfplay_shard(spec: dict, progress=None) -> dict:
     storage = Storage(spec["storage"])
     generation, shard, target = spec["generation"], spec["shard"], spec["games"]
     binary = engine.check_binary(spec["binary"])
-    # An attempt killed while writing a part left its temporary file.
+    # An attempt killed while writing a part or its log left a temporary
+    # file; this attempt is the only writer of both.
     storage.remove_partials(layout.games_dir(generation), layout.shard_part_stem(shard))
+    log_name = layout.shard_log_name(generation, shard)
+    storage.remove_partials(posixpath.dirname(log_name), posixpath.basename(log_name))
     stored = stored_shard_games(storage, generation, shard)
     record_start(storage, generation, shard, len(stored))
     started = time.time()
@@ -204,7 +208,7 @@ def train_generation(spec: dict) -> dict:
         out = os.path.join(work, "out")
         started = time.time()
         summary = engine.train(binary, spec["rule"], spec["board"], init, data, out,
-                               spec["device"], spec["threads"], spec["options"],
+                               spec["device"], spec["torch_threads"], spec["options"],
                                os.path.join(work, "train.log"))
         summary.update(stored_games=stored_games, seconds=time.time() - started,
                        host=socket.gethostname(), device=spec["device"])
