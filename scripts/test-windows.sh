@@ -69,7 +69,9 @@ clean || { show_logs; echo "test-windows: the match had forfeits or errors" >&2;
 # The Windows match runner ends an engine started through a wrapper with
 # what the wrapper started (each engine runs in a job object): a test
 # brain under `cmd /c` that ignores END for 30 s must be gone once the
-# match is over. Without the job it outlived the runner.
+# match is over (killed with its job after the grace, or at the latest
+# when the runner's last handle to the job closes). Without the job it
+# outlived the runner.
 echo "test-windows: the Windows match runner kills a wrapped engine's own child" >&2
 cargo build --no-default-features --target x86_64-pc-windows-gnu -p wuzi-arena \
   --bin wuzi-test-brain --profile dist
@@ -84,7 +86,7 @@ wrapped_alive() { ps -eo args | grep -- "^[^ ]*wuzi-test-brain\.exe --mode slow-
 # seen running, so that the check below cannot pass by never finding it.
 wine "$exe" match --engine1 cmd=cmd arg=/c "arg=$brain" arg=--mode arg=slow-end "arg=$marker" \
   name=wrapped --engine2 "cmd=$brain" name=good --games 1 --random-stones 2 \
-  --end-grace 300 --seed 5 --rule 0 --board 15 >"$report" 2>&1 &
+  --end-grace 2000 --seed 5 --rule 0 --board 15 >"$report" 2>&1 &
 runner=$!
 seen=no
 for _ in $(seq 100); do

@@ -176,24 +176,64 @@ fn bench_nn_measures_one_backend_when_asked() {
     }
 }
 
-/// One flag per parameter: the engine's search threads do not apply to
-/// `bench nn` or `search` (it measures fixed thread counts), so they are
-/// refused there rather than taken without effect; the device is the
-/// engine's own flag.
+/// One flag per parameter: a subcommand refuses the engine's flags it does
+/// not use, rather than taking them without effect, and says what to give
+/// instead; bench nn takes the engine's --device.
 #[test]
-fn bench_refuses_the_search_threads_and_takes_the_engines_device() {
-    for part in ["nn", "search"] {
-        let out = wuzi()
-            .args(["--threads", "2", "bench", part, "--seconds", "0.01"])
-            .output()
-            .unwrap();
-        assert!(!out.status.success(), "{part}");
+fn subcommands_refuse_the_engines_flags_they_do_not_use() {
+    let refused = |args: &[&str], flags: &str, hint: &str| {
+        let out = wuzi().args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.contains("--threads") && err.contains("--torch-threads"),
-            "{err}"
+        assert!(err.contains(flags) && err.contains(hint), "{args:?}: {err}");
+    };
+    for part in ["nn", "search"] {
+        refused(
+            &["--threads", "2", "bench", part, "--seconds", "0.01"],
+            "does not use --threads",
+            "--torch-threads",
         );
     }
+    refused(
+        &["--log-dir", "logs", "bench", "rules"],
+        "bench rules does not use --log-dir",
+        "measures no network",
+    );
+    refused(
+        &["--network", "x.safetensors", "serve", "--port", "0"],
+        "serve does not use --network",
+        "runs no engine",
+    );
+    refused(
+        &[
+            "match",
+            "--network",
+            "x.safetensors",
+            "--engine1",
+            "cmd=a",
+            "--engine2",
+            "cmd=b",
+        ],
+        "match does not use --network",
+        "--engine1",
+    );
+    #[cfg(feature = "torch")]
+    refused(
+        &[
+            "--threads",
+            "2",
+            "--device",
+            "cpu",
+            "train",
+            "--config",
+            "wuzi.toml",
+            "--rule",
+            "freestyle",
+            "nothing.tsv",
+        ],
+        "train does not use --config, --threads, --device",
+        "--torch-threads",
+    );
     let out = wuzi()
         .args(["--device", "tpu", "bench", "nn", "--seconds", "0.01"])
         .output()
@@ -201,32 +241,6 @@ fn bench_refuses_the_search_threads_and_takes_the_engines_device() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--device") && err.contains("tpu"), "{err}");
-}
-
-/// `train` reads no configuration: the engine's flags before it are
-/// refused instead of ignored.
-#[cfg(feature = "torch")]
-#[test]
-fn train_refuses_the_engines_flags() {
-    let out = wuzi()
-        .args([
-            "--threads",
-            "2",
-            "--device",
-            "cpu",
-            "train",
-            "--rule",
-            "freestyle",
-            "nothing.tsv",
-        ])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("--threads, --device") && err.contains("after `train`"),
-        "{err}"
-    );
 }
 
 #[test]

@@ -39,14 +39,14 @@ fn pondering_builds_the_tree_the_next_move_uses() {
     e.start(SearchKind::Ponder(None));
     // Until a reply has been searched (a fixed wait could end before the
     // first batch on a busy machine; a stop drops batches in flight).
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(20);
     while e
         .report(&[], 1)
         .and_then(|r| r.moves.first().map(|m| m.visits))
         .unwrap_or(0)
         < 4
     {
-        assert!(std::time::Instant::now() < deadline, "no reply searched");
+        assert!(Instant::now() < deadline, "no reply searched");
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(e.is_searching());

@@ -160,8 +160,8 @@ fn time_zero_answers_at_once() {
     request(&dir, &plocha(&[(7, 7, 'x')]), "o", "3\n2147483647\n");
     let (ok, _) = run(&dir.0);
     assert!(ok, "{:?}", dir.read("MSG.DAT"));
-    let one = one_line(&dir);
-    assert!(summary_value(&one, "n") > 32, "{one}");
+    let longer = one_line(&dir);
+    assert!(summary_value(&longer, "n") > 32, "{longer}");
 }
 
 #[test]

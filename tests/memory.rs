@@ -94,8 +94,8 @@ fn uss_stays_under_max_memory_after_every_move() {
         "{messages:?}"
     );
     // A limit 64 MB above the brain's size after START, with 300 ms moves:
-    // the tree stays below its own limit here (a_long_search_stops_at...
-    // reaches it).
+    // the tree may stay below its own limit here (the next test reaches
+    // it).
     let tight = baseline() + (64 << 20);
     let (peak, _) = play_under(tight, 30, true);
     eprintln!("max_memory {} MB: peak USS {} MB", tight >> 20, peak >> 20);
@@ -116,8 +116,8 @@ fn a_limit_below_the_engines_own_needs_is_said_and_survived() {
 /// say why the search stopped): under a limit below what the engine needs,
 /// the smallest tree, which a search fills in seconds. (Not a limit just
 /// above the needs: the USS counts the library pages that no other process
-/// maps, so beside other brains of the test run it moved by 25 MB, and the
-/// tree's share with it.)
+/// maps, so beside other brains of the test run it moves by megabytes, and
+/// the tree's share with it.)
 #[test]
 fn a_long_search_stops_at_the_smallest_tree_under_a_low_max_memory() {
     let logs = tempfile::tempdir().unwrap();

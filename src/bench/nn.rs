@@ -21,7 +21,7 @@ use crate::nn::{
 #[derive(Clone, Debug)]
 pub struct NnBenchOptions {
     /// A network file; without one, random weights of `net`'s size.
-    pub weights: Option<PathBuf>,
+    pub network: Option<PathBuf>,
     pub net: NetConfig,
     /// One backend, or (`None`) every backend built in, side by side.
     pub backend: Option<Backend>,
@@ -29,7 +29,7 @@ pub struct NnBenchOptions {
     pub isa: Option<crate::nn::Isa>,
     pub device: String,
     /// libtorch CPU threads per evaluator.
-    pub threads: usize,
+    pub torch_threads: usize,
     /// Evaluator threads of the service; `None`: 1 for `bench nn`, as many
     /// as the search threads for `bench search` (the engine's `auto`).
     pub evaluators: Option<usize>,
@@ -102,7 +102,7 @@ pub fn bench_model(
     let fail = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
     match backend {
         Backend::Native => {
-            let weights = match &options.weights {
+            let weights = match &options.network {
                 Some(path) => Weights::read(path).map_err(|e| fail(e.to_string()))?,
                 None => Weights::random(options.net, 1),
             };
@@ -115,12 +115,12 @@ pub fn bench_model(
         }
         #[cfg(feature = "torch")]
         Backend::Torch => {
-            crate::nn::device::tune_cpu(options.threads);
+            crate::nn::device::tune_cpu(options.torch_threads);
             let (device, note) = crate::nn::device::select_device(&options.device).map_err(fail)?;
             if let Some(note) = note {
                 writeln!(out, "note: {note}")?;
             }
-            let network = match &options.weights {
+            let network = match &options.network {
                 Some(path) => {
                     crate::nn::Network::load(path, device).map_err(|e| fail(e.to_string()))?
                 }
@@ -228,10 +228,10 @@ pub fn run(options: &NnBenchOptions, out: &mut impl Write) -> io::Result<()> {
          {} libtorch thread(s), {:.1} s per figure",
         first.config(),
         options
-            .weights
+            .network
             .as_ref()
             .map_or("random weights".to_string(), |p| p.display().to_string()),
-        options.threads,
+        options.torch_threads,
         options.per_item.as_secs_f64()
     )?;
     for model in &models {

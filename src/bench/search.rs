@@ -39,7 +39,7 @@ pub fn run(
         "bench search: {} ({}), batch {batch}, evaluator threads {setting}, {:.1} s per figure",
         model.describe(),
         options
-            .weights
+            .network
             .as_ref()
             .map_or("random weights".to_string(), |p| p.display().to_string()),
         options.per_item.as_secs_f64()
@@ -91,7 +91,7 @@ pub fn run(
             let c = result.counters;
             writeln!(
                 out,
-                "{threads:>8} {evaluators:>10} {:>18} {:>12} {:>12} {:>14} {:>7.0}%   ({:?} after {} ms; revisits {}, collisions {}, leaves per batch {:.1}, solver nodes per playout {:.0})",
+                "{threads:>8} {evaluators:>10} {:>18} {:>12} {:>12} {:>14} {:>7.0}%   ({} after {} ms; revisits {}, collisions {}, leaves per batch {:.1}, solver nodes per playout {:.0})",
                 record.name,
                 format_rate(playouts),
                 format_rate(evaluations),

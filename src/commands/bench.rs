@@ -111,6 +111,14 @@ pub(crate) enum BenchPart {
     Serve,
 }
 
+impl BenchPart {
+    /// The part as the command line names it.
+    fn name(self) -> String {
+        self.to_possible_value()
+            .map_or_else(String::new, |value| value.get_name().to_string())
+    }
+}
+
 /// `bench blunders` with the configured networks (no symmetry, so that the
 /// search is deterministic).
 pub(crate) fn bench_blunders(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
@@ -160,6 +168,27 @@ pub(crate) fn bench_blunders(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
 /// Runs `bench PART`.
 pub(crate) fn run(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
     let per_item = Duration::from_secs_f64(args.seconds.max(0.01));
+    // The engine's flags each part uses; the others are refused.
+    let (allowed, hint): (&[&str], &str) = match args.part {
+        BenchPart::Rules | BenchPart::Arena | BenchPart::Serve => {
+            (&[], "this part measures no network or search")
+        }
+        BenchPart::Nn => (
+            &["--network", "--device"],
+            "--torch-threads sets libtorch's threads per evaluator, --evaluators the evaluator \
+             threads",
+        ),
+        BenchPart::Search => (
+            &["--network", "--device", "--config"],
+            "it measures 1 and 2 search threads; --torch-threads sets libtorch's threads per \
+             evaluator, --evaluators the evaluator threads",
+        ),
+        BenchPart::Matching | BenchPart::Blunders => (
+            &["--config", "--threads", "--device", "--network"],
+            "it writes no game logs",
+        ),
+    };
+    super::refuse_unused_flags(cli, allowed, &format!("bench {}", args.part.name()), hint)?;
     match args.part {
         BenchPart::Rules => crate::bench::rules::run(per_item, &mut io::stdout().lock()),
         BenchPart::Arena => bench_arena(),
@@ -174,26 +203,18 @@ pub(crate) fn run(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
         }
         BenchPart::Matching => bench_matching(cli, args),
         BenchPart::Nn | BenchPart::Search => {
-            if cli.threads.is_some() {
-                // bench search measures 1 and 2 search threads, bench nn none.
-                return Err(io::Error::other(
-                    "bench nn and search: --threads (search threads) does not apply; \
-                     --torch-threads sets libtorch's threads per evaluator, --evaluators the \
-                     evaluator threads",
-                ));
-            }
-            // The global --device, but the CPU by default: figures of one
-            // machine stay comparable whether or not it has a GPU.
-            let device = cli.device.clone().unwrap_or_else(|| "cpu".to_string());
-            crate::nn::backend::check_device_name(&device)
-                .map_err(|why| io::Error::other(format!("--device: {why}")))?;
+            // The CPU without --device: figures of one machine stay
+            // comparable whether or not it has a GPU.
+            let device = super::device_flag(cli)
+                .map_err(io::Error::other)?
+                .unwrap_or_else(|| "cpu".to_string());
             let options = crate::bench::nn::NnBenchOptions {
-                weights: cli.network.clone(),
+                network: cli.network.clone(),
                 net: args.net,
                 backend: args.backend,
                 isa: args.isa,
                 device,
-                threads: args.torch_threads,
+                torch_threads: args.torch_threads,
                 evaluators: args.evaluators,
                 board_side: args.board,
                 batch_sizes: match (&args.batches, args.part) {

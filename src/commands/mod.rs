@@ -31,7 +31,8 @@ pub(crate) struct Cli {
     /// binary or the project, then ./config/wuzi.toml).
     #[arg(long, global = true)]
     pub(crate) config: Option<PathBuf>,
-    /// Search threads.
+    /// Search threads (refused by the subcommands that run no search:
+    /// train, match, serve, bench except blunders and matching).
     #[arg(long)]
     pub(crate) threads: Option<usize>,
     /// Network device: cpu, auto, cuda or cuda:N (bench nn and search: cpu
@@ -94,6 +95,20 @@ enum Command {
     },
 }
 
+/// `--device`, checked.
+pub(crate) fn device_flag(
+    cli: &Cli,
+) -> Result<Option<String>, crate::nn::settings::InvalidSetting> {
+    cli.device
+        .as_ref()
+        .map(|device| {
+            crate::nn::backend::check_device_name(device)
+                .map(|()| device.clone())
+                .map_err(|why| crate::nn::settings::InvalidSetting::new("--device", why))
+        })
+        .transpose()
+}
+
 /// The configuration file, with the command-line overrides.
 pub(crate) fn configure(cli: &Cli) -> Result<Config, ConfigError> {
     let (mut config, _) = Config::locate(cli.config.as_deref())?;
@@ -104,10 +119,8 @@ pub(crate) fn configure(cli: &Cli) -> Result<Config, ConfigError> {
         }
         config.engine.threads = threads;
     }
-    if let Some(device) = &cli.device {
-        crate::nn::backend::check_device_name(device)
-            .map_err(|why| crate::nn::settings::InvalidSetting::new("--device", why))?;
-        config.network.device = device.clone();
+    if let Some(device) = device_flag(cli)? {
+        config.network.device = device;
     }
     if let Some(dir) = &cli.log_dir {
         config.log.enabled = true;
@@ -132,27 +145,32 @@ pub(crate) fn configure(cli: &Cli) -> Result<Config, ConfigError> {
     Ok(config)
 }
 
-/// `train` reads no configuration: the engine's flags before it would be
-/// taken and ignored, where `train --device` and `--torch-threads` are
-/// what the user meant.
-#[cfg(feature = "torch")]
-fn train_without_engine_flags(cli: &Cli) -> io::Result<()> {
-    let given: Vec<&str> = [
+/// Refuses the engine's flags that `what` does not use (any but `allowed`),
+/// rather than taking them without effect; `hint` says what to give
+/// instead.
+pub(crate) fn refuse_unused_flags(
+    cli: &Cli,
+    allowed: &[&str],
+    what: &str,
+    hint: &str,
+) -> io::Result<()> {
+    let unused: Vec<&str> = [
+        ("--config", cli.config.is_some()),
         ("--threads", cli.threads.is_some()),
         ("--device", cli.device.is_some()),
         ("--network", cli.network.is_some()),
         ("--log-dir", cli.log_dir.is_some()),
     ]
     .into_iter()
-    .filter_map(|(flag, set)| set.then_some(flag))
+    .filter(|&(flag, given)| given && !allowed.contains(&flag))
+    .map(|(flag, _)| flag)
     .collect();
-    if given.is_empty() {
+    if unused.is_empty() {
         return Ok(());
     }
     Err(io::Error::other(format!(
-        "train does not use the engine's {}: give train's own options after `train` \
-         (--device, --torch-threads, --init)",
-        given.join(", ")
+        "{what} does not use {}: {hint}",
+        unused.join(", ")
     )))
 }
 
@@ -192,13 +210,25 @@ pub fn main() -> ExitCode {
         Some(Command::Bench(args)) => bench::run(&cli, args),
         Some(Command::Analyse(args)) => play::analyse(&cli, args),
         #[cfg(feature = "torch")]
-        Some(Command::Train(args)) => match train_without_engine_flags(&cli) {
-            Ok(()) => crate::train::run(args)
+        Some(Command::Train(args)) => refuse_unused_flags(
+            &cli,
+            &[],
+            "train",
+            "it reads no configuration; give train's own --device, --torch-threads and --init \
+             after `train`",
+        )
+        .and_then(|()| {
+            crate::train::run(args)
                 .map(|_| ())
-                .map_err(io::Error::other),
-            Err(e) => Err(e),
-        },
-        Some(Command::Match(args)) => {
+                .map_err(io::Error::other)
+        }),
+        Some(Command::Match(args)) => refuse_unused_flags(
+            &cli,
+            &[],
+            "match",
+            "each engine's command and settings go in --engine1, --engine2 and --each",
+        )
+        .and_then(|()| {
             if let Err(e) = crate::arena::interrupt::install() {
                 eprintln!("match: an interrupt will end the match without its summary: {e}");
             }
@@ -211,13 +241,16 @@ pub fn main() -> ExitCode {
                 Ok(_) => Ok(()),
                 Err(e) => Err(io::Error::other(e)),
             }
-        }
+        }),
         Some(Command::Selfplay(args)) => play::selfplay(&cli, args),
         Some(Command::Files { dir }) => {
             let dir = dir.clone().unwrap_or_else(|| PathBuf::from("."));
             return play::files_protocol(&cli, &dir, started);
         }
-        Some(Command::Serve(args)) => serve::run(args),
+        Some(Command::Serve(args)) => {
+            refuse_unused_flags(&cli, &[], "serve", "the game server runs no engine")
+                .and_then(|()| serve::run(args))
+        }
         Some(Command::Connect { url, name }) => match configure(&cli) {
             Ok(config) => {
                 crate::protocol::ws_client::run(config, url, name).map_err(io::Error::other)

@@ -233,7 +233,17 @@ mod tests {
             ),
             vec![lowest]
         );
-        // A clock past the share after the first candidate: that one only.
+        // A clock that passes the share while the first candidate is
+        // screened (it reads 0 at the step's start): that one only.
+        let readings = std::cell::Cell::new(0);
+        let moving = || {
+            readings.set(readings.get() + 1);
+            if readings.get() <= 2 {
+                Duration::ZERO
+            } else {
+                Duration::from_millis(200)
+            }
+        };
         assert_eq!(
             balancing_moves_on(
                 &mut engine,
@@ -241,7 +251,7 @@ mod tests {
                 1,
                 Duration::from_millis(110),
                 0.0,
-                &|| { Duration::from_secs(1) }
+                &moving
             ),
             vec![nearest]
         );

@@ -43,6 +43,15 @@ pub fn summary_line(result: &SearchResult, notation: Notation) -> String {
     line
 }
 
+/// Writes a finished search to the log: why it ended, then its summary.
+pub fn log_search(result: &SearchResult) {
+    tracing::info!(
+        "search ({}): {}",
+        result.reason,
+        summary_line(result, Notation::Gomocup)
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

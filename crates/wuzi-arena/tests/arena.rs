@@ -475,7 +475,7 @@ fn a_wrapped_engine_is_killed_with_its_wrapper() {
             wrapper.display()
         ),
         // A grace the good brain always exits within, even on a busy
-        // machine (300 ms was tight beside other matches).
+        // machine beside other matches.
         "--games 1 --random-stones 2 --end-grace 2000 --seed 5",
     )
     .unwrap();

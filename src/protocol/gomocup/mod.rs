@@ -13,7 +13,7 @@ use crate::nn::provider::NetworkProvider;
 use crate::notation::Notation;
 use crate::protocol::log::LogFile;
 use crate::protocol::session::{Driver, Flow, FrontEnd, Session, Urgency};
-use crate::protocol::summary::summary_line;
+use crate::protocol::summary::{log_search, summary_line};
 use crate::search::memory;
 use crate::search::{SearchResult, TimeControl};
 
@@ -626,11 +626,7 @@ impl FrontEnd for Gomocup {
 
     fn finished(&mut self, s: &mut GomocupSession, job: Job, finished: Finished) {
         let result = finished.result;
-        tracing::info!(
-            "search ({}): {}",
-            result.reason,
-            summary_line(&result, Notation::Gomocup)
-        );
+        log_search(&result);
         let notation = self.dialect.notation(s.engine.board().size());
         match job {
             Job::Move | Job::NBest(_) => {

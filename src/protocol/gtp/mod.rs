@@ -15,9 +15,8 @@ use crate::engine::{Finished, NodeReport};
 use crate::game::{Board, BoardSize, Color, MoveError, Point, Rule};
 use crate::gtp::{color_name, parse_color, GtpCommand, GtpMove, GtpResponse, Vertex};
 use crate::nn::provider::NetworkProvider;
-use crate::notation::Notation;
 use crate::protocol::session::{Driver, Flow, FrontEnd, Session, Urgency};
-use crate::protocol::summary::summary_line;
+use crate::protocol::summary::log_search;
 use crate::search::node::Proven;
 use crate::search::result::MoveStats;
 use crate::search::TimeControl;
@@ -518,11 +517,7 @@ impl FrontEnd for Gtp {
 
     fn finished(&mut self, s: &mut GtpSession, job: Job, finished: Finished) {
         let result = finished.result;
-        tracing::info!(
-            "search ({}): {}",
-            result.reason,
-            summary_line(&result, Notation::Gomocup)
-        );
+        log_search(&result);
         match job {
             Job::GenMove {
                 id,
