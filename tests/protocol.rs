@@ -540,6 +540,35 @@ fn swap2_and_swap_boards() {
     let line = b.answer();
     assert!(line == "SWAP" || parse_move(&line).is_some(), "{line}");
 
+    // Where the stones decide, the choice follows them: black's stones
+    // together in the centre and white's in the corners are black's game
+    // (take it: SWAP); the other way round, white's (stay and play on).
+    for (stones, black_wins) in [
+        (&["7,7", "0,0", "7,8"][..], true),
+        (&["0,0", "7,7", "14,14"][..], false),
+        (&["7,7", "0,0", "7,8", "14,14", "7,9"][..], true),
+        (&["0,0", "7,7", "14,14", "7,8", "0,14"][..], false),
+    ] {
+        b.send("SWAP2BOARD");
+        for stone in stones {
+            b.send(stone);
+        }
+        b.send("DONE");
+        let line = b.answer();
+        if black_wins {
+            assert_eq!(line, "SWAP", "{stones:?}");
+        } else {
+            // A move as white, or (three stones) two more stones to hand
+            // the choice back: anything but taking black.
+            let placed: Vec<(i64, i64)> = line
+                .split_whitespace()
+                .map(|t| parse_move(t).unwrap_or_else(|| panic!("{stones:?}: {line}")))
+                .collect();
+            assert!((1..=2).contains(&placed.len()), "{stones:?}: {line}");
+            last_is_on_the_board(&mut b, placed[placed.len() - 1]);
+        }
+    }
+
     b.send("SWAP2BOARD");
     b.send("7,7");
     b.send("DONE");
