@@ -222,17 +222,17 @@ mod tests {
         );
         // Time for every candidate (the clock stands still) but too little
         // for searches (under 20 ms each): all are screened and tie.
-        assert_eq!(
+        let mut one_move_in_110_ms = |clock: &dyn Fn() -> Duration| {
             balancing_moves_on(
                 &mut engine,
                 &board,
                 1,
                 Duration::from_millis(110),
                 0.0,
-                &|| { Duration::ZERO }
-            ),
-            vec![lowest]
-        );
+                clock,
+            )
+        };
+        assert_eq!(one_move_in_110_ms(&|| Duration::ZERO), vec![lowest]);
         // A clock that passes the share while the first candidate is
         // screened (it reads 0 at the step's start): that one only.
         let readings = std::cell::Cell::new(0);
@@ -244,17 +244,7 @@ mod tests {
                 Duration::from_millis(200)
             }
         };
-        assert_eq!(
-            balancing_moves_on(
-                &mut engine,
-                &board,
-                1,
-                Duration::from_millis(110),
-                0.0,
-                &moving
-            ),
-            vec![nearest]
-        );
+        assert_eq!(one_move_in_110_ms(&moving), vec![nearest]);
     }
 
     /// Yixin-Board's balance bias: the same candidates judged by the same
