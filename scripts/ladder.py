@@ -20,8 +20,10 @@ PSQ records (with each move's time, for scripts/time_plot.py) are kept under
 
 A league whose openings file is missing is skipped with a message. A match
 that cannot run (Wuzi's binary or a named peer missing, the runner failing)
-stops the ladder with a non-zero exit; the finished rows then go to
-<out>.partial.md, not to --out.
+or is interrupted stops the ladder with a non-zero exit; the finished rows,
+and the games an interrupted match played, then go to <out>.partial.md, not
+to --out. Ctrl-C lets the match's games in progress finish (the runner gets
+it too); a second one stops at once.
 
 Python 3 standard library only. Relative paths given on the command line
 are taken from the current directory; the defaults are relative to the
@@ -120,7 +122,10 @@ def rel(path):
     """The path as the commands show it: relative to the repository root
     when it lies in it or beside it (../shared/peers), else absolute."""
     r = os.path.relpath(path, REPO)
-    return path if r.startswith(os.path.join("..", "..")) else r
+    if r.startswith(os.path.join("..", "..")):
+        return path
+    # A bare name would be looked up in PATH, not in the repository.
+    return r if os.path.dirname(r) else os.path.join(".", r)
 
 
 def turn_control(tc):
@@ -260,7 +265,7 @@ def faults_text(r, names):
 
 def run_match(cmd, log_path):
     """Runs one match, its output to the terminal and to `log_path`.
-    Returns (exit status, output lines)."""
+    Returns (exit status, output lines, whether Ctrl-C interrupted it)."""
     lines = []
     with open(log_path, "w", encoding="utf-8", errors="replace") as log:
         log.write("$ " + " ".join(shlex.quote(w) for w in cmd) + "\n")
@@ -272,20 +277,44 @@ def run_match(cmd, log_path):
         except OSError as e:
             log.write(f"cannot start the runner: {e}\n")
             raise LadderError(f"cannot start the runner {cmd[0]}: {e}")
+        interrupted = False
         try:
-            for line in proc.stdout:
-                lines.append(line)
-                log.write(line)
-                log.flush()
-                sys.stdout.write("  " + line)
-                sys.stdout.flush()
+            while True:
+                try:
+                    for line in proc.stdout:
+                        lines.append(line)
+                        log.write(line)
+                        log.flush()
+                        sys.stdout.write("  " + line)
+                        sys.stdout.flush()
+                    break
+                except KeyboardInterrupt:
+                    # The terminal's Ctrl-C reached the runner too: it lets
+                    # the games in progress finish and prints its summary,
+                    # which is read to the end. A second one ends it.
+                    if interrupted:
+                        raise
+                    interrupted = True
+                    sys.stderr.write("ladder: interrupted; the runner finishes its games "
+                                     "(Ctrl-C again to stop at once)\n")
             rc = proc.wait()
-        except KeyboardInterrupt:
-            proc.terminate()
-            proc.wait()
-            raise
+        finally:
+            # Whatever ended the reading (a second Ctrl-C, a closed stdout,
+            # a full disk), the runner and its engines do not play on.
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait()
         log.write(f"# exit status {rc}\n")
-    return rc, lines
+    return rc, lines, interrupted
+
+
+def repeats_text(games, openings_used):
+    """How often each opening is played: twice (colours swapped) unless
+    the games outnumber two per opening, when the runner starts again
+    from the first one."""
+    if games <= 2 * openings_used:
+        return "each played twice, colours swapped"
+    return f"each played {games / openings_used:g} times on average, colours swapped in pairs"
 
 
 def league_block(args, league, rows, when, commit, cpu, errors):
@@ -312,7 +341,7 @@ def league_block(args, league, rows, when, commit, cpu, errors):
         f"(`tc={args.tc_spec}`), `threads={args.threads}` for both engines, `tolerance=3000`, "
         f"one game at a time (`--concurrency 1`), {args.games} games per peer from "
         f"{'the first ' + str(used) + ' of the ' if used < n_open else 'the '}{n_open} openings "
-        f"of `{rel(openings)}` (each played twice, colours swapped), `pbrain-wuzi match`, `--seed {args.seed}`; peers from `{rel(args.peers_dir)}`")
+        f"of `{rel(openings)}` ({repeats_text(args.games, used)}), `pbrain-wuzi match`, `--seed {args.seed}`; peers from `{rel(args.peers_dir)}`")
     out.append(f"- Rerun: `{' '.join(shlex.quote(w) for w in rerun)}`")
     out.append("")
     out.append("| Wuzi vs | W-L-D | score | Elo (95%) | forfeits, crashes, errors | endings | date |")
@@ -495,13 +524,23 @@ def main():
             cmd = match_command(args, league, peer)
             cmd += ["--log-dir", rel(games_dir), "--sgf", rel(stem + ".sgf"), "--psq", rel(psq_dir)]
             print(f"ladder: {league}: wuzi vs {peer} ({args.games} games)", flush=True)
-            rc, lines = run_match(cmd, stem + ".log")
+            rc, lines, interrupted = run_match(cmd, stem + ".log")
             if rc != 0:
+                # An interrupted match, or one whose recording failed, still
+                # printed the summary of the games it played: keep them.
+                try:
+                    result, unparsed = parse_summary(lines, "wuzi", peer)
+                except SummaryError:
+                    result, unparsed = None, []
+                why = "was interrupted" if interrupted else f"failed (exit status {rc})"
                 tail = "".join(lines[-5:]).strip()
-                failure = (f"{league}: the match against {peer} failed (exit status {rc}): "
+                failure = (f"{league}: the match against {peer} {why}: "
                            f"{tail or 'no output'} (full output: {rel(stem + '.log')})")
-                rows.append((peer, None))
-                errors.append(f"{PEERS[peer]['label']}: the match failed (exit status {rc}).")
+                if result is not None:
+                    result["date"] = datetime.datetime.now().strftime("%Y-%m-%d")
+                    all_unparsed += [f"{league} {peer}: {u}" for u in unparsed]
+                rows.append((peer, result))
+                errors.append(f"{PEERS[peer]['label']}: the match {why}.")
                 break
             try:
                 result, unparsed = parse_summary(lines, "wuzi", peer)
@@ -544,4 +583,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit("ladder: stopped (a second Ctrl-C); the matches' logs are in the log folder")
