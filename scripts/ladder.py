@@ -236,6 +236,9 @@ def elo_text(r):
     if math.isfinite(elo):
         elo = round(elo) + 0.0  # no "-0"
     # The interval is not symmetric in Elo: its ends, where the runner gave them.
+    if r["w"] + r["l"] == 0:
+        # All draws: no spread, so no interval (the runner prints none).
+        return "+0 (all draws: no interval)"
     if math.isfinite(elo) and math.isfinite(lo) and math.isfinite(hi):
         return f"{elo:+.0f} ({lo:+.0f}..{hi:+.0f})"
     if math.isfinite(elo) and math.isfinite(margin):

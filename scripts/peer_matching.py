@@ -14,7 +14,10 @@ bench measures).
 import argparse
 import math
 import queue
+import os
 import re
+import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -30,9 +33,15 @@ def wilson(k, n, z=1.96):
 
 class Brain:
     def __init__(self, cmd, timeout):
-        self.proc = subprocess.Popen(cmd, shell=True, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True, encoding="latin-1", bufsize=1)
+        # No shell, and a session of its own: a kill reaches the brain and
+        # whatever it started, not a shell in front of it.
+        try:
+            self.proc = subprocess.Popen(shlex.split(cmd), stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                         text=True, encoding="latin-1", bufsize=1,
+                                         start_new_session=True)
+        except (OSError, ValueError) as e:
+            raise RuntimeError(f"cannot start {cmd!r}: {e}") from None
         self.timeout = timeout
         self.lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -46,10 +55,11 @@ class Brain:
         self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
 
-    def reply(self, timeout=None):
-        """The next line that is a move, OK or an error. Other lines are
-        skipped: PentaZen's MESSAGE lines hold a raw byte that may be a line
-        break, so a piece of one can stand on a line of its own."""
+    def reply(self, wanted, timeout=None):
+        """The next line that fully matches the regular expression `wanted`.
+        Other lines are skipped: PentaZen's MESSAGE lines hold a raw byte
+        that may be a line break, so a piece of one can stand on a line of
+        its own, and an ERROR or UNKNOWN answer to an INFO is no move."""
         timeout = timeout or self.timeout
         while True:
             try:
@@ -59,7 +69,7 @@ class Brain:
             if line is None:
                 raise RuntimeError("the brain closed its output")
             line = line.strip()
-            if re.fullmatch(r"\d+,\d+|OK", line) or line.startswith(("ERROR", "UNKNOWN")):
+            if re.fullmatch(wanted, line):
                 return line
 
     def best_move(self, moves):
@@ -69,18 +79,17 @@ class Brain:
         for ply, (x, y) in enumerate(moves):
             self.send(f"{x},{y},{1 if ply % 2 == to_move else 2}")
         self.send("DONE")
-        answer = self.reply()
-        try:
-            return tuple(int(v) for v in answer.split(","))
-        except ValueError:
-            sys.exit(f"the brain answered {answer!r}")
+        return tuple(int(v) for v in self.reply(r"\d+,\d+").split(","))
 
     def close(self):
         try:
             self.send("END")
             self.proc.wait(timeout=3)
         except Exception:
-            self.proc.kill()
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
             self.proc.wait()
 
 
@@ -94,8 +103,10 @@ def start(args, board_side):
     brain.send(f"START {board_side}")
     # Loading a network (and, for Wuzi, timing its precisions) is not
     # bounded by the turn time; the Gomocup managers also wait longer here.
-    if brain.reply(timeout=max(brain.timeout, START_TIMEOUT_S)) != "OK":
-        sys.exit("the brain refused START")
+    answer = brain.reply(r"OK|(ERROR|UNKNOWN)\b.*", timeout=max(brain.timeout, START_TIMEOUT_S))
+    if answer != "OK":
+        brain.close()
+        raise RuntimeError(f"the brain refused START {board_side}: {answer}")
     for info in (f"timeout_turn {args.turn_ms}", "timeout_match 0",
                  f"thread_num {args.threads}", "rule 0", "max_memory 367001600"):
         brain.send(f"INFO {info}")
@@ -111,18 +122,29 @@ def main():
     args = ap.parse_args()
 
     rows = []
-    with open(args.positions) as f:
-        for line in f:
+    try:
+        f = open(args.positions)
+    except OSError as e:
+        sys.exit(f"{args.positions}: {e.strerror}")
+    with f:
+        for number, line in enumerate(f, 1):
             if line.startswith("#") or not line.strip():
                 continue
-            gid, rule, size, moves, played = line.rstrip("\n").split("\t")
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) != 5:
+                sys.exit(f"{args.positions}:{number}: expected 5 tab-separated fields "
+                         f"(id, rule, size, moves, played), found {len(fields)}")
+            gid, rule, size, moves, played = fields
             if rule != "freestyle":
                 sys.exit(f"{gid}: only freestyle positions are supported, not {rule}")
             w, h = size.split("x")
             if w != h:
                 sys.exit(f"{gid}: only square boards are supported, not {size}")
-            rows.append((int(w), [tuple(map(int, m.split(","))) for m in moves.split()],
-                         tuple(map(int, played.split(",")))))
+            try:
+                rows.append((int(w), [tuple(map(int, m.split(","))) for m in moves.split()],
+                             tuple(map(int, played.split(",")))))
+            except ValueError:
+                sys.exit(f"{args.positions}:{number}: a size or move that is not a number")
     if not rows:
         sys.exit(f"{args.positions}: no positions")
 
@@ -133,7 +155,10 @@ def main():
             brain.close()
             brain = None
         if brain is None:
-            brain = start(args, board_side)
+            try:
+                brain = start(args, board_side)
+            except RuntimeError as e:
+                sys.exit(f"peer matching: {e}; {matched} of {i - 1} positions matched before")
         try:
             move = brain.best_move(moves)
         except RuntimeError as e:
