@@ -34,7 +34,10 @@ def psq_moves(path):
     moves = []
     with open(path) as f:
         lines = f.read().splitlines()
-    size = int(re.match(r"Piskvork (\d+)x", lines[0]).group(1))
+    header = re.match(r"Piskvork (\d+)x", lines[0]) if lines else None
+    if header is None:
+        raise ValueError(f"{path}: not a PSQ record (no 'Piskvork NxM' first line)")
+    size = int(header.group(1))
     for line in lines[1:]:
         parts = line.split(",")
         if len(parts) != 3 or not all(p.strip().lstrip("-").isdigit() for p in parts):
@@ -129,14 +132,22 @@ def main():
                     help="every blunder of a game, not only its first (a peer whose announcements come and go)")
     args = ap.parse_args()
     found = 0
-    for name in sorted(os.listdir(args.logs)):
+    try:
+        names = sorted(os.listdir(args.logs))
+    except OSError as e:
+        sys.exit(f"--logs {args.logs}: {e.strerror}")
+    for name in names:
         if not name.endswith(".log"):
             continue
         if args.psq:
             psq = os.path.join(args.psq, name[:-4] + ".psq")
             if not os.path.exists(psq):
                 continue
-            size, moves = psq_moves(psq)
+            try:
+                size, moves = psq_moves(psq)
+            except (OSError, ValueError) as e:
+                print(f"{name}: {e}, skipped", file=sys.stderr)
+                continue
         else:
             size, moves = args.size, log_moves(os.path.join(args.logs, name))
         played = answers(os.path.join(args.logs, name))

@@ -71,7 +71,17 @@ def read_match(stem):
     return per_engine
 
 
-def summary(per_engine, match_ms):
+def clock_left(match_ms, inc_ms, moves_ms):
+    """The clock left after each move: the match clock less the time spent,
+    plus the increment each move earns (`tc=M/T+I`)."""
+    left, clock = [], match_ms
+    for ms in moves_ms:
+        clock += inc_ms - ms
+        left.append(clock)
+    return left
+
+
+def summary(per_engine, match_ms, inc_ms=0):
     out = []
     for name, games in sorted(per_engine.items()):
         all_ms = [ms for g in games for ms in g]
@@ -87,8 +97,9 @@ def summary(per_engine, match_ms):
                 f"longest move {max(all_ms) / 1000:.2f} s, {quick} moves under 0.1 s, "
                 f"most time in one game {max(totals) / 1000:.1f} s")
         if match_ms:
-            at_end = [(match_ms - t) / 1000 for t in totals]
-            least = min(match_ms - sum(g[:i + 1]) for g in games for i in range(len(g)))
+            lefts = [clock_left(match_ms, inc_ms, g) for g in games if g]
+            at_end = [left[-1] / 1000 for left in lefts]
+            least = min(ms for left in lefts for ms in left)
             line += (f", clock left at the end {statistics.median(at_end):.1f} s (median), "
                      f"{min(at_end):.1f} s (least) of {match_ms / 1000:.0f} s; "
                      f"least at any move {least / 1000:.1f} s")
@@ -96,7 +107,7 @@ def summary(per_engine, match_ms):
     return "\n".join(out)
 
 
-def draw(per_engine, match_ms, turn_ms, title, out):
+def draw(per_engine, match_ms, turn_ms, title, out, inc_ms=0):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -128,14 +139,12 @@ def draw(per_engine, match_ms, turn_ms, title, out):
         if match_ms:
             ax = axes[1][col]
             for g in games:
-                left, spent = [], 0
-                for ms in g:
-                    spent += ms
-                    left.append((match_ms - spent) / 1000)
+                left = [ms / 1000 for ms in clock_left(match_ms, inc_ms, g)]
                 ax.plot(range(1, len(g) + 1), left, color="tab:green", alpha=0.35, linewidth=0.8)
             ax.set_title(f"{name}: clock left")
             ax.set_ylabel("seconds")
-            ax.set_ylim(0, match_ms / 1000)
+            # With an increment the clock can grow past its start.
+            ax.set_ylim(0, None if inc_ms else match_ms / 1000)
         axes[rows - 1][col].set_xlabel("the engine's move number (after the opening)")
     fig.suptitle(title)
     fig.tight_layout()
@@ -147,14 +156,16 @@ def main():
     ap.add_argument("stem", help="the match's files without -psq/-games (runs/fastgame/freestyle20-rapfi)")
     ap.add_argument("--match-ms", type=int, default=0, help="the match clock in ms (0: none)")
     ap.add_argument("--turn-ms", type=int, default=0, help="the turn limit in ms (0: none)")
+    ap.add_argument("--inc-ms", type=int, default=0,
+                    help="the match clock's increment per move in ms (tc=M/T+I; default 0)")
     ap.add_argument("--title", default="Time per move", help="the plot's title")
     ap.add_argument("--out", help="PNG to draw (default: the summary only)")
     args = ap.parse_args()
     try:
         per_engine = read_match(args.stem)
-        print(summary(per_engine, args.match_ms))
+        print(summary(per_engine, args.match_ms, args.inc_ms))
         if args.out:
-            draw(per_engine, args.match_ms, args.turn_ms, args.title, args.out)
+            draw(per_engine, args.match_ms, args.turn_ms, args.title, args.out, args.inc_ms)
             print(f"wrote {args.out}")
     except (PlotError, OSError, ValueError) as e:
         print(f"time_plot: {e}", file=sys.stderr)
