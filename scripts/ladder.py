@@ -10,7 +10,8 @@ Wuzi against each peer of ../shared/peers that plays that rule and board,
 one match at a time, with `pbrain-wuzi match` from the league's evaluation
 openings (openings/<league>-eval.txt, colours swapped), and writes a
 markdown table (default docs/ladder.md; a league played again replaces its
-own section, the other leagues' stay): one row per (league, peer) with
+own section, the other leagues' stay, and so do its rows of peers not
+played again, with a note): one row per (league, peer) with
 W-L-D, score, Elo with its 95% interval and the forfeits, crashes and other
 losses by error, and above each league's table the date, commit, CPU
 (AVX-512, AMX), the conditions and the commands to rerun it. Each match's
@@ -393,14 +394,41 @@ def sections(lines):
     return found
 
 
+def table_rows(lines):
+    """Indexes of a section's result rows (its table less the header and
+    the separator)."""
+    return [i for i, line in enumerate(lines)
+            if line.startswith("| ") and not line.startswith("| Wuzi vs |")]
+
+
+def row_peer(line):
+    return line.split("|")[1].strip()
+
+
+def with_earlier_rows(new_lines, old_lines):
+    """The new section with the rows of the old one for peers this run did
+    not play (each row keeps its own date), said in a note below the table:
+    a rerun against some peers does not wipe the others'."""
+    new_rows = table_rows(new_lines)
+    played = {row_peer(new_lines[i]) for i in new_rows}
+    kept = [old_lines[i] for i in table_rows(old_lines) if row_peer(old_lines[i]) not in played]
+    if not kept or not new_rows:
+        return new_lines
+    end = new_rows[-1] + 1
+    note = ("Note: kept from an earlier run (its date in the row; its conditions and commands "
+            f"were those of that run): {', '.join(row_peer(r) for r in kept)}.")
+    return new_lines[:end] + kept + ["", note] + new_lines[end:]
+
+
 def merged_sections(previous_text, blocks):
     """The new leagues' sections, in place of the same leagues' sections
     of the file written before; its other leagues are kept, so that one
-    league's rerun does not wipe the others."""
+    league's rerun does not wipe the others, and so are a league's rows of
+    peers this run did not play."""
     new = sections(blocks)
     merged = sections(previous_text.splitlines())
     for heading, lines in new.items():
-        merged[heading] = lines
+        merged[heading] = with_earlier_rows(lines, merged.get(heading, []))
     out = []
     for lines in merged.values():
         while lines and not lines[-1].strip():

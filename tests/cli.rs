@@ -658,8 +658,8 @@ fn out_of_range_counts_and_endless_files_are_refused() {
 
 /// scripts/ladder.py: a league played again replaces its own section of
 /// the ladder file and keeps the other leagues' (a one-league rerun wiped
-/// them), and an Elo interval is printed with its two ends (it is not
-/// symmetric in Elo).
+/// them) and the rows of peers it did not play, and an Elo interval is
+/// printed with its two ends (it is not symmetric in Elo).
 #[test]
 fn ladder_rerun_of_one_league_keeps_the_others() {
     let code = r###"
@@ -671,6 +671,10 @@ merged = ladder.merged_sections(before, ["## Freestyle 15x15", "", "- new", ""])
 print("\n".join(merged))
 print(ladder.elo_text({"w": 30, "l": 6, "d": 4, "elo": 241.2, "margin": 137.0, "lower": 136.4, "upper": 410.1}))
 print(ladder.elo_text({"w": 10, "l": 10, "d": 1, "elo": -0.4, "margin": 137.0}))
+# A rerun against one peer keeps the other peer's row of the league.
+old = ["## Standard 15x15", "", "| Wuzi vs | W-L-D |", "|---|---|", "| Pela | 37-2-1 |", "| Rapfi 0.43 | 1-37-2 |", ""]
+new = ["## Standard 15x15", "", "| Wuzi vs | W-L-D |", "|---|---|", "| Pela | 38-1-1 |", "", "commands"]
+print("\n".join(ladder.merged_sections("\n".join(old), new)))
 "###;
     let out = Command::new("python3")
         .args(["-c", code, concat!(env!("CARGO_MANIFEST_DIR"), "/scripts")])
@@ -691,6 +695,13 @@ print(ladder.elo_text({"w": 10, "l": 10, "d": 1, "elo": -0.4, "margin": 137.0}))
         "{stdout}"
     );
     assert!(stdout.contains("+241 (+136..+410)"), "{stdout}");
+    assert!(
+        stdout.contains("| Pela | 38-1-1 |\n| Rapfi 0.43 | 1-37-2 |")
+            && !stdout.contains("37-2-1")
+            && stdout.contains("kept from an earlier run")
+            && stdout.contains("Rapfi 0.43."),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("+0 ± 137") && !stdout.contains("-0"),
         "{stdout}"
