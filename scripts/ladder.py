@@ -236,10 +236,10 @@ def elo_text(r):
     lo, hi = r.get("lower", math.nan), r.get("upper", math.nan)
     if math.isfinite(elo):
         elo = round(elo) + 0.0  # no "-0"
-    # The interval is not symmetric in Elo: its ends, where the runner gave them.
     if r["w"] + r["l"] == 0:
         # All draws: no spread, so no interval (the runner prints none).
         return "+0 (all draws: no interval)"
+    # The interval is not symmetric in Elo: its ends, where the runner gave them.
     if math.isfinite(elo) and math.isfinite(lo) and math.isfinite(hi):
         return f"{elo:+.0f} ({lo:+.0f}..{hi:+.0f})"
     if math.isfinite(elo) and math.isfinite(margin):
@@ -556,32 +556,28 @@ def main():
             cmd += ["--log-dir", rel(games_dir), "--sgf", rel(stem + ".sgf"), "--psq", rel(psq_dir)]
             print(f"ladder: {league}: wuzi vs {peer} ({args.games} games)", flush=True)
             rc, lines, interrupted = run_match(cmd, stem + ".log")
+            # An interrupted match, or one whose recording failed, still
+            # printed the summary of the games it played: kept too.
+            try:
+                result, unparsed = parse_summary(lines, "wuzi", peer)
+                summary_error = None
+            except SummaryError as e:
+                result, unparsed, summary_error = None, [], e
+            if result is not None:
+                result["date"] = datetime.datetime.now().strftime("%Y-%m-%d")
+                all_unparsed += [f"{league} {peer}: {u}" for u in unparsed]
             if rc != 0:
-                # An interrupted match, or one whose recording failed, still
-                # printed the summary of the games it played: keep them.
-                try:
-                    result, unparsed = parse_summary(lines, "wuzi", peer)
-                except SummaryError:
-                    result, unparsed = None, []
                 why = "was interrupted" if interrupted else f"failed (exit status {rc})"
                 tail = "".join(lines[-5:]).strip()
                 failure = (f"{league}: the match against {peer} {why}: "
                            f"{tail or 'no output'} (full output: {rel(stem + '.log')})")
-                if result is not None:
-                    result["date"] = datetime.datetime.now().strftime("%Y-%m-%d")
-                    all_unparsed += [f"{league} {peer}: {u}" for u in unparsed]
                 rows.append((peer, result))
                 errors.append(f"{PEERS[peer]['label']}: the match {why}.")
                 break
-            try:
-                result, unparsed = parse_summary(lines, "wuzi", peer)
-            except SummaryError as e:
-                failure = f"{league}: the match against {peer}: {e} (see {rel(stem + '.log')})"
+            if result is None:
+                failure = f"{league}: the match against {peer}: {summary_error} (see {rel(stem + '.log')})"
                 rows.append((peer, None))
                 break
-            result["date"] = datetime.datetime.now().strftime("%Y-%m-%d")
-            if unparsed:
-                all_unparsed += [f"{league} {peer}: {u}" for u in unparsed]
             print(f"ladder: {league}: wuzi vs {peer}: {result['w']}-{result['l']}-{result['d']}, "
                   f"{result['score']:.3f}, Elo {elo_text(result)}", flush=True)
             rows.append((peer, result))
