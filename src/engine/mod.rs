@@ -639,8 +639,8 @@ mod tests {
             assert!(e.searcher.read().cache().get(&old).is_some());
             // A long turn gives the pass over the cache a long allowance (an
             // eighth of it: a pass cut short clears nothing, and
-            // NEW_GAME_PRUNE_FLOOR could pass on a busy machine); the empty board's one
-            // candidate ends the search at once all the same.
+            // NEW_GAME_PRUNE_FLOOR could pass on a busy machine); the empty
+            // board's one candidate ends the search at once all the same.
             e.time.turn = Some(Duration::from_secs(2));
             e.think().expect("a search result");
             let kept = e.searcher.read().cache().get(&old).is_some();

@@ -391,11 +391,9 @@ impl Drop for EngineProcess {
         if !self.exited {
             let child = &mut self.child;
             let pid = child.id();
+            // On Windows the job, dropped after this, ends what the engine
+            // started (it is closed with the kill-on-close limit).
             if let Ok(None) = live::reap(pid, || child.try_wait()) {
-                #[cfg(windows)]
-                if let Some(job) = &self.job {
-                    job.terminate();
-                }
                 live::kill_group(pid);
                 let _ = child.kill();
                 let _ = live::reap(pid, || child.wait().map(Some));
