@@ -45,7 +45,7 @@ pub use config::{parse_engine, parse_tc, split_command, EngineSpec};
 pub use game::PositionMode;
 pub use openings::{OpeningFormat, OpeningOrder};
 pub use result::{EndReason, GameSummary};
-pub use stats::{EloEstimate, SprtDecision, SprtModel, SprtParams, SprtStatus, Wld};
+pub use stats::{EloEstimate, Pentanomial, SprtDecision, SprtModel, SprtParams, SprtStatus, Wld};
 pub use wuzi_formats::record::MoveRecord;
 
 const ENGINE_HELP: &str = "\
@@ -265,6 +265,9 @@ pub struct MatchSummary {
     pub colors: Wld,
     /// Engine 1's Elo against engine 2.
     pub elo: Option<EloEstimate>,
+    /// Engine 1's points from each completed opening pair (both games
+    /// played; a pair's games may be played at once, or apart).
+    pub pairs: Pentanomial,
     /// The SPRT's settings and verdict: frozen when a bound was crossed,
     /// else over all games.
     pub sprt: Option<(SprtParams, SprtStatus)>,
@@ -391,6 +394,17 @@ impl fmt::Display for MatchSummary {
                     fmt_elo(e.upper)
                 )?;
             }
+        }
+        if let Some((elo, lower, upper)) = self.pairs.elo_interval() {
+            // Only with symmetric schedules: an odd last game is in no pair.
+            writeln!(
+                f,
+                "Pairs (points 0, 1/2, 1, 3/2, 2): {}; Elo from pairs: {} (95% {} .. {})",
+                self.pairs,
+                fmt_elo(elo),
+                fmt_elo(lower),
+                fmt_elo(upper)
+            )?;
         }
         if let Some((p, s)) = &self.sprt {
             let mut verdict = match s.decision {

@@ -15,7 +15,7 @@ use crate::arena::openings::{
 };
 use crate::arena::records::{io_error, write_log, RecordTargets, Recorder};
 use crate::arena::result::GameSummary;
-use crate::arena::stats::{EloEstimate, SprtDecision, SprtParams, Wld};
+use crate::arena::stats::{EloEstimate, Pentanomial, SprtDecision, SprtParams, Wld};
 use crate::arena::{ArenaError, MatchArgs, MatchSummary, Overhead};
 use wuzi_game::game::{BoardSize, Color, Outcome, Point};
 use wuzi_game::symmetry::Symmetry;
@@ -237,7 +237,12 @@ impl Plan {
 }
 
 enum WorkerMsg {
-    Game(Box<GameSummary>),
+    /// A finished game; `recorded` is answered once the game is counted
+    /// and the SPRT has seen it.
+    Game {
+        summary: Box<GameSummary>,
+        recorded: crossbeam_channel::Sender<()>,
+    },
     Failed(ArenaError),
     Done {
         end_kills: [u32; 2],
@@ -292,9 +297,21 @@ fn worker(
                     }
                 }
                 last_game = Some(job.index);
-                if tx.send(WorkerMsg::Game(Box::new(summary))).is_err() {
+                // A channel per game, so that a message dropped unanswered
+                // (the process quitting) disconnects it.
+                let (recorded_tx, recorded) = crossbeam_channel::bounded(1);
+                let msg = WorkerMsg::Game {
+                    summary: Box::new(summary),
+                    recorded: recorded_tx,
+                };
+                if tx.send(msg).is_err() {
                     break;
                 }
+                // The next game waits for this one's verdict: an SPRT that
+                // stops the match must not find a game already begun behind
+                // it (on a busy machine this thread could otherwise play
+                // several).
+                let _ = recorded.recv();
             }
             Err(e) => {
                 let _ = tx.send(WorkerMsg::Failed(e));
@@ -405,6 +422,7 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
     // test stopped between them would weigh the first game's colour.
     let mut first_of_pair: std::collections::HashMap<usize, Wld> = Default::default();
     let mut paired = Wld::default();
+    let mut pairs = Pentanomial::default();
     let mut stopped_early = false;
     let mut sprt_decided_after = None;
     let mut interrupted = false;
@@ -446,13 +464,17 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
                 continue;
             }
             match msg {
-                WorkerMsg::Game(g) => {
+                WorkerMsg::Game {
+                    summary: g,
+                    recorded,
+                } => {
                     tally.add(&g);
                     let result = g.result_for(0);
                     let pair_done = match first_of_pair.remove(&g.pair) {
                         Some(first) => {
                             paired.add(first);
                             paired.add(result);
+                            pairs.add_pair(first, result);
                             true
                         }
                         None => {
@@ -485,7 +507,7 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
                     // already running finish and are recorded, not tested.
                     if let (Some(params), None, true) = (&plan.sprt, sprt_decided_after, pair_done)
                     {
-                        let status = params.status(paired);
+                        let status = params.status(paired, &pairs);
                         sprt_status = Some((*params, status));
                         if status.decision != SprtDecision::Continue {
                             sprt_decided_after = Some(games.len());
@@ -493,6 +515,7 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
                             stopped_early = games.len() < plan.jobs.len();
                         }
                     }
+                    let _ = recorded.send(());
                 }
                 WorkerMsg::Failed(e) => {
                     if failure.is_none() {
@@ -522,7 +545,7 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
     }
     games.sort_by_key(|g| g.index);
     if let (Some(params), None) = (&plan.sprt, sprt_decided_after) {
-        sprt_status = Some((*params, params.status(paired)));
+        sprt_status = Some((*params, params.status(paired, &pairs)));
     }
     // Only when the signal left games unplayed.
     let interrupted = interrupted && games.len() < plan.jobs.len();
@@ -540,6 +563,7 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
         as_white: tally.as_white,
         colors: tally.colors,
         elo: EloEstimate::new(tally.total),
+        pairs,
         sprt: sprt_status,
         sprt_decided_after,
         stopped_early,

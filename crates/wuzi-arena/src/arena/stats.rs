@@ -5,8 +5,10 @@
 //! (win/draw/loss) variance of the mean score, LOS from the normal
 //! approximation of wins against losses, and the SPRT log-likelihood ratio
 //! from the BayesElo trinomial model with the draw Elo estimated from the
-//! sample. A second model, the logistic GSPRT approximation used by fishtest
-//! and c-chess-cli, is available too.
+//! sample. Two more models use the logistic GSPRT approximation of fishtest
+//! and c-chess-cli: over single games, and over opening pairs (the
+//! pentanomial model: a pair's two games, colours swapped, are correlated
+//! through their opening, and counting pairs takes that into account).
 
 use std::fmt;
 
@@ -90,6 +92,66 @@ impl fmt::Display for Wld {
             self.draws,
             self.score()
         )
+    }
+}
+
+/// Completed opening pairs (the same opening, colours swapped) by the
+/// points one engine took from the pair: 0, 1/2, 1, 3/2 or 2.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pentanomial {
+    pub counts: [u32; 5],
+}
+
+impl Pentanomial {
+    /// Adds the pair of games `first` and `second` (one game each).
+    pub fn add_pair(&mut self, first: Wld, second: Wld) {
+        // Points are whole halves: twice them is the cell.
+        let halves = 2 * (first.wins + second.wins) + first.draws + second.draws;
+        if let Some(cell) = self.counts.get_mut(halves as usize) {
+            *cell += 1;
+        }
+    }
+
+    pub fn pairs(&self) -> u32 {
+        self.counts.iter().sum()
+    }
+
+    /// The mean score per game of a pair and its variance over pairs;
+    /// `None` with no pairs.
+    pub fn score_moments(&self) -> Option<(f64, f64)> {
+        (self.pairs() > 0).then(|| self.moments_with(0.0))
+    }
+
+    /// The moments with `extra` pairs added to each cell.
+    fn moments_with(&self, extra: f64) -> (f64, f64) {
+        let n = self.pairs() as f64 + 5.0 * extra;
+        let share = |c: u32| (c as f64 + extra) / n;
+        let score = |cell: usize| cell as f64 / 4.0;
+        let mean: f64 = (0..5).map(|i| share(self.counts[i]) * score(i)).sum();
+        let variance = (0..5)
+            .map(|i| share(self.counts[i]) * (score(i) - mean).powi(2))
+            .sum();
+        (mean, variance)
+    }
+
+    /// The Elo difference with the ends of its 95% interval, from the
+    /// spread of the pairs' scores; `None` with no pairs.
+    pub fn elo_interval(&self) -> Option<(f64, f64, f64)> {
+        let (mean, variance) = self.score_moments()?;
+        let stdev = (variance / self.pairs() as f64).sqrt();
+        Some((
+            elo_from_score(mean),
+            elo_from_score((mean - Z_975 * stdev).max(0.0)),
+            elo_from_score((mean + Z_975 * stdev).min(1.0)),
+        ))
+    }
+}
+
+impl fmt::Display for Pentanomial {
+    /// The five counts, from pairs lost twice to pairs won twice.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [a, b, c, d, e] = self.counts;
+        write!(f, "{a} {b} {c} {d} {e}")
     }
 }
 
@@ -190,6 +252,9 @@ pub enum SprtModel {
     /// (fishtest, c-chess-cli): `N (s1 - s0)(2 mean - s0 - s1) / (2 var)`,
     /// with `s0`, `s1` the logistic scores of `elo0`, `elo1`.
     Gsprt,
+    /// The same over completed opening pairs (fishtest's pentanomial
+    /// model): `N` pairs, the mean and variance of a pair's score.
+    Pentanomial,
 }
 
 /// The SPRT's settings: H0 `elo = elo0` against H1 `elo = elo1`.
@@ -233,7 +298,7 @@ impl SprtParams {
         }
     }
 
-    /// Parses `elo0=E0 elo1=E1 alpha=A beta=B model=bayeselo|gsprt` tokens
+    /// Parses `elo0=E0 elo1=E1 alpha=A beta=B model=bayeselo|gsprt|pentanomial` tokens
     /// (only `elo1` is required).
     pub fn parse(tokens: &[String]) -> Result<SprtParams, String> {
         let mut params = SprtParams::new(0.0, f64::NAN, 0.05, 0.05);
@@ -257,8 +322,11 @@ impl SprtParams {
                     params.model = match value.to_ascii_lowercase().as_str() {
                         "bayeselo" | "cutechess" | "trinomial" => SprtModel::BayesElo,
                         "gsprt" | "logistic" | "normal" => SprtModel::Gsprt,
+                        "pentanomial" | "ptnml" | "pairs" => SprtModel::Pentanomial,
                         other => {
-                            return Err(format!("SPRT model {other:?}: expected bayeselo or gsprt"))
+                            return Err(format!(
+                                "SPRT model {other:?}: expected bayeselo, gsprt or pentanomial"
+                            ))
                         }
                     }
                 }
@@ -294,17 +362,18 @@ impl SprtParams {
         )
     }
 
-    /// The log-likelihood ratio of H1 against H0 for `wld` (0 while it
-    /// cannot be computed yet).
-    pub fn llr(&self, wld: Wld) -> f64 {
+    /// The log-likelihood ratio of H1 against H0 for the games of the
+    /// completed pairs `pairs`, `wld` (0 while it cannot be computed yet).
+    pub fn llr(&self, wld: Wld, pairs: &Pentanomial) -> f64 {
         match self.model {
             SprtModel::BayesElo => llr_bayeselo(wld, self.elo0, self.elo1),
             SprtModel::Gsprt => llr_gsprt(wld, self.elo0, self.elo1),
+            SprtModel::Pentanomial => llr_pentanomial(pairs, self.elo0, self.elo1),
         }
     }
 
-    pub fn status(&self, wld: Wld) -> SprtStatus {
-        let llr = self.llr(wld);
+    pub fn status(&self, wld: Wld, pairs: &Pentanomial) -> SprtStatus {
+        let llr = self.llr(wld, pairs);
         let (lower, upper) = self.bounds();
         let decision = if llr >= upper {
             SprtDecision::AcceptH1
@@ -327,6 +396,7 @@ impl fmt::Display for SprtModel {
         f.write_str(match self {
             SprtModel::BayesElo => "bayeselo",
             SprtModel::Gsprt => "gsprt",
+            SprtModel::Pentanomial => "pentanomial",
         })
     }
 }
@@ -384,6 +454,22 @@ pub fn llr_gsprt(wld: Wld, elo0: f64, elo1: f64) -> f64 {
         variance = wld.moments_with(0.5).1;
     }
     let n = wld.games() as f64;
+    let (s0, s1) = (score_from_elo(elo0), score_from_elo(elo1));
+    n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * variance)
+}
+
+/// The generalised SPRT's log-likelihood ratio over opening pairs, normal
+/// approximation (logistic Elo).
+pub fn llr_pentanomial(pairs: &Pentanomial, elo0: f64, elo1: f64) -> f64 {
+    let Some((mean, mut variance)) = pairs.score_moments() else {
+        return 0.0;
+    };
+    if variance <= 0.0 {
+        // Every pair alike: half a pair added to each cell, as `llr_gsprt`
+        // adds half a game to each outcome.
+        variance = pairs.moments_with(0.5).1;
+    }
+    let n = pairs.pairs() as f64;
     let (s0, s1) = (score_from_elo(elo0), score_from_elo(elo1));
     n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * variance)
 }
