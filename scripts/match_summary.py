@@ -29,8 +29,8 @@ RE_GAME = re.compile(r"^Game (?P<i>\d+) \((?P<black>.+?) vs (?P<white>.+?), (?P<
 RE_OVERHEAD = re.compile(r"^Runner overhead: ")
 RE_SPRT = re.compile(r"^SPRT \((?P<settings>[^)]*)\): LLR (?P<llr>\S+) \[.*\]: (?P<verdict>.*)$")
 RE_INTERRUPTED = re.compile(r"^Interrupted: ")
-RE_PAIRS = re.compile(r"^Pairs \(points 0, 1/2, 1, 3/2, 2\): (?P<counts>\d+ \d+ \d+ \d+ \d+); "
-                      r"Elo from pairs: (?P<elo>\S+) \(95% (?P<lower>\S+) \.\. (?P<upper>\S+)\)$")
+RE_PAIRS = re.compile(r"^Pairs \(points 0, 1/2, 1, 3/2, 2\): (?P<counts>\d+ \d+ \d+ \d+ \d+)"
+                      r"(?:; Elo from pairs: (?P<elo>\S+) \(95% (?P<lower>\S+) \.\. (?P<upper>\S+)\))?$")
 
 
 def parse_number(text):
@@ -106,9 +106,10 @@ def parse_summary(lines, wuzi_name, peer_name):
         elif m := RE_SKIPPED.match(line):
             r["skipped_openings"] = int(m.group("n"))
         elif m := RE_PAIRS.match(line):
-            r.update(pairs=[int(c) for c in m.group("counts").split()],
-                     pairs_elo=parse_number(m.group("elo")), pairs_lower=parse_number(m.group("lower")),
-                     pairs_upper=parse_number(m.group("upper")))
+            r["pairs"] = [int(c) for c in m.group("counts").split()]
+            if m.group("elo") is not None:
+                r.update(pairs_elo=parse_number(m.group("elo")), pairs_lower=parse_number(m.group("lower")),
+                         pairs_upper=parse_number(m.group("upper")))
         elif m := RE_SPRT.match(line):
             r.update(sprt_llr=float(m.group("llr")), sprt_verdict=m.group("verdict"))
         elif RE_INTERRUPTED.match(line):

@@ -610,6 +610,21 @@ fn sprt_stops_a_lopsided_match() {
         "one game at a time: {} games, decided after {n}",
         s.games.len()
     );
+    // The pentanomial model tests the runner's pairs: with one game at a
+    // time every game counted is in a completed pair.
+    let s = play(
+        &format!("{} arg=--block", brain("random", "blocker")),
+        &brain("random", "plain"),
+        "--board 9 --games 600 --random-stones 2 --seed 13 --concurrency 1 \
+         --sprt elo0=0 elo1=60 model=pentanomial",
+    )
+    .unwrap();
+    let (params, status) = s.sprt.unwrap();
+    assert_eq!(params.model, SprtModel::Pentanomial);
+    assert_eq!(status.decision, SprtDecision::AcceptH1);
+    assert_eq!(2 * s.pairs.pairs() as usize, s.games.len());
+    let llr = stats::llr_pentanomial(&s.pairs, 0.0, 60.0);
+    assert!((status.llr - llr).abs() < 1e-9, "{} vs {llr}", status.llr);
 }
 
 #[test]
@@ -805,6 +820,12 @@ fn pentanomial_sprt_counts_opening_pairs() {
     );
     assert_eq!(p.status(Wld::default(), &Pentanomial::default()).llr, 0.0);
     assert!(Pentanomial::default().elo_interval().is_none());
+    // Nor from pairs all alike (no spread to estimate it from).
+    assert!(Pentanomial {
+        counts: [0, 0, 3, 0, 0]
+    }
+    .elo_interval()
+    .is_none());
     let parsed = SprtParams::parse(&words("elo1=5 model=pentanomial")).unwrap();
     assert_eq!(parsed.model, SprtModel::Pentanomial);
     assert!(SprtParams::parse(&words("elo1=5 model=quadrinomial"))

@@ -140,7 +140,8 @@ pub struct MatchArgs {
     /// Adjudicate a draw once the board holds this many stones (0 = never).
     #[arg(long, default_value_t = 0, value_name = "PLIES")]
     pub draw_after: usize,
-    /// SPRT: elo0=E0 elo1=E1 [alpha=0.05] [beta=0.05] [model=bayeselo|gsprt];
+    /// SPRT: elo0=E0 elo1=E1 [alpha=0.05] [beta=0.05]
+    /// [model=bayeselo|gsprt|pentanomial] (pentanomial: over opening pairs);
     /// the match stops when a bound is crossed.
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
     pub sprt: Vec<String>,
@@ -395,16 +396,19 @@ impl fmt::Display for MatchSummary {
                 )?;
             }
         }
-        if let Some((elo, lower, upper)) = self.pairs.elo_interval() {
-            // Only with symmetric schedules: an odd last game is in no pair.
-            writeln!(
-                f,
-                "Pairs (points 0, 1/2, 1, 3/2, 2): {}; Elo from pairs: {} (95% {} .. {})",
-                self.pairs,
-                fmt_elo(elo),
-                fmt_elo(lower),
-                fmt_elo(upper)
-            )?;
+        if self.pairs.pairs() > 0 {
+            write!(f, "Pairs (points 0, 1/2, 1, 3/2, 2): {}", self.pairs)?;
+            // None while every pair is alike (no spread to estimate it from).
+            if let Some((elo, lower, upper)) = self.pairs.elo_interval() {
+                write!(
+                    f,
+                    "; Elo from pairs: {} (95% {} .. {})",
+                    fmt_elo(elo),
+                    fmt_elo(lower),
+                    fmt_elo(upper)
+                )?;
+            }
+            writeln!(f)?;
         }
         if let Some((p, s)) = &self.sprt {
             let mut verdict = match s.decision {

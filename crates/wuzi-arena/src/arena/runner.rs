@@ -446,6 +446,9 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
             }
         }
         drop(tx);
+        // Dropped after the guard below on a panic: the games then queued
+        // go with it, which answers the workers waiting on them.
+        let rx = rx;
         // A panic here (a bug) stops the schedule: the workers would
         // otherwise play every remaining game with no one to record it.
         let _stop_on_unwind = StopOnUnwind(&stop);

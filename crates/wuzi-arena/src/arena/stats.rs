@@ -105,6 +105,7 @@ pub struct Pentanomial {
 impl Pentanomial {
     /// Adds the pair of games `first` and `second` (one game each).
     pub fn add_pair(&mut self, first: Wld, second: Wld) {
+        debug_assert!(first.games() == 1 && second.games() == 1);
         // Points are whole halves: twice them is the cell.
         let halves = 2 * (first.wins + second.wins) + first.draws + second.draws;
         if let Some(cell) = self.counts.get_mut(halves as usize) {
@@ -135,9 +136,10 @@ impl Pentanomial {
     }
 
     /// The Elo difference with the ends of its 95% interval, from the
-    /// spread of the pairs' scores; `None` with no pairs.
+    /// spread of the pairs' scores; `None` with no pairs, or while every
+    /// pair is alike.
     pub fn elo_interval(&self) -> Option<(f64, f64, f64)> {
-        let (mean, variance) = self.score_moments()?;
+        let (mean, variance) = self.score_moments().filter(|&(_, v)| v > 0.0)?;
         let stdev = (variance / self.pairs() as f64).sqrt();
         Some((
             elo_from_score(mean),
