@@ -771,12 +771,13 @@ fn pentanomial_sprt_counts_opening_pairs() {
     assert_eq!(pairs.counts, [1, 1, 3, 1, 1]);
     assert_eq!(pairs.pairs(), 7);
     // The normal approximation over pairs: N (s1 - s0)(2 mean - s0 - s1) /
-    // (2 var), with the mean and variance of a pair's score per game.
+    // (2 var), with the mean of a pair's score per game and its variance
+    // with half a pair added to each cell.
     let pairs = Pentanomial {
         counts: [5, 20, 40, 25, 10],
     };
     let llr = stats::llr_pentanomial(&pairs, 0.0, 10.0);
-    assert!((llr - 0.678967).abs() < 1e-5, "{llr}");
+    assert!((llr - 0.663309).abs() < 1e-5, "{llr}");
     let (elo, lower, upper) = pairs.elo_interval().unwrap();
     assert!((elo - 26.1067).abs() < 1e-3, "{elo}");
     assert!((lower + 8.4570).abs() < 1e-3, "{lower}");
@@ -795,7 +796,7 @@ fn pentanomial_sprt_counts_opening_pairs() {
     let over_pairs = p.status(games, &split);
     let over_games = stats::llr_gsprt(games, 0.0, 40.0);
     assert!(
-        (over_pairs.llr - 12.232700).abs() < 1e-5,
+        (over_pairs.llr - 9.508980).abs() < 1e-5,
         "{}",
         over_pairs.llr
     );
@@ -810,7 +811,27 @@ fn pentanomial_sprt_counts_opening_pairs() {
         .decision,
         SprtDecision::Continue
     );
-    // Every pair alike still decides, with half a pair added to each cell.
+    // Three pairs decide nothing, however alike (the variance as it is
+    // would have taken these for H0 accepted); eight lost twice do.
+    for counts in [[1, 1, 0, 1, 0], [1, 1, 0, 0, 0], [3, 0, 0, 0, 0]] {
+        let few = Pentanomial { counts };
+        assert_eq!(
+            p.status(Wld::default(), &few).decision,
+            SprtDecision::Continue,
+            "{counts:?}"
+        );
+    }
+    assert_eq!(
+        p.status(
+            Wld::default(),
+            &Pentanomial {
+                counts: [8, 0, 0, 0, 0]
+            }
+        )
+        .decision,
+        SprtDecision::AcceptH0
+    );
+    // Every pair alike still decides once there are enough of them.
     let sweep = Pentanomial {
         counts: [0, 0, 0, 0, 30],
     };

@@ -463,14 +463,14 @@ pub fn llr_gsprt(wld: Wld, elo0: f64, elo1: f64) -> f64 {
 /// The generalised SPRT's log-likelihood ratio over opening pairs, normal
 /// approximation (logistic Elo).
 pub fn llr_pentanomial(pairs: &Pentanomial, elo0: f64, elo1: f64) -> f64 {
-    let Some((mean, mut variance)) = pairs.score_moments() else {
+    let Some((mean, _)) = pairs.score_moments() else {
         return 0.0;
     };
-    if variance <= 0.0 {
-        // Every pair alike: half a pair added to each cell, as `llr_gsprt`
-        // adds half a game to each outcome.
-        variance = pairs.moments_with(0.5).1;
-    }
+    // The variance with half a pair added to each cell, always: the first
+    // few pairs are often alike, and their spread taken as it is would let
+    // two or three pairs cross a bound (a match was stopped after five
+    // games this way). The added pairs weigh nothing after a few dozen.
+    let variance = pairs.moments_with(0.5).1;
     let n = pairs.pairs() as f64;
     let (s0, s1) = (score_from_elo(elo0), score_from_elo(elo1));
     n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * variance)
