@@ -175,11 +175,23 @@ impl EngineProcess {
             // talks through its pipes only).
             const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
             const CREATE_NO_WINDOW: u32 = 0x0800_0000;
-            command.creation_flags(CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
+            command.creation_flags(
+                CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW | super::job::CREATE_SUSPENDED,
+            );
         }
         let mut child = command.spawn()?;
         #[cfg(windows)]
         let job = super::job::Job::for_child(&child);
+        #[cfg(windows)]
+        if let Err(e) = super::job::resume(&child) {
+            // Never started: nothing but the process itself to end.
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(io::Error::new(
+                e.kind(),
+                format!("cannot start the engine's process: {e}"),
+            ));
+        }
         live::started(child.id());
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
