@@ -197,13 +197,23 @@ impl EngineProcess {
         let stderr = child.stderr.take().expect("piped stderr");
         let (tx, rx) = crossbeam_channel::bounded(QUEUED_LINES);
         let tx_err = tx.clone();
-        let name = format!("{label}-out");
-        thread::Builder::new()
-            .name(name)
-            .spawn(move || reader(stdout, tx, false))?;
-        thread::Builder::new()
-            .name(format!("{label}-err"))
-            .spawn(move || reader(stderr, tx_err, true))?;
+        let readers = thread::Builder::new()
+            .name(format!("{label}-out"))
+            .spawn(move || reader(stdout, tx, false))
+            .and_then(|_| {
+                thread::Builder::new()
+                    .name(format!("{label}-err"))
+                    .spawn(move || reader(stderr, tx_err, true))
+            });
+        if let Err(e) = readers {
+            // No one would read the engine: it ends here, with what it
+            // started (on Windows its job, dropped on return, ends those).
+            let pid = child.id();
+            live::kill_group(pid);
+            let _ = child.kill();
+            let _ = live::reap(pid, || child.wait().map(Some));
+            return Err(e);
+        }
         Ok(EngineProcess {
             label: label.to_string(),
             stdin: child.stdin.take(),

@@ -52,10 +52,12 @@ pub(crate) fn resume(child: &Child) -> io::Result<()> {
                 failure = Some(io::Error::last_os_error());
             } else {
                 // SAFETY: `thread` is open with THREAD_SUSPEND_RESUME.
-                if unsafe { ResumeThread(thread) } == u32::MAX {
-                    failure = Some(io::Error::last_os_error());
-                } else {
-                    resumed += 1;
+                match unsafe { ResumeThread(thread) } {
+                    u32::MAX => failure = Some(io::Error::last_os_error()),
+                    // Not suspended: a thread injected from outside, which
+                    // says nothing of the main thread.
+                    0 => {}
+                    _ => resumed += 1,
                 }
                 // SAFETY: opened above, closed once.
                 unsafe { CloseHandle(thread) };
@@ -66,10 +68,12 @@ pub(crate) fn resume(child: &Child) -> io::Result<()> {
     }
     // SAFETY: the snapshot's handle, closed once.
     unsafe { CloseHandle(snapshot) };
+    // Any failure may have been the main thread's, which would leave the
+    // engine silent until its first move timed out.
     match (resumed, failure) {
-        (0, Some(e)) => Err(e),
+        (_, Some(e)) => Err(e),
         (0, None) => Err(io::Error::other(format!(
-            "no thread of the new process {pid} to resume"
+            "no suspended thread of the new process {pid} to resume"
         ))),
         _ => Ok(()),
     }
