@@ -185,8 +185,7 @@ impl EngineProcess {
         #[cfg(windows)]
         if let Err(e) = super::job::resume(&child) {
             // Never started: nothing but the process itself to end.
-            let _ = child.kill();
-            let _ = child.wait();
+            live::kill_and_reap(&mut child);
             return Err(io::Error::new(
                 e.kind(),
                 format!("cannot start the engine's process: {e}"),
@@ -208,10 +207,7 @@ impl EngineProcess {
         if let Err(e) = readers {
             // No one would read the engine: it ends here, with what it
             // started (on Windows its job, dropped on return, ends those).
-            let pid = child.id();
-            live::kill_group(pid);
-            let _ = child.kill();
-            let _ = live::reap(pid, || child.wait().map(Some));
+            live::kill_and_reap(&mut child);
             return Err(e);
         }
         Ok(EngineProcess {
@@ -396,10 +392,7 @@ impl EngineProcess {
             job.terminate();
         }
         if !self.has_exited() {
-            let child = &mut self.child;
-            live::kill_group(child.id());
-            let _ = child.kill();
-            let _ = live::reap(child.id(), || child.wait().map(Some));
+            live::kill_and_reap(&mut self.child);
             self.exited = true;
             log.note(&self.label, &format!("killed process {}", self.child.id()));
         }
@@ -416,9 +409,7 @@ impl Drop for EngineProcess {
             // On Windows the job, dropped after this, ends what the engine
             // started (it is closed with the kill-on-close limit).
             if let Ok(None) = live::reap(pid, || child.try_wait()) {
-                live::kill_group(pid);
-                let _ = child.kill();
-                let _ = live::reap(pid, || child.wait().map(Some));
+                live::kill_and_reap(child);
             }
         }
     }
@@ -451,6 +442,14 @@ pub(crate) mod live {
             alive.retain(|&p| p != pid);
         }
         result
+    }
+
+    /// Kills the engine `child` and what it started, and reaps it.
+    pub(crate) fn kill_and_reap(child: &mut std::process::Child) {
+        let pid = child.id();
+        kill_group(pid);
+        let _ = child.kill();
+        let _ = reap(pid, || child.wait().map(Some));
     }
 
     /// Kills every engine still alive and what it started (Unix; on

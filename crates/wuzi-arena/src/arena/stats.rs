@@ -455,7 +455,13 @@ pub fn llr_gsprt(wld: Wld, elo0: f64, elo1: f64) -> f64 {
         // draw Elo, so that a sweep is accepted rather than never decided.
         variance = wld.moments_with(0.5).1;
     }
-    let n = wld.games() as f64;
+    gsprt(wld.games() as f64, mean, variance, elo0, elo1)
+}
+
+/// The normal approximation's LLR for `n` observations of the score per
+/// game with `mean` and `variance`: `N (s1 - s0)(2 mean - s0 - s1) / (2
+/// var)`, with `s0`, `s1` the logistic scores of `elo0`, `elo1`.
+fn gsprt(n: f64, mean: f64, variance: f64, elo0: f64, elo1: f64) -> f64 {
     let (s0, s1) = (score_from_elo(elo0), score_from_elo(elo1));
     n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * variance)
 }
@@ -471,9 +477,7 @@ pub fn llr_pentanomial(pairs: &Pentanomial, elo0: f64, elo1: f64) -> f64 {
     // two or three pairs cross a bound (a match was stopped after five
     // games this way). The added pairs weigh nothing after a few dozen.
     let variance = pairs.moments_with(0.5).1;
-    let n = pairs.pairs() as f64;
-    let (s0, s1) = (score_from_elo(elo0), score_from_elo(elo1));
-    n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * variance)
+    gsprt(pairs.pairs() as f64, mean, variance, elo0, elo1)
 }
 
 #[cfg(test)]
