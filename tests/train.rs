@@ -794,7 +794,8 @@ fn shipped_freestyle_4x32() -> PathBuf {
 
 /// `--teacher`: every training position's targets become the teacher's
 /// probabilities (mixed with the played move by the weight) and its
-/// win/draw/loss, checked cell by cell against the teacher's own output;
+/// win/draw/loss, checked cell by cell against libtorch's evaluation of
+/// the teacher (the labelling evaluates it with the native kernels);
 /// games left out of the labelling keep the played move.
 #[test]
 fn a_teacher_labels_the_training_positions() {
@@ -807,6 +808,7 @@ fn a_teacher_labels_the_training_positions() {
         &[0, 1, 2],
         &shipped_freestyle_4x32(),
         Device::Cpu,
+        2,
         0.8,
         false,
     )
@@ -849,6 +851,69 @@ fn a_teacher_labels_the_training_positions() {
     assert!(
         worst < 0.02,
         "a policy target is {worst} away from the teacher's mix"
+    );
+}
+
+/// The teacher's threads share the positions out; each target lands on
+/// its own position whatever the number of threads, and a thread that
+/// cannot read a position fails the labelling with the reason.
+#[test]
+fn teacher_labels_do_not_depend_on_the_threads() {
+    let path = fixture("gomocup2024_freestyle15_2_sample.tsv");
+    let plain = Dataset::load(&[path], Rule::Freestyle, &[BoardSize::square(15).unwrap()]).unwrap();
+    let games: Vec<usize> = (0..plain.games.len()).collect();
+    let label = |threads: usize| {
+        let mut data = plain.clone();
+        let labelled = wuzi::train::teacher::label(
+            &mut data,
+            &games,
+            &shipped_freestyle_4x32(),
+            Device::Cpu,
+            threads,
+            0.8,
+            false,
+        )
+        .unwrap();
+        assert_eq!(labelled.threads, threads);
+        assert!(
+            labelled.evaluator.starts_with("native"),
+            "{}",
+            labelled.evaluator
+        );
+        data
+    };
+    let (one, three) = (label(1), label(3));
+    assert!(
+        plain.samples(&games).len() > 3 * 32,
+        "too few positions for 3 threads"
+    );
+    // Every position keeps its place among the training samples.
+    assert_eq!(three.samples(&games), plain.samples(&games));
+    for (a, b) in one.games.iter().zip(&three.games) {
+        assert!(!a.search.is_empty(), "game {} was not labelled", a.id);
+        assert_eq!(a.search, b.search, "game {}", a.id);
+    }
+
+    // A game whose moves stop short of its targets has no move to learn
+    // there: the labelling fails, naming the game, and labels nothing.
+    let mut broken = plain.clone();
+    let last = broken.games.len() - 1;
+    broken.games[last].moves.truncate(2);
+    let id = broken.games[last].id.clone();
+    let why = wuzi::train::teacher::label(
+        &mut broken,
+        &games,
+        &shipped_freestyle_4x32(),
+        Device::Cpu,
+        3,
+        0.8,
+        false,
+    )
+    .unwrap_err();
+    assert!(why.contains("has no move") && why.contains(&id), "{why}");
+    assert!(
+        broken.games.iter().all(|g| g.search.is_empty()),
+        "labelled in part"
     );
 }
 

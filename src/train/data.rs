@@ -31,6 +31,44 @@ pub struct Batch {
     pub size: BoardSize,
 }
 
+/// Encodes `samples`, all of one board size and each with a move to learn,
+/// one after another into `planes` (replacing what it held) as played, no
+/// symmetry applied; returns their board size.
+pub fn encode_samples(
+    data: &Dataset,
+    samples: &[Sample],
+    planes: &mut Vec<f32>,
+) -> Result<BoardSize, String> {
+    let first = samples.first().ok_or("empty batch")?;
+    let size = data
+        .games
+        .get(first.game as usize)
+        .ok_or("sample of an unknown game")?
+        .size;
+    let (h, w) = (size.height() as usize, size.width() as usize);
+    let plane_len = INPUT_PLANES * h * w;
+    planes.clear();
+    planes.resize(samples.len() * plane_len, 0.0);
+    for (&sample, row) in samples.iter().zip(planes.chunks_exact_mut(plane_len)) {
+        let game = data
+            .games
+            .get(sample.game as usize)
+            .ok_or("sample of an unknown game")?;
+        if game.size != size {
+            return Err(format!(
+                "batch mixes board sizes {size} and {} (game {})",
+                game.size, game.id
+            ));
+        }
+        if game.policy_move(sample.ply).is_none() {
+            return Err(format!("game {} has no move {}", game.id, sample.ply));
+        }
+        let mut board = data.board(sample)?;
+        encode(&mut board, row, h, w);
+    }
+    Ok(size)
+}
+
 /// Encodes `items` (all of one board size) into a batch: each position is
 /// encoded from its replayed board, then its symmetry is applied to the
 /// input with [`Symmetry::apply_to_input`] and to the target with
@@ -48,17 +86,12 @@ pub fn make_batch_with(
     items: &[(Sample, Symmetry)],
     search_value_weight: f32,
 ) -> Result<Batch, String> {
-    let first = items.first().ok_or("empty batch")?;
-    let size = data
-        .games
-        .get(first.0.game as usize)
-        .ok_or("sample of an unknown game")?
-        .size;
-    let (h, w) = (size.height() as usize, size.width() as usize);
-    let plane_len = INPUT_PLANES * h * w;
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_by_key(|&i| items[i].1.index());
-    let mut input = vec![0.0f32; items.len() * plane_len];
+    let ordered: Vec<Sample> = order.iter().map(|&i| items[i].0).collect();
+    let mut input = Vec::new();
+    let size = encode_samples(data, &ordered, &mut input)?;
+    let (h, w) = (size.height() as usize, size.width() as usize);
     let mut policy = Vec::with_capacity(items.len());
     let mut wdl = Vec::with_capacity(items.len());
     let cells = h * w;
@@ -70,22 +103,9 @@ pub fn make_batch_with(
             .games
             .get(sample.game as usize)
             .ok_or("sample of an unknown game")?;
-        if game.size != size {
-            return Err(format!(
-                "batch mixes board sizes {size} and {} (game {})",
-                game.size, game.id
-            ));
-        }
         let target = game
             .policy_move(sample.ply)
             .ok_or_else(|| format!("game {} has no move {}", game.id, sample.ply))?;
-        let mut board = data.board(sample)?;
-        encode(
-            &mut board,
-            &mut input[row * plane_len..(row + 1) * plane_len],
-            h,
-            w,
-        );
         let (tx, ty) = sym.map_cell(target.x() as usize, target.y() as usize, h, w);
         // Shape-keeping symmetries only (all_for), so the width is unchanged
         // except for quarter turns of square boards, where h == w.

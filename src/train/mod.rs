@@ -123,7 +123,8 @@ pub struct TrainArgs {
     /// cpu, auto, cuda or cuda:N (falls back to the CPU with a note).
     #[arg(long, default_value = "auto")]
     pub device: String,
-    /// libtorch CPU threads (default: the machine's cores).
+    /// CPU threads of libtorch and of the teacher's labelling (default: the
+    /// machine's cores).
     #[arg(long, value_parser = crate::cli::count_at_most(crate::search::MAX_THREADS))]
     pub torch_threads: Option<usize>,
     /// Threads encoding batches (default: 1 on the CPU, the cores less one
@@ -353,7 +354,8 @@ pub fn run(args: &TrainArgs) -> Result<TrainSummary, String> {
     let started = Instant::now();
     check_args(args)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    set_threads(args.torch_threads.unwrap_or(cores));
+    let threads = args.torch_threads.unwrap_or(cores);
+    set_threads(threads);
     let (device, note) = select_device(&args.device)?;
     if let Some(note) = note {
         eprintln!("train: {note}");
@@ -395,6 +397,7 @@ pub fn run(args: &TrainArgs) -> Result<TrainSummary, String> {
                 &train_games,
                 path,
                 device,
+                threads,
                 args.teacher_weight,
                 !args.quiet,
             )?;

@@ -12,23 +12,27 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use tch::{Device, Kind};
+use tch::Device;
 
 use crate::game::Point;
 use crate::nn::precision::{resolve, Precision, PrecisionSetting};
-use crate::nn::symmetry::Symmetry;
-use crate::nn::{NetConfig, Network};
-use crate::train::data::{make_batch, Dataset, SearchTarget};
+use crate::nn::{Backend, BatchEvaluator, EncodedBatch, Model, NativeNetwork, NetConfig, Network};
+use crate::train::data::{encode_samples, Dataset, Sample, SearchTarget};
 
 /// A position's policy target is written as counts summing to about this.
 const TARGET_SCALE: f32 = 10_000.0;
 /// Teacher shares under this many counts (0.1% of the target) are dropped:
 /// they carry nothing a training step could use and would take memory.
 const MIN_COUNT: u32 = 10;
-/// Positions per teacher forward pass.
-const LABEL_BATCH: usize = 256;
+/// Positions per libtorch forward pass (on a GPU).
+const TORCH_BATCH: usize = 256;
+/// Positions per native forward pass: the kernels work through a batch in
+/// cache-sized chunks, so a larger one gains nothing and costs memory.
+const NATIVE_BATCH: usize = 32;
 
 /// What labelling did.
 #[derive(Clone, Debug)]
@@ -39,18 +43,23 @@ pub struct Labelled {
     pub positions: usize,
     pub seconds: f64,
     pub precision: Precision,
+    /// What evaluated it ([`Model::describe`]) and on how many threads.
+    pub evaluator: String,
+    pub threads: usize,
 }
 
 impl std::fmt::Display for Labelled {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "teacher {} ({}, {}): {} training positions labelled in {:.0} s",
+            "teacher {} ({}, {} thread{}): {} training positions labelled in {:.0} s ({:.0}/s)",
             self.network.display(),
-            self.config,
-            self.precision,
+            self.evaluator,
+            self.threads,
+            if self.threads == 1 { "" } else { "s" },
             self.positions,
-            self.seconds
+            self.seconds,
+            self.positions as f64 / self.seconds.max(1e-9)
         )
     }
 }
@@ -82,96 +91,235 @@ pub fn policy_counts(
         .collect()
 }
 
-/// A teacher output's values, row after row, on the CPU.
-fn to_host(output: &tch::Tensor) -> Result<Vec<f32>, String> {
-    let flat = output
-        .to_device(Device::Cpu)
-        .to_kind(Kind::Float)
-        .flatten(0, -1);
-    Vec::<f32>::try_from(flat).map_err(|e| format!("teacher output: {e}"))
+/// The teacher in `path` ready to evaluate on `device`, with its batch:
+/// on the CPU the native kernels in fp32, one evaluator per thread (exact
+/// targets, and faster there than libtorch: docs/native-backend.md); on a
+/// GPU libtorch, in the precision it resolves to.
+fn teacher_model(path: &Path, device: Device) -> Result<(Model, usize), String> {
+    let unreadable = |e: crate::nn::NetError| format!("teacher {}: {e}", path.display());
+    if device == Device::Cpu {
+        let network = NativeNetwork::load(path).map_err(unreadable)?;
+        let fp32 = PrecisionSetting::Fixed(Precision::Fp32);
+        let model = Model::native(Arc::new(network), None, fp32, NATIVE_BATCH);
+        return Ok((model, NATIVE_BATCH));
+    }
+    let network = Network::load(path, device).map_err(unreadable)?;
+    let (precision, _) = resolve(PrecisionSetting::Auto, &network, TORCH_BATCH);
+    let model = Model::Torch {
+        network: Box::new(network),
+        precision,
+    };
+    Ok((model, TORCH_BATCH))
 }
+
+/// The targets of one chunk of positions (all of one board size), each
+/// with its sample, from the teacher's `evaluator`.
+fn label_chunk(
+    dataset: &Dataset,
+    chunk: &[Sample],
+    evaluator: &mut dyn BatchEvaluator,
+    weight: f32,
+    planes: &mut Vec<f32>,
+) -> Result<Vec<(Sample, Option<SearchTarget>)>, String> {
+    if chunk.is_empty() {
+        return Ok(Vec::new());
+    }
+    // In their stored orientation, as the targets are kept.
+    let size = encode_samples(dataset, chunk, planes)?;
+    let (height, width) = (size.height() as usize, size.width() as usize);
+    let batch = EncodedBatch::new(planes, height, width).map_err(|e| e.to_string())?;
+    let output = evaluator.evaluate(batch);
+    let cells = height * width;
+    if output.policy.len() != chunk.len() * cells || output.wdl.len() != chunk.len() * 3 {
+        return Err(format!(
+            "the teacher answered {} policy and {} value numbers for {} positions of {size}",
+            output.policy.len(),
+            output.wdl.len(),
+            chunk.len()
+        ));
+    }
+    let mut out = Vec::with_capacity(chunk.len());
+    for ((&sample, policy), wdl) in chunk
+        .iter()
+        .zip(output.policy.chunks_exact(cells))
+        .zip(output.wdl.chunks_exact(3))
+    {
+        let game = dataset
+            .games
+            .get(sample.game as usize)
+            .ok_or("sample of an unknown game")?;
+        // Checked by `encode_samples`; a game without search targets
+        // learns the move played.
+        let played = game
+            .policy_move(sample.ply)
+            .ok_or_else(|| format!("game {} has no move {}", game.id, sample.ply))?;
+        let counts = policy_counts(policy, width, played, weight);
+        out.push((sample, SearchTarget::new([wdl[0], wdl[1], wdl[2]], counts)));
+    }
+    Ok(out)
+}
+
+/// A labelling thread's panic as an error.
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    let why = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown cause".into());
+    format!("a teacher labelling thread panicked: {why}")
+}
+
+/// Raises `failed` when its thread unwinds, so that the other threads stop
+/// taking positions.
+struct StopOthersOnPanic<'a>(&'a AtomicBool);
+
+impl Drop for StopOthersOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+type ChunkTargets = Vec<(Sample, Option<SearchTarget>)>;
 
 /// Gives every training position of `games` (those without search targets
 /// of their own, i.e. not self-play games) the targets of the teacher in
 /// `path`: policy as [`policy_counts`], value the teacher's win/draw/loss
 /// (the trainer mixes it with the result by `--search-value-weight`).
-/// With `progress`, a line on stderr counts the positions done.
+/// On the CPU `threads` evaluators share the positions out. With
+/// `progress`, a line on stderr counts the positions done. On an error
+/// the dataset is left as it was.
 pub fn label(
     dataset: &mut Dataset,
     games: &[usize],
     path: &Path,
     device: Device,
+    threads: usize,
     weight: f32,
     progress: bool,
 ) -> Result<Labelled, String> {
     let started = Instant::now();
-    let teacher =
-        Network::load(path, device).map_err(|e| format!("teacher {}: {e}", path.display()))?;
-    let (precision, _) = resolve(PrecisionSetting::Auto, &teacher, LABEL_BATCH);
-    let frozen = teacher.freeze(precision);
+    let (model, batch) = teacher_model(path, device)?;
     let plain: Vec<usize> = games
         .iter()
         .copied()
-        .filter(|&g| dataset.games[g].search.is_empty())
+        .filter(|&g| {
+            dataset
+                .games
+                .get(g)
+                .is_some_and(|game| game.search.is_empty())
+        })
         .collect();
     let samples = dataset.samples(&plain);
-    let mut targets: BTreeMap<u32, Vec<Option<SearchTarget>>> = BTreeMap::new();
-    let (mut done, mut shown, mut line_open) = (0usize, Instant::now(), false);
-    for group in dataset.by_size(&samples).values() {
-        for chunk in group.chunks(LABEL_BATCH) {
-            if progress && shown.elapsed().as_secs() >= 5 {
-                let rate = done as f64 / started.elapsed().as_secs_f64();
+    let groups = dataset.by_size(&samples);
+    let chunks: Vec<&[Sample]> = groups.values().flat_map(|g| g.chunks(batch)).collect();
+    // libtorch spreads one forward pass over its own threads.
+    let wanted = match model.backend() {
+        Backend::Native => threads.clamp(1, chunks.len().max(1)),
+        Backend::Torch => 1,
+    };
+
+    let (next, done, failed) = (
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicBool::new(false),
+    );
+    let data: &Dataset = dataset;
+    let (workers, results) = std::thread::scope(|scope| -> Result<_, String> {
+        let mut workers = Vec::with_capacity(wanted);
+        for index in 0..wanted {
+            let mut evaluator = model.evaluator();
+            let (next, done, failed, chunks) = (&next, &done, &failed, &chunks);
+            let spawned = std::thread::Builder::new()
+                .name(format!("teacher-{index}"))
+                .spawn_scoped(scope, move || -> Result<ChunkTargets, String> {
+                    let _stop_others = StopOthersOnPanic(failed);
+                    let (mut labelled, mut planes) = (Vec::new(), Vec::new());
+                    while !failed.load(Ordering::Relaxed) {
+                        let Some(chunk) = chunks.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                            break;
+                        };
+                        match label_chunk(data, chunk, &mut *evaluator, weight, &mut planes) {
+                            Ok(targets) => labelled.extend(targets),
+                            Err(why) => {
+                                failed.store(true, Ordering::Relaxed);
+                                return Err(why);
+                            }
+                        }
+                        done.fetch_add(chunk.len(), Ordering::Relaxed);
+                    }
+                    Ok(labelled)
+                });
+            match spawned {
+                Ok(worker) => workers.push(worker),
+                // The threads already started share the positions.
+                Err(e) if index > 0 => {
+                    tracing::warn!("teacher labelling on {index} threads, not {wanted}: {e}");
+                    break;
+                }
+                Err(e) => return Err(format!("cannot start a teacher labelling thread: {e}")),
+            }
+        }
+        let (mut shown, mut line_open) = (Instant::now(), false);
+        while progress && !workers.iter().all(|w| w.is_finished()) {
+            std::thread::sleep(Duration::from_millis(100));
+            if shown.elapsed() >= Duration::from_secs(5) {
+                let done = done.load(Ordering::Relaxed);
                 eprint!(
-                    "\rtrain: teacher labelling {done}/{} positions, {rate:.0}/s   ",
-                    samples.len()
+                    "\rtrain: teacher labelling {done}/{} positions, {:.0}/s   ",
+                    samples.len(),
+                    done as f64 / started.elapsed().as_secs_f64()
                 );
                 shown = Instant::now();
                 line_open = true;
             }
-            done += chunk.len();
-            let items: Vec<_> = chunk.iter().map(|&s| (s, Symmetry::IDENTITY)).collect();
-            // All rows share the identity symmetry, so the batch keeps the
-            // chunk's order.
-            let batch = make_batch(dataset, &items)?;
-            let (policy, wdl) = frozen.evaluate(&batch.input.to_device(frozen.device()));
-            let cells = policy.size()[1] as usize;
-            let (policy, wdl) = (to_host(&policy)?, to_host(&wdl)?);
-            let width = batch.size.width() as usize;
-            for (row, sample) in chunk.iter().enumerate() {
-                let game = &dataset.games[sample.game as usize];
-                let played = *game
-                    .moves
-                    .get(sample.ply as usize)
-                    .ok_or_else(|| format!("game {} has no move {}", game.id, sample.ply))?;
-                let counts = policy_counts(
-                    &policy[row * cells..(row + 1) * cells],
-                    width,
-                    played,
-                    weight,
-                );
-                let value = [wdl[row * 3], wdl[row * 3 + 1], wdl[row * 3 + 2]];
-                let slots = targets.entry(sample.game).or_insert_with(|| {
-                    vec![None; usize::from(game.end_target.saturating_sub(game.first_target))]
-                });
-                let slot = slots
-                    .get_mut(usize::from(sample.ply - game.first_target))
-                    .ok_or_else(|| format!("game {}: ply {} out of range", game.id, sample.ply))?;
-                *slot = SearchTarget::new(value, counts);
-            }
+        }
+        if line_open {
+            eprintln!();
+        }
+        let count = workers.len();
+        let results: Vec<Result<ChunkTargets, String>> = workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|payload| Err(panic_message(payload)))
+            })
+            .collect();
+        Ok((count, results))
+    })?;
+
+    let mut targets: BTreeMap<u32, Vec<Option<SearchTarget>>> = BTreeMap::new();
+    for result in results {
+        for (sample, target) in result? {
+            let game = dataset
+                .games
+                .get(sample.game as usize)
+                .ok_or("sample of an unknown game")?;
+            let slots = targets.entry(sample.game).or_insert_with(|| {
+                vec![None; usize::from(game.end_target.saturating_sub(game.first_target))]
+            });
+            let slot = sample
+                .ply
+                .checked_sub(game.first_target)
+                .and_then(|i| slots.get_mut(usize::from(i)))
+                .ok_or_else(|| format!("game {}: ply {} out of range", game.id, sample.ply))?;
+            *slot = target;
         }
     }
-    if line_open {
-        eprintln!();
-    }
     for (game, search) in targets {
-        dataset.games[game as usize].search = search;
+        if let Some(game) = dataset.games.get_mut(game as usize) {
+            game.search = search;
+        }
     }
     Ok(Labelled {
         network: path.to_path_buf(),
-        config: teacher.config(),
+        config: model.config(),
         positions: samples.len(),
         seconds: started.elapsed().as_secs_f64(),
-        precision,
+        precision: model.precision(),
+        evaluator: model.describe(),
+        threads: workers,
     })
 }
 
