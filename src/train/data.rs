@@ -3,7 +3,7 @@
 
 use tch::{Kind, Tensor};
 
-use crate::game::BoardSize;
+use crate::game::{BoardSize, Point};
 use crate::nn::symmetry::{Symmetry, TensorSymmetry};
 use crate::nn::{encode, INPUT_PLANES};
 pub use wuzi_data::records::*;
@@ -31,6 +31,18 @@ pub struct Batch {
     pub size: BoardSize,
 }
 
+/// The game of `sample` and its policy target there ([`Game::policy_move`]).
+pub fn game_and_move(data: &Dataset, sample: Sample) -> Result<(&Game, Point), String> {
+    let game = data
+        .games
+        .get(sample.game as usize)
+        .ok_or("sample of an unknown game")?;
+    let target = game
+        .policy_move(sample.ply)
+        .ok_or_else(|| format!("game {} has no move {}", game.id, sample.ply))?;
+    Ok((game, target))
+}
+
 /// Encodes `samples`, all of one board size and each with a move to learn,
 /// one after another into `planes` (replacing what it held) as played, no
 /// symmetry applied; returns their board size.
@@ -50,18 +62,12 @@ pub fn encode_samples(
     planes.clear();
     planes.resize(samples.len() * plane_len, 0.0);
     for (&sample, row) in samples.iter().zip(planes.chunks_exact_mut(plane_len)) {
-        let game = data
-            .games
-            .get(sample.game as usize)
-            .ok_or("sample of an unknown game")?;
+        let (game, _) = game_and_move(data, sample)?;
         if game.size != size {
             return Err(format!(
                 "batch mixes board sizes {size} and {} (game {})",
                 game.size, game.id
             ));
-        }
-        if game.policy_move(sample.ply).is_none() {
-            return Err(format!("game {} has no move {}", game.id, sample.ply));
         }
         let mut board = data.board(sample)?;
         encode(&mut board, row, h, w);
@@ -99,13 +105,7 @@ pub fn make_batch_with(
     let mut wdl_dist = vec![0.0f32; items.len() * 3];
     for (row, &i) in order.iter().enumerate() {
         let (sample, sym) = items[i];
-        let game = data
-            .games
-            .get(sample.game as usize)
-            .ok_or("sample of an unknown game")?;
-        let target = game
-            .policy_move(sample.ply)
-            .ok_or_else(|| format!("game {} has no move {}", game.id, sample.ply))?;
+        let (game, target) = game_and_move(data, sample)?;
         let (tx, ty) = sym.map_cell(target.x() as usize, target.y() as usize, h, w);
         // Shape-keeping symmetries only (all_for), so the width is unchanged
         // except for quarter turns of square boards, where h == w.

@@ -21,7 +21,7 @@ use tch::Device;
 use crate::game::Point;
 use crate::nn::precision::{resolve, Precision, PrecisionSetting};
 use crate::nn::{Backend, BatchEvaluator, EncodedBatch, Model, NativeNetwork, NetConfig, Network};
-use crate::train::data::{encode_samples, Dataset, Sample, SearchTarget};
+use crate::train::data::{encode_samples, game_and_move, Dataset, Sample, SearchTarget};
 
 /// A position's policy target is written as counts summing to about this.
 const TARGET_SCALE: f32 = 10_000.0;
@@ -144,15 +144,8 @@ fn label_chunk(
         .zip(output.policy.chunks_exact(cells))
         .zip(output.wdl.chunks_exact(3))
     {
-        let game = dataset
-            .games
-            .get(sample.game as usize)
-            .ok_or("sample of an unknown game")?;
-        // Checked by `encode_samples`; a game without search targets
-        // learns the move played.
-        let played = game
-            .policy_move(sample.ply)
-            .ok_or_else(|| format!("game {} has no move {}", game.id, sample.ply))?;
+        // A game without search targets learns the move played.
+        let (_, played) = game_and_move(dataset, sample)?;
         let counts = policy_counts(policy, width, played, weight);
         out.push((sample, SearchTarget::new([wdl[0], wdl[1], wdl[2]], counts)));
     }
