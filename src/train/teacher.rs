@@ -219,7 +219,7 @@ pub fn label(
         AtomicBool::new(false),
     );
     let data: &Dataset = dataset;
-    let (workers, results) = std::thread::scope(|scope| -> Result<_, String> {
+    let results = std::thread::scope(|scope| -> Result<Vec<_>, String> {
         let mut workers = Vec::with_capacity(wanted);
         for index in 0..wanted {
             let mut evaluator = model.evaluator();
@@ -271,7 +271,6 @@ pub fn label(
         if line_open {
             eprintln!();
         }
-        let count = workers.len();
         let results: Vec<Result<ChunkTargets, String>> = workers
             .into_iter()
             .map(|w| {
@@ -279,9 +278,11 @@ pub fn label(
                     .unwrap_or_else(|payload| Err(panic_message(payload)))
             })
             .collect();
-        Ok((count, results))
+        Ok(results)
     })?;
 
+    // One result per thread that ran.
+    let threads = results.len();
     let mut targets: BTreeMap<u32, Vec<Option<SearchTarget>>> = BTreeMap::new();
     for result in results {
         for (sample, target) in result? {
@@ -312,7 +313,7 @@ pub fn label(
         seconds: started.elapsed().as_secs_f64(),
         precision: model.precision(),
         evaluator: model.describe(),
-        threads: workers,
+        threads,
     })
 }
 
