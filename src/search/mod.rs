@@ -91,6 +91,53 @@ struct Progress {
     collisions: AtomicU64,
     /// Solver nodes spent on the new leaves (the tree's largest own cost).
     solver_nodes: AtomicU64,
+    /// Wakes the threads waiting for another thread's leaves to be backed up.
+    backups: Backups,
+}
+
+impl Progress {
+    /// Stops the threads, waking those that wait for backups.
+    fn halt_now(&self) {
+        self.halt.store(true, Ordering::SeqCst);
+        self.backups.announce();
+    }
+}
+
+/// A thread with nothing to do until other threads' leaves come back from
+/// the network waits here for the next backup, woken by it, rather than
+/// polling with short sleeps, which on Windows last far longer than asked
+/// (a timer tick on a busy CPU).
+#[derive(Default)]
+struct Backups {
+    count: AtomicU64,
+    lock: parking_lot::Mutex<()>,
+    signal: parking_lot::Condvar,
+}
+
+impl Backups {
+    /// The backups so far: what `wait_past` waits to see change.
+    fn seen(&self) -> u64 {
+        self.count.load(Ordering::SeqCst)
+    }
+
+    /// Counts a backup (or a halt) and wakes every waiting thread.
+    fn announce(&self) {
+        self.count.fetch_add(1, Ordering::SeqCst);
+        // Taken between the count and the wake-up, so that a thread that
+        // read the old count under the lock is already waiting.
+        let _guard = self.lock.lock();
+        self.signal.notify_all();
+    }
+
+    /// Waits until a backup after `seen`, or `timeout`: the bound for what
+    /// is not announced (a halt by a panicking thread), which on Windows
+    /// may last longer than asked.
+    fn wait_past(&self, seen: u64, timeout: Duration) {
+        let mut guard = self.lock.lock();
+        if self.count.load(Ordering::SeqCst) == seen {
+            self.signal.wait_for(&mut guard, timeout);
+        }
+    }
 }
 
 /// Where a descent ended.
@@ -203,6 +250,7 @@ impl Searcher {
             revisits: AtomicU64::new(0),
             collisions: AtomicU64::new(0),
             solver_nodes: AtomicU64::new(0),
+            backups: Backups::default(),
         };
         let clock = TimeManager::new(limits.time, limits.since.unwrap_or(start))
             .with_safety_net(self.config.safety_time())
@@ -299,6 +347,7 @@ impl Searcher {
             || {
                 let stoppers = Stoppers::for_search(limits, clock, tree_budget);
                 let reason = self.watch(root, &limits.excluded, &stoppers, clock, stop, progress);
+                progress.halt_now();
                 (reason, Instant::now())
             },
         )
@@ -700,6 +749,42 @@ mod tests {
         let (returned, ended, result) = run_watch(|| panic!("the watch loop failed"));
         assert!(returned, "the scope waited for the workers forever");
         assert_eq!((ended, result), (2, None));
+    }
+
+    /// Threads waiting for backups are woken by the next one, not by their
+    /// timeout (an hour here), and a thread does not wait at all when a
+    /// backup came after what it saw.
+    #[test]
+    fn a_backup_wakes_the_threads_that_wait_for_one() {
+        const NEVER: Duration = Duration::from_secs(3600);
+        let backups = Arc::new(Backups::default());
+        let seen = backups.seen();
+        let (ready, waiting) = mpsc::channel();
+        let (done, woken) = mpsc::channel();
+        for _ in 0..2 {
+            let (backups, ready, done) = (Arc::clone(&backups), ready.clone(), done.clone());
+            std::thread::spawn(move || {
+                let _ = ready.send(());
+                backups.wait_past(seen, NEVER);
+                let _ = done.send(());
+            });
+        }
+        for _ in 0..2 {
+            assert_eq!(waiting.recv_timeout(Duration::from_secs(60)), Ok(()));
+        }
+        // Time to be waiting, so that it is the announcement that wakes
+        // them (were they not yet, they would not wait: no false failure).
+        std::thread::sleep(Duration::from_millis(100));
+        backups.announce();
+        for _ in 0..2 {
+            assert_eq!(woken.recv_timeout(Duration::from_secs(60)), Ok(()));
+        }
+        let (done, returned) = mpsc::channel();
+        std::thread::spawn(move || {
+            backups.wait_past(seen, NEVER);
+            let _ = done.send(());
+        });
+        assert_eq!(returned.recv_timeout(Duration::from_secs(60)), Ok(()));
     }
 
     /// A root move whose position was proven won for the opponent by

@@ -12,7 +12,13 @@ impl Searcher {
         } = *run;
         let depth = self.config.pipeline.max(1);
         let mut in_flight: VecDeque<Vec<(Pending, Receiver<Evaluation>)>> = VecDeque::new();
-        while !progress.halt.load(Ordering::Relaxed) {
+        loop {
+            // Read before the halt and the gather: a halt or a backup
+            // after this is then no reason to wait.
+            let backups_seen = progress.backups.seen();
+            if progress.halt.load(Ordering::SeqCst) {
+                break;
+            }
             let (pending, mut boards, worked) = self.gather(run);
             // A fresh root is gathered alone (the descents after it collide
             // with it and end the batch).
@@ -35,22 +41,27 @@ impl Searcher {
             }
             // Keep up to `depth` batches with the network, so that this
             // thread gathers the next batch while the last is evaluated.
+            let mut completed = false;
             if in_flight.len() >= depth || (!submitted && !in_flight.is_empty()) {
                 if let Some(batch) = in_flight.pop_front() {
                     self.complete(batch, progress);
+                    completed = true;
                 }
             }
             if limits
                 .max_playouts
                 .is_some_and(|max| progress.playouts.load(Ordering::SeqCst) >= max)
             {
-                progress.halt.store(true, Ordering::SeqCst);
+                progress.halt_now();
             }
-            if worked || progress.in_flight.load(Ordering::SeqCst) > 0 {
+            if worked || completed {
                 progress.idle_rounds.store(0, Ordering::Relaxed);
-                if !worked {
-                    std::thread::sleep(Duration::from_micros(100));
-                }
+            } else if progress.in_flight.load(Ordering::SeqCst) > 0 {
+                // Nothing to do until other threads' leaves are backed up.
+                progress.idle_rounds.store(0, Ordering::Relaxed);
+                progress
+                    .backups
+                    .wait_past(backups_seen, Duration::from_millis(1));
             } else {
                 progress.idle_rounds.fetch_add(1, Ordering::Relaxed);
                 std::thread::sleep(Duration::from_micros(200));
@@ -135,6 +146,8 @@ impl Searcher {
                             self.backup(&path, Some(&leaf), wdl, Proven::Unknown);
                             progress.playouts.fetch_add(1, Ordering::Relaxed);
                             progress.in_flight.fetch_sub(1, Ordering::SeqCst);
+                            // Threads that met it while the solver worked.
+                            progress.backups.announce();
                         }
                         LeafAnalysis::Moves { moves, complete } => {
                             let width = board.size().width() as usize;
@@ -206,6 +219,7 @@ impl Searcher {
             progress.evaluations.fetch_add(1, Ordering::Relaxed);
             progress.in_flight.fetch_sub(1, Ordering::SeqCst);
         }
+        progress.backups.announce();
     }
 
     /// Sets the edges' priors from the network's `policy` (cells of a board
