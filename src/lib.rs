@@ -2,9 +2,9 @@
 //!
 //! The layers below it need no libtorch and are crates of their own,
 //! re-exported here: `wuzi-game` ([`game`], [`tactics`], [`rng`],
-//! [`nn::features`]), `wuzi-formats` ([`notation`], [`gomocup`], [`gtp`]),
-//! `wuzi-data` (game records for training) and `wuzi-arena` ([`arena`],
-//! [`ws`]). This crate adds the network, the search, the engine and its
+//! [`nn::features`]), `wuzi-formats` ([`notation`], [`gomocup`], [`gtp`],
+//! [`bounded_read`]), `wuzi-data` (game records for training) and
+//! `wuzi-arena` ([`arena`], [`ws`]). This crate adds the network, the search, the engine and its
 //! front ends.
 //!
 //! * [`game`]: board, rules, line patterns, renju forbidden points.
@@ -21,12 +21,11 @@ pub mod search;
 pub mod train;
 
 pub use wuzi_arena::{arena, ws};
-pub use wuzi_formats::{gomocup, gtp, notation};
+pub use wuzi_formats::{bounded_read, gomocup, gtp, notation};
 pub use wuzi_game::{game, rng, tactics};
 
 pub mod analyse;
 pub mod bench;
-pub mod bounded_read;
 pub mod cli;
 pub mod commands;
 pub mod selfplay;

@@ -465,7 +465,7 @@ pub fn run(
     }
     let openings = match &args.openings {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
+            let text = openings::read_file_text(path)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             let (list, _) = openings::parse_file(&text, OpeningFormat::Auto, args.board)
                 .map_err(|e| format!("{}: {e}", path.display()))?;

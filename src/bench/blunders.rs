@@ -43,6 +43,9 @@ fn parse_points(text: &str) -> Result<Vec<Point>, String> {
     text.split_whitespace().map(parse_point).collect()
 }
 
+/// The largest fixture file read (the suite's is a few kilobytes).
+pub const MAX_FIXTURE_BYTES: u64 = 16 << 20;
+
 /// Reads a fixture.
 pub fn parse(text: &str) -> Result<Vec<Blunder>, String> {
     let mut out = Vec::new();

@@ -127,7 +127,7 @@ pub(crate) fn bench_blunders(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
     use std::sync::Arc;
     let mut config = configure(cli).map_err(io::Error::other)?;
     config.network.symmetry = "none".to_string();
-    let text = std::fs::read_to_string(&args.fixture)
+    let text = crate::bounded_read::read_file_text(&args.fixture, blunders::MAX_FIXTURE_BYTES)
         .map_err(|e| io::Error::other(format!("{}: {e}", args.fixture.display())))?;
     let positions = blunders::parse(&text).map_err(io::Error::other)?;
     let reference = args

@@ -8,6 +8,8 @@
 //! * [`opening`]: opening files, in offsets or letters.
 //! * [`record`]: game records, Piskvork PSQ and SGF.
 //! * [`tsv`]: Gomocup TSV game records, self-play's included.
+//! * [`bounded_read`]: reading a file or stream whose size the user
+//!   controls, up to a limit, for every reader of the formats above.
 //! * [`search_target`]: a self-play position's search targets as the TSV's
 //!   `search` column writes them.
 //!
@@ -16,6 +18,7 @@
 //! the facts (line, offending text, board size) and whose `Display` is the
 //! message that protocol replies and logs show.
 
+pub mod bounded_read;
 pub mod gomocup;
 pub mod gtp;
 pub mod notation;

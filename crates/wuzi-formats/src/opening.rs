@@ -150,6 +150,16 @@ fn parse_pos(line: &str) -> Result<Vec<(i64, i64)>, OpeningError> {
     Ok(moves)
 }
 
+/// The largest opening file read. Real ones are lines of a few moves, far
+/// below this; a path such as `/dev/zero` ends in an error, not in memory
+/// exhaustion.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// The text of the opening file at `path`, at most [`MAX_FILE_BYTES`].
+pub fn read_file_text(path: &std::path::Path) -> std::io::Result<String> {
+    crate::bounded_read::read_file_text(path, MAX_FILE_BYTES)
+}
+
 /// Parses a whole opening file: one opening per line; blank lines and lines
 /// starting with `#` are skipped; `Auto` is decided once, from the first
 /// opening line. Returns the openings and the format used.
@@ -243,6 +253,13 @@ pub fn format_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn an_endless_opening_file_ends_in_an_error() {
+        let error = read_file_text(std::path::Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(error.to_string(), "larger than 64 MiB");
+    }
 
     #[test]
     fn offsets_are_from_floor_half() {

@@ -6,7 +6,9 @@ use clap::ValueEnum;
 
 use wuzi_game::game::{Board, BoardSize, CellKind, Color, MoveError, Point, Rule};
 
-pub use wuzi_formats::opening::{detect_format, parse_file, parse_line, OpeningFormat, RawOpening};
+pub use wuzi_formats::opening::{
+    detect_format, parse_file, parse_line, read_file_text, OpeningFormat, RawOpening,
+};
 
 /// How openings are taken from the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -1,6 +1,5 @@
 //! The schedule, the worker threads, progress, records and the summary.
 
-use std::fs;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -113,7 +112,7 @@ impl Plan {
             .openings
         {
             Some(path) => {
-                let text = fs::read_to_string(path).map_err(io_error(path))?;
+                let text = openings::read_file_text(path).map_err(io_error(path))?;
                 let (raw, format) = parse_file(&text, args.opening_format, size)
                     .map_err(|e| config(format!("{}: {e}", path.display())))?;
                 let file = path

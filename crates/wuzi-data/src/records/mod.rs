@@ -10,9 +10,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::fs;
 use std::path::{Path, PathBuf};
 
+use wuzi_formats::bounded_read::read_file_bytes;
 pub use wuzi_formats::search_target::SearchTarget;
 use wuzi_game::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 use wuzi_game::symmetry::Symmetry;
@@ -225,6 +225,12 @@ impl fmt::Display for LoadStats {
     }
 }
 
+/// The largest record file read. A file is read whole (PSQ games span
+/// lines); the largest Gomocup TSVs are a few megabytes, so this leaves room
+/// for years of self-play in one file while a path such as `/dev/zero` or a
+/// pipe that never closes ends in an error, not in memory exhaustion.
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
+
 /// The games of one rule, loaded from files.
 #[derive(Clone, Debug)]
 pub struct Dataset {
@@ -248,11 +254,21 @@ impl Dataset {
     /// they are read as games of `rule`. Unreadable files are errors;
     /// malformed records are counted and skipped.
     pub fn load(paths: &[PathBuf], rule: Rule, sizes: &[BoardSize]) -> Result<Dataset, String> {
+        Dataset::load_up_to(paths, rule, sizes, MAX_FILE_BYTES)
+    }
+
+    /// [`Dataset::load`] with a limit on each file's size.
+    fn load_up_to(
+        paths: &[PathBuf],
+        rule: Rule,
+        sizes: &[BoardSize],
+        limit: u64,
+    ) -> Result<Dataset, String> {
         let files = collect_files(paths)?;
         let mut loader = Loader::new(rule, sizes);
         for file in &files {
-            let bytes =
-                fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            let bytes = read_file_bytes(file, limit)
+                .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
             loader.text(file, &String::from_utf8_lossy(&bytes))?;
         }
         Ok(loader.finish())
@@ -411,6 +427,21 @@ mod tests {
 
     fn p(x: u8, y: u8) -> Point {
         Point::new(x, y).unwrap()
+    }
+
+    #[test]
+    fn a_record_file_over_the_limit_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("games.tsv");
+        let text = "#game_id\trule\tboard\twinner\tmoves\ng\tfreestyle\t15\tD\t7,7 8,8\n";
+        std::fs::write(&path, text).unwrap();
+        let paths = [path.clone()];
+        let size = text.len() as u64;
+        let data = Dataset::load_up_to(&paths, Rule::Freestyle, &[], size).unwrap();
+        assert_eq!(data.games.len(), 1);
+        let why = Dataset::load_up_to(&paths, Rule::Freestyle, &[], size - 1).unwrap_err();
+        assert!(why.contains(&path.display().to_string()), "{why}");
+        assert!(why.contains("larger than"), "{why}");
     }
 
     #[test]
