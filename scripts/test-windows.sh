@@ -3,7 +3,8 @@
 # it): the protocol conformance tests against the exe, then a match of the
 # Windows brain against the Linux one through `pbrain-wuzi match`, which
 # must end with no forfeit, crash or bad answer on either side, then the
-# Windows match runner ending a wrapped engine with what it started.
+# Windows match runner ending a wrapped engine with what it started, then
+# a brain pinned to one core sizing its evaluators to it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exe=dist/stage/wuzi-windows-x64/pbrain-wuzi.exe
@@ -115,4 +116,21 @@ if wrapped_alive; then
   echo "test-windows: the wrapped engine's child outlived the match" >&2
   exit 1
 fi
-echo "windows: 2 passed, 0 failed"
+# A brain pinned to one core sizes its evaluators to that core: with two
+# search threads, one evaluator (Rust's available_parallelism counts every
+# processor on Windows, whatever the affinity mask; wine gives the exe the
+# mask that taskset sets).
+echo "test-windows: a brain pinned to one core runs one evaluator" >&2
+if [ "$(nproc)" -ge 2 ]; then
+  bench=$(taskset -c 0 wine "$exe" bench search --backend native --seconds 0.05 2>&1) || {
+    echo "$bench" >&2; echo "test-windows: bench search failed under wine" >&2; exit 1; }
+  evaluators=$(echo "$bench" | awk '$1 == 2 { print $2 }' | sort -u)
+  [ "$evaluators" = 1 ] || {
+    echo "$bench" >&2
+    echo "test-windows: pinned to one core, two search threads ran evaluators '$evaluators', not 1" >&2
+    exit 1
+  }
+else
+  echo "test-windows: one core here: the pinning test needs two (skipped)" >&2
+fi
+echo "windows: 3 passed, 0 failed"

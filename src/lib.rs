@@ -28,4 +28,5 @@ pub mod analyse;
 pub mod bench;
 pub mod cli;
 pub mod commands;
+pub mod cores;
 pub mod selfplay;

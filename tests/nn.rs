@@ -256,7 +256,7 @@ fn auto_evaluators_follow_the_search_threads() {
     tch::manual_seed(4);
     let net = Network::new(small(), Device::Cpu);
     let reference = net.duplicate();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = wuzi::cores::usable();
     let auto = ServiceConfig {
         batch_size: 2,
         evaluator_threads: EvaluatorThreads::PerSearchThread,

@@ -67,7 +67,7 @@ impl std::str::FromStr for SymmetryMode {
 pub enum EvaluatorThreads {
     /// On a CPU, as many as the search has threads (each search keeps
     /// its batches with the network at once, so they are run side by side),
-    /// at most the machine's cores; on a GPU, one.
+    /// at most the cores this process may run on; on a GPU, one.
     PerSearchThread,
     /// This many, whatever the search (at least 1).
     Fixed(usize),
@@ -80,7 +80,7 @@ impl EvaluatorThreads {
             EvaluatorThreads::Fixed(n) => n.max(1),
             EvaluatorThreads::PerSearchThread if on_gpu => 1,
             EvaluatorThreads::PerSearchThread => {
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                let cores = crate::cores::usable();
                 search_threads.clamp(1, cores.max(1))
             }
         }

@@ -353,7 +353,7 @@ fn check_args(args: &TrainArgs) -> Result<(), String> {
 pub fn run(args: &TrainArgs) -> Result<TrainSummary, String> {
     let started = Instant::now();
     check_args(args)?;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::cores::usable();
     let threads = args.torch_threads.unwrap_or(cores);
     set_threads(threads);
     let (device, note) = select_device(&args.device)?;
