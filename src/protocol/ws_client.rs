@@ -17,6 +17,7 @@ use crate::game::{
     Board, BoardSize, BoardSizeError, CellSet, Color, MoveError, Point, Rule, RuleError,
 };
 use crate::nn::provider::NetworkProvider;
+use crate::rng::Rng;
 use crate::search::TimeControl;
 use crate::ws::message::{GameConfiguration, PlayerInfo, WsColor};
 use crate::ws::{ClientMessage, EndReason, ProtocolVersion, ServerMessage, WsMove, WsPoint};
@@ -66,6 +67,34 @@ const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(60);
 /// A connection that lasted this long was a working one: the next
 /// reconnection waits the shortest delay again.
 const LASTING_CONNECTION: Duration = Duration::from_secs(60);
+
+/// The waits between reconnections. Each is drawn from the upper half of
+/// the current delay: clients that one server restart dropped together
+/// would otherwise come back together, every round.
+struct Backoff {
+    delay: Duration,
+    rng: Rng,
+}
+
+impl Backoff {
+    fn new(seed: u64) -> Backoff {
+        Backoff {
+            delay: RECONNECT_DELAY,
+            rng: Rng::new(seed),
+        }
+    }
+
+    /// The wait after a connection (or an attempt) that lasted `lasted`.
+    fn next(&mut self, lasted: Duration) -> Duration {
+        if lasted >= LASTING_CONNECTION {
+            self.delay = RECONNECT_DELAY;
+        }
+        let half = self.delay / 2;
+        let wait = half + half.mul_f64(self.rng.below(1 << 20) as f64 / f64::from(1 << 20));
+        self.delay = (self.delay * 2).min(MAX_RECONNECT_DELAY);
+        wait
+    }
+}
 /// The longest wait for the TCP connection, and then for the whole
 /// WebSocket handshake: a server that accepts and never answers, or
 /// answers a few bytes at a time, must not hold the client for good.
@@ -499,36 +528,36 @@ pub fn run(config: Config, url: &str, name: &str) -> Result<(), ClientError> {
         source,
     })?);
     let mut player = Player::new(&config);
-    let mut delay = RECONNECT_DELAY;
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |t| t.as_nanos() as u64)
+        ^ u64::from(std::process::id()) << 32;
+    let mut backoff = Backoff::new(seed);
     loop {
         let connection = match first.take() {
             Some(connected) => Ok(connected),
             None => open(url),
         };
         let started = Instant::now();
-        match connection {
+        let why = match connection {
             Ok(mut socket) => {
                 eprintln!("connected to {url} as {name}");
                 match play(&mut player, &mut socket, name) {
                     ClientError::NameRefused(why) => return Err(ClientError::NameRefused(why)),
-                    why => eprintln!("connection lost ({why}); reconnecting in {delay:?}"),
+                    why => format!("connection lost ({why})"),
                 }
             }
-            Err(e) => eprintln!("cannot connect to {url}: {e}; retrying in {delay:?}"),
-        }
+            Err(e) => format!("cannot connect to {url}: {e}"),
+        };
         // Read before the wait, which is no part of the connection's life.
-        let lasted = started.elapsed();
+        let wait = backoff.next(started.elapsed());
+        eprintln!("{why}; connecting again in {:.1} s", wait.as_secs_f64());
         player.engine.stop();
         player.state = State::Ready;
         // A move sent on the lost connection is answered, if at all, by the
         // START of the next: an INVALID then is no refusal of it.
         player.pending_move = None;
-        std::thread::sleep(delay);
-        delay = if lasted >= LASTING_CONNECTION {
-            RECONNECT_DELAY
-        } else {
-            (delay * 2).min(MAX_RECONNECT_DELAY)
-        };
+        std::thread::sleep(wait);
     }
 }
 
@@ -600,6 +629,35 @@ fn play(player: &mut Player, socket: &mut Socket, name: &str) -> ClientError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Waits double after connections that did not last, up to the
+    /// longest, fall back after one that did, and are spread over the upper
+    /// half of each delay, differently for two clients.
+    #[test]
+    fn reconnection_waits_back_off_with_jitter() {
+        let short = Duration::from_millis(10);
+        let mut a = Backoff::new(1);
+        let mut b = Backoff::new(2);
+        let mut delay = RECONNECT_DELAY;
+        let mut differed = false;
+        for _ in 0..10 {
+            let (wa, wb) = (a.next(short), b.next(short));
+            for w in [wa, wb] {
+                assert!(
+                    w >= delay / 2 && w <= delay,
+                    "{w:?} outside the upper half of {delay:?}"
+                );
+            }
+            differed |= wa != wb;
+            delay = (delay * 2).min(MAX_RECONNECT_DELAY);
+        }
+        assert_eq!(delay, MAX_RECONNECT_DELAY);
+        assert!(differed, "two clients waited the same every time");
+        // After a working connection, the shortest delay again, at once.
+        let w = a.next(LASTING_CONNECTION);
+        assert!(w <= RECONNECT_DELAY, "{w:?}");
+        assert!(a.next(short) > RECONNECT_DELAY);
+    }
 
     fn configuration(rows: &[String]) -> GameConfiguration {
         let board: Vec<Vec<String>> = rows
