@@ -4,8 +4,8 @@
 //! re-exported here: `wuzi-game` ([`game`], [`tactics`], [`rng`],
 //! [`nn::features`]), `wuzi-formats` ([`notation`], [`gomocup`], [`gtp`],
 //! [`bounded_read`]), `wuzi-data` (game records for training) and
-//! `wuzi-arena` ([`arena`], [`ws`]). This crate adds the network, the search, the engine and its
-//! front ends.
+//! `wuzi-arena` ([`arena`], [`ws`]). This crate adds the network, the
+//! search, the engine and its front ends.
 //!
 //! * [`game`]: board, rules, line patterns, renju forbidden points.
 //! * [`nn`]: network input features, model, devices and batched evaluation.
