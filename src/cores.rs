@@ -16,9 +16,10 @@ pub fn usable() -> usize {
     }
 }
 
-/// The processors in this process's affinity mask (of its processor group:
-/// a Windows process runs in one group of at most 64 unless it asks for
-/// more, which this one does not).
+/// The processors in this process's affinity mask, which covers one
+/// processor group (at most 64). A process spread over several groups
+/// (Windows 11 and Server 2022 on machines of more than 64) gets an empty
+/// mask: then `available_parallelism` stands.
 #[cfg(windows)]
 fn affinity_count() -> Option<usize> {
     use windows_sys::Win32::System::Threading::{GetCurrentProcess, GetProcessAffinityMask};

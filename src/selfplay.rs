@@ -22,7 +22,7 @@
 
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -321,6 +321,10 @@ impl GamePlan {
     }
 }
 
+/// The longest line of a self-play file read back: a game of the largest
+/// board with its search targets is some hundreds of kilobytes.
+const MAX_LINE_BYTES: u64 = 16 << 20;
+
 /// The numbers of the games already in `path` (a run with `--parallel`
 /// writes them as they finish, not in order); a partly written last line
 /// (a run killed while writing) is cut off. Fails on a file that is not a
@@ -347,9 +351,20 @@ fn existing_games(
     let id_prefix = format!("selfplay/{seed}/");
     loop {
         line.clear();
-        let n = reader
+        let n = (&mut reader)
+            .take(MAX_LINE_BYTES + 1)
             .read_line(&mut line)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        // Past the limit it is no game of ours (and not a partial last line
+        // to cut: good lines may follow).
+        if n as u64 > MAX_LINE_BYTES {
+            return Err(format!(
+                "{} line {}: longer than {} MiB, not a self-play file",
+                path.display(),
+                number + 1,
+                MAX_LINE_BYTES >> 20
+            ));
+        }
         let partial = n > 0 && !line.ends_with('\n');
         // A first line cut short may be a header whose writing was
         // interrupted (cut below); anything else is someone else's file.

@@ -240,6 +240,14 @@ fn selfplay_refuses_bad_input_and_leaves_files_alone() {
     assert!(!run.status.success());
     assert!(String::from_utf8_lossy(&run.stderr).contains("not a self-play file"));
     assert_eq!(std::fs::read_to_string(&other).expect("read"), "hello");
+    // An endless --out is refused at the line limit, not read to the end.
+    #[cfg(unix)]
+    {
+        let run = selfplay(std::path::Path::new("/dev/zero"), &openings, 2);
+        assert!(!run.status.success());
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(stderr.contains("longer than 16 MiB"), "{stderr}");
+    }
     // An opening that is already won (five in a row) is refused up front.
     let won = dir.path().join("won.txt");
     std::fs::write(&won, "0,0, 0,5, 1,0, 1,5, 2,0, 2,5, 3,0, 3,5, 4,0\n").expect("write");

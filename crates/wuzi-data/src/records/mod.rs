@@ -227,8 +227,8 @@ impl fmt::Display for LoadStats {
 
 /// The largest record file read. A file is read whole (PSQ games span
 /// lines); the largest Gomocup TSVs are a few megabytes, so this leaves room
-/// for years of self-play in one file while a path such as `/dev/zero` or a
-/// pipe that never closes ends in an error, not in memory exhaustion.
+/// for years of self-play in one file while an endless stream such as
+/// `/dev/zero` ends in an error, not in memory exhaustion.
 pub const MAX_FILE_BYTES: u64 = 1 << 30;
 
 /// The games of one rule, loaded from files.
