@@ -529,11 +529,7 @@ pub fn run(config: Config, url: &str, name: &str) -> Result<(), ClientError> {
         source,
     })?);
     let mut player = Player::new(&config);
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |t| t.as_nanos() as u64)
-        ^ u64::from(std::process::id()) << 32;
-    let mut backoff = Backoff::new(seed);
+    let mut backoff = Backoff::new(crate::rng::unrepeatable_seed());
     loop {
         let connection = match first.take() {
             Some(connected) => Ok(connected),

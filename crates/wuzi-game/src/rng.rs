@@ -9,6 +9,15 @@ pub const fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A seed that differs from run to run (the clock's nanoseconds and the
+/// process id), for what is random unless the user gives a seed.
+pub fn unrepeatable_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |t| t.as_nanos() as u64);
+    nanos ^ u64::from(std::process::id()) << 32
+}
+
 /// The SplitMix64 increment.
 pub const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 

@@ -98,12 +98,7 @@ impl Plan {
         if args.concurrency == 0 {
             return Err(config("--concurrency must be at least 1".to_string()));
         }
-        let seed = args.seed.unwrap_or_else(|| {
-            let t = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default();
-            t.as_nanos() as u64 ^ (std::process::id() as u64) << 32
-        });
+        let seed = args.seed.unwrap_or_else(wuzi_game::rng::unrepeatable_seed);
         let mut rng = openings::rng(seed);
 
         // Openings: (name, stones) per pair.
