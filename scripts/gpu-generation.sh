@@ -4,8 +4,8 @@
 # then scripts/gpu-job.sh trains each rule's network from the shipped
 # weights on its Gomocup records plus every self-play file of that rule
 # (the earlier generations in .gpujob/selfplay/ and this one), each copied
-# WEIGHT times so that the self-play positions weigh about as much as the
-# tournament ones. Brings back, in $OUT: RULE-gen.tar (the trained
+# WEIGHT or OWN_WEIGHT times (below) so that the self-play positions weigh
+# about as much as the tournament ones. Brings back, in $OUT: RULE-gen.tar (the trained
 # weights, curve and log) and RULE-selfplay.tsv.gz (this run's games).
 #
 # Usage: scripts/gpu-generation.sh SELFPLAY_MINUTES TRAIN_MINUTES RULE...
@@ -17,7 +17,12 @@
 #   PARALLEL (default 8): games at once per self-play process.
 #   PROCESSES (default 1): self-play processes per rule, each with its own
 #   evaluator and seed, so that several batches reach the GPU at once.
-#   WEIGHT (default 6). SEED (default 1): the first self-play seed.
+#   WEIGHT (default 6): copies of each earlier self-play file. OWN: the
+#   names (without .tsv) of the earlier files that the shipped network
+#   played itself, e.g. "renju15-cpu-g6 renju15-cpu-g7"; they and this
+#   run's games get OWN_WEIGHT copies (default WEIGHT), so that a network
+#   learns most from its own games (WEIGHT=0 leaves out the older
+#   networks' games). SEED (default 1): the first self-play seed.
 #   VARIANTS: several fine-tunes of each rule's network on the same data,
 #   side by side on the GPU, as NAME[:ARG,ARG...] separated by spaces, each
 #   run's extra gpu_train.py arguments after the colon, e.g.
@@ -91,7 +96,11 @@ for rule in "$@"; do
   read -r net network < <(spec "$rule")
   shopt -s nullglob
   for file in .gpujob/selfplay/"$rule"*.tsv "$GPU_JOB_WORK/selfplay/$rule.tsv"; do
-    for i in $(seq "${WEIGHT:-6}"); do cp "$file" "$data/$rule-$(basename "$file" .tsv)-$i.tsv"; done
+    copies=${WEIGHT:-6}
+    if [[ $file == "$GPU_JOB_WORK/selfplay/$rule.tsv" || " ${OWN:-} " == *" $(basename "$file" .tsv) "* ]]; then
+      copies=${OWN_WEIGHT:-$copies}
+    fi
+    for i in $(seq "$copies"); do cp "$file" "$data/$rule-$(basename "$file" .tsv)-$i.tsv"; done
   done
   shopt -u nullglob
   for variant in ${VARIANTS:-gen}; do
