@@ -5,8 +5,9 @@
 # weights on its Gomocup records plus every self-play file of that rule
 # (the earlier generations in .gpujob/selfplay/ and this one), each copied
 # WEIGHT or OWN_WEIGHT times (below) so that the self-play positions weigh
-# about as much as the tournament ones. Brings back, in $OUT: RULE-gen.tar (the trained
-# weights, curve and log) and RULE-selfplay.tsv.gz (this run's games).
+# about as much as the tournament ones. Brings back, in $OUT: RULE-gen.tar
+# (the trained weights, curve and log) and RULE-selfplay.tsv.gz (this
+# run's games).
 #
 # Usage: scripts/gpu-generation.sh SELFPLAY_MINUTES TRAIN_MINUTES RULE...
 #   Each RULE's openings: .gpujob/openings/RULE${BOARD}-pool.txt (balanced
