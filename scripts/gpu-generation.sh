@@ -97,11 +97,12 @@ for rule in "$@"; do
   read -r net network < <(spec "$rule")
   shopt -s nullglob
   for file in .gpujob/selfplay/"$rule"*.tsv "$GPU_JOB_WORK/selfplay/$rule.tsv"; do
+    base=$(basename "$file" .tsv)
     copies=${WEIGHT:-6}
-    if [[ $file == "$GPU_JOB_WORK/selfplay/$rule.tsv" || " ${OWN:-} " == *" $(basename "$file" .tsv) "* ]]; then
+    if [[ $file == "$GPU_JOB_WORK/selfplay/$rule.tsv" || " ${OWN:-} " == *" $base "* ]]; then
       copies=${OWN_WEIGHT:-$copies}
     fi
-    for i in $(seq "$copies"); do cp "$file" "$data/$rule-$(basename "$file" .tsv)-$i.tsv"; done
+    for i in $(seq "$copies"); do cp "$file" "$data/$rule-$base-$i.tsv"; done
   done
   shopt -u nullglob
   for variant in ${VARIANTS:-gen}; do

@@ -27,7 +27,7 @@
 use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
 use std::thread;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use wuzi_formats::gomocup::{BlockKind, BrainLine, Clock, Command, CommandParser, Coord, Stone};
 use wuzi_game::game::{Board, BoardSize, Color, Point, Rule};
@@ -73,11 +73,7 @@ fn parse_args() -> Result<Options, String> {
         no_restart: false,
         no_about: false,
         load_ms: 0,
-        seed: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1)
-            ^ (std::process::id() as u64) << 40,
+        seed: wuzi_game::rng::unrepeatable_seed(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
