@@ -286,6 +286,70 @@ fn a_small_time_budget_is_kept() {
     assert!(result.best_move.is_some());
 }
 
+/// A request whose clock ran out before its search began (it waited behind
+/// another command, or the machine stalled) still gets the network's
+/// choice: the root is evaluated once, and the move is its most likely
+/// one, not the fallback's first candidate. The clock's first check used
+/// to race the search threads' start (it could halt them before they had
+/// gathered the root), so the search is repeated from a fresh tree.
+#[test]
+fn a_clock_spent_before_the_search_still_evaluates_the_root() {
+    // Some milliseconds an evaluation on the largest board: the first
+    // check of the clock comes before the root's answer.
+    let service = Arc::new(
+        EvalService::start_model(
+            Model::random_native(
+                NetConfig {
+                    blocks: 4,
+                    channels: 64,
+                },
+                11,
+            ),
+            ServiceConfig::default(),
+        )
+        .unwrap(),
+    );
+    let b = Board::from_moves(
+        BoardSize::square(32).unwrap(),
+        Rule::Freestyle,
+        &[p(15, 15), p(16, 16), p(15, 16), p(17, 17)],
+    )
+    .unwrap();
+    for attempt in 0..40 {
+        let s = Searcher::new(
+            Arc::clone(&service),
+            SearchConfig {
+                threads: 2,
+                ..SearchConfig::default()
+            },
+        );
+        let limits = SearchLimits {
+            time: Some(TimeBudget::fixed(Duration::from_millis(50))),
+            since: Instant::now().checked_sub(Duration::from_secs(5)),
+            ..SearchLimits::default()
+        };
+        assert!(limits.since.is_some());
+        let result = s.search(&b, &limits, &AtomicBool::new(false));
+        let seen = format!("attempt {attempt}: {}", summary(&result));
+        assert_eq!(result.reason, StopReason::Time, "{seen}");
+        assert!(result.counters.playouts >= 1, "{seen}");
+        assert!(
+            result.moves.iter().any(|m| Some(m.mv) == result.best_move),
+            "not a root move of the tree: {seen}"
+        );
+        // With the root's evaluation alone (no move visited yet), the move
+        // is the policy's first.
+        if result.moves.iter().all(|m| m.visits == 0) {
+            let likeliest = result
+                .moves
+                .iter()
+                .max_by(|a, b| a.prior.total_cmp(&b.prior))
+                .map(|m| m.mv);
+            assert_eq!(result.best_move, likeliest, "{seen}");
+        }
+    }
+}
+
 #[test]
 fn stop_ends_an_unlimited_search() {
     let b = Board::from_moves(BoardSize::square(15).unwrap(), Rule::Standard, &[p(7, 7)]).unwrap();

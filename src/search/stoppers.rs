@@ -137,13 +137,24 @@ impl StopCondition for ExhaustedTree {
     }
 }
 
-/// The clock, as the search's one time manager judges it.
+/// The clock, as the search's one time manager judges it; never before
+/// the root's first evaluation.
 pub struct TimeLimit<'a> {
     pub clock: &'a TimeManager,
 }
 
 impl StopCondition for TimeLimit<'_> {
     fn check(&self, progress: &SearchProgress) -> Option<StopReason> {
+        // A clock spent before the search began (the request waited behind
+        // another, or the machine stalled) would otherwise halt the threads
+        // before they had gathered the root, and the move would be the
+        // fallback's first candidate cell: one network evaluation costs far
+        // less than the reserves below the deadline, and gives the policy's
+        // choice. A root that cannot be evaluated stops by the conditions
+        // before this one.
+        if progress.root_visits == 0 {
+            return None;
+        }
         self.clock
             .tree_search_done_at(progress.root(), progress.elapsed)
             .then_some(StopReason::Time)
@@ -342,6 +353,54 @@ mod tests {
         };
         assert_eq!(time.check(&race(2500, 10)), Some(StopReason::Time));
         assert_eq!(time.check(&race(500, 450)), None);
+    }
+
+    #[test]
+    fn the_time_limit_waits_for_the_roots_first_evaluation() {
+        let fixed = TimeManager::new(Some(TimeBudget::fixed(ms(100))), Instant::now());
+        let time = TimeLimit { clock: &fixed };
+        let spent = |root_visits| SearchProgress {
+            root_moves: if root_visits == 0 { 0 } else { 30 },
+            root_visits,
+            chosen_visits: 0,
+            rival_visits: 0,
+            playouts: u64::from(root_visits),
+            root_expectation: (root_visits > 0).then_some(0.5),
+            elapsed: Duration::from_secs(5),
+            ..running()
+        };
+        assert_eq!(time.check(&spent(0)), None);
+        assert_eq!(time.check(&spent(1)), Some(StopReason::Time));
+        // A stop request, a halted search or an exhausted tree still ends
+        // a search whose root was never evaluated.
+        let limits = SearchLimits::default();
+        let stoppers = Stoppers::for_search(&limits, &fixed, usize::MAX);
+        assert_eq!(stoppers.check(&spent(0)), None);
+        for (reason, progress) in [
+            (
+                StopReason::Stopped,
+                SearchProgress {
+                    stop_requested: true,
+                    ..spent(0)
+                },
+            ),
+            (
+                StopReason::WorkersHalted,
+                SearchProgress {
+                    workers_halted: true,
+                    ..spent(0)
+                },
+            ),
+            (
+                StopReason::Exhausted,
+                SearchProgress {
+                    idle_rounds: EXHAUSTED_IDLE_ROUNDS + 1,
+                    ..spent(0)
+                },
+            ),
+        ] {
+            assert_eq!(stoppers.check(&progress), Some(reason));
+        }
     }
 
     #[test]
