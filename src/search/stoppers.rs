@@ -105,14 +105,18 @@ impl StopCondition for PlayoutLimit {
     }
 }
 
-/// The tree has reached the bytes it may use in this search.
+/// The tree has reached the bytes it may use in this search; never before
+/// the root's first evaluation (a few kilobytes), for the reason given at
+/// [`TimeLimit`]: a search that begins with a full tree and a new root
+/// still plays the policy's choice.
 pub struct TreeMemory {
     pub budget: usize,
 }
 
 impl StopCondition for TreeMemory {
     fn check(&self, progress: &SearchProgress) -> Option<StopReason> {
-        (progress.tree_bytes >= self.budget).then_some(StopReason::Memory)
+        (progress.root_visits > 0 && progress.tree_bytes >= self.budget)
+            .then_some(StopReason::Memory)
     }
 }
 
@@ -356,7 +360,7 @@ mod tests {
     }
 
     #[test]
-    fn the_time_limit_waits_for_the_roots_first_evaluation() {
+    fn the_clock_and_the_memory_limit_wait_for_the_roots_first_evaluation() {
         let fixed = TimeManager::new(Some(TimeBudget::fixed(ms(100))), Instant::now());
         let time = TimeLimit { clock: &fixed };
         let spent = |root_visits| SearchProgress {
@@ -371,31 +375,40 @@ mod tests {
         };
         assert_eq!(time.check(&spent(0)), None);
         assert_eq!(time.check(&spent(1)), Some(StopReason::Time));
+        // Nor the memory limit: a full tree still gets its new root's
+        // evaluation.
+        let memory = TreeMemory { budget: 4096 };
+        let full = |root_visits| SearchProgress {
+            tree_bytes: 1 << 20,
+            ..spent(root_visits)
+        };
+        assert_eq!(memory.check(&full(0)), None);
+        assert_eq!(memory.check(&full(1)), Some(StopReason::Memory));
         // A stop request, a halted search or an exhausted tree still ends
         // a search whose root was never evaluated.
         let limits = SearchLimits::default();
-        let stoppers = Stoppers::for_search(&limits, &fixed, usize::MAX);
-        assert_eq!(stoppers.check(&spent(0)), None);
+        let stoppers = Stoppers::for_search(&limits, &fixed, 4096);
+        assert_eq!(stoppers.check(&full(0)), None);
         for (reason, progress) in [
             (
                 StopReason::Stopped,
                 SearchProgress {
                     stop_requested: true,
-                    ..spent(0)
+                    ..full(0)
                 },
             ),
             (
                 StopReason::WorkersHalted,
                 SearchProgress {
                     workers_halted: true,
-                    ..spent(0)
+                    ..full(0)
                 },
             ),
             (
                 StopReason::Exhausted,
                 SearchProgress {
                     idle_rounds: EXHAUSTED_IDLE_ROUNDS + 1,
-                    ..spent(0)
+                    ..full(0)
                 },
             ),
         ] {
