@@ -96,7 +96,9 @@ fn a_win_on_a_blocked_cell_is_not_played() {
         assert!(b.is_empty(mv), "{result:?}");
         assert_eq!(result.proven, Proven::Unknown, "{result:?}");
         assert!(result.expectation < 1.0, "{result:?}");
-        assert!(!result.pv.contains(&p(7, 7)), "{result:?}");
+        // The line starts with the move played (the opponent may then
+        // take the blocked cell).
+        assert_eq!(result.pv.first(), Some(&mv), "{result:?}");
     }
     // Unblocked, the five is played.
     let result = s.search(&b, &playouts(20), &AtomicBool::new(false));
@@ -117,6 +119,84 @@ fn a_win_on_a_blocked_cell_is_not_played() {
             assert_eq!(result.proven, Proven::Win(1), "{attempt}: {result:?}");
         }
     }
+}
+
+/// A win proven through a move that is then blocked (yxblock, a refused
+/// move) is searched again among the moves left, not answered with the
+/// fallback; and the blocks leave the cached position as it was.
+#[test]
+fn a_proven_win_through_a_blocked_move_searches_the_moves_left() {
+    // Black's open three on the diagonal: either end makes an open four.
+    let b = Board::from_moves(
+        BoardSize::square(15).unwrap(),
+        Rule::Freestyle,
+        &[
+            p(7, 7),
+            p(0, 0),
+            p(8, 8),
+            p(0, 14),
+            p(9, 9),
+            p(14, 0),
+            p(3, 10),
+            p(14, 14),
+        ],
+    )
+    .unwrap();
+    let ends = [p(6, 6), p(10, 10)];
+    let s = searcher(1);
+    let first = s.search(&b, &playouts(50), &AtomicBool::new(false));
+    assert!(
+        matches!(first.proven, Proven::Win(_)),
+        "{}",
+        summary(&first)
+    );
+    let won_by = first.best_move.expect("a move");
+    assert!(ends.contains(&won_by), "{}", summary(&first));
+    let other_end = if won_by == ends[0] { ends[1] } else { ends[0] };
+    for attempt in 0..2 {
+        // The second time the position and its blocks are as they were.
+        let mut limits = playouts(50);
+        limits.excluded.insert(won_by);
+        let result = s.search(&b, &limits, &AtomicBool::new(false));
+        let seen = format!("attempt {attempt}: {}", summary(&result));
+        assert_eq!(result.best_move, Some(other_end), "{seen}");
+        assert!(matches!(result.proven, Proven::Win(_)), "{seen}");
+        assert!(result.counters.playouts >= 1, "{seen}");
+    }
+    // Both ends blocked: a move of the searched tree, not a blocked one.
+    let mut limits = playouts(100);
+    limits.excluded.insert(ends[0]);
+    limits.excluded.insert(ends[1]);
+    let result = s.search(&b, &limits, &AtomicBool::new(false));
+    let mv = result.best_move.expect("a move");
+    assert!(!ends.contains(&mv), "{}", summary(&result));
+    assert!(
+        result.moves.iter().any(|m| m.mv == mv && m.visits > 0),
+        "not a searched root move: {}",
+        summary(&result)
+    );
+    assert!(result.counters.playouts >= 2, "{}", summary(&result));
+    // Reports of the position read the tree just searched, without the
+    // blocked moves.
+    let (_, reported) = s.node_after(&b, &[]).expect("the searched root");
+    let data = reported.data.lock();
+    assert!(data.visits > 0);
+    assert!(data.edges.iter().all(|e| !ends.contains(&e.mv)));
+    drop(data);
+    // Unblocked, the cached position still wins through either end.
+    let again = s.search(&b, &playouts(50), &AtomicBool::new(false));
+    assert!(
+        matches!(again.proven, Proven::Win(_)),
+        "{}",
+        summary(&again)
+    );
+    assert!(
+        again.best_move.is_some_and(|m| ends.contains(&m)),
+        "{}",
+        summary(&again)
+    );
+    let (_, cached) = s.node_after(&b, &[]).expect("the cached root");
+    assert!(!Arc::ptr_eq(&cached, &reported));
 }
 
 /// With the tree's choice blocked (yxblock), the reported line starts

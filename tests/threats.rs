@@ -6,8 +6,8 @@
 mod common;
 
 use common::{board15, four_three, games, p, FIXTURE_GAMES};
-use wuzi::game::{Board, CellKind, Color, Point, Rule};
-use wuzi::search::expand::{analyse, LeafAnalysis, LeafSettings};
+use wuzi::game::{Board, CellKind, CellSet, Color, Point, Rule};
+use wuzi::search::expand::{analyse, analyse_root_except, LeafAnalysis, LeafSettings};
 use wuzi::search::node::Proven;
 use wuzi::tactics::{
     five_blocks, four_moves, is_legal_for, line_breakers, solve, unstoppable_four_defences,
@@ -305,4 +305,99 @@ fn renju_white_forcing_black_onto_a_forbidden_cell_is_a_threat_too() {
     assert!(!moves.contains(&p(3, 3)));
     left_out_moves_lose(&mut b, &moves);
     assert!(b.cells_of(CellKind::Four, Color::White).contains(p(3, 7)));
+}
+
+/// A search root with excluded moves (yxblock, a refused move): a win
+/// stands only through an allowed first move, another four's VCF is
+/// looked for, a loss stands, and a defence set that is all excluded
+/// gives way to the allowed candidates.
+#[test]
+fn a_root_with_excluded_moves_is_analysed_without_them() {
+    let settings = LeafSettings {
+        vcf_nodes: 200,
+        ..SETTINGS
+    };
+    let except = |board: &Board, blocked: &[Point]| {
+        let mut excluded = CellSet::new();
+        for &p in blocked {
+            excluded.insert(p);
+        }
+        let mut b = board.clone();
+        let found = analyse_root_except(&mut b, settings, &excluded, &mut 0);
+        assert_eq!(b.history(), board.history(), "the board is left as it was");
+        found
+    };
+    // Black's open three: either end makes an open four.
+    let three = board15(
+        Rule::Freestyle,
+        &[(7, "....XXX........"), (9, "O.....O.....O..")],
+        Color::Black,
+    );
+    let Some(plain_first) = (match analyse(&mut three.clone(), settings, &mut 0) {
+        LeafAnalysis::Proven {
+            value: Proven::Win(_),
+            line,
+        } => line.first().copied(),
+        other => panic!("{other:?}"),
+    }) else {
+        panic!("no line")
+    };
+    // Nothing excluded that the proof needs: the same verdict.
+    assert_eq!(
+        except(&three, &[p(0, 0)]),
+        analyse(&mut three.clone(), settings, &mut 0)
+    );
+    match except(&three, &[plain_first]) {
+        LeafAnalysis::Proven {
+            value: Proven::Win(plies),
+            line,
+        } => {
+            assert_ne!(line.first(), Some(&plain_first));
+            // An open four: the block, then the five.
+            assert_eq!(plies, 3, "{line:?}");
+            assert!(vcf_still_wins(&three, Color::Black, &line), "{line:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Both ends excluded, and the fours beyond them: the allowed
+    // candidates, none of them excluded.
+    let blocked = [p(3, 7), p(7, 7), p(2, 7), p(8, 7)];
+    match except(&three, &blocked) {
+        LeafAnalysis::Moves { moves, .. } => {
+            assert!(!moves.is_empty());
+            assert!(moves.iter().all(|m| !blocked.contains(m)), "{moves:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // White's open four: lost, whatever black may not play.
+    let lost = board15(
+        Rule::Freestyle,
+        &[(7, "...OOOO........"), (9, "X.X.X.X........")],
+        Color::Black,
+    );
+    assert!(matches!(
+        except(&lost, &[p(2, 7), p(7, 7)]),
+        LeafAnalysis::Proven {
+            value: Proven::Loss(_),
+            ..
+        }
+    ));
+    // White's four: the one block excluded, the allowed candidates (every
+    // one loses, which the tree finds).
+    let four = board15(
+        Rule::Freestyle,
+        &[(7, "..XOOOO........"), (9, "X...X...X......")],
+        Color::Black,
+    );
+    match analyse(&mut four.clone(), settings, &mut 0) {
+        LeafAnalysis::Moves { moves, .. } => assert_eq!(moves, vec![p(7, 7)]),
+        other => panic!("{other:?}"),
+    }
+    match except(&four, &[p(7, 7)]) {
+        LeafAnalysis::Moves { moves, .. } => {
+            assert!(moves.len() > 1, "{moves:?}");
+            assert!(!moves.contains(&p(7, 7)));
+        }
+        other => panic!("{other:?}"),
+    }
 }

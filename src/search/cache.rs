@@ -86,6 +86,20 @@ impl NodeCache {
             .fetch_add(count * std::mem::size_of::<Edge>(), Ordering::Relaxed);
     }
 
+    /// Takes back the memory of `count` edges counted by [`add_edges`] for
+    /// a node the cache does not hold, once it is dropped.
+    ///
+    /// [`add_edges`]: NodeCache::add_edges
+    pub fn forget_edges(&self, count: usize) {
+        let bytes = count * std::mem::size_of::<Edge>();
+        // Never below zero: a clear may have reset the count meanwhile.
+        let _ = self
+            .bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                Some(b.saturating_sub(bytes))
+            });
+    }
+
     /// Estimated memory held by the cached nodes and their edges.
     pub fn memory_bytes(&self) -> usize {
         self.bytes.load(Ordering::Relaxed)

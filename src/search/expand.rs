@@ -121,6 +121,101 @@ pub fn analyse(board: &mut Board, settings: LeafSettings, solver_nodes: &mut u64
     LeafAnalysis::Moves { moves, complete }
 }
 
+/// The leaf analysis of a search's root whose moves in `excluded` may not be
+/// played (Yixin-Board's `yxblock`, a move a game server refused). A win
+/// of the side to move stands only through an allowed first move; one
+/// through an excluded move (or a defence set that is all excluded) gives
+/// way to the allowed candidates, for the tree to find what they are
+/// worth. Losses and draws stand: excluding moves cannot save a position.
+/// Where every candidate is excluded, the plain analysis stands.
+pub fn analyse_root_except(
+    board: &mut Board,
+    settings: LeafSettings,
+    excluded: &CellSet,
+    solver_nodes: &mut u64,
+) -> LeafAnalysis {
+    let allowed = |p: &Point| !excluded.contains(*p);
+    let plain = analyse(board, settings, solver_nodes);
+    let moves = match &plain {
+        LeafAnalysis::Proven {
+            value: Proven::Win(_),
+            line,
+        } if line.first().is_some_and(|p| excluded.contains(*p)) => {
+            // Another five, or another four, may win as well.
+            let me = board.side_to_move();
+            if let Some(five) = board.winning_moves(me).find(allowed) {
+                return LeafAnalysis::Proven {
+                    value: Proven::Win(1),
+                    line: vec![five],
+                };
+            }
+            for first in four_moves(board, me).into_iter().filter(allowed) {
+                if let Some((line, plies)) =
+                    vcf_from(board, first, settings.vcf_nodes, solver_nodes)
+                {
+                    return LeafAnalysis::Proven {
+                        value: Proven::Win(plies),
+                        line,
+                    };
+                }
+            }
+            None
+        }
+        LeafAnalysis::Proven { .. } => return plain,
+        LeafAnalysis::Moves { moves, complete } => {
+            let kept: Vec<Point> = moves.iter().copied().filter(allowed).collect();
+            (!kept.is_empty()).then_some((kept, *complete))
+        }
+    };
+    let (moves, complete) = moves.unwrap_or_else(|| {
+        let (moves, complete) = candidate_moves(board, settings.candidate_distance);
+        (moves.into_iter().filter(allowed).collect(), complete)
+    });
+    if moves.is_empty() {
+        return plain;
+    }
+    LeafAnalysis::Moves { moves, complete }
+}
+
+/// A VCF of the side to move that starts with the four `first`, found
+/// within `vcf_nodes` after the opponent's forced block: its line, and the
+/// plies to the five as [`analyse`] counts them.
+fn vcf_from(
+    board: &mut Board,
+    first: Point,
+    vcf_nodes: u64,
+    solver_nodes: &mut u64,
+) -> Option<(Vec<Point>, u16)> {
+    let me = board.side_to_move();
+    board.play(first).ok()?;
+    let found = if board.winning_moves(me.opponent()).next().is_some() {
+        // The opponent's own five comes first.
+        None
+    } else {
+        match five_defence(board, me) {
+            // Any block, then the five.
+            FiveDefence::Unstoppable => Some((vec![first], 3)),
+            FiveDefence::Blocks(blocks) if blocks.len() == 1 => {
+                let block = blocks[0];
+                if board.play(block).is_ok() {
+                    let rest = forced_win_counted(board, me, vcf_nodes, 0, solver_nodes);
+                    board.undo();
+                    rest.map(|rest| {
+                        let line: Vec<Point> = [first, block].into_iter().chain(rest).collect();
+                        let plies = line.len() as u16;
+                        (line, plies)
+                    })
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    };
+    board.undo();
+    found
+}
+
 /// What the opponent's threats leave the side to move.
 #[derive(Clone, Debug, PartialEq)]
 enum Defence {

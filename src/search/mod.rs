@@ -28,7 +28,7 @@ use crossbeam_channel::Receiver;
 
 use crate::nn::{EvalService, Evaluation};
 use crate::search::cache::NodeCache;
-use crate::search::expand::{analyse, LeafAnalysis, LeafSettings};
+use crate::search::expand::{analyse, analyse_root_except, LeafAnalysis, LeafSettings};
 use crate::search::node::{Edge, Node, NodeState, Proven};
 use crate::search::select::{choice_race, choose_edge, select_edge, tempered_prior, PuctParams};
 use crate::search::stoppers::{SearchProgress, StopCondition, Stoppers};
@@ -66,6 +66,10 @@ pub struct Searcher {
     cache: NodeCache,
     service: Arc<EvalService>,
     config: SearchConfig,
+    /// The root of the last search, where it was a node of its own outside
+    /// the cache (see [`Searcher::root_for`]): what reports of that
+    /// position read.
+    restricted_root: parking_lot::Mutex<Option<Arc<Node>>>,
 }
 
 /// Counters shared by the threads of one search.
@@ -166,6 +170,9 @@ enum Descent {
 struct SearchRun<'a> {
     board: &'a Board,
     root: &'a Arc<Node>,
+    /// The root is a node of the search's own, expanded with the moves not
+    /// excluded (see [`Searcher::root_for`]).
+    restricted_root: bool,
     limits: &'a SearchLimits,
     clock: &'a TimeManager,
     progress: &'a Progress,
@@ -186,6 +193,7 @@ impl Searcher {
             cache: NodeCache::new(),
             service,
             config,
+            restricted_root: parking_lot::Mutex::new(None),
         }
     }
 
@@ -219,6 +227,7 @@ impl Searcher {
     pub fn set_service(&mut self, service: Arc<EvalService>) {
         self.service = service;
         self.cache.clear();
+        *self.restricted_root.lock() = None;
     }
 
     /// Searches `board` until a limit or `stop`. Safe to call again on the
@@ -237,7 +246,8 @@ impl Searcher {
                     || allowance.is_some_and(|allowed| since.elapsed() > allowed)
             });
         }
-        let root = self.cache.get_or_insert(board);
+        let (root, restricted_root) = self.root_for(board, &limits.excluded);
+        *self.restricted_root.lock() = restricted_root.then(|| Arc::clone(&root));
         let progress = Progress {
             playouts: AtomicU64::new(0),
             reserved: AtomicU64::new(0),
@@ -270,6 +280,7 @@ impl Searcher {
         let run = SearchRun {
             board,
             root: &root,
+            restricted_root,
             limits,
             clock: &clock,
             progress: &progress,
@@ -318,7 +329,46 @@ impl Searcher {
             reason,
         );
         result.refuted = refuted;
+        if restricted_root {
+            // Its edges were counted with the cache's, which never holds it.
+            self.cache.forget_edges(root.data.lock().edges.len());
+        }
         result
+    }
+
+    /// The node a search of `board` starts from, and whether it is one of
+    /// its own outside the cache. Moves excluded at the root can block the
+    /// win that the cached node is proven by (an earlier search's solver),
+    /// and a fresh node would be proven through them by its own leaf
+    /// analysis; either way the search would end at once with no move it
+    /// may play. Such a search gets a node of its own, expanded with the
+    /// allowed moves only, so that the cached node keeps every move for the
+    /// searches after it; the positions below it are the cache's.
+    fn root_for(&self, board: &Board, excluded: &CellSet) -> (Arc<Node>, bool) {
+        let cached = self.cache.get_or_insert(board);
+        if excluded.is_empty() {
+            return (cached, false);
+        }
+        let own_node = {
+            let data = cached.data.lock();
+            let allowed = |mv: &Point| !excluded.contains(*mv);
+            let blocked_win = matches!(data.proven, Proven::Win(_))
+                && !data
+                    .proof
+                    .as_ref()
+                    .and_then(|p| p.first())
+                    .is_some_and(allowed)
+                && !data
+                    .edges
+                    .iter()
+                    .any(|e| matches!(e.proven, Proven::Win(_)) && allowed(&e.mv));
+            data.state != NodeState::Expanded || blocked_win
+        };
+        if own_node {
+            (Arc::new(Node::new(cached.key().clone())), true)
+        } else {
+            (cached, false)
+        }
     }
 
     /// Runs the search threads on `root` until a stop condition holds
@@ -587,6 +637,12 @@ impl Searcher {
 
     /// The node of the position after `path` from `board`, if searched.
     pub fn node_after(&self, board: &Board, path: &[Point]) -> Option<(Board, Arc<Node>)> {
+        if path.is_empty() {
+            let restricted = self.restricted_root.lock();
+            if let Some(root) = restricted.as_ref().filter(|n| n.key().matches(board)) {
+                return Some((board.clone(), Arc::clone(root)));
+            }
+        }
         let mut board = board.clone();
         for &mv in path {
             board.play(mv).ok()?;

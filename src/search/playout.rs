@@ -94,6 +94,7 @@ impl Searcher {
         let SearchRun {
             board,
             root,
+            restricted_root,
             limits,
             clock,
             progress,
@@ -130,7 +131,16 @@ impl Searcher {
                     worked = true;
                     let settings = self.leaf_settings(path.len(), clock);
                     let mut solver_nodes = 0;
-                    let analysis = analyse(&mut board, settings, &mut solver_nodes);
+                    let analysis = if path.is_empty() && restricted_root {
+                        analyse_root_except(
+                            &mut board,
+                            settings,
+                            &limits.excluded,
+                            &mut solver_nodes,
+                        )
+                    } else {
+                        analyse(&mut board, settings, &mut solver_nodes)
+                    };
                     progress
                         .solver_nodes
                         .fetch_add(solver_nodes, Ordering::Relaxed);
