@@ -281,9 +281,21 @@ impl TimeManager {
         lead as f64 > catchable || elapsed >= target.saturating_mul(2)
     }
 
-    /// The root VCT's node budget: `configured`, less on a short clock.
+    /// The root VCT's node budget: `configured`, less on a short clock or
+    /// what is left of it (the solver cannot be interrupted, and a request
+    /// that waited behind another may begin with its target spent).
     pub fn root_vct_nodes(&self, configured: u64) -> u64 {
-        self.of_target(configured, solver_rate::ROOT_VCT)
+        self.root_vct_nodes_at(configured, self.elapsed())
+    }
+
+    fn root_vct_nodes_at(&self, configured: u64, elapsed: Duration) -> u64 {
+        match self.budget {
+            Some(budget) => {
+                let left = budget.target.saturating_sub(elapsed);
+                configured.min(millis(left).saturating_mul(solver_rate::ROOT_VCT))
+            }
+            None => configured,
+        }
     }
 
     /// The VCT budget of a new node just below the root.
@@ -483,6 +495,12 @@ mod tests {
         assert_eq!(manager.root_vct_nodes(20_000), 20_000);
         assert_eq!(manager.shallow_vct_nodes(2_000), 2_000);
         assert_eq!(manager.safety_net_nodes(20_000), 20_000);
+        // The root VCT gets what is left of the target: none once it is
+        // spent (a request that waited behind another).
+        let half_second = TimeManager::new(Some(TimeBudget::fixed(ms(500))), Instant::now());
+        assert_eq!(half_second.root_vct_nodes_at(20_000, ms(0)), 10_000);
+        assert_eq!(half_second.root_vct_nodes_at(20_000, ms(400)), 2_000);
+        assert_eq!(half_second.root_vct_nodes_at(20_000, ms(600)), 0);
         // A share of a budget scales both limits, never below the floor.
         let whole = TimeBudget {
             target: ms(1000),
@@ -625,12 +643,14 @@ mod tests {
         assert_eq!(unlimited.root_vct_nodes(20_000), 20_000);
         assert_eq!(unlimited.safety_net_nodes(20_000), 20_000);
         let short = TimeManager::new(Some(TimeBudget::fixed(ms(100))), now);
-        assert_eq!(short.root_vct_nodes(20_000), 2_000);
+        assert_eq!(short.root_vct_nodes_at(20_000, ms(0)), 2_000);
         assert_eq!(short.shallow_vct_nodes(2_000), 400);
         assert!(short.safety_net_nodes(20_000) <= 10_000);
-        // Past the deadline the safety net has nothing left.
+        // Past the deadline the safety net and the root VCT have nothing
+        // left.
         let late = TimeManager::new(Some(TimeBudget::fixed(ms(100))), now - ms(200));
         assert_eq!(late.safety_net_nodes(20_000), 0);
+        assert_eq!(late.root_vct_nodes(20_000), 0);
     }
 
     #[test]
