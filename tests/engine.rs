@@ -195,3 +195,31 @@ fn a_search_that_ends_wakes_whoever_waits_and_is_collected() {
         assert!(finished.result.best_move.is_some());
     }
 }
+
+/// A block list that a GUI keeps after stones were played on its cells
+/// restricts nothing: the search of a new position is the cache's, and a
+/// second search of it goes on from the first (a restricted root of its
+/// own would start over).
+#[test]
+fn blocks_on_occupied_cells_restrict_nothing() {
+    let mut e = engine(Rule::Freestyle);
+    for mv in [p(7, 7), p(8, 8), p(6, 8)] {
+        e.play(mv).unwrap();
+    }
+    e.limits.excluded.insert(p(8, 8));
+    e.limits.max_playouts = Some(40);
+    let first = e.think().expect("a result");
+    assert_eq!(first.counters.playouts, 40);
+    let after_first = e.report(&[], 1).expect("searched").visits;
+    e.think().expect("a result");
+    let after_second = e.report(&[], 1).expect("searched").visits;
+    assert!(
+        after_second >= after_first + 40,
+        "{after_first} then {after_second}"
+    );
+    // An empty blocked cell does restrict the root.
+    let blocked = first.best_move.expect("a move");
+    e.limits.excluded.insert(blocked);
+    let result = e.think().expect("a result");
+    assert_ne!(result.best_move, Some(blocked));
+}

@@ -161,7 +161,6 @@ fn a_proven_win_through_a_blocked_move_searches_the_moves_left() {
         let seen = format!("attempt {attempt}: {}", summary(&result));
         assert_eq!(result.best_move, Some(other_end), "{seen}");
         assert!(matches!(result.proven, Proven::Win(_)), "{seen}");
-        assert!(result.counters.playouts >= 1, "{seen}");
     }
     // Both ends blocked: a move of the searched tree, not a blocked one.
     let mut limits = playouts(100);
@@ -197,6 +196,56 @@ fn a_proven_win_through_a_blocked_move_searches_the_moves_left() {
     );
     let (_, cached) = s.node_after(&b, &[]).expect("the cached root");
     assert!(!Arc::ptr_eq(&cached, &reported));
+}
+
+/// The root's VCT still runs with a move blocked, and its win stands when
+/// its first move is allowed; a block of that first move sends the search
+/// to the moves left.
+#[test]
+fn the_root_solver_runs_with_blocked_moves() {
+    // Black's double three at (9,7): a win by VCT, not by VCF.
+    let b = Board::from_moves(
+        BoardSize::square(15).unwrap(),
+        Rule::Freestyle,
+        &[
+            p(7, 7),
+            p(0, 0),
+            p(8, 7),
+            p(0, 14),
+            p(9, 8),
+            p(14, 0),
+            p(9, 9),
+            p(14, 14),
+        ],
+    )
+    .unwrap();
+    assert!(solve(
+        &mut b.clone(),
+        Color::Black,
+        ThreatKind::Vcf,
+        SolveLimits::new(100_000, 40),
+    )
+    .win
+    .is_none());
+    let far = p(14, 7);
+    let s = searcher(1);
+    let mut limits = playouts(1);
+    limits.excluded.insert(far);
+    let result = s.search(&b, &limits, &AtomicBool::new(false));
+    assert!(
+        matches!(result.proven, Proven::Win(_)),
+        "{}",
+        summary(&result)
+    );
+    let first = result.best_move.expect("a move");
+    assert_ne!(first, far);
+    // Blocked, its first move is not played, and the win is not claimed
+    // through it.
+    let mut limits = playouts(200);
+    limits.excluded.insert(first);
+    let result = s.search(&b, &limits, &AtomicBool::new(false));
+    assert_ne!(result.best_move, Some(first), "{}", summary(&result));
+    assert!(result.counters.playouts >= 1, "{}", summary(&result));
 }
 
 /// With the tree's choice blocked (yxblock), the reported line starts

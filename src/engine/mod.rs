@@ -430,6 +430,14 @@ impl Engine {
             // which a ponder searches.
             limits.excluded = CellSet::new();
         }
+        // A GUI's block list outlives the stones played on it (Yixin-Board
+        // keeps it until yxblockreset): only its empty cells restrict the
+        // search.
+        for p in self.limits.excluded.iter() {
+            if !self.board.is_empty(p) {
+                limits.excluded.remove(p);
+            }
+        }
         if matches!(kind, SearchKind::Think) {
             limits.previous_expectation = self
                 .last_own

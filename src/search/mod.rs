@@ -271,8 +271,8 @@ impl Searcher {
         // The root solver cannot be interrupted: a ponder skips it (the
         // search on our move runs its own), so that stopping one for the
         // opponent's move never waits for it on our clock.
-        if limits.excluded.is_empty() && !limits.pondering && !stop.load(Ordering::Relaxed) {
-            self.solve_root(board, &root, &clock);
+        if !limits.pondering && !stop.load(Ordering::Relaxed) {
+            self.solve_root(board, &root, &clock, &limits.excluded);
         }
         if self.config.root_symmetries && !root.data.lock().proven.is_known() {
             self.average_root_priors(board, &root, &clock);
@@ -521,8 +521,9 @@ impl Searcher {
     }
 
     /// Tries the solver at the root: a proven win is played at once. The
-    /// VCT budget is the time manager's share.
-    fn solve_root(&self, board: &Board, root: &Arc<Node>, clock: &TimeManager) {
+    /// VCT budget is the time manager's share. With moves excluded, only a
+    /// win through an allowed first move is kept.
+    fn solve_root(&self, board: &Board, root: &Arc<Node>, clock: &TimeManager, excluded: &CellSet) {
         if root.data.lock().proven.is_known() {
             return;
         }
@@ -530,7 +531,12 @@ impl Searcher {
         let mut board = board.clone();
         let me = board.side_to_move();
         let settings = self.leaf_settings(0, clock);
-        if let LeafAnalysis::Proven { value, line } = analyse(&mut board, settings, &mut 0) {
+        let analysis = if excluded.is_empty() {
+            analyse(&mut board, settings, &mut 0)
+        } else {
+            analyse_root_except(&mut board, settings, excluded, &mut 0)
+        };
+        if let LeafAnalysis::Proven { value, line } = analysis {
             let mut data = root.data.lock();
             data.proven = value;
             data.proof = (!line.is_empty()).then(|| line.into_boxed_slice());
@@ -540,6 +546,10 @@ impl Searcher {
             return;
         }
         if let Some(line) = forced_win(&mut board, me, 0, vct_nodes) {
+            if line.first().is_some_and(|&mv| excluded.contains(mv)) {
+                // A win the blocks take away: the tree looks for another.
+                return;
+            }
             let mut data = root.data.lock();
             data.proven = Proven::Win(line.len() as u16);
             data.proof = Some(line.into_boxed_slice());
