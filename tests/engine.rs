@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use common::p;
 use wuzi::engine::{Engine, SearchKind};
-use wuzi::game::{BoardSize, Color, MoveError, Rule};
+use wuzi::game::{BoardSize, CellSet, Color, MoveError, Rule};
 use wuzi::nn::{EvalService, Model, NetConfig, ServiceConfig};
 use wuzi::protocol::session::Session;
 use wuzi::search::{SearchBatch, SearchConfig, StopReason};
@@ -222,4 +222,31 @@ fn blocks_on_occupied_cells_restrict_nothing() {
     e.limits.excluded.insert(blocked);
     let result = e.think().expect("a result");
     assert_ne!(result.best_move, Some(blocked));
+}
+
+/// A blocked move (yxblock) that the reused tree visited most is neither
+/// listed nor the head of the line in the reports of a search that may not
+/// play it, live or final; without the block it is there again.
+#[test]
+fn reports_of_a_search_with_a_block_leave_the_blocked_move_out() {
+    let mut e = engine(Rule::Freestyle);
+    for mv in [p(7, 7), p(8, 8), p(6, 8)] {
+        e.play(mv).unwrap();
+    }
+    e.limits.max_playouts = Some(200);
+    let first = e.think().expect("a result");
+    let favourite = first.best_move.expect("a move");
+    e.limits.excluded.insert(favourite);
+    let second = e.think().expect("a result");
+    assert_ne!(second.best_move, Some(favourite));
+    assert!(second.moves.iter().all(|m| m.mv != favourite));
+    assert_eq!(second.pv.first(), second.best_move.as_ref());
+    let report = e.report(&[], usize::MAX).expect("searched");
+    assert!(!report.moves.is_empty());
+    assert!(report.moves.iter().all(|m| m.mv != favourite));
+    assert_ne!(report.pv.first(), Some(&favourite));
+    e.limits.excluded = CellSet::new();
+    e.think().expect("a result");
+    let report = e.report(&[], usize::MAX).expect("searched");
+    assert!(report.moves.iter().any(|m| m.mv == favourite));
 }

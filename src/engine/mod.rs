@@ -565,8 +565,16 @@ impl Engine {
     pub fn report(&self, path: &[Point], top: usize) -> Option<NodeReport> {
         let searcher = self.searcher.read();
         let (board, node) = searcher.node_after(&self.board, path)?;
+        // The moves the search of this position may not play (yxblock)
+        // are neither listed nor the line's first.
+        let excluded = if path.is_empty() {
+            searcher.root_exclusions(&board)
+        } else {
+            CellSet::new()
+        };
         let data = node.data.lock();
         let mut moves = MoveStats::of_edges(&data.edges);
+        moves.retain(|m| !excluded.contains(m.mv));
         moves.truncate(top);
         let (visits, wdl, proven) = (data.visits, data.wdl(), data.proven);
         drop(data);
@@ -575,7 +583,7 @@ impl Engine {
             wdl,
             proven,
             moves,
-            pv: searcher.principal_variation(&board, &node, 32),
+            pv: searcher.principal_variation_except(&board, &node, 32, &excluded),
             side_to_move: board.side_to_move(),
         })
     }

@@ -29,7 +29,7 @@ use crossbeam_channel::Receiver;
 use crate::nn::{EvalService, Evaluation};
 use crate::search::cache::NodeCache;
 use crate::search::expand::{analyse, analyse_root_except, LeafAnalysis, LeafSettings};
-use crate::search::node::{Edge, Node, NodeState, Proven};
+use crate::search::node::{Edge, Node, NodeState, PositionKey, Proven};
 use crate::search::select::{choice_race, choose_edge, select_edge, tempered_prior, PuctParams};
 use crate::search::stoppers::{SearchProgress, StopCondition, Stoppers};
 use crate::tactics::{forced_win, forced_win_counted};
@@ -66,10 +66,18 @@ pub struct Searcher {
     cache: NodeCache,
     service: Arc<EvalService>,
     config: SearchConfig,
-    /// The root of the last search, where it was a node of its own outside
-    /// the cache (see [`Searcher::root_for`]): what reports of that
-    /// position read.
-    restricted_root: parking_lot::Mutex<Option<Arc<Node>>>,
+    /// The last search's root: what reports of its position read.
+    last_root: parking_lot::Mutex<Option<LastRoot>>,
+}
+
+/// The root of the last search, as reports of its position need it.
+struct LastRoot {
+    key: PositionKey,
+    /// The moves it excluded.
+    excluded: CellSet,
+    /// Its node where it was one of its own outside the cache (see
+    /// [`Searcher::root_for`]).
+    own_node: Option<Arc<Node>>,
 }
 
 /// Counters shared by the threads of one search.
@@ -193,7 +201,7 @@ impl Searcher {
             cache: NodeCache::new(),
             service,
             config,
-            restricted_root: parking_lot::Mutex::new(None),
+            last_root: parking_lot::Mutex::new(None),
         }
     }
 
@@ -227,7 +235,7 @@ impl Searcher {
     pub fn set_service(&mut self, service: Arc<EvalService>) {
         self.service = service;
         self.cache.clear();
-        *self.restricted_root.lock() = None;
+        *self.last_root.lock() = None;
     }
 
     /// Searches `board` until a limit or `stop`. Safe to call again on the
@@ -247,7 +255,11 @@ impl Searcher {
             });
         }
         let (root, restricted_root) = self.root_for(board, &limits.excluded);
-        *self.restricted_root.lock() = restricted_root.then(|| Arc::clone(&root));
+        *self.last_root.lock() = Some(LastRoot {
+            key: root.key().clone(),
+            excluded: limits.excluded,
+            own_node: restricted_root.then(|| Arc::clone(&root)),
+        });
         let progress = Progress {
             playouts: AtomicU64::new(0),
             reserved: AtomicU64::new(0),
@@ -648,9 +660,10 @@ impl Searcher {
     /// The node of the position after `path` from `board`, if searched.
     pub fn node_after(&self, board: &Board, path: &[Point]) -> Option<(Board, Arc<Node>)> {
         if path.is_empty() {
-            let restricted = self.restricted_root.lock();
-            if let Some(root) = restricted.as_ref().filter(|n| n.key().matches(board)) {
-                return Some((board.clone(), Arc::clone(root)));
+            let last = self.last_root.lock();
+            let own = last.as_ref().filter(|r| r.key.matches(board));
+            if let Some(node) = own.and_then(|r| r.own_node.as_ref()) {
+                return Some((board.clone(), Arc::clone(node)));
             }
         }
         let mut board = board.clone();
@@ -669,14 +682,39 @@ impl Searcher {
         node: &Arc<Node>,
         max_len: usize,
     ) -> Vec<Point> {
+        self.principal_variation_except(board, node, max_len, &CellSet::new())
+    }
+
+    /// The moves the last search of `board`'s position excluded at its root
+    /// (none if the last search was of another position).
+    pub fn root_exclusions(&self, board: &Board) -> CellSet {
+        let last = self.last_root.lock();
+        last.as_ref()
+            .filter(|r| r.key.matches(board))
+            .map_or_else(CellSet::new, |r| r.excluded)
+    }
+
+    /// [`Searcher::principal_variation`] whose first move is not one of
+    /// `excluded`.
+    pub fn principal_variation_except(
+        &self,
+        board: &Board,
+        node: &Arc<Node>,
+        max_len: usize,
+        excluded: &CellSet,
+    ) -> Vec<Point> {
         let mut board = board.clone();
         let mut node = Arc::clone(node);
-        let mut pv = Vec::new();
+        let mut pv: Vec<Point> = Vec::new();
         while pv.len() < max_len {
             let data = node.data.lock();
+            let skip = pv.is_empty().then_some(excluded);
+            let allowed_proof = data.proof.as_ref().filter(|proof| {
+                !(pv.is_empty() && proof.first().is_some_and(|&m| excluded.contains(m)))
+            });
             let next = match (
-                &data.proof,
-                choose_edge(&data, self.config.move_choice(), None),
+                allowed_proof,
+                choose_edge(&data, self.config.move_choice(), skip),
             ) {
                 (Some(proof), _) if data.proven.is_known() => {
                     for &mv in proof.iter() {

@@ -120,7 +120,7 @@ pub struct SearchResult {
     /// Expected outcome `P(win) + P(draw)/2`, for the side to move.
     pub expectation: f32,
     pub pv: Vec<Point>,
-    /// Root moves, most visited first.
+    /// Root moves, most visited first (those excluded left out).
     pub moves: Vec<MoveStats>,
     pub counters: Counters,
     pub elapsed: Duration,
@@ -142,8 +142,9 @@ pub(crate) fn summarise(
     reason: StopReason,
 ) -> SearchResult {
     let data = root.data.lock();
-    let moves = MoveStats::of_edges(&data.edges);
     let allowed = |mv: Point| !excluded.contains(mv);
+    let mut moves = MoveStats::of_edges(&data.edges);
+    moves.retain(|m| allowed(m.mv));
     let proof_move = match data.proven {
         Proven::Win(_) => data.proof.as_ref().and_then(|proof| proof.first().copied()),
         _ => None,
@@ -182,7 +183,7 @@ pub(crate) fn summarise(
     let pv = if blocked_win {
         best_move.into_iter().collect()
     } else {
-        let pv = searcher.principal_variation(board, root, 64);
+        let pv = searcher.principal_variation_except(board, root, 64, excluded);
         match best_move {
             // The tree's choice was a blocked move (or there was none): the
             // line starts with the move played, then follows the tree.
