@@ -432,6 +432,78 @@ fn analysis_streams_info_lines_until_the_next_command() {
     e.ok("quit");
 }
 
+/// The `info move` lines of one analysis response, read until it closes
+/// (an empty line) or, once `enough` lines came, after sending `name`.
+fn analysis_infos(e: &mut Engine, enough: usize) -> Vec<String> {
+    let mut infos = Vec::new();
+    let start = Instant::now();
+    loop {
+        let line = e.process.expect(|_| true);
+        if line.trim().is_empty() {
+            break;
+        }
+        assert!(line.starts_with("info move"), "{line}");
+        infos.push(line);
+        if infos.len() == enough {
+            e.process.send("name");
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "{infos:?}");
+    }
+    if infos.len() >= enough {
+        assert_eq!(e.read_response(), success(None, "Wuzi"));
+    }
+    infos
+}
+
+/// The number after `name` in an info line's first move.
+fn info_field(line: &str, name: &str) -> String {
+    line.split_whitespace()
+        .skip_while(|w| *w != name)
+        .nth(1)
+        .unwrap_or_else(|| panic!("{name} in {line}"))
+        .to_string()
+}
+
+/// Analysis of the decisive positions: a win the root's solver proves at
+/// once shows its winning move with a win rate of 1 (it used to show
+/// nothing: the root had no searched move), and a forced block is analysed
+/// on past the single move (it used to stop after two visits).
+#[test]
+fn analysis_shows_a_proven_win_and_goes_on_after_a_forced_move() {
+    let mut e = Engine::start();
+    e.ok("boardsize 15");
+    // Black's open three G8 H8 J8: either end makes an open four.
+    for mv in ["b G8", "w A1", "b H8", "w A3", "b J8", "w A5"] {
+        e.ok(&format!("play {mv}"));
+    }
+    e.process.send("lz-analyze b 10");
+    assert_eq!(e.process.expect(|l| !l.trim().is_empty()), "=");
+    let infos = analysis_infos(&mut e, 2);
+    let first = infos.first().expect("an info line for the proven win");
+    assert!(
+        ["F8", "K8"].contains(&info_field(first, "move").as_str()),
+        "{first}"
+    );
+    assert_eq!(info_field(first, "winrate"), "10000", "{first}");
+    e.ok("clear_board");
+    // White's four A1-D1: black's one move is E1 (black's stones make no
+    // line of their own).
+    for mv in [
+        "b H8", "w A1", "b A15", "w B1", "b O15", "w C1", "b O8", "w D1",
+    ] {
+        e.ok(&format!("play {mv}"));
+    }
+    e.process.send("lz-analyze b 10");
+    assert_eq!(e.process.expect(|l| !l.trim().is_empty()), "=");
+    let infos = analysis_infos(&mut e, 4);
+    assert!(infos.len() >= 4, "the analysis stopped: {infos:?}");
+    let last = infos.last().expect("lines");
+    assert_eq!(info_field(last, "move"), "E1", "{last}");
+    let visits: u64 = info_field(last, "visits").parse().expect("visits");
+    assert!(visits > 2, "{last}");
+    e.ok("quit");
+}
+
 // ---- a referee, independent of the engine's code -------------------------
 
 const LETTERS: &str = "ABCDEFGHJKLMNOPQRSTUVWXYZ";

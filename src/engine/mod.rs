@@ -425,6 +425,7 @@ impl Engine {
             SearchKind::Ponder(None) | SearchKind::Analyse => (None, None),
         };
         limits.pondering = matches!(kind, SearchKind::Ponder(_));
+        limits.analysing = kind == SearchKind::Analyse;
         if limits.pondering {
             // Moves blocked for our turn say nothing of the opponent's,
             // which a ponder searches.
@@ -575,6 +576,25 @@ impl Engine {
         let data = node.data.lock();
         let mut moves = MoveStats::of_edges(&data.edges);
         moves.retain(|m| !excluded.contains(m.mv));
+        // A position the solver proved before it was ever expanded has no
+        // edges: its winning move is the one to show.
+        if let (Proven::Win(_), Some(&first)) = (
+            data.proven,
+            data.proof.as_ref().and_then(|proof| proof.first()),
+        ) {
+            if !excluded.contains(first) && moves.iter().all(|m| m.mv != first) {
+                moves.insert(
+                    0,
+                    MoveStats {
+                        mv: first,
+                        visits: 0,
+                        prior: 0.0,
+                        wdl: [1.0, 0.0, 0.0],
+                        proven: data.proven,
+                    },
+                );
+            }
+        }
         moves.truncate(top);
         let (visits, wdl, proven) = (data.visits, data.wdl(), data.proven);
         drop(data);

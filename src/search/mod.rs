@@ -58,6 +58,10 @@ pub struct SearchLimits {
     /// A ponder: the root's threat-space solver does not run before the
     /// tree search.
     pub pondering: bool,
+    /// An analysis, shown while it runs until it is stopped: a single root
+    /// move (a forced block) does not end it, as it ends a search for a
+    /// move to play.
+    pub analysing: bool,
 }
 
 /// The search engine: a node cache that lives across moves, the
@@ -552,6 +556,7 @@ impl Searcher {
             let mut data = root.data.lock();
             data.proven = value;
             data.proof = (!line.is_empty()).then(|| line.into_boxed_slice());
+            adopt_proof_into_edge(&mut data);
             return;
         }
         if vct_nodes == 0 {
@@ -565,6 +570,7 @@ impl Searcher {
             let mut data = root.data.lock();
             data.proven = Proven::Win(line.len() as u16);
             data.proof = Some(line.into_boxed_slice());
+            adopt_proof_into_edge(&mut data);
         }
     }
 
@@ -740,6 +746,23 @@ impl Searcher {
             }
         }
         pv
+    }
+}
+
+/// A root just proven won by the solver, expanded by an earlier search:
+/// the edge of the proof's first move is proven too, so that reports and
+/// the move choice read it as the win it is, not by its old statistics.
+fn adopt_proof_into_edge(data: &mut node::NodeData) {
+    let (Proven::Win(plies), Some(&first)) = (
+        data.proven,
+        data.proof.as_ref().and_then(|proof| proof.first()),
+    ) else {
+        return;
+    };
+    if let Some(edge) = data.edges.iter_mut().find(|e| e.mv == first) {
+        if !edge.proven.is_known() {
+            edge.proven = Proven::Win(plies);
+        }
     }
 }
 

@@ -191,10 +191,12 @@ impl<'a> Stoppers<'a> {
         clock: &'a TimeManager,
         tree_budget: usize,
     ) -> Stoppers<'a> {
-        let mut stoppers = Stoppers::new()
-            .with(StopRequest)
-            .with(ProvenRoot)
-            .with(OnlyMove);
+        let mut stoppers = Stoppers::new().with(StopRequest).with(ProvenRoot);
+        // A ponder or an analysis goes on into the line after a forced
+        // move: its tree is what the next move or the user sees.
+        if !(limits.pondering || limits.analysing) {
+            stoppers = stoppers.with(OnlyMove);
+        }
         if let Some(max) = limits.max_playouts {
             stoppers = stoppers.with(PlayoutLimit { max });
         }
@@ -456,6 +458,31 @@ mod tests {
             clear(&mut progress);
         }
         assert_eq!(stoppers.check(&progress), None);
+    }
+
+    #[test]
+    fn a_single_move_ends_a_search_for_a_move_but_not_a_ponder_or_an_analysis() {
+        let clock = TimeManager::new(None, Instant::now());
+        let only = SearchProgress {
+            root_moves: 1,
+            root_visits: 10,
+            ..running()
+        };
+        let think = Stoppers::for_search(&SearchLimits::default(), &clock, usize::MAX);
+        assert_eq!(think.check(&only), Some(StopReason::OnlyMove));
+        for limits in [
+            SearchLimits {
+                pondering: true,
+                ..SearchLimits::default()
+            },
+            SearchLimits {
+                analysing: true,
+                ..SearchLimits::default()
+            },
+        ] {
+            let stoppers = Stoppers::for_search(&limits, &clock, usize::MAX);
+            assert_eq!(stoppers.check(&only), None, "{limits:?}");
+        }
     }
 
     #[test]

@@ -79,8 +79,13 @@ impl Gtp {
         for (order, m) in searched.iter().enumerate() {
             let winrate = m.proven.expected_score(m.wdl);
             let lcb = m.score_lower_bound();
+            // The root's own line for its best move (a solver's proof where
+            // the tree has not been below it), the tree's line after the
+            // others.
             let mut pv = vec![m.mv];
-            if let Some(after) = s.engine.report(&[m.mv], 0) {
+            if report.pv.first() == Some(&m.mv) {
+                pv = report.pv.clone();
+            } else if let Some(after) = s.engine.report(&[m.mv], 0) {
                 pv.extend(after.pv);
             }
             let pv: Vec<String> = pv
