@@ -1161,6 +1161,43 @@ fn yixin_board(settings: &[&str]) -> Brain {
     b
 }
 
+/// Yixin-Board's new game during a search sends no `yxstop`: it counts one
+/// move line to discard and sends `start`. The search is stopped at once
+/// and answers that one line, then the new game begins (it used to wait
+/// for the abandoned search's whole turn).
+#[test]
+fn yixin_board_new_game_during_a_search_stops_it() {
+    let mut b = yixin_board(&[
+        "info show_detail 3",
+        "INFO timeout_turn 600000",
+        "INFO timeout_match 100000000",
+    ]);
+    b.send("yxboard");
+    b.send("7,7,2");
+    b.send("8,8,1");
+    b.send("done");
+    b.send("yxnbest 1");
+    // Well into the search, the user starts a new game.
+    b.expect(|l| l.starts_with("MESSAGE REALTIME") || l.starts_with("MESSAGE depth"));
+    let asked = Instant::now();
+    b.send("start 15");
+    b.expect_move();
+    assert_eq!(b.answer(), "OK");
+    assert!(
+        asked.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        asked.elapsed()
+    );
+    // Exactly one move line: the new game's first request is answered
+    // with the next.
+    b.send("yxboard");
+    b.send("done");
+    b.send("INFO timeout_turn 300");
+    b.send("yxnbest 1");
+    assert_eq!(b.expect_move(), (7, 7));
+    b.send("end");
+}
+
 /// Yixin-Board sends `start` before every `board` and resets the blocked
 /// moves itself: a `yxblock` holds until `yxblockreset`.
 #[test]

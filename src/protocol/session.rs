@@ -186,6 +186,10 @@ pub enum Urgency {
     /// Stop the search at once: a search that must answer answers with
     /// what it has.
     Stop,
+    /// During a search, stop it (a search that must answer answers with
+    /// what it has), then run in its turn: a new game that a GUI starts
+    /// without stopping the search it abandons (it discards that answer).
+    StopThenInTurn,
     /// Quit at once.
     Quit,
 }
@@ -281,8 +285,10 @@ impl<F: FrontEnd> Driver<F> {
                 self.stop_search();
                 return go_on;
             }
+            Urgency::StopThenInTurn if busy => self.stop_search(),
             _ => {}
         }
+        let busy = self.session.busy();
         if busy || !self.deferred.is_empty() {
             if self.deferred.len() >= MAX_DEFERRED {
                 tracing::warn!("over {MAX_DEFERRED} commands held behind a search: one refused");

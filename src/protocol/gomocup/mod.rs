@@ -80,6 +80,24 @@ pub enum Job {
     YixinSwap2 { stones: usize },
 }
 
+impl Job {
+    /// The share of the turn its search takes: half where more work on
+    /// the same clock may follow it. After three swap2 stones the answer
+    /// may be two balancing stones, chosen by more searches; after
+    /// Yixin-Board's swap2 stones, a "no" is followed by the GUI's search
+    /// for the next move, whose clock it does not restart.
+    fn turn_share(&self) -> f64 {
+        match self {
+            Job::Swap {
+                stones: 3,
+                swap2: true,
+            }
+            | Job::YixinSwap2 { .. } => 0.5,
+            _ => 1.0,
+        }
+    }
+}
+
 /// What the live output of the current search has shown.
 pub(super) struct LiveReport {
     pub(super) started: Instant,
@@ -391,16 +409,8 @@ impl Gomocup {
         }
         s.engine.limits.excluded = self.blocked;
         self.turn_began = s.received();
-        // After three swap2 stones the answer may be two balancing stones,
-        // chosen by more searches: the decision's search takes half the turn.
-        let may_balance = matches!(
-            job,
-            Job::Swap {
-                stones: 3,
-                swap2: true
-            } | Job::YixinSwap2 { stones: 3 }
-        );
-        s.think_sharing(job, if may_balance { 0.5 } else { 1.0 });
+        let share = job.turn_share();
+        s.think_sharing(job, share);
         self.live = LiveReport::new();
     }
 
@@ -492,6 +502,12 @@ impl FrontEnd for Gomocup {
         match command {
             Command::End => Urgency::Quit,
             Command::Stop => Urgency::Stop,
+            // Yixin-Board's new game sends no yxstop while the engine
+            // thinks: it counts one move line to discard and sends `start`,
+            // which would otherwise wait for the whole abandoned search.
+            Command::Start { .. } | Command::Restart if self.dialect == Dialect::YixinBoard => {
+                Urgency::StopThenInTurn
+            }
             Command::Info { key, .. } if key == "evaluate" => Urgency::Now,
             Command::Info { key, value } if Clock::is_clock_key(key) => {
                 let move_now = key == "timeout_turn"
@@ -669,6 +685,39 @@ mod tests {
         let mut commands: Vec<Command> = lines.iter().flat_map(|l| parser.feed(l)).collect();
         assert_eq!(commands.len(), 1, "{lines:?}");
         commands.remove(0)
+    }
+
+    /// Half the turn where more searches on the same clock may follow:
+    /// balancing after three swap2 stones, and every Yixin-Board swap2
+    /// decision (a "no" is followed by the GUI's search for the next move).
+    #[test]
+    fn decisions_followed_by_more_work_take_half_the_turn() {
+        let half = [
+            Job::Swap {
+                stones: 3,
+                swap2: true,
+            },
+            Job::YixinSwap2 { stones: 3 },
+            Job::YixinSwap2 { stones: 5 },
+        ];
+        for job in half {
+            assert_eq!(job.turn_share(), 0.5, "{job:?}");
+        }
+        let whole = [
+            Job::Move,
+            Job::NBest(3),
+            Job::Swap {
+                stones: 5,
+                swap2: true,
+            },
+            Job::Swap {
+                stones: 3,
+                swap2: false,
+            },
+        ];
+        for job in whole {
+            assert_eq!(job.turn_share(), 1.0, "{job:?}");
+        }
     }
 
     /// A ponder survives what Yixin-Board sends after each of our moves
