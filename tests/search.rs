@@ -154,7 +154,8 @@ fn a_proven_win_through_a_blocked_move_searches_the_moves_left() {
     assert!(ends.contains(&won_by), "{}", summary(&first));
     let other_end = if won_by == ends[0] { ends[1] } else { ends[0] };
     for attempt in 0..2 {
-        // The second time the position and its blocks are as they were.
+        // The second time the cached position is still proven won through
+        // the blocked move, and again searched without it.
         let mut limits = playouts(50);
         limits.excluded.insert(won_by);
         let result = s.search(&b, &limits, &AtomicBool::new(false));

@@ -193,8 +193,15 @@ fn vcf_from(
         None
     } else {
         match five_defence(board, me) {
-            // Any block, then the five.
-            FiveDefence::Unstoppable => Some((vec![first], 3)),
+            // Any block, then the five: a line with one of them.
+            FiveDefence::Unstoppable => {
+                let fives: Vec<Point> = board.winning_moves(me).take(2).collect();
+                let line = match fives[..] {
+                    [block, five] => vec![first, block, five],
+                    _ => vec![first],
+                };
+                Some((line, 3))
+            }
             FiveDefence::Blocks(blocks) if blocks.len() == 1 => {
                 let block = blocks[0];
                 if board.play(block).is_ok() {

@@ -246,6 +246,14 @@ impl Searcher {
     /// next position: what is known of it is reused.
     pub fn search(&self, board: &Board, limits: &SearchLimits, stop: &AtomicBool) -> SearchResult {
         let start = Instant::now();
+        // Reports of this position read this search's root from now on,
+        // the prune below included.
+        let (root, restricted_root) = self.root_for(board, &limits.excluded);
+        *self.last_root.lock() = Some(LastRoot {
+            key: root.key().clone(),
+            excluded: limits.excluded,
+            own_node: restricted_root.then(|| Arc::clone(&root)),
+        });
         let tree_budget = self.tree_budget();
         if self.cache.memory_bytes() > tree_budget / 2 {
             // At most an eighth of the move's target, or until stopped: a
@@ -258,12 +266,6 @@ impl Searcher {
                     || allowance.is_some_and(|allowed| since.elapsed() > allowed)
             });
         }
-        let (root, restricted_root) = self.root_for(board, &limits.excluded);
-        *self.last_root.lock() = Some(LastRoot {
-            key: root.key().clone(),
-            excluded: limits.excluded,
-            own_node: restricted_root.then(|| Arc::clone(&root)),
-        });
         let progress = Progress {
             playouts: AtomicU64::new(0),
             reserved: AtomicU64::new(0),
@@ -378,7 +380,9 @@ impl Searcher {
                     .edges
                     .iter()
                     .any(|e| matches!(e.proven, Proven::Win(_)) && allowed(&e.mv));
-            data.state != NodeState::Expanded || blocked_win
+            // A fresh node proven otherwise (a loss, or a win through an
+            // allowed move) keeps its proof.
+            blocked_win || (data.state != NodeState::Expanded && !data.proven.is_known())
         };
         if own_node {
             (Arc::new(Node::new(cached.key().clone())), true)
