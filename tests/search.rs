@@ -240,6 +240,28 @@ fn the_root_solver_runs_with_blocked_moves() {
     );
     let first = result.best_move.expect("a move");
     assert_ne!(first, far);
+    // Proven once without blocks, the cached proof holds under an
+    // unrelated block even where the clock leaves the solver nothing.
+    let fresh = searcher(1);
+    let unblocked = fresh.search(&b, &playouts(1), &AtomicBool::new(false));
+    assert!(
+        matches!(unblocked.proven, Proven::Win(_)),
+        "{}",
+        summary(&unblocked)
+    );
+    let late = SearchLimits {
+        time: Some(TimeBudget::fixed(Duration::from_millis(50))),
+        since: Instant::now().checked_sub(Duration::from_secs(5)),
+        excluded: limits.excluded,
+        ..SearchLimits::default()
+    };
+    let result = fresh.search(&b, &late, &AtomicBool::new(false));
+    assert!(
+        matches!(result.proven, Proven::Win(_)),
+        "{}",
+        summary(&result)
+    );
+    assert_eq!(result.best_move, unblocked.best_move);
     // Blocked, its first move is not played, and the win is not claimed
     // through it.
     let mut limits = playouts(200);
