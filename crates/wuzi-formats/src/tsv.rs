@@ -266,6 +266,15 @@ impl<'a> Row<'a> {
         self.field(self.columns.end) == Some("five")
     }
 
+    /// Whether the `end` column says the game was decided off the board:
+    /// the Gomocup records' `other` (a time forfeit, a crash) and
+    /// `illegal_move` (an engine's invalid answer). Its recorded winner
+    /// says nothing of the position (renju's `black_forbidden` and
+    /// `black_lost_to_move` are results of the rule, not forfeits).
+    pub fn decided_off_the_board(&self) -> bool {
+        matches!(self.field(self.columns.end), Some("other" | "illegal_move"))
+    }
+
     /// Stones of the opening (0 without the column).
     pub fn opening(&self) -> Result<usize, TsvError> {
         let Some(column) = self.columns.opening else {

@@ -15,8 +15,9 @@ pub enum Reject {
     AfterWin(usize),
     Mismatch(String),
     NoTargets,
-    /// A record without a result (PSQ) that ends before a five or a full
-    /// board: a forfeit, a crash or an adjournment, not a draw.
+    /// A record without a result (PSQ), or one decided off the board (a
+    /// Gomocup TSV's `other` or `illegal_move` end), that ends before a five
+    /// or a full board: a forfeit, a crash or an adjournment, not a draw.
     Undecided,
 }
 

@@ -288,15 +288,11 @@ impl Loader<'_> {
                 }
             };
             let claims_five = row.claims_five();
-            let mut result = check_game(
-                id,
-                size,
-                self.rule,
-                points,
-                opening,
-                Some(outcome),
-                claims_five,
-            );
+            // A forfeit's winner is not a value target: the result is the
+            // replay's (a five or a full board), else none, as for PSQ.
+            let recorded = (!row.decided_off_the_board()).then_some(outcome);
+            let mut result =
+                check_game(id, size, self.rule, points, opening, recorded, claims_five);
             if let Ok(game) = &mut result {
                 if !search.is_empty() {
                     let plies = game.moves.len() - game.first_target as usize;

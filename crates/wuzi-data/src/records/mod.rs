@@ -444,6 +444,44 @@ mod tests {
         assert!(why.contains("larger than"), "{why}");
     }
 
+    /// A Gomocup record decided off the board (a time forfeit or crash,
+    /// `other`; an engine's invalid answer, `illegal_move`) teaches no
+    /// result: it is refused as undecided unless its moves end in a five.
+    /// The rule's own endings (a forbidden renju move) stay results.
+    #[test]
+    fn games_decided_off_the_board_are_undecided() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("games.tsv");
+        let head = "#game_id\trule\tboard\twinner\tend\tmoves\n";
+        let quiet = "7,7 8,8 7,8 9,9";
+        let five = "7,7 8,8 7,8 9,9 7,9 10,10 7,10 11,11 7,11";
+        let text = format!(
+            "{head}a\tfreestyle\t15\tB\tother\t{quiet}\n\
+             b\tfreestyle\t15\tW\tillegal_move\t{quiet}\n\
+             c\tfreestyle\t15\tB\tother\t{five}\n\
+             d\tfreestyle\t15\tB\tfive\t{five}\n"
+        );
+        std::fs::write(&path, text).unwrap();
+        let data = Dataset::load(&[path.clone()], Rule::Freestyle, &[]).unwrap();
+        let ids: Vec<&str> = data.games.iter().map(|g| g.id.as_str()).collect();
+        assert_eq!(ids, ["c", "d"], "{}", data.stats);
+        assert!(data
+            .games
+            .iter()
+            .all(|g| g.outcome == Outcome::Win(Color::Black)));
+        assert_eq!(data.stats.undecided, 2, "{}", data.stats);
+        // Renju: a forbidden last move by black is the rule's result.
+        let renju = dir.path().join("renju.tsv");
+        // Black's double three at 7,7 (two open twos crossing there).
+        let text = format!(
+            "{head}r\trenju\t15\tW\tblack_forbidden\t5,7 0,0 6,7 0,2 7,5 0,4 7,6 0,6 7,7\n"
+        );
+        std::fs::write(&renju, text).unwrap();
+        let data = Dataset::load(&[renju], Rule::Renju, &[]).unwrap();
+        assert_eq!(data.games.len(), 1, "{}", data.stats);
+        assert_eq!(data.games[0].outcome, Outcome::Win(Color::White));
+    }
+
     #[test]
     fn rng_is_deterministic_and_in_range() {
         let mut a = rng(7);
