@@ -305,6 +305,7 @@ fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, FilesE
         turn: clock.turn_limit(false),
         left: clock.game_left(),
         increment: Duration::ZERO,
+        overtime: Duration::ZERO,
         lag: Duration::from_millis(config.time.protocol_lag_ms),
     };
     engine.start_since(SearchKind::Think, started);

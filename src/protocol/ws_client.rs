@@ -283,6 +283,7 @@ impl Player {
             turn: None,
             left: Some(self.remaining),
             increment: Duration::ZERO,
+            overtime: Duration::ZERO,
             lag: self.lag,
         };
         self.engine.start(SearchKind::Think);

@@ -19,6 +19,10 @@ pub struct TimeControl {
     pub left: Option<Duration>,
     /// Time added after each move.
     pub increment: Duration,
+    /// Time a move may take beyond `left` without losing: one stone's
+    /// share of a Canadian byo-yomi period that follows the main time
+    /// (GTP); none where the game clock is all there is.
+    pub overtime: Duration,
     /// Communication overhead to keep in reserve on every move.
     pub lag: Duration,
 }
@@ -31,6 +35,7 @@ impl Default for TimeControl {
             turn: None,
             left: None,
             increment: Duration::ZERO,
+            overtime: Duration::ZERO,
             lag: Duration::from_millis(400),
         }
     }
@@ -363,8 +368,16 @@ impl TimeControl {
             let share = (left.saturating_sub(kept) / moves_left)
                 .saturating_add(self.increment.mul_f32(0.8));
             target = target.min(reserve(share));
-            // Keep at least a tenth of the remaining time in any case.
-            deadline = deadline.min(reserve(left.mul_f32(0.9)).max(MIN_BUDGET));
+            // Keep at least a tenth of the remaining time in any case; with
+            // byo-yomi to follow, the move may run into a share of it
+            // instead: a period that starts during this move still has the
+            // share of each of its other stones.
+            let hard = if self.overtime.is_zero() {
+                left.mul_f32(0.9)
+            } else {
+                left.saturating_add(self.overtime.mul_f32(0.9))
+            };
+            deadline = deadline.min(reserve(hard).max(MIN_BUDGET));
         }
         target = target.min(deadline);
         // In a timed game, a hard limit of three times the target: an
@@ -411,6 +424,7 @@ mod tests {
             turn: Some(ms(30_000)),
             left: Some(ms(180_000)),
             increment: ms(0),
+            overtime: ms(0),
             lag: ms(100),
         };
         // What is kept back for the own moves left (half the empty cells).
@@ -442,6 +456,7 @@ mod tests {
             turn: Some(ms(30_000)),
             left: Some(ms(50)),
             increment: ms(0),
+            overtime: ms(0),
             lag: ms(100),
         };
         let b = short.budget(100, m).unwrap();
@@ -455,6 +470,31 @@ mod tests {
         assert_eq!(tight.budget(10, m).unwrap().deadline, MIN_BUDGET);
     }
 
+    /// With Canadian byo-yomi after the main time, the main time's last
+    /// moves may run into a stone's share of the period (which still
+    /// leaves each later stone its share); a Fischer increment, added
+    /// after the move, keeps a tenth of the clock back as before.
+    #[test]
+    fn byo_yomi_lets_the_main_times_last_moves_run_into_it() {
+        let canadian = TimeControl {
+            turn: None,
+            left: Some(ms(500)),
+            increment: ms(6000),
+            overtime: ms(6000),
+            lag: ms(100),
+        };
+        let b = canadian.budget(200, DEFAULT_MATCH_MOVES).unwrap();
+        assert!(b.deadline > ms(500), "{b:?}");
+        assert!(b.deadline <= ms(500 + 5400 - 100), "{b:?}");
+        assert!(b.target > ms(500) && b.target <= b.deadline, "{b:?}");
+        let fischer = TimeControl {
+            overtime: ms(0),
+            ..canadian
+        };
+        let b = fischer.budget(200, DEFAULT_MATCH_MOVES).unwrap();
+        assert!(b.deadline <= ms(450), "{b:?}");
+    }
+
     /// A game that fills a 20x20 board, each move running to its hard
     /// limit and costing 20 ms more, ends with time on the clock.
     #[test]
@@ -466,6 +506,7 @@ mod tests {
                     turn: Some(ms(5000)),
                     left: Some(left),
                     increment: Duration::ZERO,
+                    overtime: Duration::ZERO,
                     lag: ms(lag_ms),
                 };
                 let b = clock.budget(empty, DEFAULT_MATCH_MOVES).unwrap();

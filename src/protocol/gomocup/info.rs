@@ -110,6 +110,7 @@ impl Gomocup {
             turn: self.clock.turn_limit(self.dialect.turn_zero_is_unlimited()),
             left: self.clock.game_left(),
             increment: self.clock.increment(),
+            overtime: Duration::ZERO,
             lag: self.clock.lag(),
         };
     }

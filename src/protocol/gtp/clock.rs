@@ -69,10 +69,14 @@ impl GtpClock {
     /// byo-yomi time is no limit, played at the default time a move as
     /// without `time_settings`, so that a genmove always ends by itself).
     pub(super) fn time_control(&self, color: Color, lag: Duration) -> TimeControl {
+        // Byo-yomi while main time lasts: its share a move as an increment
+        // (the main time need not last), and as the overtime a move may run
+        // into once the main time is out.
         let limited = |turn, left, increment| TimeControl {
             turn,
             left,
             increment,
+            overtime: increment,
             lag,
         };
         let index = usize::from(color == Color::White);
@@ -172,6 +176,8 @@ mod tests {
             (tc.turn, tc.left, tc.increment),
             (None, Some(secs(600)), secs(6))
         );
+        // The main time's last move may run into a stone's share of it.
+        assert_eq!(tc.overtime, secs(6));
         // time_left per colour: main time, then a byo-yomi period.
         clock.left[1] = Some((secs(42), 0));
         assert_eq!(clock.time_control(Color::White, lag).left, Some(secs(42)));
@@ -206,6 +212,8 @@ mod tests {
             clock.time_control(Color::Black, lag).left,
             Some(Duration::from_millis(2500))
         );
+        // Sudden death: nothing after the clock.
+        assert_eq!(clock.time_control(Color::Black, lag).overtime, secs(0));
         assert_eq!(clock.time_control(Color::White, lag).left, Some(secs(6)));
         // time_left replaces our count.
         clock.set_left(Color::Black, secs(4), 0);
