@@ -121,35 +121,38 @@ fn a_win_on_a_blocked_cell_is_not_played() {
     }
 }
 
+/// The search proved the side to move's win.
+fn assert_proven_won(result: &wuzi::search::SearchResult) {
+    assert!(
+        matches!(result.proven, Proven::Win(_)),
+        "{}",
+        summary(result)
+    );
+}
+
+/// A freestyle 15x15 game of four black moves at `black`, white's four in
+/// the corners (no threat of white's), black to move.
+fn black_against_the_corners(black: &[Point; 4]) -> Board {
+    let corners = [p(0, 0), p(0, 14), p(14, 0), p(14, 14)];
+    let moves: Vec<Point> = black
+        .iter()
+        .zip(corners)
+        .flat_map(|(&b, w)| [b, w])
+        .collect();
+    Board::from_moves(BoardSize::square(15).unwrap(), Rule::Freestyle, &moves).unwrap()
+}
+
 /// A win proven through a move that is then blocked (yxblock, a refused
 /// move) is searched again among the moves left, not answered with the
 /// fallback; and the blocks leave the cached position as it was.
 #[test]
 fn a_proven_win_through_a_blocked_move_searches_the_moves_left() {
     // Black's open three on the diagonal: either end makes an open four.
-    let b = Board::from_moves(
-        BoardSize::square(15).unwrap(),
-        Rule::Freestyle,
-        &[
-            p(7, 7),
-            p(0, 0),
-            p(8, 8),
-            p(0, 14),
-            p(9, 9),
-            p(14, 0),
-            p(3, 10),
-            p(14, 14),
-        ],
-    )
-    .unwrap();
+    let b = black_against_the_corners(&[p(7, 7), p(8, 8), p(9, 9), p(3, 10)]);
     let ends = [p(6, 6), p(10, 10)];
     let s = searcher(1);
     let first = s.search(&b, &playouts(50), &AtomicBool::new(false));
-    assert!(
-        matches!(first.proven, Proven::Win(_)),
-        "{}",
-        summary(&first)
-    );
+    assert_proven_won(&first);
     let won_by = first.best_move.expect("a move");
     assert!(ends.contains(&won_by), "{}", summary(&first));
     let other_end = if won_by == ends[0] { ends[1] } else { ends[0] };
@@ -185,11 +188,7 @@ fn a_proven_win_through_a_blocked_move_searches_the_moves_left() {
     drop(data);
     // Unblocked, the cached position still wins through either end.
     let again = s.search(&b, &playouts(50), &AtomicBool::new(false));
-    assert!(
-        matches!(again.proven, Proven::Win(_)),
-        "{}",
-        summary(&again)
-    );
+    assert_proven_won(&again);
     assert!(
         again.best_move.is_some_and(|m| ends.contains(&m)),
         "{}",
@@ -205,21 +204,7 @@ fn a_proven_win_through_a_blocked_move_searches_the_moves_left() {
 #[test]
 fn the_root_solver_runs_with_blocked_moves() {
     // Black's double three at (9,7): a win by VCT, not by VCF.
-    let b = Board::from_moves(
-        BoardSize::square(15).unwrap(),
-        Rule::Freestyle,
-        &[
-            p(7, 7),
-            p(0, 0),
-            p(8, 7),
-            p(0, 14),
-            p(9, 8),
-            p(14, 0),
-            p(9, 9),
-            p(14, 14),
-        ],
-    )
-    .unwrap();
+    let b = black_against_the_corners(&[p(7, 7), p(8, 7), p(9, 8), p(9, 9)]);
     assert!(solve(
         &mut b.clone(),
         Color::Black,
@@ -233,22 +218,14 @@ fn the_root_solver_runs_with_blocked_moves() {
     let mut limits = playouts(1);
     limits.excluded.insert(far);
     let result = s.search(&b, &limits, &AtomicBool::new(false));
-    assert!(
-        matches!(result.proven, Proven::Win(_)),
-        "{}",
-        summary(&result)
-    );
+    assert_proven_won(&result);
     let first = result.best_move.expect("a move");
     assert_ne!(first, far);
     // Proven once without blocks, the cached proof holds under an
     // unrelated block even where the clock leaves the solver nothing.
     let fresh = searcher(1);
     let unblocked = fresh.search(&b, &playouts(1), &AtomicBool::new(false));
-    assert!(
-        matches!(unblocked.proven, Proven::Win(_)),
-        "{}",
-        summary(&unblocked)
-    );
+    assert_proven_won(&unblocked);
     let late = SearchLimits {
         time: Some(TimeBudget::fixed(Duration::from_millis(50))),
         since: Instant::now().checked_sub(Duration::from_secs(5)),
@@ -256,11 +233,7 @@ fn the_root_solver_runs_with_blocked_moves() {
         ..SearchLimits::default()
     };
     let result = fresh.search(&b, &late, &AtomicBool::new(false));
-    assert!(
-        matches!(result.proven, Proven::Win(_)),
-        "{}",
-        summary(&result)
-    );
+    assert_proven_won(&result);
     assert_eq!(result.best_move, unblocked.best_move);
     // Blocked, its first move is not played, and the win is not claimed
     // through it.
