@@ -1161,6 +1161,36 @@ fn yixin_board(settings: &[&str]) -> Brain {
     b
 }
 
+/// Yixin-Board's Soosorv steps are not played: the GUI's log says so
+/// (it waits for an answer that does not come), for the block-less first
+/// step and the steps with a position block alike; the database's blocks
+/// stay silent.
+#[test]
+fn yixin_board_soosorv_steps_say_they_are_not_supported() {
+    let mut b = yixin_board(&[]);
+    let said = |b: &mut Brain| {
+        b.expect(|l| l.starts_with("MESSAGE Soosorv openings are not supported"));
+    };
+    b.send("yxsoosorvstep1");
+    said(&mut b);
+    for line in ["yxsoosorvstep2", "7,7", "7,8", "done"] {
+        b.send(line);
+    }
+    said(&mut b);
+    for line in ["yxquerydatabaseallt", "7,7", "done", "yxshowinfo"] {
+        b.send(line);
+    }
+    b.expect(|l| l == "MESSAGE INFO MAX_THREAD_NUM 64");
+    assert!(
+        !b.seen
+            .iter()
+            .any(|l| l.contains("DATABASE") || l.starts_with("UNKNOWN")),
+        "{:?}",
+        b.seen
+    );
+    b.send("end");
+}
+
 /// Yixin-Board's new game during a search sends no `yxstop`: it counts one
 /// move line to discard and sends `start`. The search is stopped at once
 /// and answers that one line, then the new game begins (it used to wait

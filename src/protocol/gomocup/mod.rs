@@ -368,7 +368,7 @@ impl Gomocup {
                     }
                 }
             }
-            BlockKind::Ignored(_) => {}
+            BlockKind::Ignored(word) => unsupported_opening(s, &word),
         }
     }
 
@@ -626,7 +626,11 @@ impl FrontEnd for Gomocup {
             }
             Command::YxBlockReset => self.blocked = CellSet::new(),
             Command::YxSwap2Step(step) => self.yixin_swap2(s, step),
-            Command::Ignored(_) => {}
+            Command::Ignored(line) => {
+                if let Some(word) = line.split_whitespace().next() {
+                    unsupported_opening(s, word);
+                }
+            }
             // Yixin-Board logs UNKNOWN lines and goes on (its protocol
             // notes): answered in both dialects, so nothing is lost silently.
             Command::Unknown(line) => reply(s, BrainLine::Unknown(line)),
@@ -672,6 +676,17 @@ impl FrontEnd for Gomocup {
 
     fn report(&mut self, s: &mut GomocupSession, job: &Job) {
         self.realtime_report(s, job);
+    }
+}
+
+/// Yixin-Board's Soosorv opening steps are not played: the GUI waits for
+/// an answer that does not come, so its log says why.
+fn unsupported_opening(s: &mut GomocupSession, word: &str) {
+    if word.to_ascii_uppercase().starts_with("YXSOOSORVSTEP") {
+        message(
+            s,
+            "Soosorv openings are not supported by Wuzi (swap2 is: yxswap2step1..3)",
+        );
     }
 }
 
