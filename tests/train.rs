@@ -63,7 +63,8 @@ fn tsv_records_are_parsed_filtered_and_checked() {
         line("mismatch", "freestyle", "15", "W", 0, BLACK_FIVE),
         line("opening-only", "freestyle", "15", "D", 3, "7,7 8,8 9,9")
             .replace("\tfive\t", "\tdraw\t"),
-        // Unfinished game recorded as a white win (a timeout): kept.
+        // Unfinished game recorded as a white win (a timeout): decided
+        // off the board, so no result to learn (undecided).
         line("timeout", "freestyle", "15", "W", 1, "7,7 8,8 9,9 10,10")
             .replace("\tfive\t", "\tother\t"),
         // The same recorded as ended by a five: the moves show none.
@@ -83,23 +84,23 @@ fn tsv_records_are_parsed_filtered_and_checked() {
     assert_eq!(s.moves_after_win, 1);
     assert_eq!(s.result_mismatch, 2);
     assert_eq!(s.no_targets, 1);
-    assert_eq!(s.skipped(), 9);
-    assert_eq!(s.games, 2);
+    assert_eq!(s.undecided, 1);
+    assert_eq!(s.skipped(), 10);
+    assert_eq!(s.games, 1);
     let ids: Vec<&str> = data.games.iter().map(|g| g.id.as_str()).collect();
-    assert_eq!(ids, ["ok", "timeout"]);
+    assert_eq!(ids, ["ok"]);
     let ok = &data.games[0];
     assert_eq!(ok.outcome, Outcome::Win(Color::Black));
     assert_eq!(ok.moves[2], p(1, 0));
     // The two opening stones are played but are not targets.
     assert_eq!((ok.first_target, ok.end_target), (2, 9));
-    assert_eq!(data.games[1].outcome, Outcome::Win(Color::White));
-    assert_eq!(s.positions, 7 + 3);
+    assert_eq!(s.positions, 7);
     let samples = data.samples(&[0]);
     assert_eq!(samples.first(), Some(&Sample { game: 0, ply: 2 }));
     assert_eq!(samples.len(), 7);
     // Without the size filter the 20x20 game is in too.
     let all = Dataset::load(&[path], Rule::Freestyle, &[]).unwrap();
-    assert_eq!(all.stats.games, 3);
+    assert_eq!(all.stats.games, 2);
     assert_eq!(all.stats.other_size, 0);
 }
 
