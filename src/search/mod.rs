@@ -369,20 +369,10 @@ impl Searcher {
         }
         let own_node = {
             let data = cached.data.lock();
-            let allowed = |mv: &Point| !excluded.contains(*mv);
-            let blocked_win = matches!(data.proven, Proven::Win(_))
-                && !data
-                    .proof
-                    .as_ref()
-                    .and_then(|p| p.first())
-                    .is_some_and(allowed)
-                && !data
-                    .edges
-                    .iter()
-                    .any(|e| matches!(e.proven, Proven::Win(_)) && allowed(&e.mv));
             // A fresh node proven otherwise (a loss, or a win through an
             // allowed move) keeps its proof.
-            blocked_win || (data.state != NodeState::Expanded && !data.proven.is_known())
+            data.win_blocked_by(excluded)
+                || (data.state != NodeState::Expanded && !data.proven.is_known())
         };
         if own_node {
             (Arc::new(Node::new(cached.key().clone())), true)

@@ -7,7 +7,7 @@
 
 use parking_lot::Mutex;
 
-use crate::game::{Board, BoardSize, Color, Point, Rule};
+use crate::game::{Board, BoardSize, CellSet, Color, Point, Rule};
 
 /// A game-theoretic value proven by the rules or the solver, with the
 /// number of plies to the end of the game.
@@ -188,6 +188,24 @@ impl NodeData {
         let n = self.visits as f32;
         let (w, d) = (self.win_sum / n, self.draw_sum / n);
         [w, d, (1.0 - w - d).max(0.0)]
+    }
+
+    /// Whether this node is proven won only through moves in `excluded`
+    /// (Yixin-Board's yxblock, a refused move): neither the proof's first
+    /// move nor an edge proven won is allowed.
+    pub fn win_blocked_by(&self, excluded: &CellSet) -> bool {
+        let allowed = |mv: Point| !excluded.contains(mv);
+        !excluded.is_empty()
+            && matches!(self.proven, Proven::Win(_))
+            && !self
+                .proof
+                .as_ref()
+                .and_then(|proof| proof.first())
+                .is_some_and(|&mv| allowed(mv))
+            && !self
+                .edges
+                .iter()
+                .any(|e| matches!(e.proven, Proven::Win(_)) && allowed(e.mv))
     }
 
     /// Recomputes the proven value from the edges (MCTS-solver): won if any

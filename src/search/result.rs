@@ -154,10 +154,7 @@ pub(crate) fn summarise(
     // root's first analysis, or an earlier search or ponder through the
     // cache) holds only through an allowed winning move: the proof's
     // first, or an edge proven won (which the choice takes first).
-    let blocked_win = !excluded.is_empty()
-        && matches!(data.proven, Proven::Win(_))
-        && !proof_move.is_some_and(allowed)
-        && !chosen.is_some_and(|i| matches!(data.edges[i].proven, Proven::Win(_)));
+    let blocked_win = data.win_blocked_by(excluded);
     let mut best_move = match proof_move {
         Some(mv) if allowed(mv) => Some(mv),
         _ => chosen.map(|i| data.edges[i].mv),
