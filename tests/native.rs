@@ -492,6 +492,30 @@ fn broken_network_files_are_refused_naming_the_file() {
             && e.contains("not finite"),
         "{e}"
     );
+    // Folded weights that are finite but that the Winograd transform
+    // carries past f32 (F(5x5) multiplies a kernel of equal taps by
+    // (56/45)^2): every answer would be NaN.
+    let unit_scale = common::with_first_value(&bytes, "stem_bn.weight", 1.0);
+    let unit_scale = common::with_first_value(&unit_scale, "stem_bn.running_var", 1.0);
+    std::fs::write(
+        &broken,
+        common::with_first_values(&unit_scale, "stem.weight", &[1e38; 9]),
+    )
+    .unwrap();
+    assert!(
+        NativeNetwork::load(&broken).is_ok(),
+        "a transform of these taps stays finite"
+    );
+    std::fs::write(
+        &broken,
+        common::with_first_values(&unit_scale, "stem.weight", &[3e38; 9]),
+    )
+    .unwrap();
+    let e = NativeNetwork::load(&broken).unwrap_err().to_string();
+    assert!(
+        e.contains("stem.weight") && e.contains("Winograd") && e.contains("folded.safetensors"),
+        "{e}"
+    );
 }
 
 /// The file cap holds the largest network the architecture allows.

@@ -84,6 +84,12 @@ pub fn free_port() -> u16 {
 /// A safetensors file's bytes with the first value of the f32 tensor
 /// `name` replaced by `value` (a broken network file for the loaders).
 pub fn with_first_value(file: &[u8], name: &str, value: f32) -> Vec<u8> {
+    with_first_values(file, name, &[value])
+}
+
+/// A safetensors file's bytes with the first values of the f32 tensor
+/// `name` replaced by `values`.
+pub fn with_first_values(file: &[u8], name: &str, values: &[f32]) -> Vec<u8> {
     let header_len = u64::from_le_bytes(file[..8].try_into().expect("8 bytes")) as usize;
     let header: serde_json::Value =
         serde_json::from_slice(&file[8..8 + header_len]).expect("a safetensors header");
@@ -91,7 +97,9 @@ pub fn with_first_value(file: &[u8], name: &str, value: f32) -> Vec<u8> {
         .as_u64()
         .unwrap_or_else(|| panic!("no tensor {name}")) as usize;
     let mut bytes = file.to_vec();
-    let at = 8 + header_len + start;
-    bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+    for (k, value) in values.iter().enumerate() {
+        let at = 8 + header_len + start + 4 * k;
+        bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+    }
     bytes
 }

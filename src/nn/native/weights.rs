@@ -98,13 +98,15 @@ impl Weights {
     /// Finite values may still fold into infinite ones (a huge scale over a
     /// zero variance, or a large scale times a large weight of the
     /// convolution before it), which would poison the native kernels and
-    /// make libtorch answer NaN: refused like non-finite values.
+    /// make libtorch answer NaN: refused like non-finite values. So are
+    /// folded 3x3 weights that the Winograd kernel transform would carry
+    /// past f32: an infinite kernel entry makes every answer NaN.
     fn check_batch_norms(&self) -> Result<(), String> {
-        let prefixes = self
-            .config
-            .tensor_shapes()
-            .into_iter()
+        let shapes = self.config.tensor_shapes();
+        let prefixes = shapes
+            .iter()
             .filter_map(|(name, _)| Some(name.strip_suffix(".running_var")?.to_string()));
+        let largest_winograd_weight = f64::from(f32::MAX) / super::winograd::largest_kernel_gain();
         for prefix in prefixes {
             let (scale, shift) = self.batch_norm(&prefix);
             if scale.iter().chain(&shift).any(|v| !v.is_finite()) {
@@ -124,6 +126,20 @@ impl Weights {
             if folded_overflows {
                 return Err(format!(
                     "{conv} times the scale of batch norm {prefix} is not finite"
+                ));
+            }
+            let is_3x3 = shapes
+                .iter()
+                .any(|(name, shape)| *name == conv && shape.ends_with(&[3, 3]));
+            let transform_overflows = is_3x3
+                && weight.chunks(per_output.max(1)).zip(&scale).any(|(w, s)| {
+                    w.iter()
+                        .any(|v| f64::from((v * s).abs()) > largest_winograd_weight)
+                });
+            if transform_overflows {
+                return Err(format!(
+                    "{conv} times the scale of batch norm {prefix} is too large: \
+                     its Winograd transform is not finite"
                 ));
             }
         }

@@ -98,6 +98,23 @@ impl Tiling {
     }
 }
 
+/// The most any tiling's kernel transform multiplies a 3x3 kernel's
+/// largest weight by: an entry of `G g G^T` is at most that weight times
+/// the absolute sums of its two rows of `G`.
+pub fn largest_kernel_gain() -> f64 {
+    Tiling::ALL
+        .iter()
+        .map(|t| {
+            let widest = t
+                .kernel_transform()
+                .iter()
+                .map(|row| row.iter().map(|v| v.abs()).sum::<f64>())
+                .fold(0.0, f64::max);
+            widest * widest
+        })
+        .fold(0.0, f64::max)
+}
+
 /// Floats from one point's matrix of transformed tiles to the next, for
 /// `count` tiles of `channels`: one cache line more than they take, so
 /// that the point matrices do not start at addresses a multiple of 4 KiB
