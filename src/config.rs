@@ -190,8 +190,11 @@ impl Config {
 }
 
 /// Relative paths of a file in a `config/` folder are relative to the
-/// folder above it (the install or project folder).
+/// folder above it (the install or project folder). The file's own path
+/// is made absolute first: `--config wuzi.toml` run inside `config/` names
+/// the same file, and the same networks, as its full path does.
 fn base_of(path: &Path) -> PathBuf {
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     if dir.file_name().is_some_and(|n| n == "config") {
         dir.parent().map(Path::to_path_buf).unwrap_or(dir)
@@ -370,6 +373,9 @@ mod tests {
             ),
             ("[search]\nc_puct_base = 1e-40\n", "search.c_puct_base"),
             ("[search]\nc_puct_base = inf\n", "search.c_puct_base"),
+            ("[search]\nfpu_reduction = -1.0\n", "search.fpu_reduction"),
+            ("[search]\nfpu_reduction = 1.5\n", "search.fpu_reduction"),
+            ("[search]\nfpu_reduction = nan\n", "search.fpu_reduction"),
             ("[search]\ndraw_penalty = -0.1\n", "search.draw_penalty"),
             ("[search]\ndraw_penalty = nan\n", "search.draw_penalty"),
             ("[search]\ndraw_penalty = 1.5\n", "search.draw_penalty"),
@@ -474,5 +480,13 @@ mod tests {
             base_of(Path::new("/opt/wuzi/wuzi.toml")),
             PathBuf::from("/opt/wuzi")
         );
+        // Relative names of the file resolve as its full path does.
+        let here = std::env::current_dir().unwrap();
+        assert_ne!(here.file_name(), Some(std::ffi::OsStr::new("config")));
+        for relative in ["wuzi.toml", "./wuzi.toml"] {
+            assert_eq!(base_of(Path::new(relative)), here, "{relative}");
+        }
+        assert_eq!(base_of(Path::new("config/wuzi.toml")), here);
+        assert_eq!(base_of(Path::new("./config/wuzi.toml")), here);
     }
 }
