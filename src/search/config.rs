@@ -196,10 +196,12 @@ impl SearchConfig {
         // becomes infinite (or NaN against a zero prior).
         let most_growth = self.c_puct_log * (u32::MAX as f32 / self.c_puct_base).ln_1p();
         check(most_growth < 1e6, "c_puct_log", "is too large")?;
+        // Utilities are 0..1: a negative reduction would rate an unvisited
+        // move above every value, a proven win's included.
         check(
-            self.fpu_reduction.is_finite(),
+            (0.0..=1.0).contains(&self.fpu_reduction),
             "fpu_reduction",
-            "must be a number",
+            "must be between 0 and 1",
         )?;
         check(
             (0.0..=1.0).contains(&self.draw_penalty),
