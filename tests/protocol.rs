@@ -250,6 +250,7 @@ fn info_values_parse_as_64_bit_and_bad_ones_are_reported_as_messages() {
     b.send("INFO rule nine");
     b.send("INFO thread_num zero");
     b.send("INFO style 9");
+    b.send("INFO max_memory -5");
     // INFO is never answered: not even a bare one.
     b.send("INFO");
     b.send("BEGIN");
@@ -265,8 +266,9 @@ fn info_values_parse_as_64_bit_and_bad_ones_are_reported_as_messages() {
         .iter()
         .filter(|l| l.starts_with("MESSAGE ERROR INFO"))
         .collect();
-    assert_eq!(notes.len(), 4, "{:?}", b.seen);
+    assert_eq!(notes.len(), 5, "{:?}", b.seen);
     assert!(notes[0].contains("rule nine"));
+    assert!(notes[3].contains("max_memory -5"), "{:?}", notes[3]);
 }
 
 /// A rule the engine does not play (Piskvork's 9, caro with exactly five)

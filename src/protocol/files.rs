@@ -36,7 +36,8 @@ pub struct FileRequest {
     /// The position, with the side to move from `TAH.DAT`.
     pub board: Board,
     pub clock: Clock,
-    /// `INFO.DAT`'s `max_memory` in bytes (`None`: no limit given).
+    /// `INFO.DAT`'s `max_memory` in bytes, `usize::MAX` for its 0 (no
+    /// limit); `None` where it gives none (the configured limit holds).
     pub max_memory: Option<usize>,
     /// `INFO.DAT`'s `folder`: where persistent files may go.
     pub folder: Option<PathBuf>,
@@ -87,7 +88,7 @@ pub enum FilesError {
     Rule(String),
     #[error("INFO.DAT: timeout_turn {0} ms is negative (a one-shot brain needs a limit)")]
     NegativeInfoTurn(i64),
-    #[error("INFO.DAT: max_memory {0:?} is not a number")]
+    #[error("INFO.DAT: max_memory {0:?} is not a number of bytes (0: no limit)")]
     MaxMemory(String),
     #[error("TAH.DAT: {0:?} does not say who moves; expected x or o")]
     SideToMove(String),
@@ -232,10 +233,14 @@ impl FileRequest {
                             .ok_or_else(|| FilesError::Rule(value.to_string()))?
                     }
                     "max_memory" => {
-                        let bytes: i64 = value
+                        let bytes: u64 = value
                             .parse()
                             .map_err(|_| FilesError::MaxMemory(value.to_string()))?;
-                        max_memory = (bytes > 0).then_some(bytes as usize);
+                        // 0: no limit (the protocol's word).
+                        max_memory = Some(match bytes {
+                            0 => usize::MAX,
+                            bytes => usize::try_from(bytes).unwrap_or(usize::MAX),
+                        });
                     }
                     "folder" if !value.is_empty() => folder = Some(PathBuf::from(value)),
                     // game_type (human or brain opponent, tournament) changes
@@ -447,6 +452,34 @@ mod tests {
         assert!(matches!(
             FileRequest::read(dir.path()),
             Err(FilesError::TooLarge("INFO.DAT"))
+        ));
+    }
+
+    /// `max_memory 0` is the protocol's "no limit", not the configured
+    /// limit; a negative one is not a size.
+    #[test]
+    fn max_memory_zero_is_no_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("TIMEOUTS.DAT"), "5\n120000\n").unwrap();
+        std::fs::write(dir.path().join("PLOCHA.DAT"), "-----\n".repeat(5)).unwrap();
+        std::fs::write(dir.path().join("TAH.DAT"), "x").unwrap();
+        let info = dir.path().join("INFO.DAT");
+        for (text, limit) in [
+            ("max_memory 83886080\n", Some(83_886_080)),
+            ("max_memory 0\n", Some(usize::MAX)),
+            ("rule 0\n", None),
+        ] {
+            std::fs::write(&info, text).unwrap();
+            assert_eq!(
+                FileRequest::read(dir.path()).unwrap().max_memory,
+                limit,
+                "{text}"
+            );
+        }
+        std::fs::write(&info, "max_memory -5\n").unwrap();
+        assert!(matches!(
+            FileRequest::read(dir.path()),
+            Err(FilesError::MaxMemory(v)) if v == "-5"
         ));
     }
 }

@@ -26,16 +26,16 @@ impl Gomocup {
         let engine = &mut s.engine;
         match key {
             "max_memory" => match number() {
-                Ok(bytes) => {
-                    let limit = if bytes <= 0 {
-                        usize::MAX
-                    } else {
-                        bytes as usize
+                Ok(bytes) if bytes >= 0 => {
+                    // 0: no limit (the protocol's word).
+                    let limit = match bytes {
+                        0 => usize::MAX,
+                        bytes => usize::try_from(bytes).unwrap_or(usize::MAX),
                     };
                     engine.configure(|c| c.max_memory = limit);
                     check_memory_limit(s, limit);
                 }
-                Err(_) => bad(s, "expected a number of bytes"),
+                _ => bad(s, "expected a number of bytes (0: no limit)"),
             },
             "hash_size" => match number() {
                 // Yixin-Board: KiB.
