@@ -33,6 +33,9 @@ struct Running {
     game: WsGame,
     /// Black's and white's client.
     players: [ClientId; 2],
+    /// When its START was queued: a move read before then was sent in an
+    /// earlier game (the protocol has no game id).
+    started: Instant,
     turn_started: Instant,
     /// What the players said of the game (extension INFO), black's, white's.
     analysis: [Option<PlayerInfo>; 2],
@@ -261,6 +264,13 @@ impl Referee {
         };
         let color = color_of_seat(seat);
         let running = &mut self.games[g];
+        if arrived < running.started {
+            // It crossed the END of the game it was for (a move a moment
+            // too late, paired again in the same tick): not this game's
+            // move, and that game's END has answered it.
+            tracing::info!("client {id}: a move of its last game ignored");
+            return;
+        }
         let thinking = arrived.saturating_duration_since(running.turn_started);
         match running.game.play(color, mv, thinking) {
             Err(why) => {
@@ -506,6 +516,7 @@ impl Referee {
     /// extension, in a seat without one, gets a new one.
     fn launch(&mut self, game: WsGame, players: [ClientId; 2], mut seats: [Option<String>; 2]) {
         self.changed = true;
+        let started = Instant::now();
         tracing::info!(
             "game starts ({} moves logged): black client {}, white client {}",
             game.moves(),
@@ -534,6 +545,7 @@ impl Referee {
         self.games.push(Running {
             game,
             players,
+            started,
             turn_started: Instant::now(),
             analysis: [None, None],
             seats,
@@ -714,5 +726,61 @@ mod tests {
         let value: Value = serde_json::from_str(&valid).unwrap();
         let left = value["remainingTime"]["B"].as_u64().unwrap();
         assert_eq!(left, 60_000 - 20, "{valid}");
+    }
+
+    /// A move that loses on time and reaches the referee after the same two
+    /// players are paired again is not played in the new game.
+    #[test]
+    fn a_move_of_the_last_game_is_not_played_in_the_next() {
+        let mut referee = Referee::new(
+            ServerConfig {
+                auto_pair: true,
+                time: Duration::from_millis(200),
+                ..ServerConfig::default()
+            },
+            Arc::new(SharedStats::default()),
+        );
+        let mut inboxes = Vec::new();
+        for (id, name) in [(1, "a"), (2, "b")] {
+            let (out, inbox) = bounded(OUTGOING_QUEUE);
+            referee.handle(Event::Connected(id, out, None, Role::Player));
+            let text = format!(r#"{{"type":"NAME","name":"{name}"}}"#);
+            referee.handle(Event::Text(id, text, Instant::now()));
+            inboxes.push(inbox);
+        }
+        referee.tick();
+        let [black, white] = referee.games[0].players;
+        let first_game = referee.games[0].started;
+        let place = |row: u32| {
+            format!(
+                r#"{{"type":"MOVE","move":{{"type":"place","point":{{"row":{row},"column":7}}}}}}"#
+            )
+        };
+        referee.handle(Event::Text(black, place(7), Instant::now()));
+        assert_eq!(referee.games[0].game.moves(), 1);
+        // White's answer, read a moment after its time ran out, still
+        // queued when the clock check ends the game and pairs the two again:
+        // white last time, white is black now and to move.
+        std::thread::sleep(Duration::from_millis(250));
+        let arrived = Instant::now();
+        referee.tick();
+        assert_eq!(referee.games.len(), 1, "paired again");
+        assert!(referee.games[0].started > first_game);
+        assert_eq!(referee.games[0].players[0], white);
+        for inbox in &inboxes {
+            inbox.try_iter().count();
+        }
+        referee.handle(Event::Text(white, place(8), arrived));
+        assert_eq!(referee.games[0].game.moves(), 0, "played in the new game");
+        let inbox = &inboxes[usize::try_from(white - 1).unwrap()];
+        assert!(
+            inbox
+                .try_iter()
+                .all(|o| !matches!(o, Outgoing::Text(t) if t.contains("VALID"))),
+            "answered as a move of the new game"
+        );
+        // A move read after START is played.
+        referee.handle(Event::Text(white, place(8), Instant::now()));
+        assert_eq!(referee.games[0].game.moves(), 1);
     }
 }
