@@ -484,3 +484,64 @@ fn a_refused_move_is_not_played_again_and_a_start_typed_move_is_read() {
     let third = moved(&mut engine);
     assert!(third != second && third != (row, column), "{third:?}");
 }
+
+/// A scripted server with the extensions: the engine sends INFO while it
+/// thinks, and an INVALID between games (the answer to a move that crossed
+/// END) does not stop INFO in the next game.
+#[test]
+fn an_invalid_between_games_does_not_stop_info() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("address");
+    let url = format!("ws://{address}/");
+    let _engine = pbrain_wuzi(&["--threads", "1", "connect", &url, "--name", "wuzi"]);
+    let (stream, _) = listener.accept().expect("accept");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let mut engine = tungstenite::accept(MaybeTlsStream::Plain(stream)).expect("handshake");
+    let send = |socket: &mut Socket, value: Value| {
+        socket.send(Message::text(value.to_string())).expect("send")
+    };
+    send(&mut engine, json!({"type": "NAME"}));
+    assert_eq!(next(&mut engine)["type"], "NAME");
+    let mut board = vec![vec!["."; 15]; 15];
+    board[7][7] = "B";
+    board[7][8] = "W";
+    let player = json!({"remainingTime": 20000});
+    let start = json!({"type": "START", "color": "B", "configuration": {
+        "rule": "freestyle",
+        "initialState": {"board": board, "turn": "B", "players": {"B": player, "W": player}},
+        "moveLog": []}});
+    // INFO messages before the engine's move.
+    let infos_before_move = |socket: &mut Socket| {
+        let mut infos = 0;
+        loop {
+            let message = next(socket);
+            match message["type"].as_str() {
+                Some("INFO") => infos += 1,
+                Some("MOVE") => return infos,
+                _ => {}
+            }
+        }
+    };
+    send(&mut engine, start.clone());
+    assert!(
+        infos_before_move(&mut engine) > 0,
+        "no INFO in the first game"
+    );
+    let time = json!({"B": 0, "W": 20000});
+    send(
+        &mut engine,
+        json!({"type": "END", "reason": "timeout", "winner": "W", "players": {
+            "B": {"score": 0, "remainingTime": 0}, "W": {"score": 1, "remainingTime": 20000}}}),
+    );
+    send(
+        &mut engine,
+        json!({"type": "INVALID", "message": "you are not playing a game", "remainingTime": time}),
+    );
+    send(&mut engine, start);
+    assert!(
+        infos_before_move(&mut engine) > 0,
+        "no INFO after an INVALID between games"
+    );
+}

@@ -373,11 +373,15 @@ impl Player {
                 }
                 self.remaining = Duration::from_millis(remaining_time.of(self.color));
                 // Only an answer to our MOVE refuses it; an INVALID at another
-                // time answers something else (an INFO a server does not
-                // take), and must not drop the move still awaiting its VALID.
+                // time answers something else, and must not drop the move
+                // still awaiting its VALID. INFO goes out only while we
+                // think, and the server answers in order: an INVALID between
+                // games (a move of ours that crossed END) refuses no INFO.
                 if self.state != State::AwaitingResponse {
                     warn(&format!("the server refused a message: {message}"));
-                    self.info_refused = true;
+                    if self.state == State::Thinking {
+                        self.info_refused = true;
+                    }
                     return Ok(());
                 }
                 warn(&format!("the server refused our move: {message}"));
