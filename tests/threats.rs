@@ -273,7 +273,9 @@ fn two_open_threes_are_a_proven_loss() {
 fn renju_black_cannot_defend_on_a_forbidden_point() {
     // White's open three on row 7, (4,7)..(6,7); of its defences (3,7)
     // and (7,7), (7,7) is a double four for black (it completes a split
-    // four on column 7 and one on the diagonal).
+    // four on column 7 and one on the diagonal). Nor does (3,7) hold in
+    // renju: white's (8,7) then makes a four whose one block is (7,7).
+    // Black must make (7,7) a five of its own, or counter with a four.
     let rows: &[(usize, &str)] = &[
         (3, ".......X...X..."),
         (4, ".......X..X...."),
@@ -287,8 +289,9 @@ fn renju_black_cannot_defend_on_a_forbidden_point() {
     let mut renju = board15(Rule::Renju, rows, Color::Black);
     assert!(renju.is_forbidden(p(7, 7)), "{renju:?}");
     let moves = moves_of(analyse(&mut renju, SETTINGS, &mut 0));
-    assert!(moves.contains(&p(3, 7)), "{moves:?}");
+    assert!(moves.contains(&p(7, 6)) && moves.contains(&p(8, 6)), "{moves:?}");
     assert!(!moves.contains(&p(7, 7)), "{moves:?}");
+    assert!(!moves.contains(&p(3, 7)), "{moves:?}");
     left_out_moves_lose(&mut renju, &moves);
 }
 

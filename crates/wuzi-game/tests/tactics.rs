@@ -293,6 +293,58 @@ fn renju_white_wins_by_forcing_black_onto_a_forbidden_cell() {
     assert!(report.win.as_ref().map_or(true, |l| l[0] != p(3, 7)));
 }
 
+/// Renju: a white three whose fours black could block only on forbidden
+/// cells is a VCT threat. Black's XXX.XX on rows 3 and 7 makes (3,3) and
+/// (3,7) overlines; white's (3,6) (or (3,3)) leaves column 3 at X.OOO.X,
+/// and either four then has its one five cell on a forbidden point.
+#[test]
+fn renju_vct_forces_black_onto_forbidden_cells() {
+    let rows = &[
+        (2, "...X..........."),
+        (3, "XXX.XX........."),
+        (4, "...O..........."),
+        (5, "...O..........."),
+        (7, "XXX.XX........."),
+        (8, "...X..........."),
+    ];
+    let mut b = board15(Rule::Renju, rows, Color::White);
+    assert!(b.is_forbidden(p(3, 3)) && b.is_forbidden(p(3, 7)));
+    let limits = SolveLimits::default();
+    assert!(solve(&mut b, Color::White, ThreatKind::Vcf, limits)
+        .win
+        .is_none());
+    for algorithm in [Algorithm::ProofNumber, Algorithm::DepthFirst] {
+        let report = solve_with(&mut b, Color::White, ThreatKind::Vct, limits, algorithm);
+        let line = report.win.expect("white wins by VCT");
+        assert!([p(3, 3), p(3, 6)].contains(&line[0]), "{line:?}");
+        verify_win(&b, Color::White, ThreatKind::Vct, &line);
+    }
+    // After the three: both fours leave black no legal block, and the
+    // defence set is what playing every black move finds (none here).
+    b.play(p(3, 6)).unwrap();
+    let mut threats = unstoppable_four_moves(&mut b, Color::White);
+    threats.sort_by_key(|q| q.index());
+    assert_eq!(threats, vec![p(3, 3), p(3, 7)]);
+    let mut brute = Vec::new();
+    for e in b.empty_cells().collect::<Vec<_>>() {
+        if is_legal_for(&mut b, e, Color::Black) {
+            b.place(e, Color::Black).unwrap();
+            if unstoppable_four_moves(&mut b, Color::White).is_empty() {
+                brute.push(e);
+            }
+            b.undo();
+        }
+    }
+    b.set_side_to_move(Color::Black);
+    assert_eq!(unstoppable_four_defences(&mut b, Color::White), brute);
+    assert!(brute.is_empty(), "{brute:?}");
+    // Without the forbidden cells (standard: black may block anywhere) the
+    // same fours are ordinary ones.
+    let mut standard = board15(Rule::Standard, rows, Color::White);
+    standard.play(p(3, 6)).unwrap();
+    assert!(unstoppable_four_moves(&mut standard, Color::White).is_empty());
+}
+
 /// Black: two open twos crossing at (8,7); the double three wins by VCT, not VCF.
 fn double_three(rule: Rule) -> Board {
     board15(
@@ -620,4 +672,58 @@ fn five_cells_after_with_a_stone_equals_placing_it() {
         }
     }
     assert!(compared >= 10_000, "{compared}");
+}
+
+/// Renju: wherever white threatens a four black could block only on a
+/// forbidden cell, the defence set equals playing every black move (those
+/// that make the cell legal, wherever they are, included).
+#[test]
+fn forbidden_block_defences_equal_a_brute_force_in_real_renju_games() {
+    let (mut positions, mut with_defences) = (0, 0);
+    for game in games(FIXTURE_GAMES[2]).iter() {
+        assert_eq!(game.rule, Rule::Renju);
+        let mut b = Board::new(game.size, game.rule);
+        for &m in &game.moves {
+            b.play(m).expect("legal game");
+            if b.outcome().is_some() {
+                break;
+            }
+            if Color::BOTH
+                .iter()
+                .any(|&c| !winning_moves(&b, c).is_empty())
+            {
+                continue;
+            }
+            let threats = unstoppable_four_moves(&mut b, Color::White);
+            if !threats
+                .iter()
+                .any(|&q| b.five_cells_after(q, Color::White) == 1)
+            {
+                continue;
+            }
+            positions += 1;
+            let side = b.side_to_move();
+            let mut brute = Vec::new();
+            for e in b.empty_cells().collect::<Vec<_>>() {
+                if !is_legal_for(&mut b, e, Color::Black) {
+                    continue;
+                }
+                b.place(e, Color::Black).unwrap();
+                if unstoppable_four_moves(&mut b, Color::White).is_empty() {
+                    brute.push(e);
+                }
+                b.undo();
+            }
+            b.set_side_to_move(side);
+            let mut fast = unstoppable_four_defences(&mut b, Color::White);
+            fast.sort_by_key(|p| p.index());
+            brute.sort_by_key(|p| p.index());
+            assert_eq!(fast, brute, "{b:?}");
+            with_defences += usize::from(!brute.is_empty());
+        }
+    }
+    assert!(
+        positions >= 8 && with_defences >= 2,
+        "{positions} positions, {with_defences} with defences"
+    );
 }

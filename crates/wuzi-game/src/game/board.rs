@@ -7,7 +7,7 @@ mod consistency;
 
 use crate::game::cellset::CellSet;
 use crate::game::pattern::{
-    key_of_window, CellKind, LinePattern, PatternTable, Threat, EMPTY, HALF_WINDOW, WALL,
+    flag, key_of_window, CellKind, LinePattern, PatternTable, Threat, EMPTY, HALF_WINDOW, WALL,
 };
 use crate::game::point::{BoardSize, Direction, Point, CELL_SLOTS};
 use crate::game::zobrist;
@@ -552,6 +552,29 @@ impl Board {
             };
         }
         count
+    }
+
+    /// Whether black's move on empty `p` would be forbidden by its lines
+    /// alone (an overline or a double four, and no five) with one more
+    /// stone of `other_color` on empty `other` (not `p`), without placing
+    /// it: renju only. Such a verdict, unlike a double three's, no stone off
+    /// the lines through `p` can change.
+    pub fn forbidden_by_lines_with(&self, p: Point, other: Point, other_color: Color) -> bool {
+        if !self.rule.has_forbidden_moves(Color::Black) || !self.is_empty(p) {
+            return false;
+        }
+        let mut patterns = self.patterns[p.index()];
+        for (dir, &d) in Direction::ALL.iter().enumerate() {
+            let (line_p, pos_p) = line_slot(p, dir);
+            let (line_o, pos_o) = line_slot(other, dir);
+            if line_p == line_o && pos_p.abs_diff(pos_o) <= HALF_WINDOW {
+                let line = self.lines[dir][line_p]
+                    | (other_color.code() as u128) << (2 * (pos_o + HALF_WINDOW));
+                patterns[d.index()] = self.table.line(key_at(line, pos_p));
+            }
+        }
+        let flags = (self.table.combine(Color::Black, patterns) >> 8) as u8;
+        flags & flag::FORBIDDEN != 0 && flags & flag::FIVE == 0
     }
 
     /// How many cells would complete a five for `color` after it plays on

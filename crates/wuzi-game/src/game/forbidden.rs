@@ -30,6 +30,29 @@ impl Board {
         self.has_two_real_threes(p)
     }
 
+    /// Whether black's legality on empty `p` may hang on a double three:
+    /// whether each three is real, which a stone anywhere can change
+    /// (through the recursion on the threes' four points). An overline or
+    /// a double four, forbidden by their lines alone, only a stone on the
+    /// lines through `p` changes.
+    pub fn may_be_double_three(&self, p: Point) -> bool {
+        let flags = self.flags(p, Color::Black);
+        self.rule().has_forbidden_moves(Color::Black)
+            && self.is_empty(p)
+            && flags & flag::FORBID_CANDIDATE != 0
+            && flags & (flag::FORBIDDEN | flag::FIVE) == 0
+    }
+
+    /// Whether black may not play on empty `p` by its lines alone: an
+    /// overline or a double four, without a five.
+    pub fn forbidden_by_lines(&self, p: Point) -> bool {
+        let flags = self.flags(p, Color::Black);
+        self.rule().has_forbidden_moves(Color::Black)
+            && self.is_empty(p)
+            && flags & flag::FORBIDDEN != 0
+            && flags & flag::FIVE == 0
+    }
+
     /// Every point forbidden for black, row by row (empty unless renju).
     pub fn forbidden_points(&mut self) -> Vec<Point> {
         let candidates = *self.cells_of(CellKind::ForbidCandidate, Color::Black);

@@ -22,8 +22,8 @@
 use crate::game::{Board, CellKind, Color, Direction, LinePattern, Point, Threat, ZobristMap};
 use crate::tactics::dfpn::Dfpn;
 use crate::tactics::threats::{
-    five_defence, four_moves, is_legal_for, unstoppable_four_defences, unstoppable_four_moves,
-    FiveDefence,
+    five_defence, four_moves, is_legal_for, trapping_threats, unstoppable_four_defences,
+    unstoppable_four_moves, FiveDefence,
 };
 
 /// Which threats the attacker may use.
@@ -393,6 +393,11 @@ fn threat_moves(board: &mut Board, attacker: Color, kind: ThreatKind) -> Vec<Poi
         let threes = *board.cells_of(CellKind::Three, attacker);
         for p in threes.iter() {
             if !moves.contains(&p) && is_legal_for(board, p, attacker) {
+                moves.push(p);
+            }
+        }
+        for p in trapping_threats(board, attacker) {
+            if !moves.contains(&p) {
                 moves.push(p);
             }
         }

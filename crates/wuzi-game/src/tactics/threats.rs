@@ -85,18 +85,127 @@ pub fn four_moves(board: &mut Board, color: Color) -> Vec<Point> {
 
 /// The legal moves after which `color` has two or more cells completing a
 /// five, so that one stone cannot stop it: open fours, and where legal,
-/// double fours (on one line or across lines).
+/// double fours (on one line or across lines); and in renju white's fours
+/// whose one five cell black may not take, as an overline or a double four
+/// (see [`trapping_four_cell`]).
 pub fn unstoppable_four_moves(board: &mut Board, color: Color) -> Vec<Point> {
     let candidates = *board.cells_of(CellKind::Four, color);
     let caro = board.rule() == Rule::Caro;
+    let traps = may_trap(board, color);
     candidates
         .iter()
-        .filter(|&p| {
-            board.five_cells_after(p, color) >= 2
-                && is_legal_for(board, p, color)
-                && (!caro || caro_four_is_unstoppable(board, p, color))
+        .filter(|&p| match board.five_cells_after(p, color) {
+            0 => false,
+            1 => traps && trapping_four_cell(board, p, color).is_some(),
+            _ => {
+                is_legal_for(board, p, color)
+                    && (!caro || caro_four_is_unstoppable(board, p, color))
+            }
         })
         .collect()
+}
+
+/// Whether a four of `color` may leave the defender no legal block: renju
+/// white, with black holding a cell that may be forbidden.
+fn may_trap(board: &Board, color: Color) -> bool {
+    board.rule() == Rule::Renju
+        && color == Color::White
+        && !board
+            .cells_of(CellKind::ForbidCandidate, Color::Black)
+            .is_empty()
+}
+
+/// The five cell of white's four on `p` when black may not take it, being
+/// an overline or a double four for black once the four stands: a four
+/// black cannot block. Only such lines count, not a double three: their
+/// verdict only a stone on the lines through the cell can change, which
+/// keeps the defence sets local (and their search cheap).
+fn trapping_four_cell(board: &Board, p: Point, color: Color) -> Option<Point> {
+    Direction::ALL
+        .iter()
+        .filter(|&&dir| board.line_pattern(p, dir, color).four_count() > 0)
+        .find_map(|&dir| five_cell_along(board, p, color, dir))
+        .filter(|&f| board.forbidden_by_lines_with(f, p, color))
+}
+
+/// The empty cell completing a five of `color` along `dir` once `p` is
+/// played: the gap of a five-cell window holding four of its stones (`p`
+/// among them) and no other.
+fn five_cell_along(board: &Board, p: Point, color: Color, dir: Direction) -> Option<Point> {
+    (-4..=0).find_map(|start| {
+        let mut own = 0;
+        let mut gap = None;
+        for k in start..start + 5 {
+            let q = p.step(dir, k).filter(|&q| board.size().contains(q))?;
+            match board.stone(q) {
+                _ if q == p => own += 1,
+                Some(c) if c == color => own += 1,
+                Some(_) => return None,
+                None => gap = Some(q),
+            }
+        }
+        gap.filter(|_| own == 4)
+    })
+}
+
+/// Renju white (attacking): the moves that threaten a four black could not
+/// block (see [`trapping_four_cell`]), beside the open threes, which
+/// [`unstoppable_four_moves`] finds by pattern. Such a move and the four
+/// after it share a five-cell window with a cell black may not take that
+/// holds two white stones and no black one.
+pub(crate) fn trapping_threats(board: &mut Board, attacker: Color) -> Vec<Point> {
+    if !may_trap(board, attacker) {
+        return Vec::new();
+    }
+    let traps: Vec<Point> = board
+        .cells_of(CellKind::ForbidCandidate, Color::Black)
+        .iter()
+        .filter(|&f| board.forbidden_by_lines(f))
+        .collect();
+    let mut moves = CellSet::new();
+    for f in traps {
+        for dir in Direction::ALL {
+            for start in -4..=0 {
+                let window: Option<Vec<Point>> = (start..start + 5)
+                    .map(|k| f.step(dir, k).filter(|&q| board.size().contains(q)))
+                    .collect();
+                let Some(window) = window else {
+                    continue;
+                };
+                let white = window
+                    .iter()
+                    .filter(|&&q| board.stone(q) == Some(attacker))
+                    .count();
+                let empty: Vec<Point> = window
+                    .iter()
+                    .copied()
+                    .filter(|&q| q != f && board.is_empty(q))
+                    .collect();
+                if white == 2 && empty.len() == 2 {
+                    moves.insert(empty[0]);
+                    moves.insert(empty[1]);
+                }
+            }
+        }
+    }
+    let side = board.side_to_move();
+    let mut threats = Vec::new();
+    for q in moves.iter() {
+        if board.place(q, attacker).is_err() {
+            continue;
+        }
+        let fours = *board.cells_of(CellKind::Four, attacker);
+        let traps = fours.iter().any(|r| {
+            board.five_cells_after(r, attacker) == 1
+                && trapping_four_cell(board, r, attacker).is_some()
+        });
+        board.undo();
+        if traps {
+            threats.push(q);
+        }
+    }
+    board.set_side_to_move(side);
+    threats
 }
 
 /// Under caro, whether `color`'s move on `p` leaves fives that no stone
@@ -148,6 +257,17 @@ pub fn unstoppable_four_defences(board: &mut Board, attacker: Color) -> Vec<Poin
             for k in (-5..=5).filter(|&k| k != 0) {
                 if let Some(q) = f.step(dir, k).filter(|&q| board.is_empty(q)) {
                     candidates.insert(q);
+                }
+            }
+        }
+    }
+    // A four black may not block is also stopped by a black stone that
+    // makes its five cell legal, a five there: on the lines through it.
+    if may_trap(board, attacker) {
+        for &q in &threats {
+            if board.five_cells_after(q, attacker) == 1 {
+                if let Some(f) = trapping_four_cell(board, q, attacker) {
+                    insert_line_cells(board, f, 5, &mut candidates);
                 }
             }
         }
@@ -301,11 +421,7 @@ pub fn line_breakers(board: &mut Board, attacker: Color, line: &[Point]) -> (Cel
 /// change (through the recursion on the threes' four points), unlike a
 /// four-four or an overline, which only the lines through `p` decide.
 fn legality_is_not_local(board: &Board, p: Point, color: Color) -> bool {
-    board.rule() == Rule::Renju
-        && color == Color::Black
-        && board
-            .cells_of(CellKind::ForbidCandidate, Color::Black)
-            .contains(p)
+    board.rule() == Rule::Renju && color == Color::Black && board.may_be_double_three(p)
 }
 
 fn insert_every_empty_cell(board: &Board, cells: &mut CellSet) {
