@@ -13,7 +13,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::gomocup::Coord;
-use wuzi_game::game::Point;
+use wuzi_game::game::{Point, MAX_SIDE};
 
 /// The search's verdict on one position.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,7 +98,14 @@ pub enum SearchTargetError {
     /// A move that is not `x,y=VISITS` with at least one visit.
     #[error("search entry {entry:?}: bad move {item:?} (x,y=VISITS)")]
     Move { entry: String, item: String },
+    /// More entries than a board has cells (one per move at most).
+    #[error("more than {MAX_ENTRIES} search entries")]
+    TooMany,
 }
+
+/// Entries a `search` column may hold: one per move, so no more than the
+/// largest board's cells.
+pub const MAX_ENTRIES: usize = (MAX_SIDE as usize) * (MAX_SIDE as usize);
 
 impl FromStr for SearchTarget {
     type Err = SearchTargetError;
@@ -144,6 +151,10 @@ impl FromStr for SearchTarget {
 
 /// Parses a `search` column: one entry or `-` per move after the opening.
 pub fn parse_column(text: &str) -> Result<Vec<Option<SearchTarget>>, SearchTargetError> {
+    // Counted before any is held: an entry takes many times its text.
+    if text.split_whitespace().nth(MAX_ENTRIES).is_some() {
+        return Err(SearchTargetError::TooMany);
+    }
     text.split_whitespace()
         .map(|entry| match entry {
             "-" => Ok(None),

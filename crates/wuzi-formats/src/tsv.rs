@@ -29,6 +29,9 @@ pub enum TsvError {
     /// A game line too short for the required columns.
     #[error("{found} fields, expected {expected}")]
     FieldCount { found: usize, expected: usize },
+    /// A header with more columns than any record format has.
+    #[error("the header names more than {MAX_COLUMNS} columns")]
+    TooManyColumns,
     /// A `board` that is not `N` or `WIDTHxHEIGHT`.
     #[error("board size {text:?}: expected N or WIDTHxHEIGHT")]
     BoardSyntax { text: String },
@@ -70,6 +73,10 @@ pub const COLUMNS: [&str; 13] = [
     "moves",
     "search",
 ];
+
+/// Columns a header may name: far more than any record has, so that a
+/// header of a million tabs is refused rather than held.
+pub const MAX_COLUMNS: usize = 256;
 
 /// The header line of [`COLUMNS`] (no newline).
 pub fn header() -> String {
@@ -190,6 +197,9 @@ impl Columns {
         let Some(header) = line.trim_end_matches(['\r', '\n']).strip_prefix('#') else {
             return Err(TsvError::NoHeader);
         };
+        if header.split('\t').nth(MAX_COLUMNS).is_some() {
+            return Err(TsvError::TooManyColumns);
+        }
         let names: Vec<String> = header.split('\t').map(|n| n.trim().to_string()).collect();
         let col = |name: &str| names.iter().position(|n| n == name);
         let need = |name: &'static str| {
@@ -214,9 +224,11 @@ impl Columns {
 
     /// The fields of one game line.
     pub fn row<'a>(&'a self, line: &'a str) -> Result<Row<'a>, TsvError> {
+        // No more fields than the header names (and one for the rest): a
+        // line of tabs is not millions of them in memory.
         let fields: Vec<&'a str> = line
             .trim_end_matches(['\r', '\n'])
-            .split('\t')
+            .splitn(self.names.len() + 1, '\t')
             .map(str::trim)
             .collect();
         let needed = [self.rule, self.board, self.winner, self.moves];
@@ -478,5 +490,28 @@ mod tests {
             Err(TsvError::BoardSyntax { text }) if text == "20 x y"
         ));
         assert_eq!(parse_board(" 20X15 "), Ok(BoardSize::new(20, 15).unwrap()));
+    }
+
+    /// What a line holds in memory is bounded by the header, not by the
+    /// line: a line of tabs, a header of tabs, a search column of dashes.
+    #[test]
+    fn huge_lines_are_not_held_field_by_field() {
+        let tabs = "\t".repeat(1 << 20);
+        assert_eq!(
+            Columns::from_header(&format!("#rule\tboard\twinner\tmoves{tabs}")).err(),
+            Some(TsvError::TooManyColumns)
+        );
+        let columns = columns();
+        let line = format!("g\t\t\tfreestyle\t15\t\t\tD\t\t0\t1\t7,7\t{tabs}");
+        let row = columns.row(&line).unwrap();
+        assert!(
+            row.fields.len() <= COLUMNS.len() + 1,
+            "{}",
+            row.fields.len()
+        );
+        let dashes = "- ".repeat(search_target::MAX_ENTRIES + 1);
+        let line = format!("g\t\t\tfreestyle\t15\t\t\tD\t\t0\t1\t7,7\t{dashes}");
+        let row = columns.row(&line).unwrap();
+        assert_eq!(row.search(), Err(SearchTargetError::TooMany));
     }
 }

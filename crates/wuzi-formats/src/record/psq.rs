@@ -50,6 +50,9 @@ pub enum PsqError {
     /// A move line (`x,y,time`, numbers) whose numbers do not fit.
     #[error("line {line}: move {text:?} has a number out of range")]
     MoveRange { line: usize, text: String },
+    /// A move line cut short (`x,y` or `x,y,` with no time).
+    #[error("line {line}: move {text:?} is cut short (expected x,y,time)")]
+    CutMove { line: usize, text: String },
 }
 
 /// Parses a PSQ file: the size from the first line (`Piskvork 20x20, 11:11,
@@ -80,20 +83,37 @@ pub fn parse_psq(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), PsqError> {
     let size = BoardSize::new(size.0, size.1)?;
     let mut moves = Vec::new();
     for (i, line) in lines.enumerate() {
-        let fields: Vec<&str> = line.trim().split(',').map(str::trim).collect();
+        // At most four fields: a line of a million commas is not a
+        // million of them in memory.
+        let fields: Vec<&str> = line.trim().splitn(4, ',').map(str::trim).collect();
+        let all_numbers = fields.iter().all(|f| {
+            let digits = f.strip_prefix('-').unwrap_or(f);
+            !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+        });
+        // A move line cut short (`9,9`, `9,9,`) is a broken move, not the
+        // end of the moves: names cannot hold commas.
+        let digits = |f: &str| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit());
+        if let [x, y] | [x, y, ""] = fields[..] {
+            if digits(x) && digits(y) {
+                return Err(PsqError::CutMove {
+                    line: i + 2,
+                    text: line.trim().to_string(),
+                });
+            }
+        }
         if fields.len() != 3 {
             break;
         }
-        let numbers: Option<Vec<i64>> = fields.iter().map(|f| f.parse::<i64>().ok()).collect();
+        // The time as wide as any the printer writes (a u64).
+        let numbers: Option<Vec<i128>> = fields.iter().map(|f| f.parse::<i128>().ok()).collect();
+        let cell = |v: i128| i64::try_from(v).ok().map(|v| v.saturating_sub(1));
         match numbers.as_deref() {
-            Some(&[x, y, _time]) => moves.push((x.saturating_sub(1), y.saturating_sub(1))),
+            Some(&[x, y, _time]) if cell(x).is_some() && cell(y).is_some() => {
+                moves.extend(cell(x).zip(cell(y)))
+            }
             // Digits that do not fit are a broken move, not the end of the
             // moves (the names that follow them are no numbers).
-            _ if fields.iter().all(|f| {
-                let digits = f.strip_prefix('-').unwrap_or(f);
-                !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
-            }) =>
-            {
+            _ if all_numbers => {
                 return Err(PsqError::MoveRange {
                     line: i + 2,
                     text: line.trim().to_string(),
@@ -117,6 +137,34 @@ mod tests {
         let size = BoardSize::square(15).unwrap();
         let text = psq_text(size, &[rec(7, 7, Color::Black)], "x", "y");
         assert_eq!(text, "Piskvork 15x15, 11:11, 0\n8,8,5\nx\ny\n");
+    }
+
+    #[test]
+    fn a_move_line_cut_short_is_an_error() {
+        for (text, line) in [
+            ("Piskvork 15x15, 11:11, 0\n8,8,0\n9,9\n", 3),
+            ("Piskvork 15x15, 11:11, 0\n8,8,0\n9,9,\nx\n", 3),
+            ("Piskvork 15x15, 11:11, 0\n8,8\n", 2),
+        ] {
+            assert!(
+                matches!(parse_psq(text), Err(PsqError::CutMove { line: l, .. }) if l == line),
+                "{text:?}: {:?}",
+                parse_psq(text)
+            );
+        }
+        // A line of commas is no move, and not a million fields either.
+        let commas = format!("Piskvork 15x15, 11:11, 0\n8,8,0\n{}\n", ",".repeat(1 << 20));
+        let size = BoardSize::square(15).unwrap();
+        assert_eq!(parse_psq(&commas), Ok((size, vec![(7, 7)])));
+    }
+
+    #[test]
+    fn the_largest_time_reads_back() {
+        let size = BoardSize::square(15).unwrap();
+        let mut stone = rec(7, 7, Color::Black);
+        stone.ms = u64::MAX;
+        let text = psq_text(size, &[stone], "x", "y");
+        assert_eq!(parse_psq(&text), Ok((size, vec![(7, 7)])), "{text}");
     }
 
     #[test]
