@@ -289,7 +289,10 @@ fn renju_black_cannot_defend_on_a_forbidden_point() {
     let mut renju = board15(Rule::Renju, rows, Color::Black);
     assert!(renju.is_forbidden(p(7, 7)), "{renju:?}");
     let moves = moves_of(analyse(&mut renju, SETTINGS, &mut 0));
-    assert!(moves.contains(&p(7, 6)) && moves.contains(&p(8, 6)), "{moves:?}");
+    assert!(
+        moves.contains(&p(7, 6)) && moves.contains(&p(8, 6)),
+        "{moves:?}"
+    );
     assert!(!moves.contains(&p(7, 7)), "{moves:?}");
     assert!(!moves.contains(&p(3, 7)), "{moves:?}");
     left_out_moves_lose(&mut renju, &moves);
