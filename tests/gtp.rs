@@ -286,6 +286,7 @@ fn a_pass_is_accepted_once_the_game_is_over() {
         e.ask("play w pass"),
         failure(None, "illegal move: gomoku has no pass")
     );
+    let before = e.ok("showboard");
     e.ok("play b E1");
     let board = e.ok("showboard");
     assert_eq!(e.ask("genmove w"), success(None, "pass"));
@@ -295,7 +296,55 @@ fn a_pass_is_accepted_once_the_game_is_over() {
         failure(None, "illegal move: gomoku has no pass")
     );
     assert_eq!(e.ok("showboard"), board);
+    // GUIs (Sabaki, GoGui) record both passes as moves: undo takes them
+    // back before the five.
+    e.ok("undo");
+    e.ok("undo");
+    assert_eq!(e.ok("showboard"), board);
+    e.ok("undo");
+    assert_eq!(e.ok("showboard"), before);
     e.ok("quit");
+}
+
+/// KataGo's `rectangular_boardsize`, which Sabaki and LizzieYzy send for a
+/// board whose sides differ.
+#[test]
+fn a_rectangular_board_is_set_as_guis_set_it() {
+    let mut e = Engine::start();
+    assert_eq!(e.ok("known_command rectangular_boardsize"), "true");
+    assert!(!e.ask("play b A20").success, "off the 15x15 board");
+    e.ok("rectangular_boardsize 15 20");
+    e.ok("play b A20");
+    assert!(!e.ask("play w Q1").success, "15 columns");
+    assert!(!e.ask("rectangular_boardsize 15").success);
+    e.ok("quit");
+}
+
+/// An analysis still running when the input ends is stopped, and its
+/// response closed with the empty line.
+#[test]
+fn an_analysis_at_the_end_of_input_is_closed() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = common::brain_command()
+        .arg("gtp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start pbrain-wuzi gtp");
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin
+            .write_all(b"boardsize 15\n1 lz-analyze b 10\n")
+            .expect("write");
+    } // Closed here: end of input.
+    let started = Instant::now();
+    let out = child.wait_with_output().expect("exits");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("=1"), "{text:?}");
+    assert!(text.ends_with("\n\n"), "{text:?}");
 }
 
 /// A line longer than the reader keeps (64 KiB) is cut; the command it

@@ -361,8 +361,12 @@ impl<F: FrontEnd> Driver<F> {
     /// that must answer finishes (within its time limit), the commands held
     /// behind it run. A ponder is not waited for, nor a search without a
     /// limit (no time control was given): it is stopped and answers with
-    /// what it has, since no STOP can come after the end of input.
+    /// what it has, since no STOP can come after the end of input. So is an
+    /// analysis, whose response is closed (GTP's empty line).
     pub fn drain(&mut self) {
+        if matches!(self.session.activity, Some(Activity::Analysis(_))) {
+            self.stop_search();
+        }
         loop {
             if self.session.busy() && !self.session.engine.search_ends_by_itself() {
                 self.stop_search();

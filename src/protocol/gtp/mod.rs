@@ -38,6 +38,7 @@ const COMMANDS: &[&str] = &[
     "list_commands",
     "quit",
     "boardsize",
+    "rectangular_boardsize",
     "clear_board",
     "komi",
     "play",
@@ -96,6 +97,9 @@ pub struct Gtp {
     /// Stones set up (handicap, set_position) at the start of the history:
     /// they cannot be undone.
     setup_stones: usize,
+    /// Passes accepted on the finished board (play's, genmove's answers):
+    /// GUIs record them as moves, so `undo` takes them back first.
+    passes: usize,
 }
 
 type GtpSession = Session<Job>;
@@ -137,6 +141,7 @@ impl Gtp {
                 lag,
                 clock: GtpClock::new(),
                 setup_stones: 0,
+                passes: 0,
             },
             session,
         )
@@ -146,6 +151,7 @@ impl Gtp {
         let rule = s.engine.rule();
         s.engine.new_game(size, rule);
         self.setup_stones = 0;
+        self.passes = 0;
         self.clock.new_game();
     }
 
@@ -227,7 +233,10 @@ impl Gtp {
             },
             // genmove answers pass on a finished board, and a referee
             // relays it to the other engine: accepted there, as nothing.
-            GtpMove::Pass if s.engine.board().outcome().is_some() => return success(s, id, ""),
+            GtpMove::Pass if s.engine.board().outcome().is_some() => {
+                self.passes += 1;
+                return success(s, id, "");
+            }
             GtpMove::Pass | GtpMove::Resign => {
                 return failure(s, id, "illegal move: gomoku has no pass")
             }
@@ -276,6 +285,7 @@ impl Gtp {
             // Nothing to play on a finished board.
             if play {
                 Self::with_side_to_move(s, color);
+                self.passes += 1;
             }
             return success(s, id, GtpMove::Pass.to_string());
         }
@@ -291,6 +301,10 @@ impl Gtp {
     }
 
     fn undo(&mut self, s: &mut GtpSession, id: Option<u64>) {
+        if self.passes > 0 {
+            self.passes -= 1;
+            return success(s, id, "");
+        }
         let board = s.engine.board();
         match board.last_move() {
             Some(last) if board.stone_count() > self.setup_stones => {
@@ -361,6 +375,7 @@ impl Gtp {
         };
         board.set_side_to_move(to_move);
         self.setup_stones = board.stone_count();
+        self.passes = 0;
         s.engine.set_board(board);
         success(s, id, "");
     }
@@ -472,6 +487,12 @@ impl FrontEnd for Gtp {
                 return Flow::Quit;
             }
             "boardsize" => self.boardsize(s, id, args),
+            // KataGo's name for a board of two sides, which Sabaki and
+            // LizzieYzy send when they differ.
+            "rectangular_boardsize" if args.len() == 2 => self.boardsize(s, id, args),
+            "rectangular_boardsize" => {
+                failure(s, id, "syntax error: rectangular_boardsize WIDTH HEIGHT")
+            }
             "clear_board" => {
                 let size = s.engine.board().size();
                 self.new_game(s, size);
@@ -543,7 +564,12 @@ impl FrontEnd for Gtp {
                             }
                             GtpMove::At(Vertex::of(mv, size))
                         }
-                        None => GtpMove::Pass,
+                        None => {
+                            if play {
+                                self.passes += 1;
+                            }
+                            GtpMove::Pass
+                        }
                     }
                 };
                 if !play {
