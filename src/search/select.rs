@@ -227,7 +227,13 @@ pub fn choose_edge(
     if !(0..edges.len()).any(|i| allowed(&i)) {
         return None;
     }
-    let max_visits = edges.iter().map(|e| e.visits).max().unwrap_or(0);
+    // The bar for "enough visits" among the moves that may be played: a
+    // move proven lost or excluded, often the most visited, sets no bar.
+    let max_visits = (0..edges.len())
+        .filter(|i| allowed(i) && !matches!(edges[*i].proven, Proven::Loss(_)))
+        .map(|i| edges[i].visits)
+        .max()
+        .unwrap_or(0);
     let threshold = (max_visits / 10).max(1);
     // Compared first; equal scores fall to visits, then to the prior.
     let score = |e: &Edge| -> f32 {
@@ -406,6 +412,28 @@ mod tests {
         rule: FinalMove::LowerConfidenceBound,
         draw_weight: 0.5,
     };
+
+    /// A move proven lost, or excluded, however many visits it holds, sets
+    /// no bar for the others: the better move just under a tenth of its
+    /// visits is still eligible.
+    #[test]
+    fn a_lost_or_excluded_move_sets_no_visit_bar() {
+        let mut lost = edge(0, 0.5, 10_000, 0.0);
+        lost.proven = Proven::Loss(5);
+        let edges = |first: Edge| {
+            vec![
+                first,
+                edge(1, 0.25, 999, 900.0),
+                edge(2, 0.25, 1_000, 300.0),
+            ]
+        };
+        let node = node_with(edges(lost));
+        assert_eq!(choose_edge(&node.lock(), LCB, None), Some(1));
+        let node = node_with(edges(edge(0, 0.5, 10_000, 5_000.0)));
+        let mut excluded = CellSet::new();
+        excluded.insert(Point::new(0, 0).unwrap());
+        assert_eq!(choose_edge(&node.lock(), LCB, Some(&excluded)), Some(1));
+    }
     const VISITS: MoveChoice = MoveChoice {
         rule: FinalMove::MostVisits,
         draw_weight: 0.5,
