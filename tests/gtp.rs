@@ -324,25 +324,7 @@ fn a_rectangular_board_is_set_as_guis_set_it() {
 /// response closed with the empty line.
 #[test]
 fn an_analysis_at_the_end_of_input_is_closed() {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = common::brain_command()
-        .arg("gtp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start pbrain-wuzi gtp");
-    {
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin
-            .write_all(b"boardsize 15\n1 lz-analyze b 10\n")
-            .expect("write");
-    } // Closed here: end of input.
-    let started = Instant::now();
-    let out = child.wait_with_output().expect("exits");
-    assert!(started.elapsed() < Duration::from_secs(10));
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = common::output_at_end_of_input(&["gtp"], b"boardsize 15\n1 lz-analyze b 10\n");
     assert!(text.contains("=1"), "{text:?}");
     assert!(text.ends_with("\n\n"), "{text:?}");
 }

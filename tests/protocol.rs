@@ -1025,22 +1025,10 @@ fn a_log_file_is_written_per_start() {
 /// search within its time), then exits: `printf ... | pbrain-wuzi` works.
 #[test]
 fn the_end_of_input_answers_what_was_asked() {
-    let mut child = common::brain_command()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start pbrain-wuzi");
-    {
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin
-            .write_all(b"START 15\nINFO timeout_turn 300\nBOARD\n7,7,1\n8,8,2\nDONE\nABOUT\n")
-            .expect("write");
-    } // Closed here: end of input.
-    let started = Instant::now();
-    let out = child.wait_with_output().expect("exits");
-    assert!(started.elapsed() < Duration::from_secs(10));
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = common::output_at_end_of_input(
+        &[],
+        b"START 15\nINFO timeout_turn 300\nBOARD\n7,7,1\n8,8,2\nDONE\nABOUT\n",
+    );
     let answers: Vec<&str> = text
         .lines()
         .filter(|l| !l.starts_with("MESSAGE") && !l.starts_with("DEBUG"))

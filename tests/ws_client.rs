@@ -425,23 +425,31 @@ fn a_server_that_trickles_the_handshake_is_given_up() {
     connect_is_given_up(address, Duration::from_secs(30));
 }
 
+/// `pbrain-wuzi connect` to a server this test scripts: the process and the
+/// server's end of its connection.
+fn scripted_server() -> (common::Killed, Socket) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("address");
+    let url = format!("ws://{address}/");
+    let process = pbrain_wuzi(&["--threads", "1", "connect", &url, "--name", "wuzi"]);
+    let (stream, _) = listener.accept().expect("accept");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let engine = tungstenite::accept(MaybeTlsStream::Plain(stream)).expect("handshake");
+    (process, engine)
+}
+
+fn send(socket: &mut Socket, value: Value) {
+    socket.send(Message::text(value.to_string())).expect("send")
+}
+
 /// A scripted server: after INVALID the engine plays another move (not the
 /// refused one again), it understands a MOVE written, as in the
 /// specification's example, with `"type":"START"`, and it sends no INFO.
 #[test]
 fn a_refused_move_is_not_played_again_and_a_start_typed_move_is_read() {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let address = listener.local_addr().expect("address");
-    let url = format!("ws://{address}/");
-    let _engine = pbrain_wuzi(&["--threads", "1", "connect", &url, "--name", "wuzi"]);
-    let (stream, _) = listener.accept().expect("accept");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .expect("timeout");
-    let mut engine = tungstenite::accept(MaybeTlsStream::Plain(stream)).expect("handshake");
-    let send = |socket: &mut Socket, value: Value| {
-        socket.send(Message::text(value.to_string())).expect("send")
-    };
+    let (_process, mut engine) = scripted_server();
     let time = json!({"B": 30000, "W": 30000});
     send(&mut engine, json!({"type": "NAME"}));
     assert_eq!(next(&mut engine)["type"], "NAME");
@@ -490,18 +498,7 @@ fn a_refused_move_is_not_played_again_and_a_start_typed_move_is_read() {
 /// END) does not stop INFO in the next game.
 #[test]
 fn an_invalid_between_games_does_not_stop_info() {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let address = listener.local_addr().expect("address");
-    let url = format!("ws://{address}/");
-    let _engine = pbrain_wuzi(&["--threads", "1", "connect", &url, "--name", "wuzi"]);
-    let (stream, _) = listener.accept().expect("accept");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .expect("timeout");
-    let mut engine = tungstenite::accept(MaybeTlsStream::Plain(stream)).expect("handshake");
-    let send = |socket: &mut Socket, value: Value| {
-        socket.send(Message::text(value.to_string())).expect("send")
-    };
+    let (_process, mut engine) = scripted_server();
     send(&mut engine, json!({"type": "NAME"}));
     assert_eq!(next(&mut engine)["type"], "NAME");
     let mut board = vec![vec!["."; 15]; 15];

@@ -81,6 +81,27 @@ pub fn free_port() -> u16 {
     }
 }
 
+/// The brain's whole output for `input` given on stdin with `args`, the
+/// input then closed (end of input): it must exit within 10 s.
+pub fn output_at_end_of_input(args: &[&str], input: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = brain_command()
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start pbrain-wuzi");
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(input).expect("write");
+    } // Closed here: end of input.
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().expect("exits");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// A safetensors file's bytes with the first value of the f32 tensor
 /// `name` replaced by `value` (a broken network file for the loaders).
 pub fn with_first_value(file: &[u8], name: &str, value: f32) -> Vec<u8> {

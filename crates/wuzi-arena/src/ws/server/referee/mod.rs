@@ -689,14 +689,13 @@ mod tests {
         assert_eq!(referee.clients.len(), 2);
     }
 
-    /// A move's thinking time ends when it was read, not when the referee
-    /// handled it (a backlog of events is not the player's time).
-    #[test]
-    fn a_move_is_timed_by_its_arrival() {
+    /// A referee pairing automatically, games of `time` a side, with two
+    /// named players (clients 1 and 2) paired: it and their queues.
+    fn paired(time: Duration) -> (Referee, Vec<Receiver<Outgoing>>) {
         let mut referee = Referee::new(
             ServerConfig {
                 auto_pair: true,
-                time: Duration::from_secs(60),
+                time,
                 ..ServerConfig::default()
             },
             Arc::new(SharedStats::default()),
@@ -710,6 +709,14 @@ mod tests {
             inboxes.push(inbox);
         }
         referee.tick();
+        (referee, inboxes)
+    }
+
+    /// A move's thinking time ends when it was read, not when the referee
+    /// handled it (a backlog of events is not the player's time).
+    #[test]
+    fn a_move_is_timed_by_its_arrival() {
+        let (mut referee, inboxes) = paired(Duration::from_secs(60));
         let black = referee.games[0].players[0];
         let arrived = referee.games[0].turn_started + Duration::from_millis(20);
         std::thread::sleep(Duration::from_millis(300));
@@ -732,23 +739,7 @@ mod tests {
     /// players are paired again is not played in the new game.
     #[test]
     fn a_move_of_the_last_game_is_not_played_in_the_next() {
-        let mut referee = Referee::new(
-            ServerConfig {
-                auto_pair: true,
-                time: Duration::from_millis(200),
-                ..ServerConfig::default()
-            },
-            Arc::new(SharedStats::default()),
-        );
-        let mut inboxes = Vec::new();
-        for (id, name) in [(1, "a"), (2, "b")] {
-            let (out, inbox) = bounded(OUTGOING_QUEUE);
-            referee.handle(Event::Connected(id, out, None, Role::Player));
-            let text = format!(r#"{{"type":"NAME","name":"{name}"}}"#);
-            referee.handle(Event::Text(id, text, Instant::now()));
-            inboxes.push(inbox);
-        }
-        referee.tick();
+        let (mut referee, inboxes) = paired(Duration::from_millis(200));
         let [black, white] = referee.games[0].players;
         let first_game = referee.games[0].started;
         let place = |row: u32| {
