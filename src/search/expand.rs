@@ -237,7 +237,8 @@ enum Defence {
 /// The opponent's threats decide which moves exist (the side to move has
 /// no five and no five to block here):
 /// * a threat to make an unstoppable four (an open three, a four-four
-///   point): the exact defence set;
+///   point, in renju a white four whose block black may not take): the
+///   exact defence set;
 /// * a VCF (found within `vcf_nodes`, as if the side to move passed): the
 ///   cells that could break its line.
 ///
