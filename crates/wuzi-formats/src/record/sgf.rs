@@ -139,6 +139,10 @@ pub enum SgfError {
     Size(#[from] BoardSizeError),
     #[error("stone {point} is off the {size} board")]
     OffBoard { point: Point, size: BoardSize },
+    /// `GM` other than 4 (gomoku and renju): a record of another game, a
+    /// go game's `SZ[19]` and moves among them, must not be read as ours.
+    #[error("GM[{value}] is not a gomoku or renju record (GM[4])")]
+    OtherGame { value: String },
 }
 
 /// One open `(` of an SGF collection.
@@ -299,6 +303,11 @@ fn sgf_property(game: &mut SgfGame, key: &str, value: String) -> Result<(), SgfE
 /// The size (`SZ[n]` or `SZ[w:h]`, 15 without it), with every stone on the
 /// board; the game is taken and `game` left empty.
 fn finish_sgf_game(game: &mut SgfGame) -> Result<SgfGame, SgfError> {
+    if let Some(gm) = game.property("GM").filter(|gm| gm.trim() != "4") {
+        return Err(SgfError::OtherGame {
+            value: gm.to_string(),
+        });
+    }
     let sz = game.property("SZ").unwrap_or("15").trim().to_string();
     let side = |v: &str| {
         v.trim()
@@ -431,5 +440,18 @@ mod tests {
         assert_eq!(err("(B[aa])"), SgfError::PropertyOutsideNode);
         assert_eq!(err("(;B[aa]"), SgfError::UnterminatedTree);
         assert_eq!(err("(;C[x"), SgfError::UnterminatedValue);
+        // A go record: its board and moves would read as a gomoku game.
+        assert!(matches!(
+            err("(;GM[1]FF[4]SZ[19];B[pd];W[dp])"),
+            SgfError::OtherGame { value } if value == "1"
+        ));
+    }
+
+    #[test]
+    fn sgf_of_gomoku_is_read_with_or_without_gm() {
+        for text in ["(;GM[4]SZ[15];B[hh])", "(;GM[ 4 ]SZ[15];B[hh])", "(;SZ[15];B[hh])"] {
+            let games = parse_sgf(text).unwrap();
+            assert_eq!(games[0].moves, [(Color::Black, Point::new(7, 7).unwrap())]);
+        }
     }
 }
