@@ -449,7 +449,11 @@ mod tests {
 
     #[test]
     fn sgf_of_gomoku_is_read_with_or_without_gm() {
-        for text in ["(;GM[4]SZ[15];B[hh])", "(;GM[ 4 ]SZ[15];B[hh])", "(;SZ[15];B[hh])"] {
+        for text in [
+            "(;GM[4]SZ[15];B[hh])",
+            "(;GM[ 4 ]SZ[15];B[hh])",
+            "(;SZ[15];B[hh])",
+        ] {
             let games = parse_sgf(text).unwrap();
             assert_eq!(games[0].moves, [(Color::Black, Point::new(7, 7).unwrap())]);
         }
