@@ -112,6 +112,46 @@ fn a_limit_below_the_engines_own_needs_is_said_and_survived() {
     );
 }
 
+/// The same said for the configuration file's limit, at start-up, and for
+/// Yixin-Board's `hash_size` (KiB).
+#[test]
+fn a_configured_or_yixin_limit_below_the_engines_needs_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let networks = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("networks");
+    let config = dir.path().join("wuzi.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[engine]\nmax_memory_mb = 1\n[network]\nfreestyle = {:?}\n",
+            networks.join("freestyle-4x32.safetensors")
+        ),
+    )
+    .unwrap();
+    let mut brain = Brain::start(&["--config", config.to_str().unwrap()]);
+    brain.expect(|l| {
+        l.starts_with("MESSAGE [engine] max_memory_mb 1 MB is below the")
+            && l.contains("searching with the smallest tree")
+    });
+    brain.send("START 15");
+    assert_eq!(brain.answer(), "OK");
+    brain.send("INFO hash_size 2048");
+    brain.expect(|l| l.starts_with("MESSAGE hash_size 2 MB is below the"));
+    // A limit the engine can keep is not questioned.
+    brain.send("INFO hash_size 1048576");
+    brain.send("INFO timeout_turn 200");
+    brain.send("BEGIN");
+    let answer = brain.answer();
+    a_move(&answer);
+    assert!(
+        !brain
+            .messages()
+            .iter()
+            .any(|m| m.contains("hash_size 1024 MB")),
+        "{:?}",
+        brain.messages()
+    );
+}
+
 /// A long search stops when its tree reaches the tree's limit (the logs
 /// say why the search stopped): under a limit below what the engine needs,
 /// the smallest tree, which a search fills in seconds. (Not a limit just

@@ -33,14 +33,16 @@ impl Gomocup {
                         bytes => usize::try_from(bytes).unwrap_or(usize::MAX),
                     };
                     engine.configure(|c| c.max_memory = limit);
-                    check_memory_limit(s, limit);
+                    check_memory_limit(s, "max_memory", limit);
                 }
                 _ => bad(s, "expected a number of bytes (0: no limit)"),
             },
             "hash_size" => match number() {
                 // Yixin-Board: KiB.
                 Ok(kib) if kib > 0 => {
-                    engine.configure(|c| c.max_memory = (kib as usize).saturating_mul(1024))
+                    let limit = usize::try_from(kib).map_or(usize::MAX, |k| k.saturating_mul(1024));
+                    engine.configure(|c| c.max_memory = limit);
+                    check_memory_limit(s, "hash_size", limit);
                 }
                 Ok(_) => {}
                 Err(_) => bad(s, "expected a size in KiB"),
@@ -116,9 +118,10 @@ impl Gomocup {
     }
 }
 
-/// Says so when `limit` (bytes, the whole process's) is below what the
-/// engine holds without a tree plus the margin and the smallest tree.
-pub(super) fn check_memory_limit(s: &mut GomocupSession, limit: usize) {
+/// Says so when `limit` (bytes, the whole process's, set by `setting`) is
+/// below what the engine holds without a tree plus the margin and the
+/// smallest tree.
+pub(super) fn check_memory_limit(s: &mut GomocupSession, setting: &str, limit: usize) {
     const MB: f64 = (1 << 20) as f64;
     let Some(used) = memory::process_private_bytes() else {
         return;
@@ -129,7 +132,7 @@ pub(super) fn check_memory_limit(s: &mut GomocupSession, limit: usize) {
         message(
             s,
             &format!(
-                "max_memory {:.0} MB is below the {:.0} MB this engine needs ({:.0} MB for its \
+                "{setting} {:.0} MB is below the {:.0} MB this engine needs ({:.0} MB for its \
                  code and network): searching with the smallest tree ({:.0} MB)",
                 limit as f64 / MB,
                 floor as f64 / MB,

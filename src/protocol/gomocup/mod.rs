@@ -230,6 +230,12 @@ impl Gomocup {
         for note in notes {
             message(&mut session, &format!("ERROR {note}"));
         }
+        // A limit from the configuration file is said at once, as a
+        // manager's INFO max_memory is when it comes.
+        let configured = session.engine.config().max_memory;
+        if configured != usize::MAX {
+            info::check_memory_limit(&mut session, "[engine] max_memory_mb", configured);
+        }
         front.apply_clock(&mut session.engine);
         Driver::new(front, session)
     }
