@@ -460,7 +460,7 @@ impl Referee {
                             && (checkpoint.stayed[seat] == Some(*id)
                                 || !stayed.contains(id)
                                     && n == name
-                                    && secret.as_ref().map_or(true, |s| given.as_ref() == Some(s)))
+                                    && secret.as_ref().is_none_or(|s| given.as_ref() == Some(s)))
                     })
                     .map(|(id, _, _)| *id)
             };
