@@ -306,6 +306,51 @@ fn a_pass_is_accepted_once_the_game_is_over() {
     e.ok("quit");
 }
 
+/// A pass stays where it came in the history: after a rule switch lets
+/// the game go on past it, `undo` takes back the stones played since
+/// first, and undoing genmove's pass gives the move back to the side that
+/// had it.
+#[test]
+fn undo_takes_back_a_pass_only_when_it_is_the_last_move() {
+    let mut e = Engine::start();
+    e.ok("boardsize 15");
+    for black in ["A1", "B1", "C1", "D1", "F1"] {
+        e.ok(&format!("play b {black}"));
+    }
+    let before_six = e.ok("showboard");
+    e.ok("play b E1"); // six in a row: a win in freestyle only
+    let six = e.ok("showboard");
+    assert_eq!(e.ask("genmove b"), success(None, "pass"));
+    e.ok("undo");
+    assert_eq!(e.ok("showboard"), six, "the side to move is white's again");
+    assert_eq!(e.ask("genmove w"), success(None, "pass"));
+    e.ok("wuzi-rule standard");
+    let six_standard = e.ok("showboard");
+    e.ok("play w H8");
+    e.ok("undo");
+    assert_eq!(
+        e.ok("showboard"),
+        six_standard,
+        "H8 taken back, not the pass"
+    );
+    e.ok("undo");
+    assert_eq!(e.ok("showboard"), six_standard, "then the pass");
+    e.ok("undo");
+    e.ok("wuzi-rule freestyle");
+    // The stones as before E1 (GTP lets either colour move next).
+    let stones = |board: &str| {
+        board
+            .rsplit_once('\n')
+            .map(|(stones, _)| stones.to_string())
+    };
+    assert_eq!(
+        stones(&e.ok("showboard")),
+        stones(&before_six),
+        "then the sixth stone"
+    );
+    e.ok("quit");
+}
+
 /// KataGo's `rectangular_boardsize`, which Sabaki and LizzieYzy send for a
 /// board whose sides differ.
 #[test]
@@ -317,6 +362,11 @@ fn a_rectangular_board_is_set_as_guis_set_it() {
     e.ok("play b A20");
     assert!(!e.ask("play w Q1").success, "15 columns");
     assert!(!e.ask("rectangular_boardsize 15").success);
+    assert_eq!(
+        e.ask("rectangular_boardsize 15 x"),
+        failure(None, "syntax error: rectangular_boardsize WIDTH HEIGHT")
+    );
+    e.ok("play w B20");
     e.ok("quit");
 }
 
@@ -325,6 +375,18 @@ fn a_rectangular_board_is_set_as_guis_set_it() {
 #[test]
 fn an_analysis_at_the_end_of_input_is_closed() {
     let text = common::output_at_end_of_input(&["gtp"], b"boardsize 15\n1 lz-analyze b 10\n");
+    assert!(text.contains("=1"), "{text:?}");
+    assert!(text.ends_with("\n\n"), "{text:?}");
+}
+
+/// The same for an analysis held back behind a genmove, which starts only
+/// once the input has ended.
+#[test]
+fn an_analysis_queued_behind_a_search_at_the_end_of_input_is_closed() {
+    let text = common::output_at_end_of_input(
+        &["gtp"],
+        b"boardsize 15\ntime_settings 0 1 1\ngenmove b\n1 lz-analyze w 10\n",
+    );
     assert!(text.contains("=1"), "{text:?}");
     assert!(text.ends_with("\n\n"), "{text:?}");
 }

@@ -364,14 +364,16 @@ impl<F: FrontEnd> Driver<F> {
     /// what it has, since no STOP can come after the end of input. So is an
     /// analysis, whose response is closed (GTP's empty line).
     pub fn drain(&mut self) {
-        if matches!(self.session.activity, Some(Activity::Analysis(_))) {
-            self.stop_search();
-        }
         loop {
             if self.session.busy() && !self.session.engine.search_ends_by_itself() {
                 self.stop_search();
             }
             self.tick();
+            // Running before, or started by a command held back behind a
+            // search that `tick` just finished.
+            if matches!(self.session.activity, Some(Activity::Analysis(_))) {
+                self.stop_search();
+            }
             if self.wants_exit() || (!self.session.busy() && self.deferred.is_empty()) {
                 return;
             }

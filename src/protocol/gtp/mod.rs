@@ -97,10 +97,27 @@ pub struct Gtp {
     /// Stones set up (handicap, set_position) at the start of the history:
     /// they cannot be undone.
     setup_stones: usize,
-    /// Passes accepted on the finished board (play's, genmove's answers):
-    /// GUIs record them as moves, so `undo` takes them back first.
-    passes: usize,
+    /// Passes accepted into the game (play's and genmove's on a finished
+    /// board, genmove's when no move is left), oldest first: GUIs record
+    /// them as moves, so `undo` takes one back when it is the last move.
+    passes: Vec<Pass>,
 }
+
+/// A pass in the game's history.
+#[derive(Clone, Copy, Debug)]
+struct Pass {
+    /// Stones on the board when it came: it is the last move while the
+    /// board still has as many (a rule switched afterwards may let stones
+    /// follow it).
+    stones: usize,
+    /// The side to move before it (genmove's colour may have changed it).
+    side_before: Color,
+}
+
+/// Passes kept for `undo`: far more than any game has, so that a stream
+/// of them cannot grow the history without bound; beyond it the oldest is
+/// forgotten.
+const MAX_PASSES: usize = 1024;
 
 type GtpSession = Session<Job>;
 
@@ -141,7 +158,7 @@ impl Gtp {
                 lag,
                 clock: GtpClock::new(),
                 setup_stones: 0,
-                passes: 0,
+                passes: Vec::new(),
             },
             session,
         )
@@ -151,7 +168,7 @@ impl Gtp {
         let rule = s.engine.rule();
         s.engine.new_game(size, rule);
         self.setup_stones = 0;
-        self.passes = 0;
+        self.passes.clear();
         self.clock.new_game();
     }
 
@@ -234,7 +251,7 @@ impl Gtp {
             // genmove answers pass on a finished board, and a referee
             // relays it to the other engine: accepted there, as nothing.
             GtpMove::Pass if s.engine.board().outcome().is_some() => {
-                self.passes += 1;
+                self.record_pass(s.engine.board(), s.engine.board().side_to_move());
                 return success(s, id, "");
             }
             GtpMove::Pass | GtpMove::Resign => {
@@ -284,8 +301,8 @@ impl Gtp {
         if s.engine.board().outcome().is_some() {
             // Nothing to play on a finished board.
             if play {
+                self.record_pass(s.engine.board(), side_before);
                 Self::with_side_to_move(s, color);
-                self.passes += 1;
             }
             return success(s, id, GtpMove::Pass.to_string());
         }
@@ -300,9 +317,22 @@ impl Gtp {
         });
     }
 
+    /// Keeps a pass made on `board` for `undo`.
+    fn record_pass(&mut self, board: &Board, side_before: Color) {
+        if self.passes.len() >= MAX_PASSES {
+            self.passes.remove(0);
+        }
+        self.passes.push(Pass {
+            stones: board.stone_count(),
+            side_before,
+        });
+    }
+
     fn undo(&mut self, s: &mut GtpSession, id: Option<u64>) {
-        if self.passes > 0 {
-            self.passes -= 1;
+        let stones = s.engine.board().stone_count();
+        if let Some(pass) = self.passes.last().copied().filter(|p| p.stones == stones) {
+            self.passes.pop();
+            Self::with_side_to_move(s, pass.side_before);
             return success(s, id, "");
         }
         let board = s.engine.board();
@@ -375,7 +405,7 @@ impl Gtp {
         };
         board.set_side_to_move(to_move);
         self.setup_stones = board.stone_count();
-        self.passes = 0;
+        self.passes.clear();
         s.engine.set_board(board);
         success(s, id, "");
     }
@@ -489,7 +519,11 @@ impl FrontEnd for Gtp {
             "boardsize" => self.boardsize(s, id, args),
             // KataGo's name for a board of two sides, which Sabaki and
             // LizzieYzy send when they differ.
-            "rectangular_boardsize" if args.len() == 2 => self.boardsize(s, id, args),
+            "rectangular_boardsize"
+                if args.len() == 2 && args.iter().all(|a| a.parse::<u32>().is_ok()) =>
+            {
+                self.boardsize(s, id, args)
+            }
             "rectangular_boardsize" => {
                 failure(s, id, "syntax error: rectangular_boardsize WIDTH HEIGHT")
             }
@@ -566,7 +600,7 @@ impl FrontEnd for Gtp {
                         }
                         None => {
                             if play {
-                                self.passes += 1;
+                                self.record_pass(s.engine.board(), side_before);
                             }
                             GtpMove::Pass
                         }
