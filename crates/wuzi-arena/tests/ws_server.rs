@@ -62,6 +62,11 @@ fn name(socket: &mut Socket, name: &str, protocol: &str) {
     client::name(socket, name, protocol).expect("send");
 }
 
+/// Answers the ping after a game's END (see `client::answer_ping`).
+fn answer_ping(socket: &mut Socket) {
+    client::answer_ping(socket, ANSWER).expect("a ping after END");
+}
+
 fn place(row: u32, column: u32) -> Value {
     json!({"type": "MOVE", "move": {"type": "place", "point": {"row": row, "column": column}}})
 }
@@ -131,6 +136,7 @@ fn a_game_is_refereed_to_its_five() {
         assert_eq!(end["reason"], "five");
         assert_eq!(end["winner"], "B");
         assert_eq!(end["players"]["B"]["score"], 1.0);
+        answer_ping(socket);
     }
     // Paired again, with the colours the other way round.
     let (again_black, again_white) = (next(&mut black), next(&mut white));
@@ -180,6 +186,7 @@ fn a_dropped_player_ends_the_game_and_both_back_resume_it() {
         (end["type"].as_str(), end["reason"].as_str()),
         (Some("END"), Some("error"))
     );
+    answer_ping(&mut black);
     // White comes back under its name: the game resumes from the log.
     let mut white = connect(&server);
     name(&mut white, "white-player", "v2");
@@ -215,6 +222,7 @@ fn a_resumed_game_keeps_colours_when_both_players_share_a_name() {
     drop(black);
     let end = next(&mut white);
     assert_eq!(end["reason"], "error", "{end}");
+    answer_ping(&mut white);
     let mut black = connect(&server);
     name(&mut black, "human", "v1");
     let (start_black, start_white) = (next(&mut black), next(&mut white));

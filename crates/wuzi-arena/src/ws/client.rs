@@ -61,6 +61,23 @@ pub fn next(socket: &mut Socket, limit: Duration) -> Result<Value, String> {
     Err(format!("no message within {limit:?}"))
 }
 
+/// Reads the ping that follows a game's END and sends its pong now. A
+/// client reading its socket answers it by itself (the server seats it in
+/// no new game before); a caller that holds several clients and waits on
+/// one of them answers the others' with this first.
+pub fn answer_ping(socket: &mut Socket, limit: Duration) -> Result<(), String> {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        match socket.read() {
+            Ok(Message::Ping(_)) => return socket.flush().map_err(|e| format!("pong: {e}")),
+            Ok(Message::Text(text)) => return Err(format!("a message before the ping: {text}")),
+            Ok(_) => {}
+            Err(e) => return Err(format!("read: {e}")),
+        }
+    }
+    Err(format!("no ping within {limit:?}"))
+}
+
 /// Reads until a message of type `kind`, giving up once `limit` has
 /// passed (a read under way finishes first, as in [`next`]); others (such
 /// as the clocks) are skipped, but the game's END is an error.

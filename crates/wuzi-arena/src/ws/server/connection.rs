@@ -468,7 +468,11 @@ fn write_frames(
         let frame = match outgoing.recv_timeout(WAKE) {
             Ok(Outgoing::Text(text)) => Message::text(text),
             Ok(Outgoing::Shared(text)) => Message::text(text.to_string()),
-            Ok(Outgoing::Ping) => Message::Ping(Vec::new().into()),
+            Ok(Outgoing::Ping(token)) => Message::Ping(
+                token
+                    .map_or_else(Vec::new, |t| t.to_be_bytes().to_vec())
+                    .into(),
+            ),
             Err(RecvTimeoutError::Timeout) if !reader.ended() => continue,
             // The reader has ended, or the server is stopping (its referee
             // may never drop this queue: an event of this connection can
@@ -524,8 +528,11 @@ fn read_frames(
                     return;
                 }
             }
-            Ok(Message::Pong(_)) if within_cap(&mut window, &mut in_window) => {
-                if events.send(Event::Pong(id)).is_err() {
+            Ok(Message::Pong(payload)) if within_cap(&mut window, &mut in_window) => {
+                let token = <[u8; 8]>::try_from(&payload[..])
+                    .ok()
+                    .map(u64::from_be_bytes);
+                if events.send(Event::Pong(id, token)).is_err() {
                     return;
                 }
             }

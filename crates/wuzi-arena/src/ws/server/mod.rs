@@ -198,7 +198,9 @@ enum Outgoing {
     Text(String),
     /// The same text for many connections (the web boards' state).
     Shared(Arc<str>),
-    Ping,
+    /// A ping carrying a token (none: the heartbeat's), answered in the
+    /// client's pong.
+    Ping(Option<u64>),
     Close,
 }
 
@@ -221,7 +223,8 @@ enum Event {
     /// A message, and when it was read: a player's thinking ends when its
     /// move arrives, not when the referee gets to it.
     Text(ClientId, String, Instant),
-    Pong(ClientId),
+    /// A pong, with the token of the ping it answers if it carried one.
+    Pong(ClientId, Option<u64>),
     Disconnected(ClientId),
 }
 

@@ -19,6 +19,12 @@ struct Client {
     connected: Instant,
     /// Its colour in its last game on this connection.
     last_color: Option<Color>,
+    /// The token of the ping sent after its last game's END, until its
+    /// pong comes: the protocol has no game id, and whatever the client
+    /// sent before it read the END (a move a moment too late, its
+    /// analysis) arrives before that pong, so it is not seated in a new
+    /// game, where it would be taken for that game's, until then.
+    settling: Option<u64>,
 }
 
 /// A web board watching.
@@ -33,9 +39,6 @@ struct Running {
     game: WsGame,
     /// Black's and white's client.
     players: [ClientId; 2],
-    /// When its START was queued: a move read before then was sent in an
-    /// earlier game (the protocol has no game id).
-    started: Instant,
     turn_started: Instant,
     /// What the players said of the game (extension INFO), black's, white's.
     analysis: [Option<PlayerInfo>; 2],
@@ -82,6 +85,8 @@ pub(super) struct Referee {
     games: Vec<Running>,
     checkpoints: Vec<Checkpoint>,
     last_ping: Instant,
+    /// The last token given to a ping after a game's END.
+    last_token: u64,
     stats: Arc<SharedStats>,
 }
 
@@ -116,6 +121,7 @@ impl Referee {
             games: Vec::new(),
             checkpoints: Vec::new(),
             last_ping: Instant::now(),
+            last_token: 0,
             stats,
         }
     }
@@ -172,7 +178,7 @@ impl Referee {
         // Pongs and web boards' messages change nothing the boards show
         // (a game a board starts marks the change itself).
         let viewer_text = matches!(&event, Event::Text(id, ..) if self.viewers.contains_key(id));
-        self.changed |= !matches!(event, Event::Pong(_)) && !viewer_text;
+        self.changed |= !matches!(event, Event::Pong(..)) && !viewer_text;
         match event {
             Event::Connected(id, out, socket, Role::Viewer) => {
                 self.viewers.insert(
@@ -191,7 +197,7 @@ impl Referee {
             Event::Disconnected(id) if self.viewers.contains_key(&id) => {
                 self.viewers.remove(&id);
             }
-            Event::Pong(id) if self.viewers.contains_key(&id) => {
+            Event::Pong(id, _) if self.viewers.contains_key(&id) => {
                 if let Some(v) = self.viewers.get_mut(&id) {
                     v.alive = true;
                 }
@@ -210,12 +216,16 @@ impl Referee {
                         alive: true,
                         connected: Instant::now(),
                         last_color: None,
+                        settling: None,
                     },
                 );
             }
-            Event::Pong(id) => {
+            Event::Pong(id, token) => {
                 if let Some(c) = self.clients.get_mut(&id) {
                     c.alive = true;
+                    if token.is_some() && token == c.settling {
+                        c.settling = None;
+                    }
                 }
             }
             Event::Disconnected(id) => self.drop_client(id),
@@ -264,13 +274,6 @@ impl Referee {
         };
         let color = color_of_seat(seat);
         let running = &mut self.games[g];
-        if arrived < running.started {
-            // It crossed the END of the game it was for (a move a moment
-            // too late, paired again in the same tick): not this game's
-            // move, and that game's END has answered it.
-            tracing::info!("client {id}: a move of its last game ignored");
-            return;
-        }
         let thinking = arrived.saturating_duration_since(running.turn_started);
         match running.game.play(color, mv, thinking) {
             Err(why) => {
@@ -331,6 +334,19 @@ impl Referee {
         let message = running.game.end_message(ending);
         for id in running.players {
             self.send(id, &message);
+            self.settle(id);
+        }
+    }
+
+    /// Follows the END just queued for `id` with a ping of a new token: the
+    /// client is seated again once it answers (see `Client::settling`).
+    fn settle(&mut self, id: ClientId) {
+        self.last_token += 1;
+        let token = self.last_token;
+        if let Some(client) = self.clients.get_mut(&id) {
+            client.settling = Some(token);
+            let out = client.out.clone();
+            self.queue(id, &out, Outgoing::Ping(Some(token)));
         }
     }
 
@@ -386,6 +402,7 @@ impl Referee {
         self.count();
         for cid in players {
             self.send(cid, &message);
+            self.settle(cid);
         }
     }
 
@@ -397,6 +414,10 @@ impl Referee {
         }
         if self.is_playing(black) || self.is_playing(white) {
             return Err("one of them is playing".into());
+        }
+        let settling = |id: ClientId| self.clients.get(&id).is_some_and(|c| c.settling.is_some());
+        if settling(black) || settling(white) {
+            return Err("one of them has not answered since its last game ended".into());
         }
         let reserved = |id: ClientId| {
             let name = self.clients.get(&id).and_then(|c| c.name.as_deref());
@@ -433,7 +454,7 @@ impl Referee {
         let waiting: Vec<(ClientId, String, Option<String>)> = self
             .clients
             .iter()
-            .filter(|(&id, _)| !self.is_playing(id))
+            .filter(|(&id, c)| !self.is_playing(id) && c.settling.is_none())
             .filter_map(|(&id, c)| c.name.clone().map(|n| (id, n, c.seat.clone())))
             .collect();
         let mut taken: Vec<ClientId> = Vec::new();
@@ -516,7 +537,6 @@ impl Referee {
     /// extension, in a seat without one, gets a new one.
     fn launch(&mut self, game: WsGame, players: [ClientId; 2], mut seats: [Option<String>; 2]) {
         self.changed = true;
-        let started = Instant::now();
         tracing::info!(
             "game starts ({} moves logged): black client {}, white client {}",
             game.moves(),
@@ -545,7 +565,6 @@ impl Referee {
         self.games.push(Running {
             game,
             players,
-            started,
             turn_started: Instant::now(),
             analysis: [None, None],
             seats,
@@ -621,10 +640,10 @@ impl Referee {
                 viewer.alive = false;
             }
             for (&id, client) in &self.clients {
-                self.queue(id, &client.out, Outgoing::Ping);
+                self.queue(id, &client.out, Outgoing::Ping(None));
             }
             for (&id, viewer) in &self.viewers {
-                self.queue(id, &viewer.out, Outgoing::Ping);
+                self.queue(id, &viewer.out, Outgoing::Ping(None));
             }
         }
         self.drop_overflowed();
@@ -735,13 +754,14 @@ mod tests {
         assert_eq!(left, 60_000 - 20, "{valid}");
     }
 
-    /// A move that loses on time and reaches the referee after the same two
-    /// players are paired again is not played in the new game.
+    /// A move that loses on time and reaches the referee after its game's
+    /// END is not played in the next game: the two are seated again only
+    /// once each has answered the ping that followed the END, which comes
+    /// after anything it sent before reading the END.
     #[test]
     fn a_move_of_the_last_game_is_not_played_in_the_next() {
         let (mut referee, inboxes) = paired(Duration::from_millis(200));
         let [black, white] = referee.games[0].players;
-        let first_game = referee.games[0].started;
         let place = |row: u32| {
             format!(
                 r#"{{"type":"MOVE","move":{{"type":"place","point":{{"row":{row},"column":7}}}}}}"#
@@ -749,28 +769,34 @@ mod tests {
         };
         referee.handle(Event::Text(black, place(7), Instant::now()));
         assert_eq!(referee.games[0].game.moves(), 1);
-        // White's answer, read a moment after its time ran out, still
-        // queued when the clock check ends the game and pairs the two again:
-        // white last time, white is black now and to move.
+        // White's time runs out: END, then a ping with a token to each.
         std::thread::sleep(Duration::from_millis(250));
-        let arrived = Instant::now();
+        referee.tick();
+        assert!(referee.games.is_empty(), "not paired before the pongs");
+        let token = |id: ClientId| {
+            inboxes[usize::try_from(id - 1).unwrap()]
+                .try_iter()
+                .find_map(|o| match o {
+                    Outgoing::Ping(Some(token)) => Some(token),
+                    _ => None,
+                })
+                .expect("a ping with a token after END")
+        };
+        let (black_token, white_token) = (token(black), token(white));
+        // White's answer, sent before it read the END: refused, not played.
+        referee.handle(Event::Text(white, place(8), Instant::now()));
+        referee.handle(Event::Pong(white, Some(white_token)));
+        // A heartbeat's pong, or another token, does not seat black.
+        referee.handle(Event::Pong(black, None));
+        referee.handle(Event::Pong(black, Some(black_token + 100)));
+        referee.tick();
+        assert!(referee.games.is_empty(), "black has not answered yet");
+        referee.handle(Event::Pong(black, Some(black_token)));
         referee.tick();
         assert_eq!(referee.games.len(), 1, "paired again");
-        assert!(referee.games[0].started > first_game);
         assert_eq!(referee.games[0].players[0], white);
-        for inbox in &inboxes {
-            inbox.try_iter().count();
-        }
-        referee.handle(Event::Text(white, place(8), arrived));
-        assert_eq!(referee.games[0].game.moves(), 0, "played in the new game");
-        let inbox = &inboxes[usize::try_from(white - 1).unwrap()];
-        assert!(
-            inbox
-                .try_iter()
-                .all(|o| !matches!(o, Outgoing::Text(t) if t.contains("VALID"))),
-            "answered as a move of the new game"
-        );
-        // A move read after START is played.
+        assert_eq!(referee.games[0].game.moves(), 0);
+        // A move sent after START is played.
         referee.handle(Event::Text(white, place(8), Instant::now()));
         assert_eq!(referee.games[0].game.moves(), 1);
     }
