@@ -303,7 +303,11 @@ fn sgf_property(game: &mut SgfGame, key: &str, value: String) -> Result<(), SgfE
 /// The size (`SZ[n]` or `SZ[w:h]`, 15 without it), with every stone on the
 /// board; the game is taken and `game` left empty.
 fn finish_sgf_game(game: &mut SgfGame) -> Result<SgfGame, SgfError> {
-    if let Some(gm) = game.property("GM").filter(|gm| gm.trim() != "4") {
+    // A number: GM[04] is gomoku too.
+    if let Some(gm) = game
+        .property("GM")
+        .filter(|gm| gm.trim().parse::<u32>() != Ok(4))
+    {
         return Err(SgfError::OtherGame {
             value: gm.to_string(),
         });
@@ -452,6 +456,7 @@ mod tests {
         for text in [
             "(;GM[4]SZ[15];B[hh])",
             "(;GM[ 4 ]SZ[15];B[hh])",
+            "(;GM[04]SZ[15];B[hh])",
             "(;SZ[15];B[hh])",
         ] {
             let games = parse_sgf(text).unwrap();
