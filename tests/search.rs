@@ -775,3 +775,65 @@ fn black_with_only_forbidden_cells_is_lost_not_drawn() {
 fn summary(result: &wuzi::search::SearchResult) -> String {
     wuzi::protocol::summary::summary_line(result, wuzi::notation::Notation::Gomocup)
 }
+
+/// Black's double-three threat, and white's split three on row 12, whose
+/// gap (3, 12) makes an open four: white's only winning move.
+fn white_wins_only_through_the_gap() -> (Board, Point) {
+    (
+        board15(
+            Rule::Freestyle,
+            &[
+                (0, "O.............O"),
+                (4, "........O.O...."),
+                (5, "........X......"),
+                (6, "........X......"),
+                (7, ".....XX........"),
+                (12, "..O.OO........."),
+            ],
+            Color::White,
+        ),
+        p(3, 12),
+    )
+}
+
+/// A search with white's only winning move blocked, from a cached root
+/// that the search before left unproven, after the position behind that
+/// move was proven lost for black (as a transposition would have it):
+/// the root is not taken for won through the blocked move, which would
+/// skip the safety net's check of the move played.
+#[test]
+fn a_root_is_not_proven_won_through_a_blocked_move_by_the_cache() {
+    let (b, gap) = white_wins_only_through_the_gap();
+    // No solver at the root or the leaves: the first search leaves the
+    // root unproven, with the gap among its moves.
+    let s = Searcher::new(
+        service(),
+        SearchConfig {
+            threads: 1,
+            pipeline: 1,
+            batch_size: SearchBatch::Fixed(4),
+            leaf_vcf_nodes: 0,
+            root_vct_nodes: 0,
+            vct_plies: 0,
+            ..SearchConfig::default()
+        },
+    );
+    s.search(&b, &playouts(1), &AtomicBool::new(false));
+    let (_, root) = s.node_after(&b, &[]).expect("the searched root");
+    assert!(!root.data.lock().proven.is_known());
+    let mut after = b.clone();
+    after.play(gap).unwrap();
+    let lost = s.search(&after, &playouts(6), &AtomicBool::new(false));
+    assert!(matches!(lost.proven, Proven::Loss(_)), "{}", summary(&lost));
+    let mut blocked = playouts(6);
+    blocked.excluded.insert(gap);
+    let result = s.search(&b, &blocked, &AtomicBool::new(false));
+    assert_ne!(result.best_move, Some(gap));
+    let data = root.data.lock();
+    assert!(
+        !data.proven.is_known(),
+        "{:?} through {:?}",
+        data.proven,
+        data.edges.iter().find(|e| e.proven.is_known())
+    );
+}

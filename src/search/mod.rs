@@ -308,7 +308,7 @@ impl Searcher {
         if !root.data.lock().proven.is_known() {
             (reason, halted) = self.tree_search(run, stop, tree_budget);
         }
-        self.adopt_child_proofs(board, &root);
+        self.adopt_child_proofs(board, &root, &limits.excluded);
         let mut refuted = Vec::new();
         // A ponder plays no move, and its net could not be interrupted by
         // the opponent's move, which would wait for it on our clock.
@@ -336,7 +336,7 @@ impl Searcher {
                 }
             }
         }
-        self.adopt_child_proofs(board, &root);
+        self.adopt_child_proofs(board, &root, &limits.excluded);
         let mut result = result::summarise(
             self,
             board,
@@ -420,7 +420,11 @@ impl Searcher {
     /// root): a search that ends before entering that edge again (a stop,
     /// a memory stop, an only move) would otherwise play a move known to
     /// lose, or miss a known win.
-    fn adopt_child_proofs(&self, board: &Board, root: &Arc<Node>) {
+    ///
+    /// Not onto `excluded` moves: a root proven won through one would be
+    /// taken for settled, and the move played (another) left unchecked by
+    /// the safety net.
+    fn adopt_child_proofs(&self, board: &Board, root: &Arc<Node>, excluded: &CellSet) {
         let unproven: Vec<Point> = {
             let data = root.data.lock();
             if data.proven.is_known() {
@@ -428,7 +432,7 @@ impl Searcher {
             }
             data.edges
                 .iter()
-                .filter(|e| !e.proven.is_known())
+                .filter(|e| !e.proven.is_known() && !excluded.contains(e.mv))
                 .map(|e| e.mv)
                 .collect()
         };
@@ -948,7 +952,7 @@ mod tests {
         let mut after = board.clone();
         after.play(chosen).expect("a legal move");
         searcher.cache.get_or_insert(&after).data.lock().proven = Proven::Win(3);
-        searcher.adopt_child_proofs(&board, &root);
+        searcher.adopt_child_proofs(&board, &root, &limits.excluded);
         let edge_value = |mv| {
             let data = root.data.lock();
             data.edges.iter().find(|e| e.mv == mv).map(|e| e.proven)
