@@ -53,6 +53,9 @@ pub enum PsqError {
     /// A move line cut short (`x,y` or `x,y,` with no time).
     #[error("line {line}: move {text:?} is cut short (expected x,y,time)")]
     CutMove { line: usize, text: String },
+    /// More moves than the board has cells.
+    #[error("line {line}: more moves than the {size} board has cells")]
+    TooManyMoves { line: usize, size: BoardSize },
 }
 
 /// Parses a PSQ file: the size from the first line (`Piskvork 20x20, 11:11,
@@ -81,6 +84,7 @@ pub fn parse_psq(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), PsqError> {
             header: first.to_string(),
         })?;
     let size = BoardSize::new(size.0, size.1)?;
+    let cells = size.width() as usize * size.height() as usize;
     let mut moves = Vec::new();
     for (i, line) in lines.enumerate() {
         // At most four fields: a line of a million commas is not a
@@ -108,6 +112,11 @@ pub fn parse_psq(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), PsqError> {
         let numbers: Option<Vec<i128>> = fields.iter().map(|f| f.parse::<i128>().ok()).collect();
         let cell = |v: i128| i64::try_from(v).ok().map(|v| v.saturating_sub(1));
         match numbers.as_deref() {
+            // No game has more: a file of endless move lines is refused
+            // rather than held.
+            Some(&[_, _, _]) if moves.len() == cells => {
+                return Err(PsqError::TooManyMoves { line: i + 2, size })
+            }
             Some(&[x, y, _time]) if cell(x).is_some() && cell(y).is_some() => {
                 moves.extend(cell(x).zip(cell(y)))
             }
@@ -183,6 +192,19 @@ mod tests {
             parse_psq(text),
             Err(PsqError::MoveRange { line: 3, .. })
         ));
+    }
+
+    #[test]
+    fn no_more_moves_than_cells_are_read() {
+        let size = BoardSize::square(5).unwrap();
+        let full = "1,1,0\n".repeat(25);
+        let text = format!("Piskvork 5x5, 11:11, 0\n{full}");
+        assert_eq!(parse_psq(&text).map(|(_, m)| m.len()), Ok(25));
+        let text = format!("Piskvork 5x5, 11:11, 0\n{full}1,1,0\n");
+        assert_eq!(
+            parse_psq(&text),
+            Err(PsqError::TooManyMoves { line: 27, size })
+        );
     }
 
     #[test]
