@@ -639,8 +639,11 @@ impl Referee {
             for viewer in self.viewers.values_mut() {
                 viewer.alive = false;
             }
+            // A client still settling gets its token again: one that
+            // answers only the latest of several pings (as RFC 6455
+            // allows) would otherwise never be seated.
             for (&id, client) in &self.clients {
-                self.queue(id, &client.out, Outgoing::Ping(None));
+                self.queue(id, &client.out, Outgoing::Ping(client.settling));
             }
             for (&id, viewer) in &self.viewers {
                 self.queue(id, &viewer.out, Outgoing::Ping(None));
@@ -791,6 +794,11 @@ mod tests {
         referee.handle(Event::Pong(black, Some(black_token + 100)));
         referee.tick();
         assert!(referee.games.is_empty(), "black has not answered yet");
+        // The heartbeat asks black for the token again, and black answers
+        // that one only.
+        referee.last_ping = Instant::now() - referee.config.ping_interval;
+        referee.tick();
+        assert_eq!(token(black), black_token);
         referee.handle(Event::Pong(black, Some(black_token)));
         referee.tick();
         assert_eq!(referee.games.len(), 1, "paired again");
