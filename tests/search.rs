@@ -779,21 +779,12 @@ fn summary(result: &wuzi::search::SearchResult) -> String {
 /// Black's double-three threat, and white's split three on row 12, whose
 /// gap (3, 12) makes an open four: white's only winning move.
 fn white_wins_only_through_the_gap() -> (Board, Point) {
-    (
-        board15(
-            Rule::Freestyle,
-            &[
-                (0, "O.............O"),
-                (4, "........O.O...."),
-                (5, "........X......"),
-                (6, "........X......"),
-                (7, ".....XX........"),
-                (12, "..O.OO........."),
-            ],
-            Color::White,
-        ),
-        p(3, 12),
-    )
+    let mut b = black_threatens_a_double_three();
+    for x in [2, 4, 5] {
+        b.place(p(x, 12), Color::White).unwrap();
+    }
+    b.set_side_to_move(Color::White);
+    (b, p(3, 12))
 }
 
 /// A search with white's only winning move blocked, from a cached root
