@@ -834,18 +834,15 @@ fn a_rule_switch_that_cannot_be_played_is_refused() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let networks = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("networks");
-    let config = dir.path().join("wuzi.toml");
-    std::fs::write(
-        &config,
-        format!(
+    let config = common::config_file(
+        dir.path(),
+        &format!(
             "[network]\nfreestyle = {:?}\nstandard = {:?}\nrenju = \"renju-missing.safetensors\"\n\
              freestyle_fp32 = \"\"\nstandard_fp32 = \"\"\nrenju_fp32 = \"\"\n",
-            networks.join("freestyle-4x32.safetensors"),
-            networks.join("standard15-4x32.safetensors"),
+            common::checkout_network("freestyle-4x32.safetensors"),
+            common::checkout_network("standard15-4x32.safetensors"),
         ),
-    )
-    .unwrap();
+    );
     let mut e = Engine {
         process: Brain::start(&[
             "--config",

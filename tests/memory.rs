@@ -117,16 +117,13 @@ fn a_limit_below_the_engines_own_needs_is_said_and_survived() {
 #[test]
 fn a_configured_or_yixin_limit_below_the_engines_needs_is_said() {
     let dir = tempfile::tempdir().unwrap();
-    let networks = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("networks");
-    let config = dir.path().join("wuzi.toml");
-    std::fs::write(
-        &config,
-        format!(
+    let config = common::config_file(
+        dir.path(),
+        &format!(
             "[engine]\nmax_memory_mb = 1\n[network]\nfreestyle = {:?}\n",
-            networks.join("freestyle-4x32.safetensors")
+            common::checkout_network("freestyle-4x32.safetensors")
         ),
-    )
-    .unwrap();
+    );
     let mut brain = Brain::start(&["--config", config.to_str().unwrap()]);
     brain.expect(|l| {
         l.starts_with("MESSAGE [engine] max_memory_mb 1 MB is below the")

@@ -6,7 +6,6 @@ mod common;
 
 use std::collections::HashSet;
 use std::io::Write;
-use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -766,19 +765,16 @@ fn a_rule_without_its_network_is_refused_and_the_others_play() {
     }
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("renju-missing.safetensors");
-    let networks = Path::new(env!("CARGO_MANIFEST_DIR")).join("networks");
-    let config = dir.path().join("wuzi.toml");
-    std::fs::write(
-        &config,
-        format!(
+    let config = common::config_file(
+        dir.path(),
+        &format!(
             "[network]\nfreestyle = {:?}\nstandard = {:?}\nrenju = {:?}\n\
              freestyle_fp32 = \"\"\nstandard_fp32 = \"\"\nrenju_fp32 = \"\"\n",
-            networks.join("freestyle-4x32.safetensors"),
-            networks.join("standard15-4x32.safetensors"),
+            common::checkout_network("freestyle-4x32.safetensors"),
+            common::checkout_network("standard15-4x32.safetensors"),
             missing
         ),
-    )
-    .unwrap();
+    );
     let mut b = Brain::start(&["--config", config.to_str().unwrap(), "--threads", "1"]);
     b.send("START 15");
     assert_eq!(b.answer(), "OK");

@@ -53,6 +53,22 @@ pub fn brain_runs_under_wine() -> bool {
     })
 }
 
+/// A network file of this checkout's `networks/`, by name: configuration
+/// files written by tests name it by its full path.
+pub fn checkout_network(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("networks")
+        .join(name)
+}
+
+/// Writes `text` as `wuzi.toml` in `dir` (a test's temporary folder) and
+/// returns its path, for `--config`.
+pub fn config_file(dir: &std::path::Path, text: &str) -> std::path::PathBuf {
+    let path = dir.join("wuzi.toml");
+    std::fs::write(&path, text).expect("write the test's configuration");
+    path
+}
+
 /// pbrain-wuzi with `args`, its output discarded, killed when dropped.
 pub fn pbrain_wuzi<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Killed {
     Killed(
