@@ -215,12 +215,14 @@ impl Gtp {
         success(s, id, "");
     }
 
-    fn boardsize(&mut self, s: &mut GtpSession, id: Option<u64>, args: &[String]) {
+    /// `boardsize` and `rectangular_boardsize`: `usage` is the command's
+    /// syntax, for its error.
+    fn boardsize(&mut self, s: &mut GtpSession, id: Option<u64>, args: &[String], usage: &str) {
         let sides: Option<Vec<u32>> = args.iter().map(|a| a.parse().ok()).collect();
         let size = match sides.as_deref() {
             Some([n]) => BoardSize::new(*n, *n),
             Some([w, h]) => BoardSize::new(*w, *h),
-            _ => return failure(s, id, "syntax error: boardsize N or boardsize WIDTH HEIGHT"),
+            _ => return failure(s, id, format!("syntax error: {usage}")),
         };
         match size {
             Ok(size) => {
@@ -516,16 +518,16 @@ impl FrontEnd for Gtp {
                 success(s, id, "");
                 return Flow::Quit;
             }
-            "boardsize" => self.boardsize(s, id, args),
+            "boardsize" => self.boardsize(s, id, args, "boardsize N or boardsize WIDTH HEIGHT"),
             // KataGo's name for a board of two sides, which Sabaki and
             // LizzieYzy send when they differ.
-            "rectangular_boardsize"
-                if args.len() == 2 && args.iter().all(|a| a.parse::<u32>().is_ok()) =>
-            {
-                self.boardsize(s, id, args)
-            }
             "rectangular_boardsize" => {
-                failure(s, id, "syntax error: rectangular_boardsize WIDTH HEIGHT")
+                let usage = "rectangular_boardsize WIDTH HEIGHT";
+                if args.len() == 2 {
+                    self.boardsize(s, id, args, usage)
+                } else {
+                    failure(s, id, format!("syntax error: {usage}"))
+                }
             }
             "clear_board" => {
                 let size = s.engine.board().size();
