@@ -52,6 +52,17 @@ fn searcher(threads: usize) -> Searcher {
     )
 }
 
+/// One search thread, one batch of four leaves in flight: the same tree
+/// for the same network every time.
+fn one_thread() -> SearchConfig {
+    SearchConfig {
+        threads: 1,
+        pipeline: 1,
+        batch_size: SearchBatch::Fixed(4),
+        ..SearchConfig::default()
+    }
+}
+
 fn playouts(n: u64) -> SearchLimits {
     SearchLimits {
         max_playouts: Some(n),
@@ -693,12 +704,9 @@ fn black_wins_after(board: &Board, mv: Point, nodes: u64) -> bool {
 fn the_safety_net_replaces_a_move_the_opponent_wins_against() {
     let b = black_threatens_a_double_three();
     let config = |safety_vct_nodes| SearchConfig {
-        threads: 1,
-        pipeline: 1,
-        batch_size: SearchBatch::Fixed(4),
         vct_plies: 0,
         safety_vct_nodes,
-        ..SearchConfig::default()
+        ..one_thread()
     };
     // Without the net, the network's choice loses (deterministic mode; with
     // more playouts this random network finds a defence by itself).
@@ -736,13 +744,10 @@ fn the_opponents_vct_after_a_root_move_proves_that_move_lost() {
     let s = Searcher::new(
         service(),
         SearchConfig {
-            threads: 1,
-            pipeline: 1,
-            batch_size: SearchBatch::Fixed(4),
             vct_plies: 1,
             vct_nodes: 20_000,
             safety_vct_nodes: 0,
-            ..SearchConfig::default()
+            ..one_thread()
         },
     );
     let result = s.search(&b, &playouts(400), &AtomicBool::new(false));
@@ -800,13 +805,10 @@ fn a_root_is_not_proven_won_through_a_blocked_move_by_the_cache() {
     let s = Searcher::new(
         service(),
         SearchConfig {
-            threads: 1,
-            pipeline: 1,
-            batch_size: SearchBatch::Fixed(4),
             leaf_vcf_nodes: 0,
             root_vct_nodes: 0,
             vct_plies: 0,
-            ..SearchConfig::default()
+            ..one_thread()
         },
     );
     s.search(&b, &playouts(1), &AtomicBool::new(false));
