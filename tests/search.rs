@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{black_has_only_forbidden_cells, board15, p};
+use common::{black_has_only_forbidden_cells, board, board15, p};
 use wuzi::game::{Board, BoardSize, Color, Point, Rule};
 use wuzi::nn::{EvalService, Model, NetConfig, ServiceConfig, SymmetryMode};
 use wuzi::search::node::Proven;
@@ -207,6 +207,39 @@ fn a_proven_win_through_a_blocked_move_searches_the_moves_left() {
     );
     let (_, cached) = s.node_after(&b, &[]).expect("the cached root");
     assert!(!Arc::ptr_eq(&cached, &reported));
+}
+
+/// A 5x5 freestyle board, white to move, two cells empty: the first
+/// blocks black's four on row 0, and the full board then draws; the
+/// second lets black's five in.
+fn white_draws_only_by_blocking() -> (Board, Point, Point) {
+    let rows = ["XXXX.", "OOOXO", "XXOOX", "OOXXO", "XOOX."];
+    (
+        board(Rule::Freestyle, &rows, Color::White),
+        p(4, 0),
+        p(4, 4),
+    )
+}
+
+/// A draw proven through a move that is then blocked is not reported as
+/// the value of the moves left: searched again without it, the position
+/// is lost.
+#[test]
+fn a_proven_draw_through_a_blocked_move_is_searched_again() {
+    let (b, block, other) = white_draws_only_by_blocking();
+    let s = Searcher::new(service(), one_thread());
+    let drawn = s.search(&b, &playouts(20), &AtomicBool::new(false));
+    assert_eq!(drawn.proven, Proven::Draw, "{}", summary(&drawn));
+    assert_eq!(drawn.best_move, Some(block), "{}", summary(&drawn));
+    let mut limits = playouts(20);
+    limits.excluded.insert(block);
+    let result = s.search(&b, &limits, &AtomicBool::new(false));
+    let seen = summary(&result);
+    assert_eq!(result.best_move, Some(other), "{seen}");
+    assert!(matches!(result.proven, Proven::Loss(_)), "{seen}");
+    // The cached position still draws through the block.
+    let again = s.search(&b, &playouts(20), &AtomicBool::new(false));
+    assert_eq!(again.proven, Proven::Draw, "{}", summary(&again));
 }
 
 /// The root's VCT still runs with a move blocked, and its win stands when

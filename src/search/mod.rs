@@ -356,10 +356,10 @@ impl Searcher {
 
     /// The node a search of `board` starts from, and whether it is one of
     /// its own outside the cache. Moves excluded at the root can block the
-    /// win that the cached node is proven by (an earlier search's solver),
-    /// and a fresh node would be proven through them by its own leaf
-    /// analysis; either way the search would end at once with no move it
-    /// may play. Such a search gets a node of its own, expanded with the
+    /// win or the draw that the cached node is proven by (an earlier
+    /// search's solver or tree), and a fresh node would be proven through
+    /// them by its own leaf analysis; either way the search would end at
+    /// once, without a move it may play or with a value it cannot reach. Such a search gets a node of its own, expanded with the
     /// allowed moves only, so that the cached node keeps every move for the
     /// searches after it; the positions below it are the cache's.
     fn root_for(&self, board: &Board, excluded: &CellSet) -> (Arc<Node>, bool) {
@@ -369,9 +369,9 @@ impl Searcher {
         }
         let own_node = {
             let data = cached.data.lock();
-            // A fresh node proven otherwise (a loss, or a win through an
-            // allowed move) keeps its proof.
-            data.win_blocked_by(excluded)
+            // A fresh node proven otherwise (a loss, or a win or a draw
+            // through an allowed move) keeps its proof.
+            data.proof_blocked_by(excluded)
                 || (data.state != NodeState::Expanded && !data.proven.is_known())
         };
         if own_node {

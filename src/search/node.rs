@@ -190,22 +190,36 @@ impl NodeData {
         [w, d, (1.0 - w - d).max(0.0)]
     }
 
-    /// Whether this node is proven won only through moves in `excluded`
-    /// (Yixin-Board's yxblock, a refused move): neither the proof's first
-    /// move nor an edge proven won is allowed.
-    pub fn win_blocked_by(&self, excluded: &CellSet) -> bool {
+    /// Whether this node's proof holds only through moves in `excluded`
+    /// (Yixin-Board's yxblock, a refused move): a win whose proof's first
+    /// move and every edge proven won are excluded, or a draw proven from
+    /// its edges whose every drawing edge is (the moves left then lose).
+    /// A draw proven otherwise (no five left for either side) holds
+    /// whatever is played.
+    pub fn proof_blocked_by(&self, excluded: &CellSet) -> bool {
         let allowed = |mv: Point| !excluded.contains(mv);
-        !excluded.is_empty()
-            && matches!(self.proven, Proven::Win(_))
-            && !self
-                .proof
-                .as_ref()
-                .and_then(|proof| proof.first())
-                .is_some_and(|&mv| allowed(mv))
-            && !self
-                .edges
-                .iter()
-                .any(|e| matches!(e.proven, Proven::Win(_)) && allowed(e.mv))
+        if excluded.is_empty() {
+            return false;
+        }
+        match self.proven {
+            Proven::Win(_) => {
+                !self
+                    .proof
+                    .as_ref()
+                    .and_then(|proof| proof.first())
+                    .is_some_and(|&mv| allowed(mv))
+                    && !self
+                        .edges
+                        .iter()
+                        .any(|e| matches!(e.proven, Proven::Win(_)) && allowed(e.mv))
+            }
+            Proven::Draw => {
+                let drawing = |e: &&Edge| e.proven == Proven::Draw;
+                self.edges.iter().filter(drawing).any(|e| !allowed(e.mv))
+                    && !self.edges.iter().filter(drawing).any(|e| allowed(e.mv))
+            }
+            Proven::Loss(_) | Proven::Unknown => false,
+        }
     }
 
     /// Recomputes the proven value from the edges (MCTS-solver): won if any

@@ -153,14 +153,15 @@ pub(crate) fn summarise(
     // A win proven before moves were blocked (Yixin-Board's yxblock: by the
     // root's first analysis, or an earlier search or ponder through the
     // cache) holds only through an allowed winning move: the proof's
-    // first, or an edge proven won (which the choice takes first).
-    let blocked_win = data.win_blocked_by(excluded);
+    // first, or an edge proven won (which the choice takes first); a draw
+    // proven from the edges, only through an allowed drawing edge.
+    let blocked_proof = data.proof_blocked_by(excluded);
     let mut best_move = match proof_move {
         Some(mv) if allowed(mv) => Some(mv),
         _ => chosen.map(|i| data.edges[i].mv),
     };
     let (mut wdl, mut proven) = (data.wdl(), data.proven);
-    if blocked_win {
+    if blocked_proof {
         // What is known without the blocked moves: a five of our own, or
         // the chosen move's statistics, else the network's value.
         proven = Proven::Unknown;
@@ -177,7 +178,7 @@ pub(crate) fn summarise(
     }
     let best_move = best_move.or_else(|| fallback_move_except(&mut board.clone(), excluded));
     drop(data);
-    let pv = if blocked_win {
+    let pv = if blocked_proof {
         best_move.into_iter().collect()
     } else {
         let pv = searcher.principal_variation_except(board, root, 64, excluded);
