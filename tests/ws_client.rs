@@ -542,3 +542,68 @@ fn an_invalid_between_games_does_not_stop_info() {
         "no INFO after an INVALID between games"
     );
 }
+
+/// The messages of `socket` for `window`: none may be a MOVE.
+fn no_move_within(socket: &mut Socket, window: Duration, after: &str) {
+    if let MaybeTlsStream::Plain(s) = socket.get_ref() {
+        s.set_read_timeout(Some(Duration::from_millis(100)))
+            .expect("timeout");
+    }
+    let deadline = Instant::now() + window;
+    while Instant::now() < deadline {
+        if let Ok(Message::Text(text)) = socket.read() {
+            let message: Value = serde_json::from_str(&text).expect("JSON");
+            assert_ne!(message["type"], "MOVE", "a move {after}: {message}");
+        }
+    }
+    if let MaybeTlsStream::Plain(s) = socket.get_ref() {
+        s.set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
+    }
+}
+
+/// A scripted server breaking the protocol: a MOVE after a START the
+/// engine refused (a rule it does not play), and a MOVE while the engine's
+/// own move awaits its VALID, are both ignored: the engine plays no move
+/// in the refused game, and takes the stray stone for no move of its own.
+#[test]
+fn moves_out_of_turn_are_ignored() {
+    let (_process, mut engine) = scripted_server();
+    send(&mut engine, json!({"type": "NAME"}));
+    assert_eq!(next(&mut engine)["type"], "NAME");
+    let player = json!({"remainingTime": 3000});
+    let time = json!({"B": 3000, "W": 3000});
+    let empty = vec![vec!["."; 15]; 15];
+    let start = |rule: &str, color: &str, board: &Vec<Vec<&str>>| {
+        json!({"type": "START", "color": color, "configuration": {
+            "rule": rule,
+            "initialState": {"board": board, "turn": "B", "players": {"B": player, "W": player}},
+            "moveLog": []}})
+    };
+    send(&mut engine, start("swap2", "W", &empty));
+    send(
+        &mut engine,
+        json!({"type": "MOVE", "move": {"type": "place", "point": {"row": 7, "column": 7}},
+               "remainingTime": time}),
+    );
+    no_move_within(&mut engine, Duration::from_secs(2), "in a refused game");
+    // A game it plays, black to move: its move, then a stray MOVE before
+    // the VALID.
+    send(&mut engine, start("freestyle", "B", &empty));
+    let first = loop {
+        let message = next(&mut engine);
+        if message["type"] == "MOVE" {
+            break message["move"]["point"].clone();
+        }
+    };
+    let (row, column) = if first["row"] == 0 && first["column"] == 0 {
+        (0, 14)
+    } else {
+        (0, 0)
+    };
+    let stray = json!({"type": "MOVE", "remainingTime": time,
+        "move": {"type": "place", "point": {"row": row, "column": column}}});
+    send(&mut engine, stray);
+    send(&mut engine, json!({"type": "VALID", "remainingTime": time}));
+    no_move_within(&mut engine, Duration::from_secs(2), "after a stray MOVE");
+}

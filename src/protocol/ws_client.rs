@@ -114,6 +114,11 @@ const INFO_EVERY: Duration = Duration::from_millis(500);
 /// waits for the server (each refusal leaves a cell out; a renju server
 /// refusing forbidden points needs a few).
 const MAX_REFUSALS: u32 = 16;
+/// The server's faults (unreadable or unexpected messages) shown on one
+/// connection, and the characters of its text shown with each: a broken
+/// or hostile server cannot fill the terminal or the log.
+const SHOWN_FAULTS: u32 = 20;
+const SHOWN_CHARS: usize = 200;
 
 /// The client's state (the specification's READY, THINKING, AWAITING and
 /// IDLE; INIT is the connection itself).
@@ -152,12 +157,32 @@ struct Player {
     /// Refusals of our moves since the opponent last moved: a server that
     /// refuses every move (a pass we cannot replace) is not flooded.
     refusals: u32,
+    /// The server's faults seen on this connection.
+    faults: u32,
 }
 
 /// What the user should see: on stderr, and in the log (`--log-dir`).
 fn warn(text: &str) {
     eprintln!("{text}");
     tracing::warn!("{text}");
+}
+
+/// The server's `text` as it may be shown: its first [`SHOWN_CHARS`]
+/// characters, control characters escaped.
+fn excerpt(text: &str) -> String {
+    let mut shown = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == SHOWN_CHARS {
+            shown.push_str("...");
+            break;
+        }
+        if c.is_control() {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
 }
 
 fn point_of(p: Point) -> WsPoint {
@@ -236,6 +261,19 @@ impl Player {
             extensions: false,
             info_refused: false,
             refusals: 0,
+            faults: 0,
+        }
+    }
+
+    /// Says what the server did wrong, for the first [`SHOWN_FAULTS`] times
+    /// on a connection.
+    fn fault(&mut self, text: &str) {
+        self.faults = self.faults.saturating_add(1);
+        if self.faults <= SHOWN_FAULTS {
+            warn(&excerpt(text));
+        }
+        if self.faults == SHOWN_FAULTS {
+            warn("more faults of this server are not shown on this connection");
         }
     }
 
@@ -355,7 +393,7 @@ impl Player {
             ServerMessage::Valid { remaining_time } => {
                 self.remaining = Duration::from_millis(remaining_time.of(self.color));
                 if self.state != State::AwaitingResponse {
-                    warn("the server accepted a move we are not waiting on; ignored");
+                    self.fault("the server accepted a move we are not waiting on; ignored");
                     return Ok(());
                 }
                 // Our move stands: it goes on our board.
@@ -369,7 +407,7 @@ impl Player {
                 remaining_time,
             } => {
                 if self.naming && self.pending_move.is_none() {
-                    return Err(ClientError::NameRefused(message));
+                    return Err(ClientError::NameRefused(excerpt(&message)));
                 }
                 self.remaining = Duration::from_millis(remaining_time.of(self.color));
                 // Only an answer to our MOVE refuses it; an INVALID at another
@@ -378,13 +416,16 @@ impl Player {
                 // think, and the server answers in order: an INVALID between
                 // games (a move of ours that crossed END) refuses no INFO.
                 if self.state != State::AwaitingResponse {
-                    warn(&format!("the server refused a message: {message}"));
+                    self.fault(&format!("the server refused a message: {message}"));
                     if self.state == State::Thinking {
                         self.info_refused = true;
                     }
                     return Ok(());
                 }
-                warn(&format!("the server refused our move: {message}"));
+                warn(&format!(
+                    "the server refused our move: {}",
+                    excerpt(&message)
+                ));
                 self.refusals += 1;
                 if self.refusals >= MAX_REFUSALS {
                     warn("every move we find is refused: waiting for the server");
@@ -403,6 +444,14 @@ impl Player {
                 self.think();
             }
             ServerMessage::Move { mv, remaining_time } => {
+                // The opponent moves only while we wait for it: not in a
+                // game we refused (a START we could not play), and not
+                // while our own move is on its way or being found, when the
+                // stone would go on our board in our colour.
+                if self.state != State::Idle {
+                    self.fault("the server sent a move when the opponent is not to move; ignored");
+                    return Ok(());
+                }
                 self.remaining = Duration::from_millis(remaining_time.of(self.color));
                 self.refusals = 0;
                 apply_to_engine(&mut self.engine, mv)?;
@@ -571,6 +620,7 @@ fn play(player: &mut Player, socket: &mut Socket, name: &str) -> ClientError {
     player.naming = false;
     player.extensions = false;
     player.info_refused = false;
+    player.faults = 0;
     loop {
         let silence = last_heard.elapsed();
         if silence >= 2 * SILENCE {
@@ -612,9 +662,9 @@ fn play(player: &mut Player, socket: &mut Socket, name: &str) -> ClientError {
                 Ok(message) => match player.handle(message, socket, name) {
                     Ok(()) => {}
                     Err(refused @ ClientError::NameRefused(_)) => return refused,
-                    Err(e) => warn(&e.to_string()),
+                    Err(e) => player.fault(&e.to_string()),
                 },
-                Err(e) => warn(&format!("unreadable server message {text}: {e}")),
+                Err(e) => player.fault(&format!("unreadable server message ({e}): {text}")),
             },
             Ok(Message::Close(_)) => return ClientError::Closed,
             Ok(_) => {}
@@ -631,6 +681,19 @@ fn play(player: &mut Player, socket: &mut Socket, name: &str) -> ClientError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a server sends is shown cut short and with its control
+    /// characters escaped: one line each, whatever the server sends.
+    #[test]
+    fn the_servers_text_is_shown_cut_and_on_one_line() {
+        let flood = format!("bad\nline\u{1b}[2J{}", "x".repeat(1 << 20));
+        let shown = excerpt(&flood);
+        assert!(shown.starts_with("bad\\nline\\u{1b}[2J"), "{shown}");
+        assert!(!shown.chars().any(char::is_control), "{shown}");
+        assert!(shown.ends_with("..."));
+        assert!(shown.chars().count() <= SHOWN_CHARS + 20, "{}", shown.len());
+        assert_eq!(excerpt("short"), "short");
+    }
 
     /// Waits double after connections that did not last, up to the
     /// longest, fall back after one that did, and are spread over the upper
