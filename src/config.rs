@@ -125,12 +125,12 @@ impl Config {
             "threads",
             &format!("must be 1..={MAX_THREADS}"),
         )?;
-        // A minute: more would leave every move the minimum budget.
         InvalidSetting::check(
-            self.time.protocol_lag_ms <= 60_000,
+            i64::try_from(self.time.protocol_lag_ms)
+                .is_ok_and(|lag| lag <= crate::gomocup::MAX_PROTOCOL_LAG_MS),
             "time",
             "protocol_lag_ms",
-            "must be at most 60000",
+            &format!("must be at most {}", crate::gomocup::MAX_PROTOCOL_LAG_MS),
         )?;
         self.search.validate()?;
         self.network.validate()?;

@@ -37,10 +37,18 @@ impl Default for Clock {
     }
 }
 
-/// An `INFO` clock key with a value that is not a whole number.
+/// The longest `protocol_lag` taken, in INFO or the configuration: more
+/// would leave every move the minimum budget.
+pub const MAX_PROTOCOL_LAG_MS: i64 = 60_000;
+
+/// An `INFO` clock key with a value it cannot take.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("expected an integer (milliseconds)")]
-pub struct ClockValueError;
+pub enum ClockValueError {
+    #[error("expected an integer (milliseconds)")]
+    NotAnInteger,
+    #[error("the protocol lag may be at most {MAX_PROTOCOL_LAG_MS} ms")]
+    LagTooLong,
+}
 
 impl Clock {
     /// Whether `key` is one of the clock's `INFO` keys.
@@ -52,13 +60,14 @@ impl Clock {
     }
 
     /// Applies `INFO key value`: `None` when `key` is not a clock key, an
-    /// error (and no change) when the value is not a number.
+    /// error (and no change) when the value is not a number, or a lag
+    /// longer than [`MAX_PROTOCOL_LAG_MS`].
     pub fn set(&mut self, key: &str, value: &str) -> Option<Result<(), ClockValueError>> {
         if !Clock::is_clock_key(key) {
             return None;
         }
         let Ok(v) = value.trim().parse::<i64>() else {
-            return Some(Err(ClockValueError));
+            return Some(Err(ClockValueError::NotAnInteger));
         };
         match key {
             "timeout_turn" => self.timeout_turn = v,
@@ -73,6 +82,7 @@ impl Clock {
             }
             "time_left" => self.time_left = v,
             "time_increment" => self.increment = v.max(0),
+            _ if v > MAX_PROTOCOL_LAG_MS => return Some(Err(ClockValueError::LagTooLong)),
             _ => self.lag = v.max(0),
         }
         Some(Ok(()))
@@ -186,8 +196,14 @@ mod tests {
         assert_eq!(clock.set("time_left", " 90000 "), Some(Ok(())));
         assert_eq!(
             clock.set("timeout_match", "1.5"),
-            Some(Err(ClockValueError))
+            Some(Err(ClockValueError::NotAnInteger))
         );
+        assert_eq!(clock.set("protocol_lag", "60000"), Some(Ok(())));
+        assert_eq!(
+            clock.set("protocol_lag", "60001"),
+            Some(Err(ClockValueError::LagTooLong))
+        );
+        assert_eq!(clock.lag, 60_000);
         assert_eq!(clock.timeout_match, i64::MAX);
         assert_eq!(clock.turn_limit(false), Some(Duration::from_millis(2000)));
         assert_eq!(clock.game_left(), Some(Duration::from_millis(90_000)));

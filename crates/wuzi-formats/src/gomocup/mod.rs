@@ -17,7 +17,7 @@ mod reply;
 use std::fmt;
 use std::str::FromStr;
 
-pub use clock::{Clock, ClockValueError};
+pub use clock::{Clock, ClockValueError, MAX_PROTOCOL_LAG_MS};
 pub use command::{BlockKind, Command, CommandError, CommandParser, Stone};
 pub use lines::LineSplitter;
 pub use position::{position, PositionError};
