@@ -571,9 +571,11 @@ fn sprt_stops_a_lopsided_match() {
     assert!(s.games.len() < 600);
     assert!(status.llr >= status.upper);
     // Games finished after the verdict are recorded, not tested.
+    // The games tested are those of complete pairs.
     let n = s.sprt_decided_after.unwrap();
     assert!(n <= s.games.len());
     assert!(n >= 2);
+    assert_eq!(n % 2, 0, "decided after {n} games");
     assert!(s.elo.unwrap().elo > 60.0);
     // The pairs counted are those with both games played, each with the
     // points its two games gave engine 1.

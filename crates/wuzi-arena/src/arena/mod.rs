@@ -272,8 +272,10 @@ pub struct MatchSummary {
     /// The SPRT's settings and verdict: frozen when a bound was crossed,
     /// else over all games.
     pub sprt: Option<(SprtParams, SprtStatus)>,
-    /// Games counted when the SPRT crossed a bound (games still running
-    /// then finish, are recorded and are in the score, not in the test).
+    /// Games the SPRT had tested when it crossed a bound: those of opening
+    /// pairs with both games played (games still running then, and the
+    /// first games of pairs not complete, are recorded and in the score,
+    /// not in the test).
     pub sprt_decided_after: Option<usize>,
     /// The SPRT stopped the match before every game was played.
     pub stopped_early: bool,

@@ -507,7 +507,7 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
                         let status = params.status(paired, &pairs);
                         sprt_status = Some((*params, status));
                         if status.decision != SprtDecision::Continue {
-                            sprt_decided_after = Some(games.len());
+                            sprt_decided_after = Some(paired.games() as usize);
                             stop.store(true, Ordering::Relaxed);
                             stopped_early = games.len() < plan.jobs.len();
                         }
