@@ -499,6 +499,54 @@ fn a_wrapped_engine_is_killed_with_its_wrapper() {
     assert!(!alive(), "the wrapped brain outlived the match");
 }
 
+/// What an engine starts and leaves running when it exits (a helper in
+/// its process group) is killed with it, even when the engine itself
+/// exits on END and needs no kill.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_helper_left_running_by_an_engine_that_exits_is_killed() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("helper-{}-{:?}", std::process::id(), Instant::now());
+    let marker = marker.replace(|c: char| !c.is_ascii_alphanumeric(), "-");
+    let helper = dir.path().join(format!("{marker}.sh"));
+    fs::write(&helper, "#!/bin/sh\nsleep 60\n").unwrap();
+    fs::set_permissions(&helper, fs::Permissions::from_mode(0o755)).unwrap();
+    let engine = dir.path().join("engine.sh");
+    fs::write(
+        &engine,
+        format!(
+            "#!/bin/sh\n{} >/dev/null 2>&1 </dev/null &\nexec {BRAIN} \"$@\"\n",
+            helper.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&engine, fs::Permissions::from_mode(0o755)).unwrap();
+    let s = play(
+        &brain("random", "good"),
+        &format!("cmd={} arg=--mode arg=random name=helped", engine.display()),
+        "--games 1 --random-stones 2 --end-grace 2000 --seed 5",
+    )
+    .unwrap();
+    assert_eq!(s.end_kills, [0, 0], "{s}");
+    let alive = || {
+        fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|entry| {
+                fs::read(entry.path().join("cmdline"))
+                    .map(|c| String::from_utf8_lossy(&c).contains(&marker))
+                    .unwrap_or(false)
+            })
+    };
+    let waited = Instant::now();
+    while alive() && waited.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!alive(), "the helper outlived its engine");
+}
+
 #[test]
 fn brain_silent_from_the_start_fails_to_start() {
     faulty(

@@ -431,12 +431,19 @@ pub(crate) mod live {
     }
 
     /// Runs `wait` (a `try_wait` or `wait` of the child `pid`) and, when it
-    /// reaped the process, takes it off the list, under one lock.
+    /// reaped the process, takes it off the list, under one lock. An engine
+    /// that has exited has its process group killed first: what it started
+    /// and left running (a helper, the real engine of a launcher) would go
+    /// on using the CPU in the games after, and once the engine is reaped
+    /// its group can no longer be signalled safely.
     pub(crate) fn reap(
         pid: u32,
         wait: impl FnOnce() -> std::io::Result<Option<ExitStatus>>,
     ) -> std::io::Result<Option<ExitStatus>> {
         let mut alive = ALIVE.lock();
+        if exited_unreaped(pid) {
+            kill_group(pid);
+        }
         let result = wait();
         if let Ok(Some(_)) = result {
             alive.retain(|&p| p != pid);
@@ -458,6 +465,26 @@ pub(crate) mod live {
         let alive = ALIVE.lock();
         for &pid in alive.iter() {
             kill_group(pid);
+        }
+    }
+
+    /// Whether the child `pid` has exited and is not yet reaped (Unix: the
+    /// status is looked at, not taken); elsewhere false.
+    fn exited_unreaped(pid: u32) -> bool {
+        #[cfg(unix)]
+        // SAFETY: waitid(2) with WNOWAIT on our own child writes only into
+        // `info`, which is zeroed so that si_pid reads 0 when the child has
+        // not exited (WNOHANG).
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+            libc::waitid(libc::P_PID, libc::id_t::from(pid), &mut info, flags) == 0
+                && info.si_pid() != 0
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = pid;
+            false
         }
     }
 
