@@ -368,6 +368,33 @@ fn a_late_unknown_about_is_not_taken_as_starts_answer() {
     );
 }
 
+/// The same late UNKNOWN from a process launched for a game that the
+/// other engine lost before its START (it failed to start first): the
+/// process is started in the next game, and its ABOUT's answer is still
+/// ABOUT's, so it loses no game it did not fail.
+#[cfg(unix)]
+#[test]
+fn a_late_about_answer_of_a_process_kept_for_the_next_game_is_not_a_refusal() {
+    let s = play(
+        "cmd=/bin/false name=broken",
+        &format!(
+            "{} arg=--no-about arg=--load-ms arg=1000",
+            brain("random", "slow")
+        ),
+        "--games 2 --random-stones 2 --seed 6",
+    )
+    .unwrap();
+    assert_eq!(s.games.len(), 2);
+    for g in &s.games {
+        assert!(
+            matches!(g.reason, EndReason::StartFailure { .. }),
+            "{:?}",
+            g.reason
+        );
+        assert_eq!(g.result_for(1).points(), 1.0, "{:?}", g.reason);
+    }
+}
+
 #[test]
 fn brain_refusing_restart_gets_a_new_process_every_game() {
     let dir = tempfile::tempdir().unwrap();

@@ -42,6 +42,10 @@ pub(crate) struct Slot<'a> {
     pub end_kills: u32,
     /// The process answered OK to START (RESTART applies to it).
     pub started: bool,
+    /// ABOUT was sent to the process and its answer not read yet: a
+    /// process launched for a game lost before its handshake keeps it
+    /// for the next game's.
+    pub about_sent: bool,
 }
 
 impl GameSettings {
@@ -68,6 +72,7 @@ impl<'a> Slot<'a> {
             about: None,
             end_kills: 0,
             started: false,
+            about_sent: false,
         }
     }
 }
@@ -165,6 +170,7 @@ fn spawn_fresh(
     let about = settings.about && proc.send("ABOUT\n", log).is_ok();
     slot.proc = Some(proc);
     slot.started = false;
+    slot.about_sent = about;
     Ok(Launch::Fresh { deadline, about })
 }
 
@@ -183,7 +189,7 @@ pub(crate) fn launch(
                 slot.proc = Some(proc);
                 return Ok(Launch::Fresh {
                     deadline: Instant::now() + settings.init_timeout_of(slot.spec),
-                    about: false,
+                    about: slot.about_sent,
                 });
             }
             if !settings.new_process && slot.restart_ok {
@@ -262,6 +268,7 @@ pub(crate) fn handshake(
         .expect("launch() and spawn_fresh() leave the process in the slot");
     // A late answer is skipped by the lenient START read below.
     let mut about_pending = about;
+    slot.about_sent = false;
     if about {
         let about_deadline = deadline.min(Instant::now() + Duration::from_secs(2));
         while let Reply::Line(_, text) = proc.next_line(about_deadline, log) {
