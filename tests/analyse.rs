@@ -146,6 +146,12 @@ fn bad_input_is_a_clear_error() {
     let (ok, _, err) = analyse(&[empty.to_str().expect("a UTF-8 path")]);
     assert!(!ok);
     assert!(err.contains("empty, no game"), "{err}");
+    // A move off the board is named in the file's own numbers (1-based).
+    let off = dir.path().join("off.psq");
+    std::fs::write(&off, "Piskvork 15x15, 11:11, 0\n8,8,0\n16,16,0\n").expect("write");
+    let (ok, _, err) = analyse(&[off.to_str().expect("a UTF-8 path")]);
+    assert!(!ok);
+    assert!(err.contains("PSQ move 2: 16,16 is off"), "{err}");
 }
 
 #[test]

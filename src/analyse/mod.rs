@@ -23,7 +23,7 @@ use crate::search::result::MoveStats;
 use crate::search::{SearchLimits, SearchResult, Searcher, TimeBudget};
 use wuzi_data::records::{parse_board_size, Dataset};
 use wuzi_formats::record::parse_psq;
-use wuzi_formats::record::{parse_sgf, SgfGame};
+use wuzi_formats::record::{parse_first_sgf_game, SgfGame};
 
 mod output;
 mod review;
@@ -142,8 +142,9 @@ pub fn sgf_sequence(text: &str) -> Result<(BoardSize, Vec<Point>), String> {
 
 /// The first game tree of an SGF file.
 fn first_sgf_game(text: &str) -> Result<SgfGame, String> {
-    let games = parse_sgf(text).map_err(|e| format!("SGF: {e}"))?;
-    Ok(games.into_iter().next().ok_or("SGF: no game tree")?)
+    parse_first_sgf_game(text)
+        .map_err(|e| format!("SGF: {e}"))?
+        .ok_or_else(|| "SGF: no game tree".to_string())
 }
 
 /// [`sgf_sequence`] of a parsed game.
@@ -292,24 +293,31 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
             name.display()
         ));
     }
-    let points = |size: BoardSize, moves: Vec<(i64, i64)>| -> Result<Vec<Point>, String> {
-        moves
+    if trimmed.to_ascii_lowercase().starts_with("piskvork") {
+        let (size, moves) = parse_psq(trimmed).map_err(|e| e.to_string())?;
+        // Said in the file's own numbers: PSQ counts from 1.
+        let moves = moves
             .into_iter()
-            .map(|(x, y)| {
+            .enumerate()
+            .map(|(i, (x, y))| {
                 i32::try_from(x)
                     .ok()
                     .zip(i32::try_from(y).ok())
                     .and_then(|(x, y)| size.point(x, y))
-                    .ok_or_else(|| format!("move {x},{y} is off the {size} board"))
+                    .ok_or_else(|| {
+                        format!(
+                            "PSQ move {}: {},{} is off the {size} board",
+                            i + 1,
+                            x.saturating_add(1),
+                            y.saturating_add(1)
+                        )
+                    })
             })
-            .collect()
-    };
-    if trimmed.to_ascii_lowercase().starts_with("piskvork") {
-        let (size, moves) = parse_psq(trimmed).map_err(|e| e.to_string())?;
+            .collect::<Result<Vec<Point>, String>>()?;
         return Ok(GameInput {
             size,
             rule: args.rule,
-            moves: points(size, moves)?,
+            moves,
             opening: 0,
         });
     }

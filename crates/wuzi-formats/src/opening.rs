@@ -56,6 +56,15 @@ pub enum OpeningError {
     /// In `pos`, row 0.
     #[error("row {row} of {letter}{row}: rows count from 1")]
     RowZero { letter: char, row: i64 },
+    /// In `pos`, a row number too large for any board.
+    #[error("the row number after column {letter:?} is too large for any board")]
+    HugeRow { letter: char },
+    /// More moves on a line than the largest board has cells.
+    #[error("more than {MAX_LINE_MOVES} moves on one line")]
+    TooManyMoves,
+    /// More openings in a file than it may hold.
+    #[error("more than {MAX_OPENINGS} openings in one file")]
+    TooManyOpenings,
     /// A line of a file (1-based) that could not be read; the message is
     /// the line's error after `line N: `.
     #[error("line {line}: {error}")]
@@ -99,16 +108,27 @@ pub fn parse_line(
     }
 }
 
+/// The most moves one opening line may have: the cells of the largest
+/// board (32x32).
+pub const MAX_LINE_MOVES: usize = 1024;
+/// The most openings one file may have, far above any real pool: a file of
+/// millions of tiny lines would otherwise take many times its size in
+/// memory.
+pub const MAX_OPENINGS: usize = 1 << 20;
+
 fn parse_offset(line: &str, size: BoardSize) -> Result<Vec<(i64, i64)>, OpeningError> {
-    let numbers = line
+    let mut numbers = Vec::new();
+    for token in line
         .split(|c: char| c == ',' || c.is_whitespace())
         .filter(|t| !t.is_empty())
-        .map(|t| {
-            t.parse::<i64>().map_err(|_| OpeningError::Offset {
-                text: t.to_string(),
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    {
+        if numbers.len() == 2 * MAX_LINE_MOVES {
+            return Err(OpeningError::TooManyMoves);
+        }
+        numbers.push(token.parse::<i64>().map_err(|_| OpeningError::Offset {
+            text: token.to_string(),
+        })?);
+    }
     if numbers.len() % 2 != 0 {
         return Err(OpeningError::OddOffsets {
             count: numbers.len(),
@@ -130,6 +150,9 @@ fn parse_pos(line: &str) -> Result<Vec<(i64, i64)>, OpeningError> {
             chars.next();
         }
         let Some(letter) = chars.next() else { break };
+        if moves.len() == MAX_LINE_MOVES {
+            return Err(OpeningError::TooManyMoves);
+        }
         // Any letter, in either case: the pos notation has 26 columns.
         let x = parse_column_letter(letter, 26).ok_or(OpeningError::NotALetter { found: letter })?
             as i64;
@@ -141,7 +164,12 @@ fn parse_pos(line: &str) -> Result<Vec<(i64, i64)>, OpeningError> {
             digits.push(c);
             chars.next();
         }
-        let row: i64 = digits.parse().map_err(|_| OpeningError::NoRow { letter })?;
+        if digits.is_empty() {
+            return Err(OpeningError::NoRow { letter });
+        }
+        let row: i64 = digits
+            .parse()
+            .map_err(|_| OpeningError::HugeRow { letter })?;
         if row < 1 {
             return Err(OpeningError::RowZero { letter, row });
         }
@@ -177,6 +205,12 @@ pub fn parse_file(
         }
         if format == OpeningFormat::Auto {
             format = detect_format(line);
+        }
+        if openings.len() == MAX_OPENINGS {
+            return Err(OpeningError::Line {
+                line: i + 1,
+                error: Box::new(OpeningError::TooManyOpenings),
+            });
         }
         let moves = parse_line(line, format, size).map_err(|e| OpeningError::Line {
             line: i + 1,
@@ -317,6 +351,36 @@ mod tests {
             parse_line("h8 8h", OpeningFormat::Pos, s15),
             Err(OpeningError::NotALetter { found: '8' })
         ));
+        assert_eq!(
+            parse_line("h8a99999999999999999999", OpeningFormat::Pos, s15),
+            Err(OpeningError::HugeRow { letter: 'a' })
+        );
+        // Lines and files of a size no board or pool has are refused
+        // before they are held in memory.
+        let cells = "a1".repeat(MAX_LINE_MOVES);
+        assert_eq!(
+            parse_line(&cells, OpeningFormat::Pos, s15).map(|m| m.len()),
+            Ok(MAX_LINE_MOVES)
+        );
+        assert_eq!(
+            parse_line(&format!("{cells}a1"), OpeningFormat::Pos, s15),
+            Err(OpeningError::TooManyMoves)
+        );
+        let offsets = "0,0 ".repeat(MAX_LINE_MOVES);
+        assert!(parse_line(&offsets, OpeningFormat::Offset, s15).is_ok());
+        assert_eq!(
+            parse_line(&format!("{offsets}0,0"), OpeningFormat::Offset, s15),
+            Err(OpeningError::TooManyMoves)
+        );
+        let pool = "0,0\n".repeat(MAX_OPENINGS + 1);
+        let err = parse_file(&pool, OpeningFormat::Auto, s15).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "line {}: more than {MAX_OPENINGS} openings in one file",
+                MAX_OPENINGS + 1
+            )
+        );
         // A file's error says the line, then what is wrong on it.
         let err = parse_file("# offsets\n0,0\n\n0,0, 1\n", OpeningFormat::Auto, s15).unwrap_err();
         assert!(

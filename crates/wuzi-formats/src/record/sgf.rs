@@ -143,6 +143,9 @@ pub enum SgfError {
     /// go game's `SZ[19]` and moves among them, must not be read as ours.
     #[error("GM[{value}] is not a gomoku or renju record (GM[4])")]
     OtherGame { value: String },
+    /// An error in a game after the first of a collection (1-based).
+    #[error("game {number}: {error}")]
+    InGame { number: usize, error: Box<SgfError> },
 }
 
 /// One open `(` of an SGF collection.
@@ -159,7 +162,33 @@ struct Subtree {
 /// stones are kept apart from the moves; removing stones (`AE`), passes and
 /// set-up stones after the first move are refused with the reason.
 pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, SgfError> {
+    parse_games(text, usize::MAX).map_err(|(games_before, error)| match games_before {
+        0 => error,
+        n => SgfError::InGame {
+            number: n + 1,
+            error: Box::new(error),
+        },
+    })
+}
+
+/// The first game of an SGF file, read as [`parse_sgf`] reads each; the
+/// games after it are not read (a broken one does not stop the first).
+pub fn parse_first_sgf_game(text: &str) -> Result<Option<SgfGame>, SgfError> {
+    let games = parse_games(text, 1).map_err(|(_, error)| error)?;
+    Ok(games.into_iter().next())
+}
+
+/// The games of `text` up to `most`; an error comes with the number of
+/// games read before it.
+fn parse_games(text: &str, most: usize) -> Result<Vec<SgfGame>, (usize, SgfError)> {
     let mut games = Vec::new();
+    match read_games(text, most, &mut games) {
+        Ok(()) => Ok(games),
+        Err(error) => Err((games.len(), error)),
+    }
+}
+
+fn read_games(text: &str, most: usize, games: &mut Vec<SgfGame>) -> Result<(), SgfError> {
     let mut chars = text.chars();
     let mut open: Vec<Subtree> = Vec::new();
     let mut game = SgfGame {
@@ -199,6 +228,9 @@ pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, SgfError> {
                 open.pop().ok_or(SgfError::Unbalanced)?;
                 if open.is_empty() {
                     games.push(finish_sgf_game(&mut game)?);
+                    if games.len() == most {
+                        return Ok(());
+                    }
                 }
                 key.clear();
                 in_node = false;
@@ -252,7 +284,7 @@ pub fn parse_sgf(text: &str) -> Result<Vec<SgfGame>, SgfError> {
     if !open.is_empty() {
         return Err(SgfError::UnterminatedTree);
     }
-    Ok(games)
+    Ok(())
 }
 
 /// One property value of a main-line node.
@@ -449,6 +481,21 @@ mod tests {
             err("(;GM[1]FF[4]SZ[19];B[pd];W[dp])"),
             SgfError::OtherGame { value } if value == "1"
         ));
+        // An error in a later game of a collection names the game; the
+        // first game alone is read without it.
+        let collection = "(;SZ[15];B[hh])(;SZ[15];B[ii])(;GM[1]SZ[19];B[pd])";
+        let later = err(collection);
+        assert_eq!(
+            later.to_string(),
+            "game 3: GM[1] is not a gomoku or renju record (GM[4])"
+        );
+        let first = parse_first_sgf_game(collection).unwrap().expect("a game");
+        assert_eq!(first.moves, [(Color::Black, Point::new(7, 7).unwrap())]);
+        assert!(parse_first_sgf_game("").unwrap().is_none());
+        assert_eq!(
+            parse_first_sgf_game("(;B[aa]").unwrap_err(),
+            SgfError::UnterminatedTree
+        );
     }
 
     #[test]
