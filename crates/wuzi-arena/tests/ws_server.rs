@@ -342,6 +342,18 @@ fn the_web_board_watches_and_starts_games() {
             .unwrap()["id"]
             .clone()
     };
+    // A game it cannot start is answered with why.
+    send(
+        &mut viewer,
+        json!({"type": "START_GAME", "black": id("bert"), "white": id("bert")}),
+    );
+    let mut refused = next(&mut viewer);
+    while refused["type"] == "STATE" {
+        refused = next(&mut viewer);
+    }
+    assert_eq!(refused["type"], "REFUSED", "{refused}");
+    assert_eq!(refused["request"], "START_GAME");
+    assert_eq!(refused["reason"], "pick two different named clients");
     let start = json!({"type": "START_GAME", "black": id("bert"), "white": id("anna")});
     send(&mut viewer, start);
     assert_eq!(next(&mut b)["color"], "B");

@@ -192,7 +192,7 @@ impl Referee {
                 self.urgent = true;
             }
             Event::Text(id, text, _) if self.viewers.contains_key(&id) => {
-                self.viewer_command(&text)
+                self.viewer_command(id, &text)
             }
             Event::Disconnected(id) if self.viewers.contains_key(&id) => {
                 self.viewers.remove(&id);
@@ -433,15 +433,25 @@ impl Referee {
         Ok(())
     }
 
-    fn viewer_command(&mut self, text: &str) {
+    /// A web board's request. A game it cannot start is answered with
+    /// why (`{"type": "REFUSED", "request": "START_GAME", "reason": ...}`),
+    /// for the board to show.
+    fn viewer_command(&mut self, viewer: ClientId, text: &str) {
         let Ok(value) = serde_json::from_str::<Value>(text) else {
             return;
         };
         if value.get("type").and_then(Value::as_str) == Some("START_GAME") {
             let id = |key: &str| value.get(key).and_then(Value::as_u64);
-            if let (Some(black), Some(white)) = (id("black"), id("white")) {
-                if let Err(why) = self.start_game(black, white) {
-                    tracing::info!("web board: cannot start: {why}");
+            let started = match (id("black"), id("white")) {
+                (Some(black), Some(white)) => self.start_game(black, white),
+                _ => Err("pick two different named clients".into()),
+            };
+            if let Err(why) = started {
+                tracing::info!("web board: cannot start: {why}");
+                let refusal =
+                    serde_json::json!({"type": "REFUSED", "request": "START_GAME", "reason": why});
+                if let Some(v) = self.viewers.get(&viewer) {
+                    self.queue(viewer, &v.out, Outgoing::Text(refusal.to_string()));
                 }
             }
         }
