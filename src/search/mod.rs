@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use crate::game::{Board, CellSet, Point};
 use crossbeam_channel::Receiver;
+use parking_lot::Mutex;
 
 use crate::nn::{EvalService, Evaluation};
 use crate::search::cache::NodeCache;
@@ -85,6 +86,7 @@ struct LastRoot {
 }
 
 /// Counters shared by the threads of one search.
+#[derive(Default)]
 struct Progress {
     /// New leaves (evaluated by the network or decided by the rules and
     /// the solver) in this search: the `n` of the summary.
@@ -95,9 +97,14 @@ struct Progress {
     /// Batches of leaves sent to the network.
     batches: AtomicU64,
     max_depth: AtomicU32,
-    /// Set when the threads must stop. Shared with the evaluation service,
-    /// which then drops this search's leaves still queued.
+    /// Set when the threads must stop.
     halt: Arc<AtomicBool>,
+    /// The leaves of this tree-search run still queued for the network are
+    /// dropped by the evaluation service once this is set (with `halt`). A
+    /// flag of each run's own: the next run lowers `halt` again, and would
+    /// otherwise revive the abandoned leaves of the last, to be evaluated
+    /// for no one ahead of its own.
+    cancel: Mutex<Arc<AtomicBool>>,
     /// Rounds in a row in which no thread found anything to do.
     idle_rounds: AtomicU32,
     /// Leaves being evaluated (a round without work is idle only if none).
@@ -115,7 +122,16 @@ impl Progress {
     /// Stops the threads, waking those that wait for backups.
     fn halt_now(&self) {
         self.halt.store(true, Ordering::SeqCst);
+        self.cancel.lock().store(true, Ordering::SeqCst);
         self.backups.announce();
+    }
+
+    /// Readies the flags for another tree-search run: the threads may go,
+    /// and the last run's leaves, if any are still queued, stay dropped.
+    fn resume(&self) {
+        let last = std::mem::replace(&mut *self.cancel.lock(), Arc::new(AtomicBool::new(false)));
+        last.store(true, Ordering::SeqCst);
+        self.halt.store(false, Ordering::SeqCst);
     }
 }
 
@@ -266,20 +282,7 @@ impl Searcher {
                     || allowance.is_some_and(|allowed| since.elapsed() > allowed)
             });
         }
-        let progress = Progress {
-            playouts: AtomicU64::new(0),
-            reserved: AtomicU64::new(0),
-            evaluations: AtomicU64::new(0),
-            batches: AtomicU64::new(0),
-            max_depth: AtomicU32::new(0),
-            halt: Arc::new(AtomicBool::new(false)),
-            idle_rounds: AtomicU32::new(0),
-            in_flight: AtomicU32::new(0),
-            revisits: AtomicU64::new(0),
-            collisions: AtomicU64::new(0),
-            solver_nodes: AtomicU64::new(0),
-            backups: Backups::default(),
-        };
+        let progress = Progress::default();
         let clock = TimeManager::new(limits.time, limits.since.unwrap_or(start))
             .with_safety_net(self.config.safety_time())
             .with_falling_value(FallingValue {
@@ -397,7 +400,7 @@ impl Searcher {
             progress,
             ..
         } = run;
-        progress.halt.store(false, Ordering::SeqCst);
+        progress.resume();
         progress.idle_rounds.store(0, Ordering::SeqCst);
         let threads = self.config.threads.max(1);
         run_until_halted(
@@ -810,6 +813,26 @@ fn run_until_halted<R>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The leaves a tree-search run left queued when it stopped stay
+    /// dropped when the next run (after the safety net) lowers the halt:
+    /// each run hands the service a cancel flag of its own.
+    #[test]
+    fn a_stopped_runs_queued_leaves_stay_cancelled_in_the_next_run() {
+        let progress = Progress::default();
+        let first = progress.cancel.lock().clone();
+        progress.halt_now();
+        progress.resume();
+        assert!(first.load(Ordering::SeqCst));
+        assert!(!progress.halt.load(Ordering::SeqCst));
+        let second = progress.cancel.lock().clone();
+        assert!(!second.load(Ordering::SeqCst));
+        // A run that ended without halt_now (a panicking thread raises
+        // only the halt) has its leaves cancelled by the next start too.
+        progress.halt.store(true, Ordering::SeqCst);
+        progress.resume();
+        assert!(second.load(Ordering::SeqCst));
+    }
     use std::sync::atomic::AtomicUsize;
     use std::sync::mpsc;
     use std::time::Duration;

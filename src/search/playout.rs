@@ -12,6 +12,7 @@ impl Searcher {
         } = *run;
         let depth = self.config.pipeline.max(1);
         let mut in_flight: VecDeque<Vec<(Pending, Receiver<Evaluation>)>> = VecDeque::new();
+        let cancel = progress.cancel.lock().clone();
         loop {
             // Read before the halt and the gather: a halt or a backup
             // after this is then no reason to wait.
@@ -26,7 +27,7 @@ impl Searcher {
             // The root's evaluation is never given up: a search stopped at
             // once (no time to think) still plays by the network's priors,
             // not by the order of the candidate moves.
-            let cancel = (!fresh_root).then_some(&progress.halt);
+            let cancel = (!fresh_root).then_some(&cancel);
             let submitted = !pending.is_empty();
             // An empty round (collisions, revisits) sends nothing: it would
             // only wake an evaluator, taking a core from the kernels.
@@ -208,7 +209,7 @@ impl Searcher {
                 // and stop.
                 p.leaf.data.lock().state = NodeState::Fresh;
                 self.revert_leaf(&p.path, &p.leaf);
-                progress.halt.store(true, Ordering::SeqCst);
+                progress.halt_now();
                 progress.in_flight.fetch_sub(1, Ordering::SeqCst);
                 progress.reserved.fetch_sub(1, Ordering::SeqCst);
                 continue;
