@@ -484,6 +484,32 @@ fn renju_forbidden_points_are_shown() {
     assert_eq!(b.answer(), "FORBID 0507.");
 }
 
+/// Moves the manager sends are checked as moves: a forbidden renju point
+/// for black is refused, and the position stays as it was.
+#[test]
+fn a_forbidden_turn_is_refused_and_leaves_the_position() {
+    let mut b = ready(4);
+    // Black (1) X X X . X X on row 7: (5,7) is an overline; black to move.
+    b.send("yxboard");
+    for line in [
+        "2,7,1", "0,0,2", "3,7,1", "0,2,2", "4,7,1", "0,4,2", "6,7,1", "0,6,2", "7,7,1", "0,8,2",
+    ] {
+        b.send(line);
+    }
+    b.send("done");
+    b.send("TURN 5,7");
+    let answer = b.answer();
+    assert!(
+        answer.starts_with("ERROR TURN 5,7") && answer.contains("forbidden"),
+        "{answer}"
+    );
+    b.send("PLAY 5,7");
+    let answer = b.answer();
+    assert!(answer.starts_with("ERROR PLAY 5,7"), "{answer}");
+    b.send("yxshowforbid");
+    assert_eq!(b.answer(), "FORBID 0507.");
+}
+
 #[test]
 fn swap2_and_swap_boards() {
     let mut b = ready(1);

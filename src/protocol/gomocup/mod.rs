@@ -563,16 +563,16 @@ impl FrontEnd for Gomocup {
                 error(s, &format!("TURN {c}: {GAME_OVER}"))
             }
             Command::Turn(_) if self.refuses(s) => {}
-            Command::Turn(c) => {
-                let color = s.engine.board().side_to_move();
-                match point(s, c).and_then(|p| s.engine.place(p, color)) {
-                    Ok(()) => self.think(s, Job::Move),
-                    Err(e) => error(s, &format!("TURN {c}: {e}")),
-                }
-            }
+            // The opponent's move, and ours as the manager has it played,
+            // are checked as any move: in renju black may not take a
+            // forbidden point (the manager judges such a move a loss, and
+            // sends none).
+            Command::Turn(c) => match point(s, c).and_then(|p| s.engine.play(p)) {
+                Ok(()) => self.think(s, Job::Move),
+                Err(e) => error(s, &format!("TURN {c}: {e}")),
+            },
             Command::Play(c) => {
-                let color = s.engine.board().side_to_move();
-                match point(s, c).and_then(|p| s.engine.place(p, color).map(|()| p)) {
+                match point(s, c).and_then(|p| s.engine.play(p).map(|()| p)) {
                     Ok(p) => reply(s, BrainLine::Move(p.into())),
                     Err(e) => error(s, &format!("PLAY {c}: {e}")),
                 }
