@@ -738,6 +738,14 @@ fn yixin_board_session() {
     for k in 1..=3 {
         b.expect(|l| l.starts_with(&format!("MESSAGE SWAP2 MOVE{k} ")));
     }
+    // Step 3 answers five stones: on the three just proposed it is
+    // refused, not answered as step 2 would be.
+    b.send("yxswap2step3");
+    let answer = b.expect(|l| l.contains("yxswap2step3") || l.starts_with("MESSAGE SWAP2"));
+    assert!(
+        answer.contains("needs 5 stones on the board, not 3"),
+        "{answer}"
+    );
     // yxstop during a long search answers at once.
     b.send("INFO timeout_turn 60000");
     b.send("board");

@@ -623,8 +623,12 @@ impl FrontEnd for Gomocup {
                 let found =
                     s.engine
                         .balancing_moves(&board, moves as usize, bias, s.received());
-                if found.is_empty() {
-                    error(s, "no move can balance this position");
+                if found.len() < moves as usize {
+                    // As BALANCE: fewer moves than asked is no answer.
+                    error(
+                        s,
+                        &format!("only {} balancing move(s) exist here", found.len()),
+                    );
                 } else {
                     s.send(&move_list(&found));
                     keep_proposed(s, board, &found);

@@ -118,7 +118,19 @@ impl Gomocup {
                 keep_opening_stones(s, &moves);
             }
             _ => {
+                // Step 2 answers the three opening stones, step 3 the two
+                // stones after them: the answers differ by step, and a
+                // board of the other step's count gets one it cannot read.
                 let stones = s.engine.board().stone_count();
+                let expected = if step == 2 { 3 } else { 5 };
+                if stones != expected {
+                    return error(
+                        s,
+                        &format!(
+                            "yxswap2step{step} needs {expected} stones on the board, not {stones}"
+                        ),
+                    );
+                }
                 self.think(s, Job::YixinSwap2 { stones });
             }
         }
