@@ -288,11 +288,15 @@ impl Dataset {
         Ok(loader.finish())
     }
 
-    /// Splits the games into training and validation sets: a fraction of
-    /// the games (at least one when the fraction is positive and there are
-    /// two different games or more) chosen by a seeded hash of each game's
-    /// moves, so the choice does not depend on file order and identical
-    /// games land on the same side. Returns (training games, validation games), sorted.
+    /// Splits the games into training and validation sets by a seeded hash
+    /// of each game's moves: a game is for validation when its hash falls
+    /// in the lowest `val_fraction` of the hash range. Each game's side so
+    /// depends on the game and the seed alone, not on the file order or on
+    /// the other games: adding self-play files for the next generation
+    /// moves no game of the last one across, and identical games land on
+    /// the same side. With a positive fraction and two different games or
+    /// more, each side keeps at least one (the lowest or highest hash).
+    /// Returns (training games, validation games), sorted.
     pub fn split(&self, val_fraction: f64, seed: u64) -> (Vec<usize>, Vec<usize>) {
         let n = self.games.len();
         let fraction = if val_fraction.is_finite() {
@@ -300,10 +304,6 @@ impl Dataset {
         } else {
             0.0
         };
-        let mut count = (fraction * n as f64).round() as usize;
-        if fraction > 0.0 && n >= 2 {
-            count = count.clamp(1, n - 1);
-        }
         let mut keyed: Vec<(u64, usize)> = self
             .games
             .iter()
@@ -311,22 +311,21 @@ impl Dataset {
             .map(|(i, g)| (game_hash(g, seed), i))
             .collect();
         keyed.sort_unstable();
-        // Copies of one game (a file given twice) sort together: the cut
-        // moves past them, or back before them when no game follows.
-        let same = |a: usize| keyed[a - 1].0 == keyed[a].0;
-        let mut cut = count;
-        while 0 < cut && cut < n && same(cut) {
-            cut += 1;
-        }
-        if cut == n && count < n {
-            cut = count;
-            while cut > 0 && same(cut) {
-                cut -= 1;
+        // 2^64 as f64 is exact; a hash is below it whatever its rounding.
+        let range = 2f64.powi(64);
+        let mut cut = keyed.partition_point(|&(hash, _)| (hash as f64) < fraction * range);
+        let distinct = keyed.first().map(|f| f.0) != keyed.last().map(|l| l.0);
+        if fraction > 0.0 && distinct {
+            // Copies of one game (a file given twice) sort together, and a
+            // cut moved to keep a side stays on a group's edge.
+            if cut == 0 {
+                cut = keyed.partition_point(|&(hash, _)| hash == keyed[0].0);
+            } else if cut == n {
+                cut = keyed.partition_point(|&(hash, _)| hash < keyed[n - 1].0);
             }
         }
-        let count = cut;
-        let mut val: Vec<usize> = keyed[..count].iter().map(|&(_, i)| i).collect();
-        let mut train: Vec<usize> = keyed[count..].iter().map(|&(_, i)| i).collect();
+        let mut val: Vec<usize> = keyed[..cut].iter().map(|&(_, i)| i).collect();
+        let mut train: Vec<usize> = keyed[cut..].iter().map(|&(_, i)| i).collect();
         val.sort_unstable();
         train.sort_unstable();
         (train, val)
