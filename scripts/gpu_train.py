@@ -6,7 +6,9 @@ exported: for machines whose PyTorch is not the libtorch this engine links
 The network, the training losses, the optimiser and the learning-rate
 schedule are those of `pbrain-wuzi train` (src/nn/model.rs,
 src/train/trainer.rs). Validation differs on self-play positions: here it
-is always against the move played (the most visited) and the game's result,
+is always against the move played (in self-play, the search's most visited,
+which differs from the move played on temperature-sampled plies) and the
+game's result,
 so that figures compare across data with and without search targets; the
 engine's trainer validates against the soft targets where there are. The
 weights are written as a safetensors file with the engine's tensor names,

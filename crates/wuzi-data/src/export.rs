@@ -8,7 +8,9 @@
 //!   planes of [`encode`] as bits, plane-major then row-major, packed eight
 //!   to a byte with the first bit in the highest bit (numpy's `packbits`
 //!   order), each position padded to whole bytes;
-//! * `SPLIT-WxH.targets`: per position, four bytes: the move played as
+//! * `SPLIT-WxH.targets`: per position, four bytes: the move played (in a
+//!   self-play record the search's most visited, which differs from the
+//!   move played on the opening plies sampled by temperature) as
 //!   `y * W + x` (u16, little-endian), the result class for the side to move
 //!   (0 win, 1 draw, 2 loss) and a zero byte;
 //!

@@ -317,6 +317,12 @@ impl<'a> Row<'a> {
         self.field(self.columns.id).filter(|id| !id.is_empty())
     }
 
+    /// Whether the line has a `search` field (empty or not): a self-play
+    /// record, whose entries must then match its moves.
+    pub fn has_search(&self) -> bool {
+        self.field(self.columns.search).is_some()
+    }
+
     /// The `search` column's entries (none without the column).
     pub fn search(&self) -> Result<Vec<Option<SearchTarget>>, SearchTargetError> {
         match self.field(self.columns.search) {

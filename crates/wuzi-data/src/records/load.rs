@@ -294,7 +294,10 @@ impl Loader<'_> {
             let mut result =
                 check_game(id, size, self.rule, points, opening, recorded, claims_five);
             if let Ok(game) = &mut result {
-                if !search.is_empty() {
+                // A self-play line's entries are checked even when there
+                // are none: an emptied column would make every move a
+                // target, the sampled opening moves among them.
+                if row.has_search() {
                     let plies = game.moves.len() - game.first_target as usize;
                     let why = if search.len() != plies {
                         Some(format!(

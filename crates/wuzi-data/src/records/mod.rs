@@ -513,14 +513,17 @@ mod tests {
              later\tfreestyle\t15\tB\t2\t{moves}\t{good_but_last}\n\
              twice\tfreestyle\t15\tB\t2\t{moves}\t500:0:500/7,8=2;7,8=1 - - - - - -\n\
              order\tfreestyle\t15\tB\t2\t{moves}\t500:0:500/6,6=1;7,8=3 - - - - - -\n\
+             emptied\tfreestyle\t15\tB\t2\t{moves}\t\n\
              plain\tfreestyle\t15\tB\t2\t{moves}\n"
         );
         let data = Dataset::parse(Path::new("sp.tsv"), &text, Rule::Freestyle, &[]).unwrap();
         let ids: Vec<&str> = data.games.iter().map(|g| g.id.as_str()).collect();
         assert_eq!(ids, ["ok", "order", "plain"]);
-        // A wrong count, a bad entry, a visit off the 15x15 board, visits
-        // on a stone (of the opening, of a later move) or listed twice.
-        assert_eq!(data.stats.malformed, 6);
+        // A wrong count (none at all in an emptied column: a line without
+        // the field is a plain record), a bad entry, a visit off the 15x15
+        // board, visits on a stone (of the opening, of a later move) or
+        // listed twice.
+        assert_eq!(data.stats.malformed, 7);
         // The most visited is the search's move, whatever the listed order.
         assert_eq!(data.games[1].policy_move(2), Some(p(7, 8)));
 
