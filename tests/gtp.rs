@@ -522,6 +522,25 @@ fn analysis_streams_info_lines_until_the_next_command() {
         }
     }
     assert_eq!(e.read_response(), success(None, "Wuzi"));
+    // A bare newline (or a comment) ends an analysis too, as for KataGo,
+    // and gets no response of its own.
+    e.process.send("lz-analyze b 10");
+    assert_eq!(e.process.expect(|l| !l.trim().is_empty()), "=");
+    e.process.expect(|l| l.starts_with("info move"));
+    e.process.send("");
+    loop {
+        let line = e.process.expect(|_| true);
+        if line.trim().is_empty() {
+            break;
+        }
+        assert!(line.starts_with("info move"), "{line}");
+    }
+    assert_eq!(e.ask("7 name"), success(Some(7), "Wuzi"));
+    // Arguments it cannot read are refused, not analysed as something
+    // else (here the side to move instead of black).
+    let refused = e.ask("8 kata-analyze 50 B");
+    assert!(!refused.success && refused.id == Some(8), "{refused:?}");
+    assert!(refused.text.contains("cannot read \"B\""), "{refused:?}");
     e.ok("quit");
 }
 

@@ -26,7 +26,6 @@ use crate::config::Config;
 use crate::engine::Engine;
 use crate::game::{BoardSize, Rule};
 use crate::gomocup::CommandParser;
-use crate::gtp::GtpCommand;
 use crate::nn::provider::NetworkProvider;
 use crate::nn::EvalService;
 pub use gomocup::{Dialect, Gomocup};
@@ -102,7 +101,7 @@ pub fn run_gtp(
     log::LogFile::for_process(&config.log);
     let engine = Gtp::engine(config, Box::new(output));
     Retired::new(drive(engine, input, LineEnds::LfOnly, |line| {
-        GtpCommand::parse(line).into_iter().collect()
+        vec![gtp::GtpLine::parse(line)]
     }))
 }
 

@@ -17,26 +17,14 @@ impl Gtp {
         if let Some(why) = self.networks.refusal(s.engine.rule()) {
             return failure(s, id, why.to_string());
         }
-        let mut args = args.iter().peekable();
-        let color = args.peek().and_then(|a| parse_color(a));
-        if color.is_some() {
-            args.next();
-        }
-        let mut interval_cs: u64 = 100;
-        let mut max_moves = usize::MAX;
-        if let Some(n) = args.peek().and_then(|a| a.parse::<u64>().ok()) {
-            interval_cs = n;
-            args.next();
-        }
-        while let Some(key) = args.next() {
-            let value = args.next().and_then(|v| v.parse::<u64>().ok());
-            match (key.as_str(), value) {
-                ("interval", Some(n)) => interval_cs = n,
-                ("maxmoves", Some(n)) => max_moves = n as usize,
-                // Go-only keys (ownership, minmoves, avoid, ...) are ignored.
-                _ => {}
-            }
-        }
+        let AnalyseArgs {
+            color,
+            interval_cs,
+            max_moves,
+        } = match AnalyseArgs::parse(args) {
+            Ok(parsed) => parsed,
+            Err(why) => return failure(s, id, why),
+        };
         if let Some(color) = color {
             Self::with_side_to_move(s, color);
         }
@@ -120,5 +108,121 @@ impl Gtp {
             };
         }
         (!line.is_empty()).then_some(line)
+    }
+}
+
+/// The arguments of `lz-analyze` and `kata-analyze`, as KataGo reads them:
+/// `[COLOR] [INTERVAL]`, then keys with their values. Keys of go (ownership
+/// and the like, `avoid`/`allow`) are read and left unused; anything else
+/// is an error, as for KataGo, rather than an analysis of something not
+/// asked (`kata-analyze 50 B` analysed the side to move, not black).
+#[derive(Debug, PartialEq, Eq)]
+struct AnalyseArgs {
+    color: Option<Color>,
+    /// Centiseconds between info lines.
+    interval_cs: u64,
+    max_moves: usize,
+}
+
+impl AnalyseArgs {
+    fn parse(args: &[String]) -> Result<AnalyseArgs, String> {
+        let bad = |what: &str| {
+            format!(
+                "cannot read {what:?}: expected [COLOR] [INTERVAL] [interval N] [maxmoves N] \
+                 [minmoves N] [KEY true|false] [avoid|allow COLOR VERTICES DEPTH]"
+            )
+        };
+        let number = |value: Option<&String>, key: &str| {
+            value
+                .and_then(|v| v.parse::<u64>().ok())
+                .ok_or_else(|| bad(&format!("{key} {}", value.map_or("", |v| v.as_str()))))
+        };
+        let mut parsed = AnalyseArgs {
+            color: None,
+            interval_cs: 100,
+            max_moves: usize::MAX,
+        };
+        let mut args = args.iter().peekable();
+        if let Some(color) = args.peek().and_then(|a| parse_color(a)) {
+            parsed.color = Some(color);
+            args.next();
+        }
+        if let Some(n) = args.peek().and_then(|a| a.parse::<u64>().ok()) {
+            parsed.interval_cs = n;
+            args.next();
+        }
+        while let Some(key) = args.next() {
+            match key.as_str() {
+                "interval" => parsed.interval_cs = number(args.next(), key)?,
+                "maxmoves" => {
+                    parsed.max_moves =
+                        usize::try_from(number(args.next(), key)?).unwrap_or(usize::MAX)
+                }
+                "minmoves" => {
+                    number(args.next(), key)?;
+                }
+                "ownership" | "ownershipStdev" | "movesOwnership" | "pvVisits" | "pvEdgeVisits"
+                | "rootInfo" => match args.next().map(String::as_str) {
+                    Some("true" | "false") => {}
+                    other => return Err(bad(&format!("{key} {}", other.unwrap_or("")))),
+                },
+                "avoid" | "allow" => {
+                    let color = args.next();
+                    let vertices = args.next();
+                    let depth = args.next();
+                    if color.and_then(|c| parse_color(c)).is_none()
+                        || vertices.is_none()
+                        || depth.and_then(|d| d.parse::<u64>().ok()).is_none()
+                    {
+                        return Err(bad(key));
+                    }
+                }
+                other => return Err(bad(other)),
+            }
+        }
+        Ok(parsed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<AnalyseArgs, String> {
+        let args: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        AnalyseArgs::parse(&args)
+    }
+
+    /// What Lizzie, LizzieYzy, Sabaki and KaTrain send is read; anything
+    /// else is refused, not analysed as something else.
+    #[test]
+    fn analysis_arguments_are_read_as_katago_reads_them() {
+        let read = |line: &str| parse(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+        assert_eq!(read("").interval_cs, 100);
+        assert_eq!(read("50").interval_cs, 50);
+        let full = read("B interval 20 maxmoves 5 ownership true pvVisits false");
+        assert_eq!(
+            full,
+            AnalyseArgs {
+                color: Some(Color::Black),
+                interval_cs: 20,
+                max_moves: 5
+            }
+        );
+        assert_eq!(
+            read("w 10 avoid b d4,q16 1 minmoves 2").color,
+            Some(Color::White)
+        );
+        for bad in [
+            "foo",
+            "interval x",
+            "interval",
+            "50 B",
+            "maxmoves -1",
+            "ownership maybe",
+            "avoid b d4",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -484,25 +484,45 @@ impl Gtp {
     }
 }
 
+/// One line of GTP input: a command, or an empty (or comment-only) line,
+/// which gets no response but ends an analysis under way, as any input
+/// line does for KataGo (a GUI may stop `lz-analyze` with a bare newline).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GtpLine {
+    Command(GtpCommand),
+    Empty,
+}
+
+impl GtpLine {
+    pub fn parse(line: &str) -> GtpLine {
+        GtpCommand::parse(line).map_or(GtpLine::Empty, GtpLine::Command)
+    }
+}
+
 impl FrontEnd for Gtp {
-    type Command = GtpCommand;
+    type Command = GtpLine;
     type Job = Job;
 
     /// GTP answers in order: `genmove` holds the commands after it. An
-    /// analysis ends at the next command (see `keeps_background`).
-    fn urgency(&self, _command: &GtpCommand) -> Urgency {
+    /// analysis ends at the next line (see `keeps_background`).
+    fn urgency(&self, _line: &GtpLine) -> Urgency {
         Urgency::InTurn
     }
 
-    fn keeps_background(&self, _command: &GtpCommand) -> bool {
+    fn keeps_background(&self, _line: &GtpLine) -> bool {
         false
     }
 
-    fn refuse(&mut self, s: &mut GtpSession, command: GtpCommand, why: &str) {
-        failure(s, command.id, why);
+    fn refuse(&mut self, s: &mut GtpSession, line: GtpLine, why: &str) {
+        if let GtpLine::Command(command) = line {
+            failure(s, command.id, why);
+        }
     }
 
-    fn execute(&mut self, s: &mut GtpSession, command: GtpCommand) -> Flow {
+    fn execute(&mut self, s: &mut GtpSession, line: GtpLine) -> Flow {
+        let GtpLine::Command(command) = line else {
+            return Flow::Continue;
+        };
         let id = command.id;
         let args = &command.args;
         match command.name.as_str() {
