@@ -474,14 +474,7 @@ fn analysis_streams_info_lines_until_the_next_command() {
         assert!(line.contains(" pv "), "{line}");
     }
     // The next command closes the response (an empty line) and is answered.
-    e.process.send("name");
-    loop {
-        let line = e.process.expect(|_| true);
-        if line.trim().is_empty() {
-            break;
-        }
-        assert!(line.starts_with("info move"), "{line}");
-    }
+    close_analysis(&mut e, "name");
     assert_eq!(e.read_response(), success(None, "Wuzi"));
     // kata-analyze: values between 0 and 1.
     e.process.send("kata-analyze b interval 10 maxmoves 2");
@@ -527,14 +520,7 @@ fn analysis_streams_info_lines_until_the_next_command() {
     e.process.send("lz-analyze b 10");
     assert_eq!(e.process.expect(|l| !l.trim().is_empty()), "=");
     e.process.expect(|l| l.starts_with("info move"));
-    e.process.send("");
-    loop {
-        let line = e.process.expect(|_| true);
-        if line.trim().is_empty() {
-            break;
-        }
-        assert!(line.starts_with("info move"), "{line}");
-    }
+    close_analysis(&mut e, "");
     assert_eq!(e.ask("7 name"), success(Some(7), "Wuzi"));
     // Arguments it cannot read are refused, not analysed as something
     // else (here the side to move instead of black).
@@ -542,6 +528,19 @@ fn analysis_streams_info_lines_until_the_next_command() {
     assert!(!refused.success && refused.id == Some(8), "{refused:?}");
     assert!(refused.text.contains("cannot read \"B\""), "{refused:?}");
     e.ok("quit");
+}
+
+/// Sends `line` during an analysis and reads the rest of its response up
+/// to the empty line that closes it: only `info move` lines.
+fn close_analysis(e: &mut Engine, line: &str) {
+    e.process.send(line);
+    loop {
+        let line = e.process.expect(|_| true);
+        if line.trim().is_empty() {
+            break;
+        }
+        assert!(line.starts_with("info move"), "{line}");
+    }
 }
 
 /// The `info move` lines of one analysis response, read until it closes

@@ -459,16 +459,17 @@ fn ponder_stop_and_stop_while_thinking() {
     assert!(stopped.elapsed() < Duration::from_secs(2));
 }
 
+/// A position block, black to move: black (field 1) X X X . X X on row 7,
+/// whose gap (5,7) is an overline; white's stones on column 0.
+const OVERLINE_AT_5_7: [&str; 10] = [
+    "2,7,1", "0,0,2", "3,7,1", "0,2,2", "4,7,1", "0,4,2", "6,7,1", "0,6,2", "7,7,1", "0,8,2",
+];
+
 #[test]
 fn renju_forbidden_points_are_shown() {
     let mut b = ready(4);
-    // Black X.XX. on row 7 with white stones elsewhere: (8,7) gives X.XXX? No:
-    // black 5,7 6,7 8,7 9,7 and 7,5 7,6: (7,7) makes a four and a three: legal;
-    // black 4,4 5,5 6,6 and 9,9 10,10: (7,7)... keep to a plain overline.
     b.send("SHOWFORBID");
-    for line in [
-        "2,7,1", "0,0,2", "3,7,1", "0,2,2", "4,7,1", "0,4,2", "6,7,1", "0,6,2", "7,7,1", "0,8,2",
-    ] {
+    for line in OVERLINE_AT_5_7 {
         b.send(line);
     }
     b.send("DONE");
@@ -489,11 +490,8 @@ fn renju_forbidden_points_are_shown() {
 #[test]
 fn a_forbidden_turn_is_refused_and_leaves_the_position() {
     let mut b = ready(4);
-    // Black (1) X X X . X X on row 7: (5,7) is an overline; black to move.
     b.send("yxboard");
-    for line in [
-        "2,7,1", "0,0,2", "3,7,1", "0,2,2", "4,7,1", "0,4,2", "6,7,1", "0,6,2", "7,7,1", "0,8,2",
-    ] {
+    for line in OVERLINE_AT_5_7 {
         b.send(line);
     }
     b.send("done");
@@ -713,9 +711,7 @@ fn yixin_board_session() {
     assert_ne!(m, (7, 7));
     // yxboard sets a position without a search; yxshowforbid reads it.
     b.send("yxboard");
-    for line in [
-        "2,7,1", "0,0,2", "3,7,1", "0,2,2", "4,7,1", "0,4,2", "6,7,1", "0,6,2", "7,7,1", "0,8,2",
-    ] {
+    for line in OVERLINE_AT_5_7 {
         b.send(line);
     }
     b.send("done");

@@ -508,6 +508,16 @@ fn a_wrapped_engine_is_killed_with_its_wrapper() {
     .unwrap();
     assert_eq!(s.end_kills, [0, 1], "{s}");
     // The brain under the shell ignores END for 30 s unless killed.
+    assert!(
+        gone_within(&marker, Duration::from_secs(3)),
+        "the wrapped brain outlived the match"
+    );
+}
+
+/// Whether no process whose command line holds `marker` is left within
+/// `limit` (processes looked for in Linux's /proc).
+#[cfg(target_os = "linux")]
+fn gone_within(marker: &str, limit: Duration) -> bool {
     let alive = || {
         fs::read_dir("/proc")
             .into_iter()
@@ -515,15 +525,15 @@ fn a_wrapped_engine_is_killed_with_its_wrapper() {
             .flatten()
             .any(|entry| {
                 fs::read(entry.path().join("cmdline"))
-                    .map(|c| String::from_utf8_lossy(&c).contains(&marker))
+                    .map(|c| String::from_utf8_lossy(&c).contains(marker))
                     .unwrap_or(false)
             })
     };
     let waited = Instant::now();
-    while alive() && waited.elapsed() < Duration::from_secs(3) {
+    while alive() && waited.elapsed() < limit {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(!alive(), "the wrapped brain outlived the match");
+    !alive()
 }
 
 /// What an engine starts and leaves running when it exits (a helper in
@@ -556,22 +566,10 @@ fn a_helper_left_running_by_an_engine_that_exits_is_killed() {
     )
     .unwrap();
     assert_eq!(s.end_kills, [0, 0], "{s}");
-    let alive = || {
-        fs::read_dir("/proc")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|entry| {
-                fs::read(entry.path().join("cmdline"))
-                    .map(|c| String::from_utf8_lossy(&c).contains(&marker))
-                    .unwrap_or(false)
-            })
-    };
-    let waited = Instant::now();
-    while alive() && waited.elapsed() < Duration::from_secs(3) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(!alive(), "the helper outlived its engine");
+    assert!(
+        gone_within(&marker, Duration::from_secs(3)),
+        "the helper outlived its engine"
+    );
 }
 
 #[test]
