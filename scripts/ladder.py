@@ -156,10 +156,21 @@ def git(*args):
         return None
 
 
-def commit_text():
+def commit_text(binary):
+    """The checkout's commit, as far as it is the binary's: the binary
+    carries none, so one built before the checkout's last commit (a stale
+    build, or another one given with --wuzi) is said to be of an unknown
+    commit rather than labelled with today's."""
     head = git("rev-parse", "--short", "HEAD")
     if head is None:
         return "unknown (not a git checkout)"
+    committed = git("log", "-1", "--format=%ct", "HEAD")
+    try:
+        built = os.path.getmtime(binary)
+    except OSError:
+        built = None
+    if committed is not None and built is not None and built < int(committed):
+        return f"unknown (the binary is older than the checkout's commit {head})"
     dirty = git("status", "--porcelain", "--untracked-files=no")
     return f"{head} (with uncommitted changes)" if dirty else head
 
@@ -234,23 +245,25 @@ def elo_text(r):
         return "no games"
     elo, margin = r.get("elo", math.nan), r.get("margin", math.nan)
     lo, hi = r.get("lower", math.nan), r.get("upper", math.nan)
+    # The runner's figures as it printed them (one decimal): rounding them
+    # again would move a half up or down a second time.
     if math.isfinite(elo):
-        elo = round(elo) + 0.0  # no "-0"
+        elo = round(elo, 1) + 0.0  # no "-0.0"
     if r["w"] + r["l"] == 0:
         # All draws: no spread, so no interval (the runner prints none).
         return "+0 (all draws: no interval)"
     # The interval is not symmetric in Elo: its ends, where the runner gave them.
     if math.isfinite(elo) and math.isfinite(lo) and math.isfinite(hi):
-        return f"{elo:+.0f} ({lo:+.0f}..{hi:+.0f})"
+        return f"{elo:+.1f} ({lo:+.1f}..{hi:+.1f})"
     if math.isfinite(elo) and math.isfinite(margin):
-        return f"{elo:+.0f} ± {margin:.0f}"
+        return f"{elo:+.1f} ± {margin:.1f}"
     if not math.isfinite(elo):
         return f"{'+' if elo > 0 else '-'}inf (all games {'won' if elo > 0 else 'lost'}: no interval)"
     if math.isfinite(lo) and not math.isfinite(hi):
-        return f"{elo:+.0f} (95%: above {lo:+.0f})"
+        return f"{elo:+.1f} (95%: above {lo:+.1f})"
     if math.isfinite(hi) and not math.isfinite(lo):
-        return f"{elo:+.0f} (95%: below {hi:+.0f})"
-    return f"{elo:+.0f} (no interval)"
+        return f"{elo:+.1f} (95%: below {hi:+.1f})"
+    return f"{elo:+.1f} (no interval)"
 
 
 def faults_text(r, names):
@@ -334,6 +347,8 @@ def league_block(args, league, rows, when, commit, cpu, errors):
         rerun += ["--wuzi", rel(args.wuzi)]
     if rel(args.peers_dir) != DEFAULTS["peers_dir"]:
         rerun += ["--peers-dir", rel(args.peers_dir)]
+    if rel(args.out) != os.path.join(".", DEFAULTS["out"]):
+        rerun += ["--out", rel(args.out)]
     tsec = turn_seconds(args.tc_spec)
     time_text = f"{tsec:g} s per move" if tsec is not None and args.tc_spec.startswith("0/") \
         else f"time control {args.tc_spec}"
@@ -346,7 +361,7 @@ def league_block(args, league, rows, when, commit, cpu, errors):
         f"one game at a time (`--concurrency 1`), {args.games} games per peer from "
         f"{'the first ' + str(used) + ' of the ' if used < n_open else 'the '}{n_open} openings "
         f"of `{rel(openings)}` ({repeats_text(args.games, used)}), `pbrain-wuzi match`, `--seed {args.seed}`; peers from `{rel(args.peers_dir)}`")
-    out.append(f"- Rerun: `{' '.join(shlex.quote(w) for w in rerun)}`")
+    out.append(f"- Rerun (from the repository root): `{' '.join(shlex.quote(w) for w in rerun)}`")
     out.append("")
     out.append("| Wuzi vs | W-L-D | score | Elo (95%) | forfeits, crashes, errors | endings | date |")
     out.append("|---|---|---|---|---|---|---|")
@@ -405,18 +420,31 @@ def row_peer(line):
     return line.split("|")[1].strip()
 
 
+def header_line(lines, prefix):
+    return next((line for line in lines if line.startswith(prefix)), None)
+
+
 def with_earlier_rows(new_lines, old_lines):
     """The new section with the rows of the old one for peers this run did
     not play (each row keeps its own date), said in a note below the table:
-    a rerun against some peers does not wipe the others'."""
+    a rerun against some peers does not wipe the others'. Only rows
+    measured on the same kind of CPU under the same conditions are kept:
+    the section's header describes every row under it; others are dropped
+    with a message."""
     new_rows = table_rows(new_lines)
     played = {row_peer(new_lines[i]) for i in new_rows}
     kept = [old_lines[i] for i in table_rows(old_lines) if row_peer(old_lines[i]) not in played]
     if not kept or not new_rows:
         return new_lines
+    same = all(header_line(old_lines, p) == header_line(new_lines, p)
+               for p in ("- CPU:", "- Conditions:"))
+    if not same:
+        print(f"ladder: {new_lines[0][3:]}: rows of an earlier run on another CPU or under other "
+              f"conditions dropped: {', '.join(row_peer(r) for r in kept)}", file=sys.stderr)
+        return new_lines
     end = new_rows[-1] + 1
-    note = ("Note: kept from an earlier run (its date in the row; its conditions and commands "
-            f"were those of that run): {', '.join(row_peer(r) for r in kept)}.")
+    note = ("Note: kept from an earlier run on the same CPU under the same conditions (its date "
+            f"in the row, its commit that run's): {', '.join(row_peer(r) for r in kept)}.")
     return new_lines[:end] + kept + ["", note] + new_lines[end:]
 
 
@@ -537,7 +565,7 @@ def main():
         sys.exit("ladder: nothing to play (no league with openings and peers)")
 
     os.makedirs(args.log_dir, exist_ok=True)
-    commit, cpu = commit_text(), cpu_text()
+    commit, cpu = commit_text(args.wuzi), cpu_text()
     started = datetime.datetime.now().strftime("%Y-%m-%d")
     blocks = []
     failure = None

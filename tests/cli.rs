@@ -658,8 +658,10 @@ fn out_of_range_counts_and_endless_files_are_refused() {
 
 /// scripts/ladder.py: a league played again replaces its own section of
 /// the ladder file and keeps the other leagues' (a one-league rerun wiped
-/// them) and the rows of peers it did not play, and an Elo interval is
-/// printed with its two ends (it is not symmetric in Elo).
+/// them) and the rows of peers it did not play when they were measured on
+/// the same CPU under the same conditions; an Elo interval is printed
+/// with its two ends (it is not symmetric in Elo), as the runner printed
+/// them; a binary older than the checkout's commit is not labelled with it.
 #[test]
 fn ladder_rerun_of_one_league_keeps_the_others() {
     let code = r###"
@@ -670,11 +672,18 @@ before = "# Ladder\n\nintro\n\n## Freestyle 15x15\n\n- old\n| a |\n\n## Renju 15
 merged = ladder.merged_sections(before, ["## Freestyle 15x15", "", "- new", ""])
 print("\n".join(merged))
 print(ladder.elo_text({"w": 30, "l": 6, "d": 4, "elo": 241.2, "margin": 137.0, "lower": 136.4, "upper": 410.1}))
-print(ladder.elo_text({"w": 10, "l": 10, "d": 1, "elo": -0.4, "margin": 137.0}))
+print(ladder.elo_text({"w": 10, "l": 10, "d": 1, "elo": -0.04, "margin": 137.0}))
 # A rerun against one peer keeps the other peer's row of the league.
 old = ["## Standard 15x15", "", "| Wuzi vs | W-L-D |", "|---|---|", "| Pela | 37-2-1 |", "| Rapfi 0.43 | 1-37-2 |", ""]
 new = ["## Standard 15x15", "", "| Wuzi vs | W-L-D |", "|---|---|", "| Pela | 38-1-1 |", "", "commands"]
 print("\n".join(ladder.merged_sections("\n".join(old), new)))
+# Rows of another CPU are not kept under this run's header.
+cpu = lambda name: [old[0], "- CPU: " + name] + old[1:]
+print("other cpu:", "\n".join(ladder.merged_sections("\n".join(cpu("A")), [new[0], "- CPU: B"] + new[1:])))
+import os, tempfile
+with tempfile.NamedTemporaryFile() as stale:
+    os.utime(stale.name, (0, 0))
+    print("stale:", ladder.commit_text(stale.name))
 "###;
     let out = Command::new("python3")
         .args(["-c", code, concat!(env!("CARGO_MANIFEST_DIR"), "/scripts")])
@@ -694,7 +703,7 @@ print("\n".join(ladder.merged_sections("\n".join(old), new)))
         stdout.contains("## Renju 15x15") && stdout.contains("- renju rows"),
         "{stdout}"
     );
-    assert!(stdout.contains("+241 (+136..+410)"), "{stdout}");
+    assert!(stdout.contains("+241.2 (+136.4..+410.1)"), "{stdout}");
     assert!(
         stdout.contains("| Pela | 38-1-1 |\n| Rapfi 0.43 | 1-37-2 |")
             && !stdout.contains("37-2-1")
@@ -702,8 +711,11 @@ print("\n".join(ladder.merged_sections("\n".join(old), new)))
             && stdout.contains("Rapfi 0.43."),
         "{stdout}"
     );
+    let other_cpu = stdout.split("other cpu:").nth(1).unwrap_or("");
+    assert!(!other_cpu.contains("1-37-2"), "{stdout}");
+    assert!(stdout.contains("stale: unknown"), "{stdout}");
     assert!(
-        stdout.contains("+0 ± 137") && !stdout.contains("-0"),
+        stdout.contains("+0.0 ± 137.0") && !stdout.contains("-0.0"),
         "{stdout}"
     );
 }
