@@ -407,3 +407,44 @@ fn a_root_with_excluded_moves_is_analysed_without_them() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A win's distance counts the plies after a line that ends before the
+/// five: a double open three, which nothing stops, wins in five plies
+/// (the fork, any move, the open four, any move, the five), not one.
+#[test]
+fn a_win_ending_in_a_fork_counts_the_plies_to_the_five() {
+    let board = board15(
+        Rule::Freestyle,
+        &[
+            (0, "O.............O"),
+            (7, ".......XX......"),
+            (8, ".........X....."),
+            (9, ".........X....."),
+            (14, "O.............O"),
+        ],
+        Color::Black,
+    );
+    let settings = LeafSettings {
+        vcf_nodes: 200,
+        vct_nodes: 20_000,
+        ..SETTINGS
+    };
+    match analyse(&mut board.clone(), settings, &mut 0) {
+        LeafAnalysis::Proven {
+            value: Proven::Win(plies),
+            line,
+        } => {
+            let mut after = board.clone();
+            for &mv in &line {
+                after.play(mv).unwrap();
+            }
+            let five = after.outcome().is_some();
+            assert!(
+                five && plies as usize == line.len() || !five && plies as usize > line.len(),
+                "{line:?}: {plies}"
+            );
+            assert_eq!(plies, 5, "{line:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -5,7 +5,7 @@ use crate::game::{Board, CellKind, CellSet, Color, Outcome, Point};
 use crate::search::node::Proven;
 use crate::tactics::{
     five_defence, forced_win, forced_win_counted, four_moves, is_legal_for, line_breakers,
-    unstoppable_four_defences, unstoppable_four_moves, FiveDefence,
+    unstoppable_four_defences, unstoppable_four_moves, win_plies, FiveDefence,
 };
 
 /// The tactical verdict on a position, before any network evaluation.
@@ -89,7 +89,7 @@ pub fn analyse(board: &mut Board, settings: LeafSettings, solver_nodes: &mut u64
         solver_nodes,
     ) {
         return LeafAnalysis::Proven {
-            value: Proven::Win(line.len() as u16),
+            value: Proven::Win(win_plies(board, &line)),
             line,
         };
     }
@@ -205,12 +205,12 @@ fn vcf_from(
             FiveDefence::Blocks(blocks) if blocks.len() == 1 => {
                 let block = blocks[0];
                 if board.play(block).is_ok() {
-                    let rest = forced_win_counted(board, me, vcf_nodes, 0, solver_nodes);
+                    let rest = forced_win_counted(board, me, vcf_nodes, 0, solver_nodes)
+                        .map(|rest| (win_plies(board, &rest), rest));
                     board.undo();
-                    rest.map(|rest| {
+                    rest.map(|(plies, rest)| {
                         let line: Vec<Point> = [first, block].into_iter().chain(rest).collect();
-                        let plies = line.len() as u16;
-                        (line, plies)
+                        (line, plies + 2)
                     })
                 } else {
                     None

@@ -33,7 +33,7 @@ use crate::search::expand::{analyse, analyse_root_except, LeafAnalysis, LeafSett
 use crate::search::node::{Edge, Node, NodeState, PositionKey, Proven};
 use crate::search::select::{choice_race, choose_edge, select_edge, tempered_prior, PuctParams};
 use crate::search::stoppers::{SearchProgress, StopCondition, Stoppers};
-use crate::tactics::{forced_win, forced_win_counted};
+use crate::tactics::{forced_win, forced_win_counted, win_plies};
 
 pub use config::{SearchBatch, SearchConfig, MAX_SETTING_COUNT, MAX_THREADS};
 pub use result::{MoveStats, SearchResult, StopReason};
@@ -515,11 +515,12 @@ impl Searcher {
             let win = forced_win_counted(&mut board, opponent, nodes, 0, &mut vcf_spent)
                 .or_else(|| forced_win(&mut board, opponent, 0, nodes.saturating_sub(vcf_spent)));
             let child = self.cache.get(&board);
+            let plies = win.as_ref().map(|line| win_plies(&mut board, line));
             board.undo();
-            let Some(line) = win else {
+            let (Some(line), Some(plies)) = (win, plies) else {
                 break;
             };
-            let child_value = Proven::Win(line.len() as u16);
+            let child_value = Proven::Win(plies);
             if let Some(child) = child {
                 let mut data = child.data.lock();
                 if !data.proven.is_known() {
@@ -568,8 +569,9 @@ impl Searcher {
                 // A win the blocks take away: the tree looks for another.
                 return;
             }
+            let plies = win_plies(&mut board, &line);
             let mut data = root.data.lock();
-            data.proven = Proven::Win(line.len() as u16);
+            data.proven = Proven::Win(plies);
             data.proof = Some(line.into_boxed_slice());
             adopt_proof_into_edge(&mut data);
         }

@@ -5,8 +5,8 @@ mod solver;
 mod threats;
 
 pub use solver::{
-    forced_win, forced_win_counted, solve, solve_with, Algorithm, SolveLimits, SolveReport,
-    ThreatKind,
+    forced_win, forced_win_counted, solve, solve_with, win_plies, Algorithm, SolveLimits,
+    SolveReport, ThreatKind,
 };
 pub use threats::{
     five_blocks, five_defence, four_moves, is_legal_for, line_breakers, unstoppable_four_defences,

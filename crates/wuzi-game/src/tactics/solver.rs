@@ -209,6 +209,42 @@ pub fn forced_win_counted(
     })
 }
 
+/// The plies to the five of `line`, a proven win of the side to move on
+/// `board` as [`SolveReport::win`] gives it. A line may end before the
+/// five, on a threat the defender has no answer to: two fives or a five
+/// cell it may not take (the defender's move, then the five: 2 plies
+/// more), or a fork of threes nothing stops (any move, the open four, any
+/// move, the five: 4 more), as the solver counts them. A line cut after a
+/// defender's move (no recorded attack) counts the five's 1, or 3.
+pub fn win_plies(board: &mut Board, line: &[Point]) -> u16 {
+    let attacker = board.side_to_move();
+    let mut played = 0;
+    for &p in line {
+        if board.play(p).is_err() {
+            break;
+        }
+        played += 1;
+    }
+    let tail = if board.outcome().is_some() {
+        0
+    } else if board.side_to_move() == attacker {
+        if board.winning_moves(attacker).next().is_some() {
+            1
+        } else {
+            3
+        }
+    } else {
+        match five_defence(board, attacker) {
+            FiveDefence::Unstoppable => 2,
+            _ => 4,
+        }
+    };
+    for _ in 0..played {
+        board.undo();
+    }
+    (line.len() as u16).saturating_add(tail)
+}
+
 /// A proven result in the table. Distances are in plies to the five.
 #[derive(Clone, Copy, Debug)]
 enum Entry {
