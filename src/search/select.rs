@@ -168,11 +168,13 @@ pub fn select_edge(
         if excluded.is_some_and(|set| set.contains(edge.mv)) {
             continue;
         }
+        // Beyond any PUCT score, and small enough for an f32 to keep whole
+        // plies apart (at 1e9 its steps are 64: every distance tied).
         let score = match edge.proven {
             // A proven win ends the search of this node anyway; take it.
-            Proven::Win(d) => 1e9 - d as f32,
+            Proven::Win(d) => 1e6 - d as f32,
             // Only when every move loses: the longest resistance.
-            Proven::Loss(d) => -1e9 + d as f32,
+            Proven::Loss(d) => -1e6 + d as f32,
             _ => {
                 let n = edge.visits + edge.virtual_visits;
                 let q = match edge.proven {
@@ -459,6 +461,25 @@ mod tests {
         draw_penalty: 0.175,
         ..VALUES_ONLY
     };
+
+    /// Proven moves by their distance: the shortest win, and where every
+    /// move loses, the longest resistance.
+    #[test]
+    fn proven_moves_are_chosen_by_distance() {
+        let proven = |x: u8, value: Proven| {
+            let mut e = edge(x, 0.5, 3, 1.0);
+            e.proven = value;
+            e
+        };
+        let lost = node_with(vec![
+            proven(0, Proven::Loss(4)),
+            proven(1, Proven::Loss(10)),
+            proven(2, Proven::Loss(6)),
+        ]);
+        assert_eq!(select_edge(&lost.lock(), PARAMS, None), Some(1));
+        let won = node_with(vec![proven(0, Proven::Win(9)), proven(1, Proven::Win(3))]);
+        assert_eq!(select_edge(&won.lock(), PARAMS, None), Some(1));
+    }
 
     #[test]
     fn unvisited_high_prior_moves_are_explored_and_virtual_visits_spread_descents() {
