@@ -199,13 +199,23 @@ fn a_tsv_review_skips_the_opening_and_does_not_mark_the_winning_five() {
     let last = reviewed.last().unwrap();
     assert_eq!(last["ply"], 9, "{last}");
     assert_ne!(last["mark"], "??", "{last}");
-    // The first record refused (a renju game that ends before any move of
-    // its own): an error naming it, not the next game analysed.
-    let refused = "g0\t2024\tR\trenju\t15\ta\tb\tD\tdraw\t2\t2\t7,7 8,8";
+    // The first record refused (its second move on the first's cell): an
+    // error naming the move and the --ply before it, not the next game
+    // analysed.
+    let refused = "g0\t2024\tR\trenju\t15\ta\tb\tD\tdraw\t0\t2\t7,7 7,7";
     std::fs::write(&path, format!("{header}\n{refused}\n{game}\n")).unwrap();
     let (ok, _, err) = analyse(&[path.to_str().unwrap(), "--playouts", "8"]);
     assert!(!ok, "the second game was analysed in the first's place");
-    assert!(err.contains("\"g0\""), "{err}");
+    assert!(err.contains("move 2") && err.contains("--ply 1"), "{err}");
+    // A game lost on time (no five on the board, no recorded result the
+    // training loader takes) is analysed as far as it went, under its rule.
+    let on_time = "g2\t2024\tR\trenju\t15\ta\tb\tW\tother\t0\t3\t7,7 8,8 9,7";
+    std::fs::write(&path, format!("{header}\n{on_time}\n")).unwrap();
+    let (ok, json, err) = analyse(&[path.to_str().unwrap(), "--playouts", "8", "--json"]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&json).expect("json");
+    assert_eq!(v["rule"], "renju", "{v}");
+    assert_eq!(v["moves_played"], 3, "{v}");
     // Without a game_id column the game is the file's line, as the loader
     // names it.
     let no_ids = "#rule\tboard\twinner\tn_opening\tmoves\n\
@@ -224,6 +234,31 @@ fn a_tsv_review_skips_the_opening_and_does_not_mark_the_winning_five() {
         "8",
     ]);
     assert!(ok, "{err}");
+}
+
+/// An SGF record's set-up stones (AB, AW) are not reviewed: nobody chose
+/// them in the game.
+#[test]
+fn an_sgf_review_skips_the_set_up_stones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("game.sgf");
+    std::fs::write(&path, "(;GM[4]SZ[15]AB[hh][jj]AW[ii];W[kk];B[ll])").unwrap();
+    let (ok, json, err) = analyse(&[
+        path.to_str().unwrap(),
+        "--review",
+        "--playouts",
+        "16",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&json).expect("json");
+    let plies: Vec<&Value> = v["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["ply"])
+        .collect();
+    assert_eq!(plies, [4, 5], "{v}");
 }
 
 /// Limits that cannot be kept are refused with the flag named, not cut or

@@ -21,9 +21,10 @@ use crate::notation::{column_letter, Notation};
 use crate::search::node::Proven;
 use crate::search::result::MoveStats;
 use crate::search::{SearchLimits, SearchResult, Searcher, TimeBudget};
-use wuzi_data::records::{parse_board_size, Dataset};
+use wuzi_data::records::parse_board_size;
 use wuzi_formats::record::parse_psq;
 use wuzi_formats::record::{parse_first_sgf_game, SgfGame};
+use wuzi_formats::tsv::TsvGame;
 
 mod output;
 mod review;
@@ -328,14 +329,14 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
             size,
             rule: sgf_rule(&game)?.unwrap_or(args.rule),
             moves,
-            opening: 0,
+            // The set-up stones come first: nobody chose them in the game.
+            opening: game.setup.len(),
         });
     }
     if trimmed.starts_with("#game_id") || trimmed.lines().next().is_some_and(|l| l.contains('\t')) {
-        // Gomocup TSV: loaded with the records' own checks, under the rule
-        // of the game wanted (the file's first record, or --game's) as its
-        // line says, then under the others. Only that game: when the first
-        // record is refused, the next one is not analysed in its place.
+        // Gomocup TSV: the game wanted (the file's first record, or
+        // --game's). Only that game: when the first record cannot be read,
+        // the next one is not analysed in its place.
         let mut lines = trimmed.lines().enumerate();
         let columns = lines
             .next()
@@ -344,7 +345,7 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
             .map_err(|e| format!("{}: {e}", name.display()))?;
         // A record's id as the loader gives it: its game_id, or without
         // one the file and line (`--game FILE:LINE`).
-        let loader_id = |index: usize, game: &wuzi_formats::tsv::TsvGame| {
+        let loader_id = |index: usize, game: &TsvGame| {
             if game.id.is_empty() {
                 format!("{}:{}", name.display(), index + 1)
             } else {
@@ -352,36 +353,30 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
             }
         };
         let mut records = lines.filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
-        let (wanted_id, wanted_rule) = match (&args.game, &columns) {
+        let game = match (&args.game, &columns) {
             (Some(id), Some(columns)) => records
                 .filter_map(|(i, l)| {
-                    let game = wuzi_formats::tsv::TsvGame::parse(columns, l).ok()?;
-                    Some((loader_id(i, &game), game.rule))
+                    let game = TsvGame::parse(columns, l).ok()?;
+                    (loader_id(i, &game) == *id).then_some(game)
                 })
-                .find(|(game_id, _)| game_id == id)
+                .next()
                 .ok_or_else(|| format!("no game {id:?} in the TSV"))?,
             (None, Some(columns)) => {
-                let (i, first) = records.next().ok_or("no game in the TSV")?;
-                let game = wuzi_formats::tsv::TsvGame::parse(columns, first)
-                    .map_err(|e| format!("the TSV's first game: {e}"))?;
-                (loader_id(i, &game), game.rule)
+                let (_, first) = records.next().ok_or("no game in the TSV")?;
+                TsvGame::parse(columns, first).map_err(|e| format!("the TSV's first game: {e}"))?
             }
             (_, None) => return Err("no game in the TSV".to_string()),
         };
-        let mut found = None;
-        for rule in [wanted_rule, args.rule].into_iter().chain(Rule::ALL) {
-            let data = Dataset::parse(name, trimmed, rule, &[])?;
-            if let Some(game) = data.games.iter().find(|g| g.id == wanted_id) {
-                found = Some(GameInput {
-                    size: game.size,
-                    rule,
-                    moves: game.moves.clone(),
-                    opening: usize::from(game.first_target),
-                });
-                break;
-            }
-        }
-        return found.ok_or_else(|| format!("game {wanted_id:?} of the TSV is not a legal game"));
+        // Under the rule and on the board its line says; its moves are
+        // checked as any record's (a forbidden move or a move after the
+        // five is named, with the --ply that stops before it), and a game
+        // lost on time or by a crash is analysed as far as it went.
+        return Ok(GameInput {
+            size: game.size,
+            rule: game.rule,
+            opening: game.opening.min(game.moves.len()),
+            moves: game.moves,
+        });
     }
     let moves = trimmed
         .split_whitespace()
