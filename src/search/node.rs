@@ -183,11 +183,23 @@ impl NodeData {
             return wdl;
         }
         if self.visits == 0 {
-            return self.nn_wdl;
+            return self.network_wdl();
         }
         let n = self.visits as f32;
         let (w, d) = (self.win_sum / n, self.draw_sum / n);
         [w, d, (1.0 - w - d).max(0.0)]
+    }
+
+    /// The network's win, draw, loss for the side to move; even (half won,
+    /// half lost) before the network has answered: a search stopped before
+    /// its root's first evaluation knows nothing, and a value of 0 read as
+    /// a lost position (a swap decision would take the other colour).
+    pub fn network_wdl(&self) -> [f32; 3] {
+        if self.nn_wdl == [0.0; 3] {
+            [0.5, 0.0, 0.5]
+        } else {
+            self.nn_wdl
+        }
     }
 
     /// Whether this node's proof holds only through moves in `excluded`
@@ -366,6 +378,15 @@ mod tests {
         assert_eq!(Proven::Loss(2).expected_score(wdl), 0.0);
         assert_eq!(Proven::Draw.expected_score([0.9, 0.0, 0.1]), 0.5);
         assert!((Proven::Unknown.expected_score(wdl) - 0.6).abs() < 1e-6);
+    }
+
+    /// A node the network has not answered for is even, not lost.
+    #[test]
+    fn an_unevaluated_node_is_even() {
+        let mut d = NodeData::new();
+        assert_eq!(Proven::Unknown.expected_score(d.wdl()), 0.5);
+        d.nn_wdl = [0.2, 0.1, 0.7];
+        assert_eq!(d.wdl(), [0.2, 0.1, 0.7]);
     }
 
     #[test]

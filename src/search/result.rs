@@ -167,7 +167,7 @@ pub(crate) fn summarise(
         proven = Proven::Unknown;
         wdl = match chosen.map(|i| &data.edges[i]) {
             Some(edge) if edge.visits > 0 || edge.proven.is_known() => edge.wdl(),
-            _ => data.nn_wdl,
+            _ => data.network_wdl(),
         };
         if let Some(five) = board
             .winning_moves(board.side_to_move())
