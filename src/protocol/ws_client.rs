@@ -307,6 +307,10 @@ impl Player {
             remaining = remaining.saturating_sub(Duration::from_millis(config.idle_delta_time));
         }
         self.remaining = remaining;
+        // A game of its own: the cache makes room for it at its first
+        // search, as the other front ends' new games do (the last games'
+        // trees would otherwise fill it, the same opening recurring).
+        self.engine.new_game(board.size(), board.rule());
         set_position(&mut self.engine, board);
         if self.engine.board().side_to_move() == self.color {
             self.think();
