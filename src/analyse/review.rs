@@ -81,7 +81,14 @@ pub fn review(
         // The engine's own choice is never marked `?`: the root's expectation
         // can exceed its chosen move's score, but no move was better.
         let chosen = result.best_move == Some(played);
-        let mark = if forced_loss.is_some() {
+        // `??` is for a position that was not lost: the search may not have
+        // proven a loss that the review's larger solver budget finds, and
+        // then the move the engine would play is refuted as well.
+        let saveable = || match result.best_move {
+            Some(best) if best != played => refutation(&board, best, REVIEW_SOLVER_NODES).is_none(),
+            _ => false,
+        };
+        let mark = if forced_loss.is_some() && saveable() {
             "??"
         } else if !chosen && best_score - played_score > args.threshold {
             "?"
