@@ -39,6 +39,30 @@ fn an_open_three_to_move_is_a_proven_win() {
     assert!(["g8", "k8", "f8", "l8"].contains(&best), "{best}");
 }
 
+/// Moves the search did not visit are listed as such, not with a win
+/// rate of 0; the JSON lists the --top moves, as the text does.
+#[test]
+fn unsearched_moves_have_no_win_rate() {
+    let few = ["h8", "i9", "--playouts", "2", "--top", "4"];
+    let (ok, text, err) = analyse(&[&few[..], &["--color", "never"]].concat());
+    assert!(ok, "{err}");
+    let listed: Vec<&str> = text.lines().filter(|l| l.contains(" visits ")).collect();
+    assert_eq!(listed.len(), 4, "{text}");
+    for line in &listed {
+        let unvisited = line.contains(" visits       0 ");
+        assert_eq!(unvisited, line.contains("not searched"), "{text}");
+    }
+    assert!(listed.iter().any(|l| l.contains("not searched")), "{text}");
+    let (ok, json, err) = analyse(&[&few[..], &["--json"]].concat());
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&json).expect("json");
+    let top = v["top"].as_array().expect("top");
+    assert_eq!(top.len(), 4, "{v}");
+    for m in top {
+        assert_eq!(m["visits"] == 0, m["winrate"].is_null(), "{m}");
+    }
+}
+
 #[test]
 fn a_review_marks_the_known_blunder() {
     let fixture = include_str!("fixtures/blunders/freestyle15.tsv");

@@ -457,7 +457,7 @@ pub fn run(
     }
     let result = searcher.search(&board, &limits(args), &AtomicBool::new(false));
     Ok(if args.json {
-        format!("{}\n", position_json(&board, &result))
+        format!("{}\n", position_json(&board, &result, args.top))
     } else {
         position_text(&board, &result, args.top, use_color(args.color))
     })

@@ -106,8 +106,10 @@ pub(super) fn proven_json(proven: Proven) -> Value {
     }
 }
 
-/// The analysis of one position as JSON.
-pub(super) fn position_json(board: &Board, result: &SearchResult) -> Value {
+/// The analysis of one position as JSON: the `top` moves, each with its
+/// win and draw rates where the search has any (null for a move it did
+/// not visit).
+pub(super) fn position_json(board: &Board, result: &SearchResult, top: usize) -> Value {
     let size = board.size();
     let cell = |p: Point| cell_json(p, size);
     let mover = result.side_to_move;
@@ -123,14 +125,17 @@ pub(super) fn position_json(board: &Board, result: &SearchResult) -> Value {
         "proven": proven_json(result.proven),
         "best_move": result.best_move.map(cell),
         "pv": result.pv.iter().map(|&p| cell(p)).collect::<Vec<_>>(),
-        "top": result.moves.iter().map(|m| json!({
-            "move": cell(m.mv),
-            "visits": m.visits,
-            "prior": m.prior,
-            "winrate": m.wdl[0],
-            "drawrate": m.wdl[1],
-            "proven": proven_json(m.proven),
-        })).collect::<Vec<_>>(),
+        "top": result.moves.iter().take(top).map(|m| {
+            let known = m.visits > 0 || m.proven.is_known();
+            json!({
+                "move": cell(m.mv),
+                "visits": m.visits,
+                "prior": m.prior,
+                "winrate": known.then_some(m.wdl[0]),
+                "drawrate": known.then_some(m.wdl[1]),
+                "proven": proven_json(m.proven),
+            })
+        }).collect::<Vec<_>>(),
         "playouts": result.counters.playouts,
         "seconds": result.elapsed.as_secs_f64(),
     })
@@ -178,6 +183,7 @@ pub(super) fn position_text(
     for m in result.moves.iter().take(top) {
         let value = match proven_text(m.proven, mover) {
             Some(t) => t,
+            None if m.visits == 0 => "not searched".to_string(),
             None => format!("winrate {:5.1}%", 100.0 * m.wdl[0]),
         };
         let _ = writeln!(
