@@ -170,6 +170,11 @@ fn bad_input_is_a_clear_error() {
     let (ok, _, err) = analyse(&[empty.to_str().expect("a UTF-8 path")]);
     assert!(!ok);
     assert!(err.contains("empty, no game"), "{err}");
+    // A file name that names no file is said to be one, not read as moves.
+    let typo = dir.path().join("gmae.sgf");
+    let (ok, _, err) = analyse(&[typo.to_str().expect("a UTF-8 path")]);
+    assert!(!ok);
+    assert!(err.contains("gmae.sgf: no such file"), "{err}");
     // A move off the board is named in the file's own numbers (1-based).
     let off = dir.path().join("off.psq");
     std::fs::write(&off, "Piskvork 15x15, 11:11, 0\n8,8,0\n16,16,0\n").expect("write");

@@ -229,6 +229,9 @@ pub fn read_input(args: &AnalyseArgs) -> Result<GameInput, String> {
             (text, path)
         };
         parse_text(&text, &name, args)?
+    } else if args.position.len() == 1 && first.contains(['.', '/', '\\']) {
+        // No move has a dot or a slash: a file name, mistyped or gone.
+        return Err(format!("{first}: no such file"));
     } else {
         let moves = args
             .position
