@@ -367,6 +367,18 @@ fn a_rectangular_board_is_set_as_guis_set_it() {
         failure(None, "syntax error: rectangular_boardsize WIDTH HEIGHT")
     );
     e.ok("play w B20");
+    // Past 25 columns the two-letter labels stay apart, over their cells.
+    e.ok("rectangular_boardsize 32 6");
+    e.ok("play b AG1");
+    let board = e.ok("showboard");
+    let header = board.lines().find(|l| l.contains("AG")).expect("a header");
+    assert!(header.ends_with(" AE AF AG"), "{board}");
+    let bottom = board
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .expect("row 1");
+    assert_eq!(bottom.len(), header.len(), "{board}");
+    assert!(bottom.ends_with("  X"), "{board}");
     e.ok("quit");
 }
 

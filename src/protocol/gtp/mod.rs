@@ -457,9 +457,12 @@ impl Gtp {
             .trim_end_matches(char::is_numeric)
             .to_string()
         };
+        // Past 25 columns the labels have two letters: a wider cell keeps
+        // them apart.
+        let cell = if size.width() > 25 { 3 } else { 2 };
         let mut text = String::from("\n   ");
         for x in 0..size.width() {
-            let _ = write!(text, "{:>2}", column(x));
+            let _ = write!(text, "{:>cell$}", column(x));
         }
         for y in 0..size.height() {
             let row = size.height() - y;
@@ -471,7 +474,7 @@ impl Gtp {
                     Some(Color::White) => 'O',
                     None => '.',
                 };
-                let _ = write!(text, " {mark}");
+                let _ = write!(text, "{mark:>cell$}");
             }
         }
         let _ = write!(
