@@ -409,7 +409,8 @@ fn limits(args: &AnalyseArgs) -> SearchLimits {
             ..SearchLimits::default()
         },
         None => {
-            let time = Duration::from_secs_f64(args.time.clamp(0.01, 86_400.0));
+            // At least 10 ms; --time is at most a year (cli::parse_seconds).
+            let time = Duration::from_secs_f64(args.time.max(0.01));
             SearchLimits {
                 time: Some(TimeBudget::fixed(time)),
                 ..SearchLimits::default()
