@@ -489,7 +489,14 @@ fn a_tiny_training_run_learns_and_writes_its_files() {
     assert!(val.policy_loss.is_finite() && val.value_loss.is_finite());
     assert!((0.0..=1.0).contains(&val.accuracy));
 
-    // The network files load back.
+    // The network files load back; each was written beside its name and
+    // renamed over it, leaving nothing half written.
+    let leftovers: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".partial."))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
     let final_net = out.join("final.safetensors");
     assert_eq!(summary.result.final_network, final_net);
     let net = Network::load(&final_net, Device::Cpu).unwrap();

@@ -253,11 +253,19 @@ impl Network {
         tch::no_grad(|| Frozen::new(&self.net, self.config, precision))
     }
 
-    /// Saves the weights as safetensors.
+    /// Saves the weights as safetensors: written beside the file, then
+    /// renamed over it, so that a match or a run reading a checkpoint while
+    /// training writes it never finds it half written.
     pub fn save(&self, path: &Path) -> Result<(), NetError> {
+        // Still named .safetensors: the format follows the extension.
+        let partial = path.with_extension("partial.safetensors");
         self.vs
-            .save(path)
-            .map_err(|e| NetError::new(path, format!("cannot save ({})", first_line(e))))
+            .save(&partial)
+            .map_err(|e| NetError::new(path, format!("cannot save ({})", first_line(e))))?;
+        std::fs::rename(&partial, path).map_err(|e| {
+            let _ = std::fs::remove_file(&partial);
+            NetError::new(path, format!("cannot save ({e})"))
+        })
     }
 
     pub fn config(&self) -> NetConfig {
@@ -294,8 +302,8 @@ impl Network {
     }
 
     /// [`Network::forward`] with the convolutions and linear layers computed
-    /// in `compute` (mixed-precision training: Kind::BFloat16 on CPUs with
-    /// bf16 hardware, Kind::Half on CUDA); the outputs are fp32.
+    /// in `compute` (mixed-precision training: Kind::BFloat16, on CPUs with
+    /// bf16 hardware and on CUDA); the outputs are fp32.
     pub fn forward_in(&self, input: &Tensor, train: bool, compute: Kind) -> (Tensor, Tensor) {
         self.net.forward(input, train, compute)
     }
