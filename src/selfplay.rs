@@ -37,6 +37,7 @@ use crate::search::node::Proven;
 use crate::search::result::MoveStats;
 use crate::search::{SearchConfig, SearchLimits, Searcher};
 use wuzi_data::records::parse_board_size;
+use wuzi_formats::opening::{canonical_shape, OpeningShape};
 use wuzi_formats::search_target::SearchTarget;
 use wuzi_formats::tsv::{self, TsvGame};
 use wuzi_game::rng::{mix, Rng};
@@ -462,6 +463,72 @@ impl Summary {
 /// Plays games into `args.out` until it holds `args.games`, with `service`
 /// and `config` (run with one thread per game); `player` names the network
 /// in the records.
+/// The evaluation openings of each league (`openings/`), compiled in:
+/// self-play refuses them, in any position on the board and under any
+/// symmetry.
+const EVALUATION_SETS: [(Rule, u32, &str, &str); 4] = [
+    (
+        Rule::Freestyle,
+        15,
+        "openings/freestyle15-eval.txt",
+        include_str!("../openings/freestyle15-eval.txt"),
+    ),
+    (
+        Rule::Freestyle,
+        20,
+        "openings/freestyle20-eval.txt",
+        include_str!("../openings/freestyle20-eval.txt"),
+    ),
+    (
+        Rule::Standard,
+        15,
+        "openings/standard15-eval.txt",
+        include_str!("../openings/standard15-eval.txt"),
+    ),
+    (
+        Rule::Renju,
+        15,
+        "openings/renju15-eval.txt",
+        include_str!("../openings/renju15-eval.txt"),
+    ),
+];
+
+/// The evaluation openings of one rule and board, by shape.
+struct EvaluationOpenings {
+    file: &'static str,
+    shapes: std::collections::BTreeSet<OpeningShape>,
+}
+
+impl EvaluationOpenings {
+    fn of(rule: Rule, size: BoardSize) -> EvaluationOpenings {
+        let set = EVALUATION_SETS
+            .iter()
+            .find(|(r, side, _, _)| *r == rule && BoardSize::square(*side).ok() == Some(size));
+        let Some(&(_, _, file, text)) = set else {
+            return EvaluationOpenings {
+                file: "",
+                shapes: Default::default(),
+            };
+        };
+        // The files are the repository's own, checked by its tests.
+        let shapes = openings::parse_file(text, OpeningFormat::Auto, size)
+            .map(|(list, _)| {
+                list.iter()
+                    .map(|raw| canonical_shape(&raw.moves, size))
+                    .collect()
+            })
+            .unwrap_or_default();
+        EvaluationOpenings { file, shapes }
+    }
+
+    /// The evaluation file that holds `moves`' shape, if one does.
+    fn holds(&self, moves: &[(i64, i64)], size: BoardSize) -> Option<&'static str> {
+        self.shapes
+            .contains(&canonical_shape(moves, size))
+            .then_some(self.file)
+    }
+}
+
 pub fn run(
     args: &SelfplayArgs,
     service: Arc<EvalService>,
@@ -488,9 +555,19 @@ pub fn run(
                 return Err(format!("{}: no openings", path.display()));
             }
             // Check them all now rather than fail in the middle of the run.
+            let held_out = EvaluationOpenings::of(args.rule, args.board);
             for raw in &list {
                 openings::check_opening(args.board, args.rule, &raw.moves)
                     .map_err(|e| format!("{} line {}: {e}", path.display(), raw.line))?;
+                if let Some(file) = held_out.holds(&raw.moves, args.board) {
+                    return Err(format!(
+                        "{} line {}: an opening of {file}, kept out of self-play (every \
+                         strength figure is played from it, and a network learns the \
+                         openings it was trained from)",
+                        path.display(),
+                        raw.line
+                    ));
+                }
             }
             list
         }

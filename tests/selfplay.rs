@@ -260,6 +260,22 @@ fn selfplay_refuses_bad_input_and_leaves_files_alone() {
         String::from_utf8_lossy(&run.stderr)
     );
     assert!(!out.exists());
+    // An evaluation opening (here the first of freestyle 15x15's) is kept
+    // out of self-play, wherever it stands on the board.
+    let first = include_str!("../openings/freestyle15-eval.txt")
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .expect("an evaluation opening");
+    let held_out = dir.path().join("held-out.txt");
+    std::fs::write(&held_out, format!("{first}\n")).expect("write");
+    let run = selfplay(&out, &held_out, 2);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("line 1: an opening of openings/freestyle15-eval.txt"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
     // A share that is not a share.
     let run = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
         .args(["selfplay", "--full-share", "1.5", "--out"])

@@ -14,6 +14,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use wuzi_game::game::BoardSize;
+use wuzi_game::symmetry::Symmetry;
 
 use crate::notation::{column_letter, parse_column_letter};
 
@@ -176,6 +177,48 @@ fn parse_pos(line: &str) -> Result<Vec<(i64, i64)>, OpeningError> {
         moves.push((x, row - 1));
     }
     Ok(moves)
+}
+
+/// An opening's stones as a shape: black's and white's, shifted to the
+/// origin and sorted.
+pub type OpeningShape = (Vec<(i64, i64)>, Vec<(i64, i64)>);
+
+/// The smallest of an opening's shapes over the board's symmetries and
+/// shifts: two openings with the same canonical shape are the same
+/// opening, wherever on the board and however turned.
+pub fn canonical_shape(moves: &[(i64, i64)], size: BoardSize) -> OpeningShape {
+    let (h, w) = (size.height() as usize, size.width() as usize);
+    let on_board = |&(x, y): &(i64, i64)| {
+        usize::try_from(x).is_ok_and(|x| x < w) && usize::try_from(y).is_ok_and(|y| y < h)
+    };
+    Symmetry::all_for(h, w)
+        .iter()
+        .map(|&sym| {
+            let cells: Vec<(i64, i64)> = moves
+                .iter()
+                .filter(|c| on_board(c))
+                .map(|&(x, y)| {
+                    let (x, y) = sym.map_cell(x as usize, y as usize, h, w);
+                    (x as i64, y as i64)
+                })
+                .collect();
+            let min_x = cells.iter().map(|c| c.0).min().unwrap_or(0);
+            let min_y = cells.iter().map(|c| c.1).min().unwrap_or(0);
+            let shifted = cells.iter().map(|&(x, y)| (x - min_x, y - min_y));
+            let (mut black, mut white) = (Vec::new(), Vec::new());
+            for (i, cell) in shifted.enumerate() {
+                if i % 2 == 0 {
+                    black.push(cell)
+                } else {
+                    white.push(cell)
+                }
+            }
+            black.sort_unstable();
+            white.sort_unstable();
+            (black, white)
+        })
+        .min()
+        .unwrap_or_default()
 }
 
 /// The largest opening file read. Real ones are lines of a few moves, far

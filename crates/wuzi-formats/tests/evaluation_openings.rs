@@ -7,48 +7,13 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use wuzi_formats::opening::{parse_file, OpeningFormat};
+use wuzi_formats::opening::{
+    canonical_shape as canonical, parse_file, OpeningFormat, OpeningShape as Shape,
+};
 use wuzi_game::game::BoardSize;
-use wuzi_game::symmetry::Symmetry;
-
-/// Black's and White's stones, shifted to the origin and sorted.
-type Shape = (Vec<(i64, i64)>, Vec<(i64, i64)>);
 
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The smallest of an opening's shapes over the board's symmetries and
-/// shifts: two openings with the same canonical shape are the same opening.
-fn canonical(moves: &[(i64, i64)], size: BoardSize) -> Shape {
-    let (h, w) = (size.height() as usize, size.width() as usize);
-    Symmetry::all_for(h, w)
-        .iter()
-        .map(|&sym| {
-            let cells: Vec<(i64, i64)> = moves
-                .iter()
-                .map(|&(x, y)| {
-                    let (x, y) = sym.map_cell(x as usize, y as usize, h, w);
-                    (x as i64, y as i64)
-                })
-                .collect();
-            let min_x = cells.iter().map(|c| c.0).min().unwrap_or(0);
-            let min_y = cells.iter().map(|c| c.1).min().unwrap_or(0);
-            let shifted = cells.iter().map(|&(x, y)| (x - min_x, y - min_y));
-            let (mut black, mut white) = (Vec::new(), Vec::new());
-            for (i, cell) in shifted.enumerate() {
-                if i % 2 == 0 {
-                    black.push(cell)
-                } else {
-                    white.push(cell)
-                }
-            }
-            black.sort_unstable();
-            white.sort_unstable();
-            (black, white)
-        })
-        .min()
-        .unwrap_or_default()
 }
 
 fn shapes(path: &Path, size: BoardSize) -> Vec<(usize, Shape)> {
