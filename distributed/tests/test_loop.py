@@ -28,7 +28,7 @@ DISTRIBUTED = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, DISTRIBUTED)
 
 from wuzi_loop import cli, layout, tasks  # noqa: E402
-from wuzi_loop.engine import fault_counts, parse_faults  # noqa: E402
+from wuzi_loop.engine import EngineError, fault_counts, parse_faults, parse_match  # noqa: E402
 from wuzi_loop.lease import Lease  # noqa: E402
 from wuzi_loop.loop import RULES, Loop, LoopError, Settings, check_settings, check_storage  # noqa: E402
 from wuzi_loop.storage import PARTIAL_PREFIX, Storage, StorageError, require_keys  # noqa: E402
@@ -157,6 +157,17 @@ class GatingFaults(StorageCase):
     def store_task(self, **result):
         self.storage.write_json(layout.gating_task_name(1, 0, 0), {"wins": 40, "losses": 2, "draws": 0,
                                                                    "round": 0, "task": 0, **result})
+
+    def test_a_match_without_its_fault_lines_is_no_clean_match(self):
+        score = "Score of candidate vs current: 5 - 3 - 2  [0.600] 10\n"
+        both = ("candidate: losses by error: none; killed after END: 0\n"
+                "current: losses by error: crash 1; killed after END: 0\n")
+        result = parse_match(score + both, "/nonexistent.log")
+        self.assertEqual((result["wins"], result["losses"], result["draws"]), (5, 3, 2))
+        self.assertEqual(result["losses_by_error"], {"candidate": {}, "current": {"crash": 1}})
+        for text in (score, score + both.splitlines(keepends=True)[0]):
+            with self.assertRaises(EngineError):
+                parse_match(text, "/nonexistent.log")
 
     def test_parse_faults(self):
         self.assertEqual(parse_faults("crash 2, time forfeit 1; killed after END: 0"),

@@ -44,6 +44,12 @@ def add_cluster(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--local-dir", help="scratch folder of the tasks on each machine (default: the system's)")
 
 
+def local_dir(args) -> str | None:
+    """--local-dir made absolute here: the tasks run in other folders, on
+    other machines."""
+    return os.path.abspath(args.local_dir) if args.local_dir else None
+
+
 def settings_from(args) -> Settings:
     settings = Settings(**{field.name: getattr(args, field.name) for field in dataclasses.fields(Settings)})
     check_settings(settings)
@@ -60,7 +66,7 @@ def command_run(args) -> int:
     try:
         ray = connect(args.address, args.num_cpus, not args.no_dashboard)
         try:
-            loop = Loop(ray, storage, settings_from(args), os.path.abspath(args.binary), args.local_dir,
+            loop = Loop(ray, storage, settings_from(args), os.path.abspath(args.binary), local_dir(args),
                         lease)
             loop.check_cluster()
             loop.prepare(args.initial_network, args.openings, args.gating_openings)
@@ -134,7 +140,7 @@ def command_bench(args) -> int:
         ray = connect(None, workers * settings.selfplay_parallel, not args.no_dashboard)
         try:
             with tempfile.TemporaryDirectory(prefix="wuzi-bench-") as folder:
-                loop = Loop(ray, Storage(folder), settings, os.path.abspath(args.binary), args.local_dir)
+                loop = Loop(ray, Storage(folder), settings, os.path.abspath(args.binary), local_dir(args))
                 loop.check_cluster()
                 loop.prepare(args.network, args.openings, None)
                 summary = loop.selfplay(1, loop.plan(1))

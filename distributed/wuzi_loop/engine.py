@@ -258,11 +258,25 @@ def match(binary: str, candidate: str, current: str, rule: str, board: int, game
     check_exit(process, "pbrain-wuzi match", log_path)
     with open(log_path, errors="replace") as log:
         text = log.read()
+    return parse_match(text, log_path)
+
+
+def parse_match(text: str, log_path: str) -> dict:
+    """The result of a `pbrain-wuzi match` from its output `text` (read
+    from `log_path`, which errors quote): the score, each side's losses by
+    error and the runner's own SPRT verdict, if any."""
     score = _SCORE.search(text)
     if not score:
         raise EngineError(f"pbrain-wuzi match printed no score line:\n{log_tail(log_path)}")
+    faults = {side: parse_faults(listed) for side, listed in _ERRORS.findall(text)}
+    if set(faults) != {"candidate", "current"}:
+        # Without both lines no fault could be seen: a gate must not take
+        # that for a clean match.
+        raise EngineError("pbrain-wuzi match printed no losses-by-error line for "
+                          f"{' and '.join(sorted({'candidate', 'current'} - set(faults)))}:\n"
+                          f"{log_tail(log_path)}")
     result = {"wins": int(score[1]), "losses": int(score[2]), "draws": int(score[3]),
-              "losses_by_error": {side: parse_faults(listed) for side, listed in _ERRORS.findall(text)}}
+              "losses_by_error": faults}
     if sprt := _ENGINE_SPRT.search(text):
         result.update(engine_llr=float(sprt[1]), engine_verdict=sprt[2].strip())
     return result

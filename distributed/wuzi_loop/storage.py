@@ -88,6 +88,10 @@ class Storage:
             raise StorageError(f"storage {uri!r}: {e}") from None
         self.root = self.root.rstrip("/") or "/"
         self.is_local = isinstance(self.fs, LocalFileSystem)
+        if self.is_local:
+            # The workers get this: a path relative to the driver's folder
+            # would name another folder on a worker started elsewhere.
+            self.uri = self.root
         protocols = self.fs.protocol if isinstance(self.fs.protocol, (tuple, list)) else (self.fs.protocol,)
         self.whole_object_writes = not self.is_local and bool(WHOLE_OBJECT_PROTOCOLS & set(protocols))
         if self.is_local:
