@@ -236,6 +236,14 @@ class TypedKeys(StorageCase):
         with self.assertRaises(StorageError) as raised:
             self.loop().gate(1, {"network": layout.network_name(0)})
         self.assertIn("round-00-task-00.json", str(raised.exception))
+        # A slice stored under other gating settings (a pooled gate of four
+        # tasks) is not taken into this gate's count.
+        self.storage.write_json(layout.gating_task_name(1, 0, 0), {
+            "wins": 3, "losses": 0, "draws": 0,
+            "gate": {"tasks": 4, "games_per_task": 20, "playouts": 100, "elo0": 0, "elo1": 40}})
+        with self.assertRaises(LoopError) as raised:
+            self.loop().gate(1, {"network": layout.network_name(0)})
+        self.assertIn("other gating settings", str(raised.exception))
 
 
 class WholeWrites(unittest.TestCase):

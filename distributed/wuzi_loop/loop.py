@@ -449,6 +449,11 @@ class Loop:
         games_per_task += games_per_task % 2  # openings are played twice, colours swapped
         has_openings = self.storage.exists(layout.GATING_OPENINGS)
         candidate, current = layout.network_name(generation), plan["network"]
+        # What makes the slices of one gate one match: stored with each, so
+        # that a restart under other gating settings does not pool games of
+        # another strength or take a slice of a pooled gate for a whole one.
+        gate_settings = {"tasks": s.gating_tasks, "games_per_task": games_per_task,
+                         "playouts": s.gating_playouts, "elo0": s.elo0, "elo1": s.elo1}
         results: list[dict] = []
         started = time.time()
         round_index = 0
@@ -460,7 +465,13 @@ class Loop:
                 result_name = layout.gating_task_name(generation, round_index, task)
                 done = self.storage.read_json(result_name)
                 if done is not None:
-                    stored_results[result_name] = require_keys(done, GATING_TASK_KEYS, self.storage, result_name)
+                    done = require_keys(done, GATING_TASK_KEYS, self.storage, result_name)
+                    if done.get("gate", gate_settings) != gate_settings:
+                        raise LoopError(
+                            f"{self.storage.path(result_name)} was played under other gating settings "
+                            f"({done['gate']}, now {gate_settings}): restart with those, or remove "
+                            f"generation {generation}'s gating files to play its gate again")
+                    stored_results[result_name] = done
                     continue
                 spec = {**self.base_spec(generation), "candidate": candidate, "current": current,
                         "rule": s.rule, "board": s.board, "games": games_per_task,
@@ -468,7 +479,7 @@ class Loop:
                         "playouts": s.gating_playouts, "concurrency": s.gating_concurrency,
                         "openings": layout.GATING_OPENINGS if has_openings else None,
                         "random_stones": s.random_stones, "round": round_index, "task": task,
-                        "result_name": result_name,
+                        "result_name": result_name, "gate": gate_settings,
                         # One task plays the whole gate and stops on the engine's own SPRT;
                         # slices of a pooled gate must not stop on their own.
                         "sprt_argument": self.sprt.engine_argument() if single else None}

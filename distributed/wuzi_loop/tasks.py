@@ -242,7 +242,7 @@ def gating_match(spec: dict) -> dict:
                               openings, spec["random_stones"], spec.get("sprt_argument"),
                               os.path.join(work, "match.log"))
         result.update(seconds=time.time() - started, host=socket.gethostname(),
-                      round=spec["round"], task=spec["task"])
+                      round=spec["round"], task=spec["task"], gate=spec["gate"])
         storage.write_json(spec["result_name"], result)
         return result
     finally:
