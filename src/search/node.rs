@@ -192,8 +192,8 @@ impl NodeData {
 
     /// The network's win, draw, loss for the side to move; even (half won,
     /// half lost) before the network has answered: a search stopped before
-    /// its root's first evaluation knows nothing, and a value of 0 read as
-    /// a lost position (a swap decision would take the other colour).
+    /// its root's first evaluation knows nothing, and its zeros would read
+    /// as a lost position (a swap decision would take the other colour).
     pub fn network_wdl(&self) -> [f32; 3] {
         if self.nn_wdl == [0.0; 3] {
             [0.5, 0.0, 0.5]
