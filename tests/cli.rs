@@ -194,6 +194,12 @@ fn subcommands_refuse_the_engines_flags_they_do_not_use() {
             "--torch-threads",
         );
     }
+    // The blunder suite searches with one thread whatever --threads says.
+    refused(
+        &["--threads", "2", "bench", "blunders"],
+        "bench blunders does not use --threads",
+        "one thread",
+    );
     refused(
         &["--log-dir", "logs", "bench", "rules"],
         "bench rules does not use --log-dir",

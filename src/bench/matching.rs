@@ -1,7 +1,9 @@
 //! Move matching: how often the engine plays the move a strong player
 //! played, on positions of held-out games (the validation games of
 //! `pbrain-wuzi train` with the same seed and fraction, so never positions
-//! the network was trained on).
+//! the network was trained on; a network trained before 2026-12-05, when
+//! the split took the lowest-hash fraction of the games it was given,
+//! may have learnt from a few of them).
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};

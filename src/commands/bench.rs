@@ -183,9 +183,14 @@ pub(crate) fn run(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
             "it measures 1 and 2 search threads; --torch-threads sets libtorch's threads per \
              evaluator, --evaluators the evaluator threads",
         ),
-        BenchPart::Matching | BenchPart::Blunders => (
+        BenchPart::Matching => (
             &["--config", "--threads", "--device", "--network"],
             "it writes no game logs",
+        ),
+        // The suite's searches run on one thread, whatever --threads says.
+        BenchPart::Blunders => (
+            &["--config", "--device", "--network"],
+            "it searches with one thread and writes no game logs",
         ),
     };
     super::refuse_unused_flags(cli, allowed, &format!("bench {}", args.part.name()), hint)?;
