@@ -47,7 +47,10 @@ from wuzi_loop.storage import Storage, StorageError  # noqa: E402
 from wuzi_loop.tasks import cached_network, store_network  # noqa: E402
 
 BINARY = os.environ.get("WUZI_BINARY", os.path.join(ROOT, "target", "release", "pbrain-wuzi"))
-GAMES_PER_SHARD = 8
+# Enough games that both shards are still playing once each has stored two
+# (phase A kills them then): with 8, one shard could finish before the
+# other, started later, had stored two, on an idle machine.
+GAMES_PER_SHARD = 16
 SHARDS = 2
 
 passed: list[str] = []
