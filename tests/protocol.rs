@@ -693,9 +693,12 @@ fn yixin_board_session() {
     ] {
         b.send(line);
     }
-    // A line that is no command at all is answered, as the GUI logs it.
+    // A line that is no command at all is answered, as the GUI logs it,
+    // a YX word we do not know included.
     b.send("frobnicate 3");
     assert_eq!(b.answer(), "UNKNOWN frobnicate 3");
+    b.send("yxfrobnicate");
+    assert_eq!(b.answer(), "UNKNOWN yxfrobnicate");
     b.send("start 15");
     assert_eq!(b.answer(), "OK");
     b.send("board");

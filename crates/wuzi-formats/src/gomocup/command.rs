@@ -511,7 +511,13 @@ impl CommandParser {
                 self.awaiting_argument = Some(upper.clone());
                 return Vec::new();
             }
-            w if w.starts_with("YX") => Command::Ignored(line.to_string()),
+            // Yixin-Board's commands we have nothing to do for (its game
+            // result notes, hash and database tools, Soosorv's first step:
+            // a note says why). Any other word, YX or not, is answered
+            // UNKNOWN, which the GUI only logs.
+            "YXDRAW" | "YXRESIGN" | "YXPRINTFEATURE" | "YXSHOWHASHUSAGE" | "YXDBCHECK"
+            | "YXDBFIX" | "YXDBTOLIB" | "YXSAVEDATABASE" | "YXBLOCKPATHRESET"
+            | "YXSOOSORVSTEP1" => Command::Ignored(line.to_string()),
             _ => Command::Unknown(line.to_string()),
         };
         vec![command]
@@ -735,6 +741,11 @@ mod tests {
         ));
         assert!(matches!(&got[1], Command::Ignored(s) if s.contains("x.db")));
         assert_eq!(got[2], Command::Turn(c(1, 2)));
+        let got = parse(&["yxdraw", "yxsoosorvstep1", "yxfrobnicate 3", "YXNBESTX"]);
+        assert!(matches!(&got[0], Command::Ignored(s) if s == "yxdraw"), "{got:?}");
+        assert!(matches!(&got[1], Command::Ignored(_)), "{got:?}");
+        assert_eq!(got[2], Command::Unknown("yxfrobnicate 3".to_string()));
+        assert_eq!(got[3], Command::Unknown("YXNBESTX".to_string()));
         let got = parse(&["yxedittextdatabase \"note\"7,7", "8,8", "done"]);
         assert!(
             matches!(&got[..], [Command::Block { kind: BlockKind::Ignored(_), stones }] if stones.len() == 2),
