@@ -32,8 +32,10 @@ impl Gomocup {
             Ok(b) => b,
             Err(e) => return error(s, &e),
         };
-        s.engine.set_board(board);
         if stones.is_empty() {
+            // The proposal is made on an empty board of the game's size and
+            // rule; the game's board changes only once there is one, so a
+            // failure leaves it as it was.
             let moves = s.engine.opening_stones(s.received());
             if moves.len() == 3 {
                 s.send(&move_list(&moves));
@@ -43,6 +45,7 @@ impl Gomocup {
             }
             return;
         }
+        s.engine.set_board(board);
         self.think(
             s,
             Job::Swap {
