@@ -448,3 +448,53 @@ fn a_win_ending_in_a_fork_counts_the_plies_to_the_five() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A proven line shows the defender's block where it may play: in renju
+/// black may not block on a cell forbidden to it, so after white's open
+/// four the block is the other end and the five is the forbidden cell.
+#[test]
+fn a_win_line_blocks_where_the_defender_may_play() {
+    // White's open three on row 7 (x 3..5); black's XXXX.X on column 2
+    // makes (2,7) an overline for black (white's stone at (2,2) stops the
+    // five above). Only white's (6,7) is left: its four's ends are (2,7),
+    // forbidden to black, and (7,7).
+    let mut b = board15(
+        Rule::Renju,
+        &[
+            (2, "..O............"),
+            (3, "..X............"),
+            (4, "..X............"),
+            (5, "..X............"),
+            (6, "..X............"),
+            (7, "...OOO........."),
+            (8, "..X............"),
+        ],
+        Color::White,
+    );
+    assert!(b.is_forbidden(p(2, 7)), "{b:?}");
+    let mut excluded = CellSet::new();
+    for q in [p(1, 7), p(2, 7), p(7, 7)] {
+        excluded.insert(q);
+    }
+    let settings = LeafSettings {
+        vcf_nodes: 200,
+        ..SETTINGS
+    };
+    let line = match analyse_root_except(&mut b, settings, &excluded, &mut 0) {
+        LeafAnalysis::Proven {
+            value: Proven::Win(_),
+            line,
+        } => line,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(line.first(), Some(&p(6, 7)), "{line:?}");
+    assert_eq!(line.len(), 3, "{line:?}");
+    let mut replay = b.clone();
+    for (i, &m) in line.iter().enumerate() {
+        if i % 2 == 1 {
+            assert!(!replay.is_forbidden(m), "black blocks on forbidden {m:?}: {line:?}");
+        }
+        replay.play(m).expect("the line's moves are legal");
+    }
+    assert_eq!(line[1], p(7, 7), "{line:?}");
+}

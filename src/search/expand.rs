@@ -193,12 +193,22 @@ fn vcf_from(
         None
     } else {
         match five_defence(board, me) {
-            // Any block, then the five: a line with one of them.
+            // Any block, then the five: a line with one of them, the block
+            // where the defender may play (in renju, not on a cell
+            // forbidden to black; with none, the line stops at the four).
             FiveDefence::Unstoppable => {
-                let fives: Vec<Point> = board.winning_moves(me).take(2).collect();
-                let line = match fives[..] {
-                    [block, five] => vec![first, block, five],
-                    _ => vec![first],
+                let fives: Vec<Point> = board.winning_moves(me).collect();
+                let defender = me.opponent();
+                let block = fives
+                    .iter()
+                    .copied()
+                    .find(|&p| is_legal_for(board, p, defender));
+                let line = match block {
+                    Some(block) => match fives.iter().find(|&&p| p != block) {
+                        Some(&five) => vec![first, block, five],
+                        None => vec![first],
+                    },
+                    None => vec![first],
                 };
                 Some((line, 3))
             }
