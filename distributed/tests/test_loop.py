@@ -198,6 +198,20 @@ class GatingFaults(StorageCase):
         gating = self.loop(elo1=40).gate(1, {"network": layout.network_name(0)})
         self.assertEqual((gating["wins"], gating["losses"]), (40, 2))
 
+    def test_a_clean_sweep_is_stored_as_strict_json(self):
+        self.store_task(losses=0, losses_by_error={"candidate": {}, "current": {}})
+        self.loop(elo1=40).gate(1, {"network": layout.network_name(0)})
+
+        def refuse(constant):
+            raise ValueError(f"{constant} in stored JSON")
+        for name in (layout.gating_name(1), layout.STATUS):
+            stored = json.loads(self.storage.read_bytes(name), parse_constant=refuse)
+            elo = stored["elo"] if "elo" in stored else stored["detail"]["elo"]
+            self.assertGreater(elo, 400, name)
+        with self.assertRaises(StorageError):
+            self.storage.write_json("x.json", {"elo": float("inf")})
+        self.assertFalse(self.storage.exists("x.json"))
+
 
 class TypedKeys(StorageCase):
     def test_require_keys_checks_types(self):

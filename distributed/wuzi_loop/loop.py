@@ -21,7 +21,7 @@ from . import layout, tasks
 from .engine import EngineInterrupted, fault_counts
 from .progress import ProgressBoard, RateMeter
 from .records import parse_game
-from .sprt import Sprt, elo_estimate
+from .sprt import Sprt, elo_estimate, recorded_elo
 from .storage import NUMBER, Storage, StorageError, require_keys
 
 # The most threads `pbrain-wuzi train --torch-threads` takes (the engine's
@@ -277,7 +277,8 @@ class Loop:
         promoted = gating["decision"] == "H1"
         gating_elo = gating["elo"]
         if not math.isfinite(gating_elo):
-            # A clean sweep has no finite Elo: count half a game each way.
+            # Loops before recorded_elo stored a clean sweep's infinite Elo:
+            # count half a game each way.
             gating_elo, _ = elo_estimate(gating["wins"] + 0.5, gating["losses"] + 0.5, gating["draws"])
         candidate_elo = self.state["current_elo"] + gating_elo
         entry = {"generation": generation, "network": plan["network"],
@@ -507,10 +508,9 @@ class Loop:
                 # the games then in flight still count in the W/L/D, and may
                 # move the LLR back inside the bounds: its decision stands.
                 decision = engine_decision(results) or decision
-            elo, margin = elo_estimate(wins, losses, draws)
+            elo, margin = recorded_elo(wins, losses, draws)
             lower, upper = self.sprt.bounds()
-            self.progress.update.remote(gating_games=games, gating_llr=llr,
-                                        gating_elo=elo if math.isfinite(elo) else 0.0)
+            self.progress.update.remote(gating_games=games, gating_llr=llr, gating_elo=elo)
             self.write_status(generation, "gating", {"wins": wins, "losses": losses, "draws": draws,
                                                      "llr": llr, "bounds": [lower, upper], "elo": elo,
                                                      "decision": decision})

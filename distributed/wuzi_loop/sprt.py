@@ -62,6 +62,27 @@ def elo_estimate(wins: int, losses: int, draws: int) -> tuple[float, float]:
     return elo_from_score(mu), margin
 
 
+def recorded_elo(wins: int, losses: int, draws: int) -> tuple[float, float]:
+    """`elo_estimate` as the loop stores it: JSON has no infinity or NaN
+    (jq and most readers refuse them), so a clean sweep counts half a game
+    each way, an interval open on one side (a score near 1 or 0) takes the
+    width of its closed side, and no games at all is 0 ± 0."""
+    n = wins + losses + draws
+    if n == 0:
+        return 0.0, 0.0
+    if wins == n or losses == n:
+        wins, losses = wins + 0.5, losses + 0.5
+        n += 1
+    elo, margin = elo_estimate(wins, losses, draws)
+    if math.isfinite(margin):
+        return elo, margin
+    w, l, d = wins / n, losses / n, draws / n
+    mu = w + d / 2
+    stdev = math.sqrt(w * (1 - mu) ** 2 + l * mu ** 2 + d * (0.5 - mu) ** 2) / math.sqrt(n)
+    sides = [abs(elo - elo_from_score(mu + sign * Z_975 * stdev)) for sign in (-1, 1)]
+    return elo, min(sides)
+
+
 def _bayeselo_probabilities(bayes_elo: float, draw_elo: float) -> tuple[float, float, float]:
     win = 1 / (1 + 10 ** ((draw_elo - bayes_elo) / 400))
     loss = 1 / (1 + 10 ** ((draw_elo + bayes_elo) / 400))

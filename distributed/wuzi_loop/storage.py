@@ -173,7 +173,13 @@ class Storage:
             raise
 
     def write_json(self, name: str, value) -> None:
-        self.write_bytes(name, (json.dumps(value, indent=1, sort_keys=True) + "\n").encode())
+        # Strict JSON: a NaN or infinity is a bug to stop at, not a file
+        # that jq and other readers refuse.
+        try:
+            text = json.dumps(value, indent=1, sort_keys=True, allow_nan=False)
+        except ValueError as e:
+            raise StorageError(f"{name}: not written, {e}") from e
+        self.write_bytes(name, (text + "\n").encode())
 
     def upload(self, local_path: str, name: str) -> None:
         target = self.path(name)
