@@ -438,6 +438,19 @@ fn broken_network_files_are_refused_naming_the_file() {
         e.contains("truncated.safetensors") && e.contains("safetensors"),
         "{e}"
     );
+    // A header past any network's size is refused before it is parsed
+    // (safetensors would take up to 100 MB of it, at ten times that in
+    // memory): here a readable one of 2 MiB of metadata.
+    let header = format!(
+        "{{\"__metadata__\":{{\"padding\":\"{}\"}}}}",
+        "x".repeat(2 << 20)
+    );
+    let mut huge = (header.len() as u64).to_le_bytes().to_vec();
+    huge.extend_from_slice(header.as_bytes());
+    let huge_header = dir.path().join("header.safetensors");
+    std::fs::write(&huge_header, huge).unwrap();
+    let e = NativeNetwork::load(&huge_header).unwrap_err().to_string();
+    assert!(e.contains("a header of") && e.contains("too large"), "{e}");
     let garbage = dir.path().join("garbage.safetensors");
     std::fs::write(&garbage, b"\xff\xff\xff\xff\xff\xff\xff\x7fnot a header").unwrap();
     assert!(NativeNetwork::load(&garbage).is_err());
@@ -682,4 +695,61 @@ fn evaluators_tile_each_board_as_for_board_says() {
         Tiling::F5
     };
     assert_eq!(bf16.tiling(15, 15), want);
+}
+
+/// A network whose weights are all finite but whose answers overflow (a
+/// value layer of 3e38s) is refused when a rule's service is made, rather
+/// than played on the evaluator's no-knowledge replacements without a
+/// word; a configured fp32 network that cannot be used is named in the
+/// note the player sees.
+#[test]
+fn networks_whose_answers_overflow_are_refused_and_unused_fp32_networks_named() {
+    use wuzi::config::Config;
+    use wuzi::nn::native::answers_finite;
+    use wuzi::nn::provider::NetworkProvider;
+    let dir = tempfile::tempdir().unwrap();
+    let path = network_path("freestyle-4x32.safetensors");
+    let bytes = std::fs::read(&path).unwrap();
+    assert!(answers_finite(&Arc::new(NativeNetwork::load(Path::new(&path)).unwrap())));
+    let overflow = dir.path().join("overflow.safetensors");
+    std::fs::write(
+        &overflow,
+        common::with_first_values(&bytes, "value_hidden.weight", &[3e38; 32]),
+    )
+    .unwrap();
+    let network = NativeNetwork::load(&overflow).expect("every weight is finite");
+    assert!(!answers_finite(&Arc::new(network)));
+    let config = Config::parse(&format!(
+        "[network]\ndevice = \"cpu\"\nbackend = \"native\"\ntactics_only_fallback = false\n\
+         freestyle = {overflow:?}\n"
+    ))
+    .unwrap();
+    let e = NetworkProvider::new(&config.network)
+        .service_for(Rule::Freestyle)
+        .err()
+        .expect("refused");
+    assert!(
+        e.contains("overflow.safetensors") && e.contains("not finite"),
+        "{e}"
+    );
+    let config = Config::parse(&format!(
+        "[network]\ndevice = \"cpu\"\nbackend = \"native\"\nprecision = \"fp32\"\n\
+         freestyle = {path:?}\nfreestyle_fp32 = {overflow:?}\n"
+    ))
+    .unwrap();
+    let (service, note) = NetworkProvider::new(&config.network)
+        .service_for(Rule::Freestyle)
+        .unwrap();
+    let note = note.unwrap_or_default();
+    assert!(
+        note.contains("overflow.safetensors") && note.contains("freestyle-4x32"),
+        "{note}"
+    );
+    assert_eq!(
+        service.network_config(),
+        Some(NetConfig {
+            blocks: 4,
+            channels: 32
+        })
+    );
 }

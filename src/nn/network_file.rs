@@ -80,6 +80,10 @@ pub fn block_count<'a>(names: impl IntoIterator<Item = &'a str>) -> usize {
 /// architecture allows (64 blocks of 512 channels) is about 1.2 GB in fp32.
 pub const MAX_FILE_BYTES: u64 = 5 << 28;
 
+/// Larger safetensors headers are refused unparsed: the largest network's
+/// (64 blocks, about 800 tensors) is under 100 KB.
+pub const MAX_HEADER_BYTES: u64 = 1 << 20;
+
 impl NetConfig {
     /// A size the architecture allows: 1..=64 blocks of 8..=512 channels
     /// (a file that names more must not make a loader allocate it).

@@ -91,7 +91,7 @@ impl NetworkProvider {
             return Err(why.clone());
         }
         let (service, note) = match self.load(&path, fp32_path.as_deref()) {
-            Ok(service) => (service, None),
+            Ok(loaded) => loaded,
             Err(why) if self.settings.tactics_only_fallback => {
                 let note = format!("{why}; playing {rule} without a network (tactics only)");
                 match EvalService::start_uniform(self.service_config.clone()) {
@@ -146,10 +146,16 @@ impl NetworkProvider {
     /// loads `fp32_path` instead when one is given: where a larger network
     /// runs in fp32, a smaller one can be the stronger at equal time
     /// (measured per rule, `docs/native-backend.md`).
-    fn load(&mut self, path: &Path, fp32_path: Option<&Path>) -> Result<EvalService, String> {
+    /// With the service, why a configured fp32 network was not used (the
+    /// rule's own plays instead).
+    fn load(
+        &mut self,
+        path: &Path,
+        fp32_path: Option<&Path>,
+    ) -> Result<(EvalService, Option<String>), String> {
         let native = self.load_native(path)?;
         let (backend, measured) = self.choose_backend(path, &native);
-        let model = match backend {
+        let (model, note) = match backend {
             #[cfg(feature = "torch")]
             Backend::Torch => self.torch_model(path, fp32_path)?,
             #[cfg(feature = "torch")]
@@ -172,7 +178,7 @@ impl NetworkProvider {
                 ));
             }
         }
-        Ok(service)
+        Ok((service, note))
     }
 
     /// The configured backend, or for `auto`: libtorch on a GPU; the native
@@ -272,29 +278,32 @@ impl NetworkProvider {
         path: &Path,
         network: Arc<NativeNetwork>,
         fp32_path: Option<&Path>,
-    ) -> Model {
+    ) -> (Model, Option<String>) {
         let setting = self.service_config.precision;
         let isa = crate::nn::native::simd::resolve_isa(self.isa);
         // The fp32 network is for CPUs where fp32 is all the kernels can
         // run; where `auto` measures fp32 the faster, the rule's own
         // network is fast enough.
         let fp32 = crate::nn::native::resolve_precision(setting, isa) == Precision::Fp32;
-        let network = match fp32_path {
+        let (network, note) = match fp32_path {
             Some(fp32_path) if fp32 && fp32_path != path => match self.load_native(fp32_path) {
-                Ok(fp32_network) => fp32_network,
-                Err(why) => {
-                    tracing::warn!("{why}; {} plays in fp32", path.display());
-                    network
-                }
+                Ok(fp32_network) => (fp32_network, None),
+                Err(why) => (network, Some(not_used(&why, path))),
             },
-            _ => network,
+            _ => (network, None),
         };
-        Model::native(network, self.isa, setting, self.service_config.batch_size)
+        let model = Model::native(network, self.isa, setting, self.service_config.batch_size);
+        (model, note)
     }
 
     #[cfg(feature = "torch")]
-    fn torch_model(&mut self, path: &Path, fp32_path: Option<&Path>) -> Result<Model, String> {
+    fn torch_model(
+        &mut self,
+        path: &Path,
+        fp32_path: Option<&Path>,
+    ) -> Result<(Model, Option<String>), String> {
         let mut network = self.load_torch(path)?;
+        let mut note = None;
         let batch = self.service_config.batch_size;
         let (mut precision, _) =
             crate::nn::precision::resolve(self.service_config.precision, &network, batch);
@@ -310,13 +319,14 @@ impl NetworkProvider {
                     )
                     .0;
                 }
-                Err(why) => tracing::warn!("{why}; {} plays in fp32", path.display()),
+                Err(why) => note = Some(not_used(&why, path)),
             }
         }
-        Ok(Model::Torch {
+        let model = Model::Torch {
             network: Box::new(network),
             precision,
-        })
+        };
+        Ok((model, note))
     }
 
     /// Reads and checks `path` (every backend reads the same file).
@@ -327,7 +337,18 @@ impl NetworkProvider {
         if let Some(why) = self.failed.get(path) {
             return Err(why.clone());
         }
-        NativeNetwork::load(path).map(Arc::new).map_err(|e| {
+        let loaded = NativeNetwork::load(path).and_then(|network| {
+            let network = Arc::new(network);
+            if crate::nn::native::answers_finite(&network) {
+                Ok(network)
+            } else {
+                Err(crate::nn::NetError::new(
+                    path,
+                    "its answers are not finite numbers (the weights overflow on the way through the network)",
+                ))
+            }
+        });
+        loaded.map_err(|e| {
             let why = e.to_string();
             self.failed.insert(path.to_path_buf(), why.clone());
             why
@@ -345,4 +366,12 @@ impl NetworkProvider {
             why
         })
     }
+}
+
+/// Why a rule's fp32 network is not used, for the player: the rule's own
+/// network then plays in fp32.
+fn not_used(why: &str, path: &Path) -> String {
+    let why = why.to_string();
+    tracing::warn!("{why}; {} plays in fp32", path.display());
+    format!("{why}; {} plays in fp32 instead", path.display())
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use safetensors::{Dtype, SafeTensors};
 
 use crate::nn::features::INPUT_PLANES;
-use crate::nn::network_file::{block_count, NetConfig, NetError, MAX_FILE_BYTES};
+use crate::nn::network_file::{block_count, NetConfig, NetError, MAX_FILE_BYTES, MAX_HEADER_BYTES};
 
 /// Problems of a refused file named in its error, at most.
 const MAX_PROBLEMS_SHOWN: usize = 20;
@@ -36,6 +36,19 @@ impl Weights {
         // Bounded again while reading: the file may have grown since.
         let bytes = crate::bounded_read::read_file_bytes(path, MAX_FILE_BYTES)
             .map_err(|e| fail(format!("cannot read ({e})")))?;
+        // A network's header lists a few hundred tensors in some KB; a
+        // hostile one of safetensors' own limit (100 MB) would cost about
+        // ten times that in memory while parsed, past a tournament's limit.
+        if let Some(length) = bytes.get(..8) {
+            let mut le = [0u8; 8];
+            le.copy_from_slice(length);
+            let header = u64::from_le_bytes(le);
+            if header > MAX_HEADER_BYTES {
+                return Err(fail(format!(
+                    "a header of {header} bytes: too large for a network (at most {MAX_HEADER_BYTES})"
+                )));
+            }
+        }
         let file = SafeTensors::deserialize(&bytes)
             .map_err(|e| fail(format!("not a readable safetensors file ({e})")))?;
         let config = config_of(&file).map_err(fail)?;
