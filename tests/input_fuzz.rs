@@ -63,7 +63,7 @@ proptest! {
                              ("TIMEOUTS.DAT", &timeouts), ("INFO.DAT", &info)] {
             std::fs::write(dir.path().join(name), text).expect("write");
         }
-        let _ = FileRequest::read(dir.path());
+        let _ = FileRequest::read(dir.path(), std::time::Duration::from_millis(30));
     }
 
     #[test]

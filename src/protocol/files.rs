@@ -111,8 +111,26 @@ pub enum FilesError {
 /// Largest file read: a 32x32 PLOCHA.DAT is about 1 KiB.
 const MAX_FILE: u64 = 1 << 20;
 
+/// The manager's file `name` in `dir`, whatever the case of its letters:
+/// Piskvork writes `Plocha.dat`, `Tah.dat`, `TimeOuts.dat`, `Info.dat` and
+/// `msg.dat`, the protocol's text names them in capitals, and only Windows
+/// treats the two alike. A file that is not there keeps the protocol's name.
+fn file_in(dir: &Path, name: &str) -> PathBuf {
+    let exact = dir.join(name);
+    if exact.exists() {
+        return exact;
+    }
+    fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.file_name())
+        .find(|found| found.to_str().is_some_and(|f| f.eq_ignore_ascii_case(name)))
+        .map_or(exact, |found| dir.join(found))
+}
+
 fn read(dir: &Path, name: &'static str) -> Result<String, FilesError> {
-    let path = dir.join(name);
+    let path = file_in(dir, name);
     let failed = |source| FilesError::Read { name, source };
     // Not a FIFO or a device: opening one may block for good.
     let metadata = fs::metadata(&path).map_err(failed)?;
@@ -179,12 +197,9 @@ fn parse_timeouts(text: &str, clock: &mut Clock) -> Result<(), FilesError> {
             line: line.to_string(),
         })
     };
+    // 0 is "as fast as possible"; a negative turn is refused once INFO.DAT,
+    // whose timeout_turn takes precedence, has been read.
     let turn_seconds = number("time per move (seconds)")?;
-    // 0 is "as fast as possible"; below it the clock would read no limit,
-    // which a one-shot brain must not have.
-    if turn_seconds < 0 {
-        return Err(FilesError::NegativeTurn(turn_seconds));
-    }
     let left_ms = number("time left (milliseconds)")?;
     clock.timeout_turn = turn_seconds.saturating_mul(1000);
     clock.time_left = left_ms;
@@ -192,15 +207,20 @@ fn parse_timeouts(text: &str, clock: &mut Clock) -> Result<(), FilesError> {
 }
 
 impl FileRequest {
-    /// Reads the manager's files in `dir`.
-    pub fn read(dir: &Path) -> Result<FileRequest, FilesError> {
-        let mut clock = Clock::default();
+    /// Reads the manager's files in `dir`; `lag` is the reserve per move
+    /// unless INFO.DAT gives its `protocol_lag`.
+    pub fn read(dir: &Path, lag: Duration) -> Result<FileRequest, FilesError> {
+        let mut clock = Clock {
+            lag: i64::try_from(lag.as_millis()).unwrap_or(i64::MAX),
+            ..Clock::default()
+        };
         // The manager always writes it: without it the brain would not know
         // its time and could lose on time.
         parse_timeouts(&read(dir, "TIMEOUTS.DAT")?, &mut clock)?;
         let mut rule = Rule::Freestyle;
         let mut max_memory = None;
         let mut folder = None;
+        let mut info_turn = false;
         // INFO.DAT is optional: older managers do not write it. One that
         // is there but cannot be read is an error: its rule or clock
         // ignored would play another game than the manager's.
@@ -216,6 +236,7 @@ impl FileRequest {
             for line in info.lines().map(str::trim).filter(|l| !l.is_empty()) {
                 let (key, value) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
                 let value = value.trim();
+                info_turn |= key == "timeout_turn";
                 if let Some(set) = clock.set(key, value) {
                     set.map_err(|source| FilesError::ClockValue {
                         key: key.to_string(),
@@ -249,10 +270,14 @@ impl FileRequest {
                 }
             }
         }
-        // INFO.DAT's clock keys come after TIMEOUTS.DAT's check: a negative
-        // turn would read as no limit, and the search would never end.
+        // A negative turn would read as no limit, and the search would
+        // never end.
         if clock.timeout_turn < 0 {
-            return Err(FilesError::NegativeInfoTurn(clock.timeout_turn));
+            return Err(if info_turn {
+                FilesError::NegativeInfoTurn(clock.timeout_turn)
+            } else {
+                FilesError::NegativeTurn(clock.timeout_turn / 1000)
+            });
         }
         let mut board = parse_board(&read(dir, "PLOCHA.DAT")?, rule)?;
         let tah = read(dir, "TAH.DAT")?;
@@ -287,13 +312,13 @@ pub fn run(config: Config, dir: &Path, started: Instant) -> Result<(), FilesErro
     };
     // MSG.DAT gets one line; if even that fails, there is no one to tell
     // but the exit status.
-    let _ = fs::write(dir.join("MSG.DAT"), format!("{message}\n"));
+    let _ = fs::write(file_in(dir, "MSG.DAT"), format!("{message}\n"));
     outcome.map(|_| ())
 }
 
 /// The search and `TAH.DAT`; the message line for `MSG.DAT`.
 fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, FilesError> {
-    let request = FileRequest::read(dir)?;
+    let request = FileRequest::read(dir, Duration::from_millis(config.time.protocol_lag_ms))?;
     let rule = request.board.rule();
     let mut networks = NetworkProvider::new(&config.network);
     let (mut engine, note) = super::engine_for(&config, &mut networks, request.board.size(), rule);
@@ -309,9 +334,9 @@ fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, FilesE
         // 0 s per move: play at once (the shortest search).
         turn: clock.turn_limit(false),
         left: clock.game_left(),
-        increment: Duration::ZERO,
+        increment: clock.increment(),
         overtime: Duration::ZERO,
-        lag: Duration::from_millis(config.time.protocol_lag_ms),
+        lag: clock.lag(),
     };
     engine.start_since(SearchKind::Think, started);
     let result = engine
@@ -321,7 +346,7 @@ fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, FilesE
     let mv = engine
         .move_or_forbidden(&result)
         .ok_or(FilesError::BoardFull)?;
-    fs::write(dir.join("TAH.DAT"), format!("{mv}\n")).map_err(FilesError::Write)?;
+    fs::write(file_in(dir, "TAH.DAT"), format!("{mv}\n")).map_err(FilesError::Write)?;
     let mut line = format!(
         "{BRAIN_NAME} {}: {}",
         env!("CARGO_PKG_VERSION"),
@@ -378,6 +403,49 @@ fn keep_record(folder: &Path, board: &Board, mv: Point, summary: &str) -> std::i
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const LAG: Duration = Duration::from_millis(30);
+
+    /// Piskvork names its files `Plocha.dat`, `Tah.dat`, `TimeOuts.dat`,
+    /// `Info.dat` and `msg.dat`: found whatever their case, and the move
+    /// written back under the name the manager reads.
+    #[test]
+    fn the_managers_files_are_found_whatever_their_case() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("TimeOuts.dat"), "1\n120000\n").unwrap();
+        std::fs::write(dir.path().join("Plocha.dat"), "-----\n".repeat(5)).unwrap();
+        std::fs::write(dir.path().join("Tah.dat"), "x").unwrap();
+        std::fs::write(dir.path().join("Info.dat"), "rule 4\ntimeout_turn 300\n").unwrap();
+        let request = FileRequest::read(dir.path(), LAG).unwrap();
+        assert_eq!(request.board.rule(), Rule::Renju);
+        assert_eq!(request.clock.timeout_turn, 300);
+        assert_eq!(file_in(dir.path(), "TAH.DAT"), dir.path().join("Tah.dat"));
+        assert_eq!(file_in(dir.path(), "MSG.DAT"), dir.path().join("MSG.DAT"));
+    }
+
+    /// INFO.DAT's clock keys are the ones played: its timeout_turn over
+    /// TIMEOUTS.DAT's (a negative one there is then no error), its
+    /// protocol_lag over the configured one.
+    #[test]
+    fn info_dat_clock_keys_are_played() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("TIMEOUTS.DAT"), "-1\n120000\n").unwrap();
+        std::fs::write(dir.path().join("PLOCHA.DAT"), "-----\n".repeat(5)).unwrap();
+        std::fs::write(dir.path().join("TAH.DAT"), "x").unwrap();
+        assert!(matches!(
+            FileRequest::read(dir.path(), LAG),
+            Err(FilesError::NegativeTurn(-1))
+        ));
+        let info = dir.path().join("INFO.DAT");
+        std::fs::write(&info, "timeout_turn 500\n").unwrap();
+        let request = FileRequest::read(dir.path(), LAG).unwrap();
+        assert_eq!(request.clock.timeout_turn, 500);
+        assert_eq!(request.clock.lag(), LAG);
+        std::fs::write(&info, "timeout_turn 500\nprotocol_lag 90\ntime_increment 2000\n").unwrap();
+        let request = FileRequest::read(dir.path(), LAG).unwrap();
+        assert_eq!(request.clock.lag(), Duration::from_millis(90));
+        assert_eq!(request.clock.increment(), Duration::from_secs(2));
+    }
 
     #[test]
     fn boards_and_timeouts_parse_or_say_why() {
@@ -439,18 +507,18 @@ mod tests {
         std::fs::write(dir.path().join("TIMEOUTS.DAT"), "5\n120000\n").unwrap();
         std::fs::write(dir.path().join("PLOCHA.DAT"), "-----\n".repeat(5)).unwrap();
         std::fs::write(dir.path().join("TAH.DAT"), "x").unwrap();
-        let request = FileRequest::read(dir.path()).unwrap();
+        let request = FileRequest::read(dir.path(), LAG).unwrap();
         assert_eq!(request.board.rule(), Rule::Freestyle);
         std::fs::create_dir(dir.path().join("INFO.DAT")).unwrap();
         assert!(matches!(
-            FileRequest::read(dir.path()),
+            FileRequest::read(dir.path(), LAG),
             Err(FilesError::NotAFile("INFO.DAT"))
         ));
         std::fs::remove_dir(dir.path().join("INFO.DAT")).unwrap();
         let too_large = "rule 4\n".repeat(MAX_FILE as usize / 7 + 1);
         std::fs::write(dir.path().join("INFO.DAT"), too_large).unwrap();
         assert!(matches!(
-            FileRequest::read(dir.path()),
+            FileRequest::read(dir.path(), LAG),
             Err(FilesError::TooLarge("INFO.DAT"))
         ));
     }
@@ -471,14 +539,14 @@ mod tests {
         ] {
             std::fs::write(&info, text).unwrap();
             assert_eq!(
-                FileRequest::read(dir.path()).unwrap().max_memory,
+                FileRequest::read(dir.path(), LAG).unwrap().max_memory,
                 limit,
                 "{text}"
             );
         }
         std::fs::write(&info, "max_memory -5\n").unwrap();
         assert!(matches!(
-            FileRequest::read(dir.path()),
+            FileRequest::read(dir.path(), LAG),
             Err(FilesError::MaxMemory(v)) if v == "-5"
         ));
     }
