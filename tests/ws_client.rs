@@ -562,12 +562,13 @@ fn no_move_within(socket: &mut Socket, window: Duration, after: &str) {
     }
 }
 
-/// A scripted server breaking the protocol: a MOVE after a START the
-/// engine refused (a rule it does not play), and a MOVE while the engine's
-/// own move awaits its VALID, are both ignored: the engine plays no move
-/// in the refused game, and takes the stray stone for no move of its own.
+/// A game the engine cannot play (a rule it does not play) is resigned at
+/// its turn, at once or after the opponent's move, rather than left to run
+/// out its clock with the opponent waiting; a MOVE while the engine's own
+/// move awaits its VALID is ignored: the engine takes the stray stone for
+/// no move of its own.
 #[test]
-fn moves_out_of_turn_are_ignored() {
+fn refused_games_are_resigned_and_moves_out_of_turn_ignored() {
     let (_process, mut engine) = scripted_server();
     send(&mut engine, json!({"type": "NAME"}));
     assert_eq!(next(&mut engine)["type"], "NAME");
@@ -580,13 +581,30 @@ fn moves_out_of_turn_are_ignored() {
             "initialState": {"board": board, "turn": "B", "players": {"B": player, "W": player}},
             "moveLog": []}})
     };
+    let next_move = |engine: &mut Socket| loop {
+        let message = next(engine);
+        if message["type"] == "MOVE" {
+            break message["move"].clone();
+        }
+    };
+    // Black to move in a refused game: resigned at once.
+    send(&mut engine, start("swap2", "B", &empty));
+    assert_eq!(next_move(&mut engine), json!({"type": "resign"}));
+    send(&mut engine, json!({"type": "VALID", "remainingTime": time}));
+    send(
+        &mut engine,
+        json!({"type": "END", "reason": "resign", "winner": "W", "players": {
+            "B": {"score": 0, "remainingTime": 3000}, "W": {"score": 1, "remainingTime": 3000}}}),
+    );
+    // White: nothing until black has moved, then resigned.
     send(&mut engine, start("swap2", "W", &empty));
+    no_move_within(&mut engine, Duration::from_secs(1), "before the opponent's");
     send(
         &mut engine,
         json!({"type": "MOVE", "move": {"type": "place", "point": {"row": 7, "column": 7}},
                "remainingTime": time}),
     );
-    no_move_within(&mut engine, Duration::from_secs(2), "in a refused game");
+    assert_eq!(next_move(&mut engine), json!({"type": "resign"}));
     // A game it plays, black to move: its move, then a stray MOVE before
     // the VALID.
     send(&mut engine, start("freestyle", "B", &empty));

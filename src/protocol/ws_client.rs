@@ -128,6 +128,10 @@ enum State {
     Thinking,
     AwaitingResponse,
     Idle,
+    /// A game we cannot play (its rule refused, a position we cannot
+    /// read): resigned at our turn, so that the opponent is not left
+    /// waiting out our clock.
+    Resigning,
 }
 
 struct Player {
@@ -392,10 +396,20 @@ impl Player {
                 self.extensions = seat.is_some() || configuration.rule.is_some();
                 self.seat = seat;
                 self.naming = false;
-                self.start(&configuration, color)?;
+                if let Err(e) = self.start(&configuration, color) {
+                    self.color = color.into();
+                    self.state = State::Resigning;
+                    if our_turn(&configuration, self.color) {
+                        send(socket, &ClientMessage::Move(WsMove::Resign))?;
+                    }
+                    return Err(e);
+                }
             }
             ServerMessage::Valid { remaining_time } => {
                 self.remaining = Duration::from_millis(remaining_time.of(self.color));
+                if self.state == State::Resigning {
+                    return Ok(());
+                }
                 if self.state != State::AwaitingResponse {
                     self.fault("the server accepted a move we are not waiting on; ignored");
                     return Ok(());
@@ -447,6 +461,12 @@ impl Player {
                 }
                 self.think();
             }
+            ServerMessage::Move { mv, .. } if self.state == State::Resigning => {
+                // Our turn in a game we cannot play.
+                if mv != WsMove::Resign {
+                    send(socket, &ClientMessage::Move(WsMove::Resign))?;
+                }
+            }
             ServerMessage::Move { mv, remaining_time } => {
                 // The opponent moves only while we wait for it: not in a
                 // game we refused (a START we could not play), and not
@@ -477,6 +497,13 @@ impl Player {
         }
         Ok(())
     }
+}
+
+/// Whether `color` is to move in the game `config` starts (the protocol's
+/// hint: the initial turn, and the log's length).
+fn our_turn(config: &GameConfiguration, color: Color) -> bool {
+    let first: Color = config.initial_state.turn.into();
+    (first == color) == config.move_log.len().is_multiple_of(2)
 }
 
 fn apply_to_engine(engine: &mut Engine, mv: WsMove) -> Result<(), MoveError> {
