@@ -265,6 +265,12 @@ fn a_person_plays_the_engine_in_the_browser() {
         json!(["human (you)", "opponent"])
     );
     page.wait_for("me.turn === 'B'", "our turn again");
+    // The seat's secret is kept for a reload of this tab (a page with the
+    // same name elsewhere cannot take the game if it is interrupted).
+    page.wait_for(
+        "/^[0-9a-f]{32}$/.test(sessionStorage.getItem('wuzi-seat:human') || '')",
+        "the seat's secret in the tab's storage",
+    );
     let shot = page.call("Page.captureScreenshot", json!({"format": "png"}));
     let png = base64::engine::general_purpose::STANDARD
         .decode(shot["data"].as_str().expect("screenshot data"))
@@ -272,4 +278,11 @@ fn a_person_plays_the_engine_in_the_browser() {
     assert!(png.starts_with(b"\x89PNG"), "not a PNG");
     let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/web-board.png");
     std::fs::write(&out, png).expect("write the screenshot");
+    // Resigning on our turn ends the game, and the secret with it.
+    page.eval("$('resign').click(); true");
+    page.wait_for(
+        "$('status').textContent.includes('resign') \
+           && sessionStorage.getItem('wuzi-seat:human') === null",
+        "the game over by resignation",
+    );
 }
