@@ -402,6 +402,10 @@ fn playout_depth_and_memory_limits_are_obeyed() {
     s.config_mut().max_memory = usize::MAX;
     let available = memory::available_bytes().expect("the machine's memory");
     assert_eq!(s.tree_budget(), available / 2);
+    // Nor does a limit above the machine's memory (an INFO max_memory of
+    // 100 GB) let the tree take more.
+    s.config_mut().max_memory = usize::MAX - 1;
+    assert_eq!(s.tree_budget(), available / 2);
 
     // max_memory is the whole process's: the tree gets what the rest
     // leaves less a margin, here the smallest tree.

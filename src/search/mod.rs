@@ -599,17 +599,21 @@ impl Searcher {
     /// control group's): a tree kept from move to move and game to game (and
     /// grown by pondering) would otherwise grow until the system kills the
     /// process.
+    /// A limit above what the machine has is held to the same half: the
+    /// system would kill the process long before the limit is reached.
     pub fn tree_budget(&self) -> usize {
         let limit = self.config.max_memory;
+        let machine = memory::available_bytes().map_or(usize::MAX, |bytes| bytes / 2);
         if limit == usize::MAX {
             // Not measured: no manager counts this process's pages.
-            return memory::available_bytes().map_or(usize::MAX, |bytes| bytes / 2);
+            return machine;
         }
         let tree = memory::tree_share_of_measure(self.cache.memory_bytes());
-        match memory::process_private_bytes() {
+        let budget = match memory::process_private_bytes() {
             Some(used) => memory::tree_budget(limit, used, tree),
             None => limit.saturating_sub(memory::MARGIN).max(memory::MIN_TREE),
-        }
+        };
+        budget.min(machine.max(memory::MIN_TREE))
     }
 
     /// The controlling loop: checks the stop conditions until one holds.
