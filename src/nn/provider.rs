@@ -155,7 +155,7 @@ impl NetworkProvider {
     ) -> Result<(EvalService, Option<String>), String> {
         let native = self.load_native(path)?;
         let (backend, measured) = self.choose_backend(path, &native);
-        let (model, note) = match backend {
+        let (model, note, used) = match backend {
             #[cfg(feature = "torch")]
             Backend::Torch => self.torch_model(path, fp32_path)?,
             #[cfg(feature = "torch")]
@@ -169,14 +169,31 @@ impl NetworkProvider {
             service.add_to_description(&measured);
         }
         // The first forward pass allocates buffers (and compiles libtorch's
-        // kernels): pay it now rather than in the first timed move.
-        for side in [15, 20] {
+        // kernels): pay it now rather than in the first timed move. It also
+        // checks the answers: weights that are all finite can still
+        // overflow on the way through the layers, and the evaluator
+        // replaces such answers by no knowledge, so a network that gives
+        // them would play on guesses without a word.
+        let non_finite = crate::nn::service::non_finite_answers();
+        for (side, stones) in [(15, 0), (20, 0), (15, 5)] {
             if let Ok(size) = crate::game::BoardSize::square(side) {
-                let _ = service.evaluate(&mut crate::game::Board::new(
-                    size,
-                    crate::game::Rule::Freestyle,
-                ));
+                let mut board = crate::game::Board::new(size, crate::game::Rule::Freestyle);
+                for (x, y) in [(7, 7), (8, 8), (7, 8), (6, 6), (8, 7)].into_iter().take(stones) {
+                    if let Ok(p) = board.point(x, y) {
+                        let _ = board.play(p);
+                    }
+                }
+                let _ = service.evaluate(&mut board);
             }
+        }
+        if crate::nn::service::non_finite_answers() > non_finite {
+            let why = crate::nn::NetError::new(
+                used,
+                "its answers are not finite numbers (the weights overflow on the way through the network)",
+            )
+            .to_string();
+            self.failed.insert(used.to_path_buf(), why.clone());
+            return Err(why);
         }
         Ok((service, note))
     }
@@ -273,37 +290,38 @@ impl NetworkProvider {
     /// where fp32 is all they can run (told fp32, held to AVX2, or a CPU
     /// without AVX512-BF16) and one is configured (a file that fails
     /// leaves the rule its own network).
-    fn native_model(
+    fn native_model<'a>(
         &mut self,
-        path: &Path,
+        path: &'a Path,
         network: Arc<NativeNetwork>,
-        fp32_path: Option<&Path>,
-    ) -> (Model, Option<String>) {
+        fp32_path: Option<&'a Path>,
+    ) -> (Model, Option<String>, &'a Path) {
         let setting = self.service_config.precision;
         let isa = crate::nn::native::simd::resolve_isa(self.isa);
         // The fp32 network is for CPUs where fp32 is all the kernels can
         // run; where `auto` measures fp32 the faster, the rule's own
         // network is fast enough.
         let fp32 = crate::nn::native::resolve_precision(setting, isa) == Precision::Fp32;
-        let (network, note) = match fp32_path {
+        let (network, note, used) = match fp32_path {
             Some(fp32_path) if fp32 && fp32_path != path => match self.load_native(fp32_path) {
-                Ok(fp32_network) => (fp32_network, None),
-                Err(why) => (network, Some(not_used(&why, path))),
+                Ok(fp32_network) => (fp32_network, None, fp32_path),
+                Err(why) => (network, Some(not_used(&why, path)), path),
             },
-            _ => (network, None),
+            _ => (network, None, path),
         };
         let model = Model::native(network, self.isa, setting, self.service_config.batch_size);
-        (model, note)
+        (model, note, used)
     }
 
     #[cfg(feature = "torch")]
-    fn torch_model(
+    fn torch_model<'a>(
         &mut self,
-        path: &Path,
-        fp32_path: Option<&Path>,
-    ) -> Result<(Model, Option<String>), String> {
+        path: &'a Path,
+        fp32_path: Option<&'a Path>,
+    ) -> Result<(Model, Option<String>, &'a Path), String> {
         let mut network = self.load_torch(path)?;
         let mut note = None;
+        let mut used = path;
         let batch = self.service_config.batch_size;
         let (mut precision, _) =
             crate::nn::precision::resolve(self.service_config.precision, &network, batch);
@@ -312,6 +330,7 @@ impl NetworkProvider {
             match self.load_torch(fp32_path) {
                 Ok(smaller) => {
                     network = smaller;
+                    used = fp32_path;
                     precision = crate::nn::precision::resolve(
                         self.service_config.precision,
                         &network,
@@ -326,7 +345,7 @@ impl NetworkProvider {
             network: Box::new(network),
             precision,
         };
-        Ok((model, note))
+        Ok((model, note, used))
     }
 
     /// Reads and checks `path` (every backend reads the same file).
@@ -337,17 +356,7 @@ impl NetworkProvider {
         if let Some(why) = self.failed.get(path) {
             return Err(why.clone());
         }
-        let loaded = NativeNetwork::load(path).and_then(|network| {
-            let network = Arc::new(network);
-            if crate::nn::native::answers_finite(&network) {
-                Ok(network)
-            } else {
-                Err(crate::nn::NetError::new(
-                    path,
-                    "its answers are not finite numbers (the weights overflow on the way through the network)",
-                ))
-            }
-        });
+        let loaded = NativeNetwork::load(path).map(Arc::new);
         loaded.map_err(|e| {
             let why = e.to_string();
             self.failed.insert(path.to_path_buf(), why.clone());

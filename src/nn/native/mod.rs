@@ -723,35 +723,6 @@ fn empty_boards(batch: usize, side: usize) -> Vec<f32> {
     input
 }
 
-/// Whether `network` answers finite policies and values on an empty 15x15
-/// board and on one with a few stones. Weights that are all finite can
-/// still overflow on the way through the layers; the evaluator replaces
-/// such answers by no knowledge, so a network that gives them would play
-/// on guesses without a word: it is refused at load instead.
-pub fn answers_finite(network: &Arc<NativeNetwork>) -> bool {
-    use crate::game::{Board, BoardSize, Rule};
-    let Ok(size) = BoardSize::square(15) else {
-        return false;
-    };
-    let area = 15 * 15;
-    let mut input = vec![0.0f32; 2 * INPUT_PLANES * area];
-    let mut board = Board::new(size, Rule::Freestyle);
-    let (first, second) = input.split_at_mut(INPUT_PLANES * area);
-    crate::nn::features::encode(&mut board, first, 15, 15);
-    for (x, y) in [(7, 7), (8, 8), (7, 8), (6, 6), (8, 7)] {
-        if let Ok(p) = board.point(x, y) {
-            let _ = board.play(p);
-        }
-    }
-    crate::nn::features::encode(&mut board, second, 15, 15);
-    let Ok(encoded) = EncodedBatch::new(&input, 15, 15) else {
-        return false;
-    };
-    let mut evaluator = NativeEvaluator::new(Arc::clone(network));
-    let BatchOutput { policy, wdl } = evaluator.evaluate(encoded);
-    policy.iter().chain(&wdl).all(|v| v.is_finite())
-}
-
 /// Positions per second of `network` on batches of `batch` empty `side x
 /// side` boards for about `time` (at least one batch), after one warm-up
 /// batch, in `isa` and `precision` (as [`NativeEvaluator::with_kernels`]

@@ -164,6 +164,7 @@ pub(super) fn run_batch(
             // Weights that load (all finite) may still overflow on some
             // input; a NaN would spread through every value it is averaged
             // into, so the position gets the no-knowledge answer.
+            NON_FINITE_ANSWERS.fetch_add(1, Ordering::Relaxed);
             if !NON_FINITE_REPORTED.swap(true, Ordering::Relaxed) {
                 tracing::error!("the network answered a value that is not finite; such answers are replaced by uniform priors and an even value");
             }
@@ -174,6 +175,15 @@ pub(super) fn run_batch(
 
 /// Whether a non-finite network output was logged (once per process).
 static NON_FINITE_REPORTED: AtomicBool = AtomicBool::new(false);
+
+/// Network answers replaced because they were not finite, in this process.
+static NON_FINITE_ANSWERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many network answers of this process were not finite (and replaced
+/// by no knowledge): a network loaded is checked by it on its warm-up.
+pub fn non_finite_answers() -> u64 {
+    NON_FINITE_ANSWERS.load(Ordering::Relaxed)
+}
 
 /// Whether a network failure was logged (once per process).
 static PANIC_REPORTED: AtomicBool = AtomicBool::new(false);
