@@ -702,12 +702,19 @@ mod tests {
             rounds += 1;
             assert!(rounds < 100, "the searches add no nodes");
         }
-        let searched = e.searcher.read().cache().node_count();
+        let root_visits = |e: &Engine| {
+            let searcher = e.searcher.read();
+            let root = searcher.cache().get(&e.board);
+            root.map_or(0, |node| node.data.lock().visits)
+        };
+        let searched = root_visits(&e);
         e.new_game(size, Rule::Freestyle);
         e.play(centre).expect("legal");
         e.limits.max_playouts = Some(10);
         e.think().expect("a search result");
-        assert!(e.searcher.read().cache().node_count() >= searched);
+        // Kept, not cleared (the search itself may drop its least visited
+        // positions to make room: its tree nearly fills the budget).
+        assert!(root_visits(&e) >= searched, "{} < {searched}", root_visits(&e));
     }
 
     #[test]

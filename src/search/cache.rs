@@ -26,6 +26,9 @@ pub struct NodeCache {
     /// The shard a pruning pass starts from: a pass cut short by time
     /// leaves the next one to start where it stopped.
     next_shard: AtomicUsize,
+    /// Bytes of nodes freed since the memory was last measured.
+    released: AtomicUsize,
+    retained: Mutex<crate::search::memory::RetainedMemory>,
 }
 
 impl Default for NodeCache {
@@ -41,7 +44,19 @@ impl NodeCache {
             bytes: AtomicUsize::new(0),
             nodes: AtomicUsize::new(0),
             next_shard: AtomicUsize::new(0),
+            released: AtomicUsize::new(0),
+            retained: Mutex::new(Default::default()),
         }
+    }
+
+    /// The tree's share of the process's memory measured now (`measured`
+    /// bytes): its nodes, and the freed ones the allocator may still hold
+    /// ([`crate::search::memory::RetainedMemory`]).
+    pub fn share_of_measure(&self, measured: usize) -> usize {
+        let released = self.released.swap(0, Ordering::Relaxed);
+        self.retained
+            .lock()
+            .share(self.memory_bytes(), released, measured)
     }
 
     fn shard(&self, hash: u64) -> &Shard {
@@ -118,7 +133,8 @@ impl NodeCache {
             .iter()
             .map(|shard| std::mem::take(&mut *shard.lock()))
             .collect();
-        self.bytes.store(0, Ordering::Relaxed);
+        let bytes = self.bytes.swap(0, Ordering::Relaxed);
+        self.released.fetch_add(bytes, Ordering::Relaxed);
         self.nodes.store(0, Ordering::Relaxed);
         if old.iter().all(HashMap::is_empty) {
             return;
@@ -160,6 +176,8 @@ impl NodeCache {
         let bytes = self.memory_bytes();
         self.bytes
             .store(bytes.saturating_sub(freed), Ordering::Relaxed);
+        self.released
+            .fetch_add(freed.min(bytes), Ordering::Relaxed);
         removed
     }
 
@@ -170,6 +188,27 @@ impl NodeCache {
     pub fn keep_descendants_of(&self, board: &Board, give_up: impl Fn() -> bool) -> usize {
         let root = PositionKey::of(board);
         self.retain(|node| node.key().contains_all_of(&root), give_up)
+    }
+
+    /// Keeps `board`'s own node and the positions that can follow it with
+    /// at least `fewest` visits: where the descendants alone fill the
+    /// budget, the least searched go (their parents keep their edges'
+    /// numbers; a position dropped is evaluated again if reached). Stops
+    /// early as [`NodeCache::retain`].
+    pub fn keep_visited_descendants_of(
+        &self,
+        board: &Board,
+        fewest: u32,
+        give_up: impl Fn() -> bool,
+    ) -> usize {
+        let root = PositionKey::of(board);
+        self.retain(
+            |node| {
+                node.key().matches(board)
+                    || node.key().contains_all_of(&root) && node.data.lock().visits >= fewest
+            },
+            give_up,
+        )
     }
 }
 

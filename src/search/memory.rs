@@ -252,6 +252,43 @@ pub fn note_tree_bytes(bytes: usize) {
     TREE_HIGH_WATER.fetch_max(bytes, Ordering::Relaxed);
 }
 
+/// The bytes of freed nodes that the allocator may still hold, where the
+/// measure is current (Linux): freed pages are not given back to the
+/// system at once (the nodes of a cleared tree are freed on a thread of
+/// their own, and the allocator keeps freed pages for reuse), so right
+/// after a clear or a prune the measure still counts them, and taken as
+/// the rest of the process they left the next search the smallest tree
+/// (a second game in one process stopped for memory in a fifth of its
+/// turn). Counted as the tree's until the tree grows back into them or the
+/// measure falls by them.
+#[derive(Debug, Default)]
+pub struct RetainedMemory {
+    /// Freed bytes still held, as last estimated.
+    pending: usize,
+    /// The tree's bytes and the measure at the last estimate.
+    last: Option<(usize, usize)>,
+}
+
+impl RetainedMemory {
+    /// The tree's share of the measure `measured` when the tree holds
+    /// `tree_now` bytes and `released` bytes were freed since the last
+    /// call: the tree's bytes and the freed bytes still held.
+    pub fn share(&mut self, tree_now: usize, released: usize, measured: usize) -> usize {
+        let (last_tree, last_measured) = self.last.unwrap_or((tree_now + released, measured));
+        // The tree's growth since the last estimate goes first into freed
+        // pages; beyond them, into new ones, which the measure shows.
+        let grown = (tree_now + released).saturating_sub(last_tree);
+        let reused = grown.min(self.pending);
+        let expected = last_measured + (grown - reused);
+        let given_back = expected.saturating_sub(measured);
+        self.pending = (self.pending - reused + released)
+            .saturating_sub(given_back)
+            .min(measured.saturating_sub(tree_now));
+        self.last = Some((tree_now, measured));
+        tree_now + self.pending
+    }
+}
+
 fn tree_share(tree_now: usize, high_water: usize, includes_peak: bool) -> usize {
     if includes_peak {
         high_water.max(tree_now)
@@ -280,6 +317,34 @@ pub fn minimum_limit(baseline: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cleared tree's bytes count as the tree's while the allocator
+    /// holds them, less what the next tree reuses and what the measure
+    /// shows given back; growth into new pages is the tree's alone.
+    #[test]
+    fn freed_nodes_count_as_the_trees_until_reused_or_given_back() {
+        const MB: usize = 1 << 20;
+        let mut retained = RetainedMemory::default();
+        // 60 MB outside the tree; a first search grows a 50 MB tree.
+        assert_eq!(retained.share(0, 0, 60 * MB), 0);
+        assert_eq!(retained.share(50 * MB, 0, 113 * MB), 50 * MB);
+        // Cleared: the measure has not moved, the 50 MB are still the tree's.
+        let share = retained.share(0, 50 * MB, 113 * MB);
+        assert_eq!(share, 50 * MB);
+        assert_eq!(tree_budget(120 * MB, 113 * MB, share), 120 * MB - 63 * MB - MARGIN);
+        // The next tree grows 30 MB into those pages and a prune frees 10:
+        // 20 MB held from the clear and 10 from the prune.
+        assert_eq!(retained.share(20 * MB, 10 * MB, 113 * MB), 50 * MB);
+        // 25 MB given back: the measure falls by them.
+        assert_eq!(retained.share(20 * MB, 0, 88 * MB), 25 * MB);
+        // Growth beyond the freed pages is new memory.
+        assert_eq!(retained.share(60 * MB, 0, 123 * MB), 60 * MB);
+        // A clear of the 60 MB, nothing given back yet.
+        assert_eq!(retained.share(0, 60 * MB, 123 * MB), 60 * MB);
+        // Never more than the measure less the tree.
+        let mut fresh = RetainedMemory::default();
+        assert_eq!(fresh.share(0, 100 * MB, 40 * MB), 40 * MB);
+    }
 
     #[test]
     fn a_peak_measure_counts_the_trees_high_water_mark() {

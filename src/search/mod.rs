@@ -277,10 +277,26 @@ impl Searcher {
             // search goes on where this one left off.
             let allowance = limits.time.map(|budget| budget.target / 8);
             let since = limits.since.unwrap_or(start);
-            self.cache.keep_descendants_of(board, || {
+            let give_up = || {
                 stop.load(Ordering::Relaxed)
                     || allowance.is_some_and(|allowed| since.elapsed() > allowed)
-            });
+            };
+            self.cache.keep_descendants_of(board, give_up);
+            // What can follow this position may nearly fill the budget
+            // alone (a long game near the memory limit, a limit lowered):
+            // the search would stop at once and play on old numbers. The
+            // least visited positions go, fewer visits first, until half
+            // the budget is free.
+            let mut fewest = 2;
+            let nearly_full = self.cache.memory_bytes() > tree_budget / 4 * 3;
+            while nearly_full
+                && self.cache.memory_bytes() > tree_budget / 2
+                && fewest < u32::MAX / 2
+                && !give_up()
+            {
+                self.cache.keep_visited_descendants_of(board, fewest, give_up);
+                fewest *= 2;
+            }
         }
         let progress = Progress::default();
         let clock = TimeManager::new(limits.time, limits.since.unwrap_or(start))
@@ -608,9 +624,15 @@ impl Searcher {
             // Not measured: no manager counts this process's pages.
             return machine;
         }
-        let tree = memory::tree_share_of_measure(self.cache.memory_bytes());
         let budget = match memory::process_private_bytes() {
-            Some(used) => memory::tree_budget(limit, used, tree),
+            Some(used) => {
+                let tree = if memory::MEASURE_INCLUDES_PEAK {
+                    memory::tree_share_of_measure(self.cache.memory_bytes())
+                } else {
+                    self.cache.share_of_measure(used)
+                };
+                memory::tree_budget(limit, used, tree)
+            }
             None => limit.saturating_sub(memory::MARGIN).max(memory::MIN_TREE),
         };
         budget.min(machine.max(memory::MIN_TREE))
