@@ -45,7 +45,7 @@ impl Weights {
             let header = u64::from_le_bytes(le);
             if header > MAX_HEADER_BYTES {
                 return Err(fail(format!(
-                    "a header of {header} bytes: too large for a network (at most {MAX_HEADER_BYTES})"
+                    "not a readable safetensors file (a header of {header} bytes: too large for a network, at most {MAX_HEADER_BYTES})"
                 )));
             }
         }
