@@ -454,6 +454,11 @@ pub(super) fn play_and_answer(s: &mut GomocupSession, mv: Point) {
 /// are ignored) right after each of our moves, which would otherwise end
 /// every ponder as it starts.
 fn leaves_ponder_running(command: &Command) -> bool {
+    // Pondering turned off ends the ponder that runs.
+    if let Command::Info { key, value } = command {
+        let off = value.trim().parse::<i64>() == Ok(0);
+        return !(matches!(key.as_str(), "pondering" | "auto_pondering") && off);
+    }
     matches!(
         command,
         Command::Info { .. }
@@ -752,6 +757,7 @@ mod tests {
     fn only_commands_that_change_nothing_leave_a_ponder_running() {
         for kept in [
             &["INFO time_left 1000"][..],
+            &["INFO pondering 1"],
             &["yxshowforbid"],
             &["ABOUT"],
             &["PROTOCOLVERSION"],
@@ -763,6 +769,8 @@ mod tests {
         }
         for ends in [
             &["TURN 7,7"][..],
+            &["INFO pondering 0"],
+            &["INFO auto_pondering 00"],
             &["BEGIN"],
             &["BOARD", "7,7,1", "DONE"],
             &["TAKEBACK 7,7"],
