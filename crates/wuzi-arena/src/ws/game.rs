@@ -151,12 +151,10 @@ impl WsGame {
                 self.board
                     .check_move(i64::from(p.x()), i64::from(p.y()), color)
                     .map_err(|e| match e {
-                        MoveError::Occupied(_) => {
-                            format!("row {}, column {} is occupied", point.row, point.column)
-                        }
+                        MoveError::Occupied(_) => format!("{} is occupied", self.named(point, p)),
                         MoveError::Forbidden(_) => format!(
-                            "row {}, column {} is forbidden for black under renju",
-                            point.row, point.column
+                            "{} is forbidden for black under renju",
+                            self.named(point, p)
                         ),
                         other => other.to_string(),
                     })?;
@@ -186,6 +184,19 @@ impl WsGame {
         self.idle = Duration::ZERO;
         self.ending = ending;
         Ok(ending)
+    }
+
+    /// A cell as the web board labels it (`H8`: column letter, row from
+    /// the bottom) and as the protocol numbers it, for a refusal's text.
+    fn named(&self, point: WsPoint, p: Point) -> String {
+        // The page's labels (page.html's columnLabel): A..Z, then AA, AB...
+        let letter = |k: u8| char::from(b'A' + k);
+        let column = match p.x() {
+            x @ 0..=25 => letter(x).to_string(),
+            x => format!("{}{}", letter(x / 26 - 1), letter(x % 26)),
+        };
+        let row = u32::from(self.board.size().height()) - u32::from(p.y());
+        format!("{column}{row} (row {}, column {})", point.row, point.column)
     }
 
     fn point(&self, point: WsPoint) -> Result<Point, String> {
@@ -349,10 +360,17 @@ mod tests {
             Err("it is not your turn".into())
         );
         assert_eq!(g.play(Color::Black, at(7, 7), ms(300)), Ok(None));
-        assert!(g
-            .play(Color::White, at(7, 7), ms(10))
-            .unwrap_err()
-            .contains("occupied"));
+        // Named as the web board labels it: column H, row 8 from the bottom.
+        assert_eq!(
+            g.play(Color::White, at(7, 7), ms(10)),
+            Err("H8 (row 7, column 7) is occupied".into())
+        );
+        let mut wide = WsGame::new(BoardSize::new(30, 20).unwrap(), Rule::Freestyle, ms(10_000));
+        assert_eq!(wide.play(Color::Black, at(2, 27), ms(5)), Ok(None));
+        assert_eq!(
+            wide.play(Color::White, at(2, 27), ms(5)),
+            Err("AB18 (row 2, column 27) is occupied".into())
+        );
         assert!(g
             .play(Color::White, at(15, 0), ms(10))
             .unwrap_err()

@@ -265,10 +265,28 @@ pub enum ClientMessage {
     Info(PlayerInfo),
 }
 
+/// The longest reason given for refusing a client's message, in characters.
+pub const MAX_REASON: usize = 200;
+
 impl ClientMessage {
     /// Parses a client's text message. The specification prints `MOVE`
     /// with `"type": "START"` (a slip): a `START` with a `move` is a move.
+    /// The reason for a refusal quotes at most [`MAX_REASON`] characters
+    /// of it: a client's 64 KiB message must not come back as a larger
+    /// answer (Debug escaping) held in its queue.
     pub fn parse(text: &str) -> Result<ClientMessage, String> {
+        ClientMessage::parse_whole(text).map_err(|why| {
+            if why.chars().count() <= MAX_REASON {
+                why
+            } else {
+                let mut cut: String = why.chars().take(MAX_REASON).collect();
+                cut.push('…');
+                cut
+            }
+        })
+    }
+
+    fn parse_whole(text: &str) -> Result<ClientMessage, String> {
         let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
         let kind = value
             .get("type")
@@ -444,6 +462,12 @@ mod tests {
         assert_eq!(ClientMessage::parse(&named.to_json()), Ok(named));
         let long = format!(r#"{{"type":"NAME","name":"{}"}}"#, "n".repeat(MAX_NAME + 1));
         assert!(ClientMessage::parse(&long).is_err());
+        // A refusal quotes little of a long message: here a type of 20,000
+        // quotes (each escaped as two characters in the reason).
+        let huge = format!(r#"{{"type":"{}"}}"#, "\\\"".repeat(20_000));
+        let why = ClientMessage::parse(&huge).unwrap_err();
+        assert!(why.starts_with("unknown message type"), "{why}");
+        assert!(why.chars().count() <= MAX_REASON + 1, "{}", why.len());
         assert!(ClientMessage::parse(r#"{"type":"NAME","name":"  "}"#).is_err());
         let pv = vec![r#"{"row":1,"column":1}"#; MAX_PV + 1].join(",");
         let info = format!(r#"{{"type":"INFO","winrate":0.5,"pv":[{pv}]}}"#);

@@ -5,6 +5,7 @@ mod views;
 
 use super::connection::cut;
 use super::*;
+use std::collections::{HashMap, HashSet};
 
 struct Client {
     name: Option<String>,
@@ -79,6 +80,10 @@ pub(super) struct Referee {
     changed: bool,
     /// ... and they should see it now (a game ended, a board connected).
     urgent: bool,
+    /// Something happened that may let waiting clients be paired or an
+    /// interrupted game resume: pairing is looked at only then, not on
+    /// every tick.
+    pair_due: bool,
     last_broadcast: Instant,
     /// Connections whose queue was full: dropped after the event at hand.
     overflowed: RefCell<Vec<ClientId>>,
@@ -116,6 +121,7 @@ impl Referee {
             last_result: None,
             changed: false,
             urgent: false,
+            pair_due: true,
             last_broadcast: Instant::now(),
             overflowed: RefCell::new(Vec::new()),
             games: Vec::new(),
@@ -178,6 +184,7 @@ impl Referee {
         // Pongs and web boards' messages change nothing the boards show
         // (a game a board starts marks the change itself).
         let viewer_text = matches!(&event, Event::Text(id, ..) if self.viewers.contains_key(id));
+        self.pair_due = true;
         self.changed |= !matches!(event, Event::Pong(..)) && !viewer_text;
         match event {
             Event::Connected(id, out, socket, Role::Viewer) => {
@@ -467,33 +474,52 @@ impl Referee {
             .filter(|(&id, c)| !self.is_playing(id) && c.settling.is_none())
             .filter_map(|(&id, c)| c.name.clone().map(|n| (id, n, c.seat.clone())))
             .collect();
-        let mut taken: Vec<ClientId> = Vec::new();
+        let mut taken: HashSet<ClientId> = HashSet::new();
         let mut resumed = Vec::new();
         // A client that stayed in an interrupted game is held for its own
         // seat there: never taken by name for another seat or game (two
         // players may share a name, and the one who stayed would be given
         // the dropped one's colour).
-        let stayed: Vec<ClientId> = self
+        let stayed: HashSet<ClientId> = self
             .checkpoints
             .iter()
             .flat_map(|c| c.stayed.iter().flatten().copied())
             .collect();
+        // The waiting clients by name, each list in the order they came
+        // (client ids grow): a checkpoint looks up its names, not every
+        // client (a thousand checkpoints and hundreds of clients were a
+        // referee busy on every tick).
+        let mut by_name: HashMap<&str, Vec<(ClientId, Option<&str>)>> = HashMap::new();
+        for (id, name, given) in &waiting {
+            by_name
+                .entry(name.as_str())
+                .or_default()
+                .push((*id, given.as_deref()));
+        }
+        let is_waiting: HashSet<ClientId> = waiting.iter().map(|(id, _, _)| *id).collect();
         for (i, checkpoint) in self.checkpoints.iter().enumerate() {
             // The client that takes `seat`, other than `except` (two
-            // players may share a name).
+            // players may share a name): the first to come of the one who
+            // stayed there and those of its name (with its secret, if the
+            // seat has one).
             let find = |seat: usize, except: Option<ClientId>| {
+                let free = |id: &ClientId| !taken.contains(id) && Some(*id) != except;
                 let (name, secret) = (&checkpoint.names[seat], &checkpoint.seats[seat]);
-                waiting
-                    .iter()
-                    .find(|(id, n, given)| {
-                        !taken.contains(id)
-                            && Some(*id) != except
-                            && (checkpoint.stayed[seat] == Some(*id)
-                                || !stayed.contains(id)
-                                    && n == name
-                                    && secret.as_ref().is_none_or(|s| given.as_ref() == Some(s)))
-                    })
-                    .map(|(id, _, _)| *id)
+                let by_name = by_name.get(name.as_str()).and_then(|clients| {
+                    clients
+                        .iter()
+                        .find(|(id, given)| {
+                            free(id)
+                                && !stayed.contains(id)
+                                && secret.as_deref().is_none_or(|s| *given == Some(s))
+                        })
+                        .map(|(id, _)| *id)
+                });
+                let held = checkpoint.stayed[seat].filter(|id| is_waiting.contains(id) && free(id));
+                match (by_name, held) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
             };
             let black = find(0, None);
             let white = black.and_then(|b| find(1, Some(b)));
@@ -512,14 +538,14 @@ impl Referee {
             return;
         }
         // Names that an interrupted game waits for are kept for it.
-        let reserved = |name: &str| {
-            self.checkpoints
-                .iter()
-                .any(|c| c.names.iter().any(|n| n == name))
-        };
+        let reserved: HashSet<&str> = self
+            .checkpoints
+            .iter()
+            .flat_map(|c| c.names.iter().map(String::as_str))
+            .collect();
         let free: Vec<ClientId> = waiting
             .iter()
-            .filter(|(id, name, _)| !taken.contains(id) && !reserved(name))
+            .filter(|(id, name, _)| !taken.contains(id) && !reserved.contains(name.as_str()))
             .map(|(id, _, _)| *id)
             .collect();
         for pair in free.chunks_exact(2) {
@@ -660,10 +686,15 @@ impl Referee {
             }
         }
         self.drop_overflowed();
+        // Whatever this tick changed (a game timed out, a client or an
+        // interrupted game dropped) may free clients to pair.
+        let pair_due = std::mem::take(&mut self.pair_due) || self.changed;
         // The viewers see a game's end before the next game (automatic
         // pairing starts it in the same tick).
         self.broadcast();
-        self.pair();
+        if pair_due {
+            self.pair();
+        }
         self.broadcast();
         self.count();
     }
