@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import io
 import json
+import math
 import os
 import shutil
 import socket
@@ -30,6 +31,7 @@ sys.path.insert(0, DISTRIBUTED)
 from wuzi_loop import cli, layout, tasks  # noqa: E402
 from wuzi_loop.engine import EngineError, fault_counts, parse_faults, parse_match  # noqa: E402
 from wuzi_loop.lease import Lease  # noqa: E402
+from wuzi_loop.sprt import recorded_elo  # noqa: E402
 from wuzi_loop.loop import RULES, Loop, LoopError, Settings, check_settings, check_storage  # noqa: E402
 from wuzi_loop.storage import PARTIAL_PREFIX, Storage, StorageError, require_keys  # noqa: E402
 
@@ -197,6 +199,12 @@ class GatingFaults(StorageCase):
         self.store_task(losses_by_error={"candidate": "none; killed after END: 1", "current": {}})
         gating = self.loop(elo1=40).gate(1, {"network": layout.network_name(0)})
         self.assertEqual((gating["wins"], gating["losses"]), (40, 2))
+
+    def test_recorded_elo_is_always_finite(self):
+        for wins, losses, draws in [(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 0, 5), (40, 0, 0), (40, 2, 0),
+                                    (0, 30, 1), (120, 100, 30)]:
+            elo, margin = recorded_elo(wins, losses, draws)
+            self.assertTrue(math.isfinite(elo) and math.isfinite(margin), (wins, losses, draws))
 
     def test_a_clean_sweep_is_stored_as_strict_json(self):
         self.store_task(losses=0, losses_by_error={"candidate": {}, "current": {}})

@@ -80,7 +80,12 @@ def recorded_elo(wins: int, losses: int, draws: int) -> tuple[float, float]:
     mu = w + d / 2
     stdev = math.sqrt(w * (1 - mu) ** 2 + l * mu ** 2 + d * (0.5 - mu) ** 2) / math.sqrt(n)
     sides = [abs(elo - elo_from_score(mu + sign * Z_975 * stdev)) for sign in (-1, 1)]
-    return elo, min(sides)
+    if math.isfinite(min(sides)):
+        return elo, min(sides)
+    # Open on both sides (a handful of games): the interval's scores held
+    # to a game in a thousand from either end.
+    low, high = max(mu - Z_975 * stdev, 1e-3), min(mu + Z_975 * stdev, 1 - 1e-3)
+    return elo, (elo_from_score(high) - elo_from_score(low)) / 2
 
 
 def _bayeselo_probabilities(bayes_elo: float, draw_elo: float) -> tuple[float, float, float]:
