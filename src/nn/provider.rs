@@ -193,6 +193,12 @@ impl NetworkProvider {
             )
             .to_string();
             self.failed.insert(used.to_path_buf(), why.clone());
+            if used != path {
+                // The rule's own network plays, as for an fp32 file that
+                // cannot be read (the failure is remembered).
+                drop(service);
+                return self.load(path, fp32_path);
+            }
             return Err(why);
         }
         Ok((service, note))
