@@ -49,6 +49,13 @@ impl NodeCache {
         }
     }
 
+    /// Forgets which freed nodes the allocator may hold: the next measure
+    /// counts the process's memory outside the tree as it is.
+    pub fn forget_released(&self) {
+        self.released.store(0, Ordering::Relaxed);
+        *self.retained.lock() = Default::default();
+    }
+
     /// The tree's share of the process's memory measured now (`measured`
     /// bytes): its nodes, and the freed ones the allocator may still hold
     /// ([`crate::search::memory::RetainedMemory`]).

@@ -255,6 +255,11 @@ impl Searcher {
     pub fn set_service(&mut self, service: Arc<EvalService>) {
         self.service = service;
         self.cache.clear();
+        // The new network's memory arrives with the freed tree: if the
+        // allocator gave the tree's pages back meanwhile, counting them as
+        // the tree's would take the network for them (the budget too
+        // large). Measured afresh instead, the freed pages as the rest.
+        self.cache.forget_released();
         *self.last_root.lock() = None;
     }
 
@@ -635,7 +640,11 @@ impl Searcher {
             }
             None => limit.saturating_sub(memory::MARGIN).max(memory::MIN_TREE),
         };
-        budget.min(machine.max(memory::MIN_TREE))
+        if limit >= machine.saturating_mul(2) {
+            budget.min(machine.max(memory::MIN_TREE))
+        } else {
+            budget
+        }
     }
 
     /// The controlling loop: checks the stop conditions until one holds.
