@@ -325,8 +325,21 @@ fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, FilesE
     if let Some(why) = networks.refusal(rule) {
         return Err(FilesError::Network(why.to_string()));
     }
+    let mut memory_note = None;
     if let Some(bytes) = request.max_memory {
         engine.configure(|c| c.max_memory = bytes);
+        // As INFO max_memory says it on the pipe: a limit below what the
+        // engine needs searches with the smallest tree.
+        if let Some(used) = crate::search::memory::process_private_bytes() {
+            let floor = crate::search::memory::minimum_limit(used);
+            if bytes < floor {
+                memory_note = Some(format!(
+                    "max_memory {} MB is below the {} MB this engine needs: the smallest tree",
+                    bytes >> 20,
+                    floor >> 20
+                ));
+            }
+        }
     }
     engine.set_board(request.board.clone());
     let clock = request.clock;
@@ -352,7 +365,7 @@ fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, FilesE
         env!("CARGO_PKG_VERSION"),
         summary_line(&result, Notation::Gomocup)
     );
-    if let Some(note) = note {
+    for note in note.iter().chain(&memory_note) {
         let _ = write!(line, " ({note})");
     }
     if let Some(folder) = &request.folder {
@@ -381,6 +394,12 @@ fn keep_record(folder: &Path, board: &Board, mv: Point, summary: &str) -> std::i
     // Bounded: the manager runs the brain for every move of every game it
     // ever plays. Past the limit the log becomes moves.log.1 (the one
     // before is dropped) and starts again.
+    // The folder is shared with other programs: a moves.log that is not a
+    // regular file (a named pipe would block the open past the turn) is
+    // left alone.
+    if fs::symlink_metadata(&log).is_ok_and(|m| !m.is_file()) {
+        return Err(std::io::Error::other("moves.log is not a regular file"));
+    }
     if fs::metadata(&log).is_ok_and(|m| m.len() >= MAX_RECORD_LOG) {
         fs::rename(&log, own.join("moves.log.1"))?;
     }
@@ -481,6 +500,24 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not an integer"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_record_log_that_is_no_file_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let own = dir.path().join(BRAIN_NAME);
+        std::fs::create_dir_all(&own).unwrap();
+        let fifo = own.join("moves.log");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            return;
+        }
+        let board = Board::new(BoardSize::FIFTEEN, Rule::Freestyle);
+        let started = Instant::now();
+        let e = keep_record(dir.path(), &board, Point::new(7, 7).unwrap(), "x").unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        assert!(started.elapsed() < Duration::from_secs(5));
     }
 
     #[test]
