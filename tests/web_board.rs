@@ -282,6 +282,7 @@ fn a_person_plays_the_engine_in_the_browser() {
     page.eval("$('resign').click(); true");
     page.wait_for(
         "$('status').textContent.includes('resign') \
+           && $('status').textContent.includes('you lost') \
            && sessionStorage.getItem('wuzi-seat:human') === null",
         "the game over by resignation",
     );
