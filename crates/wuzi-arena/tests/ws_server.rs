@@ -7,6 +7,7 @@ use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use tungstenite::protocol::frame::coding::CloseCode;
 use tungstenite::Message;
 use wuzi_arena::ws::client::{self, Socket};
 use wuzi_arena::ws::{Server, ServerConfig, ServerStats};
@@ -45,6 +46,18 @@ fn server_with(ping: Duration, auto_pair: bool) -> Server {
 const ANSWER: Duration = Duration::from_secs(30);
 
 /// A client: connects and reads the server's NAME.
+/// The code of the close frame the server ends `socket` with (`None`: it
+/// closed without one, or not at all within the client's timeout).
+fn close_code(socket: &mut Socket) -> Option<CloseCode> {
+    loop {
+        match socket.read() {
+            Ok(Message::Close(frame)) => return frame.map(|f| f.code),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+}
+
 fn connect(server: &Server) -> Socket {
     client::open(server.address, ANSWER).expect("connect")
 }
@@ -870,15 +883,18 @@ fn abusive_connections_are_refused_or_dropped_and_an_honest_game_finishes() {
         }
     }
     drop(pinger);
-    // A binary message is none of the protocol's: the server closes.
+    // A binary message is none of the protocol's, and a message over the
+    // limit too large: the server closes, saying why in its close frame.
     let mut binary = connect(&server);
     binary
         .send(Message::Binary(vec![1u8; 100].into()))
         .expect("send");
-    if let tungstenite::stream::MaybeTlsStream::Plain(stream) = binary.get_mut() {
-        read_until_closed(stream, CLOSE_WAIT).expect("closed");
-    }
+    assert_eq!(close_code(&mut binary), Some(CloseCode::Unsupported));
     drop(binary);
+    let mut large = connect(&server);
+    let _ = large.send(Message::text("x".repeat(70 << 10)));
+    assert_eq!(close_code(&mut large), Some(CloseCode::Size));
+    drop(large);
     // A malformed frame after a good handshake: the server closes.
     let mut rogue = connect(&server);
     if let tungstenite::stream::MaybeTlsStream::Plain(stream) = rogue.get_mut() {

@@ -3,6 +3,8 @@
 //! the thread that moves one connection's frames.
 
 use super::*;
+use tungstenite::protocol::frame::coding::CloseCode;
+use tungstenite::protocol::CloseFrame;
 
 /// Why a new connection is refused, if it is: the caps of [`ServerConfig`].
 fn refusal(
@@ -374,11 +376,14 @@ pub(super) fn connection(
             running: &writing,
             server_stop: stop,
         };
-        match spawned {
+        let why = match spawned {
             Ok(_) => read_frames(&mut socket, id, &events, partner),
-            Err(e) => tracing::warn!("cannot start a connection's writer thread: {e}"),
-        }
-        let _ = socket.close(None);
+            Err(e) => {
+                tracing::warn!("cannot start a connection's writer thread: {e}");
+                None
+            }
+        };
+        let _ = socket.close(why);
         let _ = socket.flush();
         // Ends a writer blocked on a client that reads a trickle, too.
         let _ = socket.get_ref().read.shutdown(Shutdown::Both);
@@ -503,29 +508,42 @@ fn within_cap(window: &mut Instant, in_window: &mut u32) -> bool {
     *in_window <= MAX_MESSAGES_PER_SECOND
 }
 
+/// The close frame for a client that broke the rules: its code and why.
+fn closing(code: CloseCode, why: &str) -> Option<CloseFrame> {
+    Some(CloseFrame {
+        code,
+        reason: why.into(),
+    })
+}
+
 /// Passes the client's messages to the referee until the connection ends:
 /// the client closed it, broke the protocol or flooded, or the socket was
-/// shut down (by the writer or the referee).
+/// shut down (by the writer or the referee). For a client that broke the
+/// rules, the close frame that says which.
 fn read_frames(
     socket: &mut WebSocket<SharedStream>,
     id: ClientId,
     events: &Sender<Event>,
     writer: Partner<'_>,
-) {
+) -> Option<CloseFrame> {
     let (mut window, mut in_window) = (Instant::now(), 0u32);
+    let flood = || {
+        let why = format!("more than {MAX_MESSAGES_PER_SECOND} messages in a second");
+        closing(CloseCode::Policy, &why)
+    };
     loop {
         match socket.read() {
             Ok(Message::Text(text)) => {
                 if !within_cap(&mut window, &mut in_window) {
                     tracing::info!("connection {id} closed: it floods");
-                    return;
+                    return flood();
                 }
                 if events
                     .send(Event::Text(id, text.to_string(), Instant::now()))
                     .is_err()
                 {
                     // The referee has stopped.
-                    return;
+                    return None;
                 }
             }
             Ok(Message::Pong(payload)) if within_cap(&mut window, &mut in_window) => {
@@ -533,27 +551,27 @@ fn read_frames(
                     .ok()
                     .map(u64::from_be_bytes);
                 if events.send(Event::Pong(id, token)).is_err() {
-                    return;
+                    return None;
                 }
             }
             // Unasked pongs count toward the cap too.
             Ok(Message::Pong(_)) => {
                 tracing::info!("connection {id} closed: it floods");
-                return;
+                return flood();
             }
-            Ok(Message::Close(_)) => return,
+            Ok(Message::Close(_)) => return None,
             Ok(Message::Binary(_)) => {
                 tracing::info!(
                     "connection {id} closed: a binary message (the protocol is JSON text)"
                 );
-                return;
+                return closing(CloseCode::Unsupported, "binary message: the protocol is JSON text");
             }
             // Pings (answered by tungstenite with a pong each) count toward
             // the cap: a client pinging in a loop is a flood too.
             Ok(_) if within_cap(&mut window, &mut in_window) => {}
             Ok(_) => {
                 tracing::info!("connection {id} closed: it floods");
-                return;
+                return flood();
             }
             Err(tungstenite::Error::Io(e))
                 if matches!(
@@ -562,12 +580,17 @@ fn read_frames(
                 ) =>
             {
                 if writer.ended() {
-                    return;
+                    return None;
                 }
+            }
+            Err(tungstenite::Error::Capacity(e)) => {
+                tracing::info!("connection {id} closed: {e}");
+                let why = format!("a message over {} KiB", MAX_MESSAGE >> 10);
+                return closing(CloseCode::Size, &why);
             }
             // The socket was shut down (by the writer), or the client broke
             // the protocol or went away.
-            Err(_) => return,
+            Err(_) => return None,
         }
     }
 }
