@@ -874,14 +874,22 @@ fn a_root_is_not_proven_won_through_a_blocked_move_by_the_cache() {
 /// stopped at once on the last search's numbers.
 #[test]
 fn a_tree_full_of_the_roots_descendants_makes_room_by_visits() {
-    let b = board15(Rule::Freestyle, &[(7, ".......X......."), (8, ".......O.......")], Color::Black);
+    let b = board15(
+        Rule::Freestyle,
+        &[(7, ".......X......."), (8, ".......O.......")],
+        Color::Black,
+    );
     let mut s = searcher(1);
     let used = memory::process_private_bytes().unwrap();
     s.config_mut().max_memory = used + memory::MARGIN + memory::MIN_TREE;
     let budget = s.tree_budget();
     let full = s.search(&b, &playouts(1_000_000), &AtomicBool::new(false));
     assert_eq!(full.reason, StopReason::Memory);
-    assert!(s.cache().memory_bytes() >= budget, "{}", s.cache().memory_bytes());
+    assert!(
+        s.cache().memory_bytes() >= budget,
+        "{}",
+        s.cache().memory_bytes()
+    );
     let again = s.search(&b, &playouts(1_000_000), &AtomicBool::new(false));
     assert!(
         again.counters.playouts >= 1_000,

@@ -492,7 +492,10 @@ fn a_win_line_blocks_where_the_defender_may_play() {
     let mut replay = b.clone();
     for (i, &m) in line.iter().enumerate() {
         if i % 2 == 1 {
-            assert!(!replay.is_forbidden(m), "black blocks on forbidden {m:?}: {line:?}");
+            assert!(
+                !replay.is_forbidden(m),
+                "black blocks on forbidden {m:?}: {line:?}"
+            );
         }
         replay.play(m).expect("the line's moves are legal");
     }

@@ -714,7 +714,11 @@ mod tests {
         e.think().expect("a search result");
         // Kept, not cleared (the search itself may drop its least visited
         // positions to make room: its tree nearly fills the budget).
-        assert!(root_visits(&e) >= searched, "{} < {searched}", root_visits(&e));
+        assert!(
+            root_visits(&e) >= searched,
+            "{} < {searched}",
+            root_visits(&e)
+        );
     }
 
     #[test]

@@ -178,7 +178,10 @@ impl NetworkProvider {
         for (side, stones) in [(15, 0), (20, 0), (15, 5)] {
             if let Ok(size) = crate::game::BoardSize::square(side) {
                 let mut board = crate::game::Board::new(size, crate::game::Rule::Freestyle);
-                for (x, y) in [(7, 7), (8, 8), (7, 8), (6, 6), (8, 7)].into_iter().take(stones) {
+                for (x, y) in [(7, 7), (8, 8), (7, 8), (6, 6), (8, 7)]
+                    .into_iter()
+                    .take(stones)
+                {
                     if let Ok(p) = board.point(x, y) {
                         let _ = board.play(p);
                     }

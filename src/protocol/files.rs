@@ -460,7 +460,11 @@ mod tests {
         let request = FileRequest::read(dir.path(), LAG).unwrap();
         assert_eq!(request.clock.timeout_turn, 500);
         assert_eq!(request.clock.lag(), LAG);
-        std::fs::write(&info, "timeout_turn 500\nprotocol_lag 90\ntime_increment 2000\n").unwrap();
+        std::fs::write(
+            &info,
+            "timeout_turn 500\nprotocol_lag 90\ntime_increment 2000\n",
+        )
+        .unwrap();
         let request = FileRequest::read(dir.path(), LAG).unwrap();
         assert_eq!(request.clock.lag(), Duration::from_millis(90));
         assert_eq!(request.clock.increment(), Duration::from_secs(2));

@@ -183,8 +183,7 @@ impl NodeCache {
         let bytes = self.memory_bytes();
         self.bytes
             .store(bytes.saturating_sub(freed), Ordering::Relaxed);
-        self.released
-            .fetch_add(freed.min(bytes), Ordering::Relaxed);
+        self.released.fetch_add(freed.min(bytes), Ordering::Relaxed);
         removed
     }
 

@@ -331,7 +331,10 @@ mod tests {
         // Cleared: the measure has not moved, the 50 MB are still the tree's.
         let share = retained.share(0, 50 * MB, 113 * MB);
         assert_eq!(share, 50 * MB);
-        assert_eq!(tree_budget(120 * MB, 113 * MB, share), 120 * MB - 63 * MB - MARGIN);
+        assert_eq!(
+            tree_budget(120 * MB, 113 * MB, share),
+            120 * MB - 63 * MB - MARGIN
+        );
         // The next tree grows 30 MB into those pages and a prune frees 10:
         // 20 MB held from the clear and 10 from the prune.
         assert_eq!(retained.share(20 * MB, 10 * MB, 113 * MB), 50 * MB);

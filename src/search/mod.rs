@@ -299,7 +299,8 @@ impl Searcher {
                 && fewest < u32::MAX / 2
                 && !give_up()
             {
-                self.cache.keep_visited_descendants_of(board, fewest, give_up);
+                self.cache
+                    .keep_visited_descendants_of(board, fewest, give_up);
                 fewest *= 2;
             }
         }

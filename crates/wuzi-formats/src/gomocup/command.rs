@@ -742,7 +742,10 @@ mod tests {
         assert!(matches!(&got[1], Command::Ignored(s) if s.contains("x.db")));
         assert_eq!(got[2], Command::Turn(c(1, 2)));
         let got = parse(&["yxdraw", "yxsoosorvstep1", "yxfrobnicate 3", "YXNBESTX"]);
-        assert!(matches!(&got[0], Command::Ignored(s) if s == "yxdraw"), "{got:?}");
+        assert!(
+            matches!(&got[0], Command::Ignored(s) if s == "yxdraw"),
+            "{got:?}"
+        );
         assert!(matches!(&got[1], Command::Ignored(_)), "{got:?}");
         assert_eq!(got[2], Command::Unknown("yxfrobnicate 3".to_string()));
         assert_eq!(got[3], Command::Unknown("YXNBESTX".to_string()));

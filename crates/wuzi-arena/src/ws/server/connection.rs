@@ -564,7 +564,10 @@ fn read_frames(
                 tracing::info!(
                     "connection {id} closed: a binary message (the protocol is JSON text)"
                 );
-                return closing(CloseCode::Unsupported, "binary message: the protocol is JSON text");
+                return closing(
+                    CloseCode::Unsupported,
+                    "binary message: the protocol is JSON text",
+                );
             }
             // Pings (answered by tungstenite with a pong each) count toward
             // the cap: a client pinging in a loop is a flood too.
