@@ -126,7 +126,11 @@ pub(super) fn check_memory_limit(s: &mut GomocupSession, setting: &str, limit: u
     let Some(used) = memory::process_private_bytes() else {
         return;
     };
-    let baseline = used.saturating_sub(s.engine.tree_bytes());
+    // Where the measure includes a peak (Windows), the tree's share of it
+    // is its high-water mark, as the search's budget counts it: a tree
+    // pruned or cleared since would otherwise make the engine look larger
+    // (Piskvork repeats every INFO after each START).
+    let baseline = used.saturating_sub(memory::tree_share_of_measure(s.engine.tree_bytes()));
     let floor = memory::minimum_limit(baseline);
     if limit < floor {
         message(
