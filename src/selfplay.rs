@@ -192,13 +192,30 @@ pub struct GamePlan {
     pub sample_plies: usize,
     pub temperature: f64,
     pub seed: u64,
+    /// Positions no game may be trained on.
+    held_out: Arc<EvaluationOpenings>,
 }
 
 impl GamePlan {
     /// The starting position of game `index`.
     fn opening(&self, rng: &mut Rng) -> Result<Board, String> {
         if self.openings.is_empty() {
-            let stones = openings::random_opening(self.size, self.rule, self.random_stones, rng)?;
+            // Redrawn while it passes through an evaluation opening (a few
+            // random stones can form one).
+            let mut stones =
+                openings::random_opening(self.size, self.rule, self.random_stones, rng)?;
+            let mut draws = 1;
+            while self
+                .held_out
+                .passed_through(&cells(&stones), self.size)
+                .is_some()
+            {
+                if draws == 1000 {
+                    return Err("every random opening passes through an evaluation opening".into());
+                }
+                stones = openings::random_opening(self.size, self.rule, self.random_stones, rng)?;
+                draws += 1;
+            }
             let mut board = Board::new(self.size, self.rule);
             for p in stones {
                 board.play(p).map_err(|e| e.to_string())?;
@@ -234,7 +251,11 @@ impl GamePlan {
         let mut search = Vec::new();
         searcher.cache().clear();
         let stop = AtomicBool::new(false);
+        let mut held_out = None;
         let (outcome, end) = loop {
+            if held_out.is_none() && moves.len() <= self.held_out.most_stones {
+                held_out = self.held_out.holds(&cells(&moves), self.size);
+            }
             if let Some(outcome) = board.outcome() {
                 let end = match outcome {
                     Outcome::Draw => End::FullBoard,
@@ -309,6 +330,11 @@ impl GamePlan {
                 }
             }
         };
+        if held_out.is_some() {
+            // The game reached an evaluation opening after its own opening:
+            // recorded (its number is taken), but without a target.
+            search.iter_mut().for_each(|target| *target = None);
+        }
         Ok(PlayedGame {
             index,
             size: self.size,
@@ -320,6 +346,14 @@ impl GamePlan {
             end,
         })
     }
+}
+
+/// Cells as the opening files number them.
+fn cells(points: &[Point]) -> Vec<(i64, i64)> {
+    points
+        .iter()
+        .map(|p| (i64::from(p.x()), i64::from(p.y())))
+        .collect()
 }
 
 /// The longest line of a self-play file read back: a game of the largest
@@ -494,9 +528,12 @@ const EVALUATION_SETS: [(Rule, u32, &str, &str); 4] = [
 ];
 
 /// The evaluation openings of one rule and board, by shape.
+#[derive(Clone, Debug, Default)]
 struct EvaluationOpenings {
     file: &'static str,
     shapes: std::collections::BTreeSet<OpeningShape>,
+    /// Stones of the longest of them.
+    most_stones: usize,
 }
 
 impl EvaluationOpenings {
@@ -505,20 +542,20 @@ impl EvaluationOpenings {
             .iter()
             .find(|(r, side, _, _)| *r == rule && BoardSize::square(*side).ok() == Some(size));
         let Some(&(_, _, file, text)) = set else {
-            return EvaluationOpenings {
-                file: "",
-                shapes: Default::default(),
-            };
+            return EvaluationOpenings::default();
         };
         // The files are the repository's own, checked by its tests.
-        let shapes = openings::parse_file(text, OpeningFormat::Auto, size)
-            .map(|(list, _)| {
-                list.iter()
-                    .map(|raw| canonical_shape(&raw.moves, size))
-                    .collect()
-            })
+        let list = openings::parse_file(text, OpeningFormat::Auto, size)
+            .map(|(list, _)| list)
             .unwrap_or_default();
-        EvaluationOpenings { file, shapes }
+        EvaluationOpenings {
+            file,
+            shapes: list
+                .iter()
+                .map(|raw| canonical_shape(&raw.moves, size))
+                .collect(),
+            most_stones: list.iter().map(|raw| raw.moves.len()).max().unwrap_or(0),
+        }
     }
 
     /// The evaluation file that holds `moves`' shape, if one does.
@@ -526,6 +563,13 @@ impl EvaluationOpenings {
         self.shapes
             .contains(&canonical_shape(moves, size))
             .then_some(self.file)
+    }
+
+    /// The evaluation file one of whose openings `moves` passes through
+    /// (a first part of `moves` in playing order has its shape), if one
+    /// does: every position after it is one the evaluation games reach.
+    fn passed_through(&self, moves: &[(i64, i64)], size: BoardSize) -> Option<&'static str> {
+        (1..=moves.len().min(self.most_stones)).find_map(|n| self.holds(&moves[..n], size))
     }
 }
 
@@ -545,6 +589,7 @@ pub fn run(
     if args.playouts == 0 || args.fast_playouts == 0 {
         return Err("--playouts and --fast-playouts must be at least 1".into());
     }
+    let held_out = EvaluationOpenings::of(args.rule, args.board);
     let openings = match &args.openings {
         Some(path) => {
             let text = openings::read_file_text(path)
@@ -555,7 +600,6 @@ pub fn run(
                 return Err(format!("{}: no openings", path.display()));
             }
             // Check them all now rather than fail in the middle of the run.
-            let held_out = EvaluationOpenings::of(args.rule, args.board);
             for raw in &list {
                 openings::check_opening(args.board, args.rule, &raw.moves)
                     .map_err(|e| format!("{} line {}: {e}", path.display(), raw.line))?;
@@ -568,6 +612,26 @@ pub fn run(
                         raw.line
                     ));
                 }
+            }
+            // Openings that pass through an evaluation opening on their way
+            // (its stones first, then more) are left out.
+            let before = list.len();
+            let list: Vec<RawOpening> = list
+                .into_iter()
+                .filter(|raw| held_out.passed_through(&raw.moves, args.board).is_none())
+                .collect();
+            if list.len() < before {
+                writeln!(
+                    log,
+                    "selfplay: {} of the openings of {} pass through an opening of {}: left out",
+                    before - list.len(),
+                    path.display(),
+                    held_out.file
+                )
+                .map_err(|e| e.to_string())?;
+            }
+            if list.is_empty() {
+                return Err(format!("{}: no openings left", path.display()));
             }
             list
         }
@@ -584,6 +648,7 @@ pub fn run(
         sample_plies: args.sample_plies,
         temperature: args.temperature,
         seed: args.seed,
+        held_out: Arc::new(held_out),
     };
     let played = existing_games(&args.out, args.rule, args.board, args.seed)?;
     let done = played.iter().filter(|&&i| i < args.games).count();
@@ -784,6 +849,57 @@ fn search_target(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A game that reaches an evaluation opening (here its own opening's
+    /// shape, the check at the first ply) is recorded without a target;
+    /// the same game without the held-out shape has its targets.
+    #[test]
+    fn a_game_through_an_evaluation_opening_has_no_targets() {
+        use crate::nn::{EvalService, ServiceConfig};
+        use crate::search::SearchConfig;
+        let service = EvalService::start_uniform(ServiceConfig::default()).expect("service");
+        let searcher = Searcher::new(
+            Arc::new(service),
+            SearchConfig {
+                threads: 1,
+                ..SearchConfig::default()
+            },
+        );
+        let size = BoardSize::square(15).expect("size");
+        let moves = vec![(7, 7), (8, 7), (7, 9)];
+        let held = EvaluationOpenings {
+            file: "eval.txt",
+            shapes: [canonical_shape(&moves, size)].into_iter().collect(),
+            most_stones: 3,
+        };
+        let plan = |held_out: EvaluationOpenings| GamePlan {
+            size,
+            rule: Rule::Freestyle,
+            playouts: 16,
+            fast_playouts: 8,
+            full_share: 1.0,
+            openings: vec![RawOpening {
+                line: 1,
+                moves: moves.clone(),
+            }],
+            random_stones: 0,
+            sample_plies: 0,
+            temperature: 1.0,
+            seed: 5,
+            held_out: Arc::new(held_out),
+        };
+        let kept = plan(EvaluationOpenings::default())
+            .play(&searcher, 0)
+            .expect("a game");
+        assert!(kept.search.iter().any(Option::is_some));
+        let through = plan(held).play(&searcher, 0).expect("a game");
+        assert!(through.moves.len() > 3);
+        assert!(
+            through.search.iter().all(Option::is_none),
+            "{:?}",
+            through.search
+        );
+    }
 
     #[test]
     fn targets_leave_out_moves_proven_lost() {

@@ -276,6 +276,29 @@ fn selfplay_refuses_bad_input_and_leaves_files_alone() {
         "{stderr}"
     );
     assert!(!out.exists());
+    // An opening that passes through one on its way (its stones, then one
+    // more) is left out, the others played.
+    let through = dir.path().join("through.txt");
+    std::fs::write(&through, format!("{first}o1\na1o15a15o1\n")).expect("write");
+    let run = selfplay(&out, &through, 2);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(run.status.success(), "{said}");
+    assert!(
+        said.contains("1 of the openings of")
+            && said.contains("pass through an opening of openings/freestyle15-eval.txt"),
+        "{said}"
+    );
+    let text = std::fs::read_to_string(&out).expect("games");
+    let games = game_lines(&text);
+    assert_eq!(games.len(), 2);
+    for game in games {
+        assert_eq!(game.split('\t').nth(9), Some("4"), "{game}");
+    }
+    std::fs::remove_file(&out).expect("remove");
     // A share that is not a share.
     let run = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
         .args(["selfplay", "--full-share", "1.5", "--out"])
