@@ -36,8 +36,8 @@ use crate::nn::EvalService;
 use crate::search::node::Proven;
 use crate::search::result::MoveStats;
 use crate::search::{SearchConfig, SearchLimits, Searcher};
+use wuzi_data::held_out::EvaluationOpenings;
 use wuzi_data::records::parse_board_size;
-use wuzi_formats::opening::{canonical_shape, OpeningShape};
 use wuzi_formats::search_target::SearchTarget;
 use wuzi_formats::tsv::{self, TsvGame};
 use wuzi_game::rng::{mix, Rng};
@@ -253,7 +253,7 @@ impl GamePlan {
         let stop = AtomicBool::new(false);
         let mut held_out = None;
         let (outcome, end) = loop {
-            if held_out.is_none() && moves.len() <= self.held_out.most_stones {
+            if held_out.is_none() && moves.len() <= self.held_out.most_stones() {
                 held_out = self.held_out.holds(&cells(&moves), self.size);
             }
             if let Some(outcome) = board.outcome() {
@@ -497,82 +497,6 @@ impl Summary {
 /// Plays games into `args.out` until it holds `args.games`, with `service`
 /// and `config` (run with one thread per game); `player` names the network
 /// in the records.
-/// The evaluation openings of each league (`openings/`), compiled in:
-/// self-play refuses them, in any position on the board and under any
-/// symmetry.
-const EVALUATION_SETS: [(Rule, u32, &str, &str); 4] = [
-    (
-        Rule::Freestyle,
-        15,
-        "openings/freestyle15-eval.txt",
-        include_str!("../openings/freestyle15-eval.txt"),
-    ),
-    (
-        Rule::Freestyle,
-        20,
-        "openings/freestyle20-eval.txt",
-        include_str!("../openings/freestyle20-eval.txt"),
-    ),
-    (
-        Rule::Standard,
-        15,
-        "openings/standard15-eval.txt",
-        include_str!("../openings/standard15-eval.txt"),
-    ),
-    (
-        Rule::Renju,
-        15,
-        "openings/renju15-eval.txt",
-        include_str!("../openings/renju15-eval.txt"),
-    ),
-];
-
-/// The evaluation openings of one rule and board, by shape.
-#[derive(Clone, Debug, Default)]
-struct EvaluationOpenings {
-    file: &'static str,
-    shapes: std::collections::BTreeSet<OpeningShape>,
-    /// Stones of the longest of them.
-    most_stones: usize,
-}
-
-impl EvaluationOpenings {
-    fn of(rule: Rule, size: BoardSize) -> EvaluationOpenings {
-        let set = EVALUATION_SETS
-            .iter()
-            .find(|(r, side, _, _)| *r == rule && BoardSize::square(*side).ok() == Some(size));
-        let Some(&(_, _, file, text)) = set else {
-            return EvaluationOpenings::default();
-        };
-        // The files are the repository's own, checked by its tests.
-        let list = openings::parse_file(text, OpeningFormat::Auto, size)
-            .map(|(list, _)| list)
-            .unwrap_or_default();
-        EvaluationOpenings {
-            file,
-            shapes: list
-                .iter()
-                .map(|raw| canonical_shape(&raw.moves, size))
-                .collect(),
-            most_stones: list.iter().map(|raw| raw.moves.len()).max().unwrap_or(0),
-        }
-    }
-
-    /// The evaluation file that holds `moves`' shape, if one does.
-    fn holds(&self, moves: &[(i64, i64)], size: BoardSize) -> Option<&'static str> {
-        self.shapes
-            .contains(&canonical_shape(moves, size))
-            .then_some(self.file)
-    }
-
-    /// The evaluation file one of whose openings `moves` passes through
-    /// (a first part of `moves` in playing order has its shape), if one
-    /// does: every position after it is one the evaluation games reach.
-    fn passed_through(&self, moves: &[(i64, i64)], size: BoardSize) -> Option<&'static str> {
-        (1..=moves.len().min(self.most_stones)).find_map(|n| self.holds(&moves[..n], size))
-    }
-}
-
 pub fn run(
     args: &SelfplayArgs,
     service: Arc<EvalService>,
@@ -626,7 +550,7 @@ pub fn run(
                     "selfplay: {} of the openings of {} pass through an opening of {}: left out",
                     before - list.len(),
                     path.display(),
-                    held_out.file
+                    held_out.file()
                 )
                 .map_err(|e| e.to_string())?;
             }
@@ -867,11 +791,7 @@ mod tests {
         );
         let size = BoardSize::square(15).expect("size");
         let moves = vec![(7, 7), (8, 7), (7, 9)];
-        let held = EvaluationOpenings {
-            file: "eval.txt",
-            shapes: [canonical_shape(&moves, size)].into_iter().collect(),
-            most_stones: 3,
-        };
+        let held = EvaluationOpenings::named("eval.txt", std::slice::from_ref(&moves), size);
         let plan = |held_out: EvaluationOpenings| GamePlan {
             size,
             rule: Rule::Freestyle,

@@ -4,4 +4,5 @@
 //! for trainers outside the engine ([`export`], `wuzi-encode`).
 
 pub mod export;
+pub mod held_out;
 pub mod records;

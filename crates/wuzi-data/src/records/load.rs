@@ -12,6 +12,7 @@ use wuzi_formats::tsv::{self, MovesError, TsvError};
 use wuzi_game::game::{BoardSize, Rule};
 
 use super::*;
+use crate::held_out::EvaluationOpenings;
 
 /// The kinds of record file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +120,8 @@ pub(super) struct Loader<'a> {
     sizes: &'a [BoardSize],
     games: Vec<Game>,
     stats: LoadStats,
+    /// The evaluation openings of each board size met, as they are needed.
+    held_out: Vec<(BoardSize, EvaluationOpenings)>,
 }
 
 impl Loader<'_> {
@@ -128,7 +131,29 @@ impl Loader<'_> {
             sizes,
             games: Vec::new(),
             stats: LoadStats::default(),
+            held_out: Vec::new(),
         }
+    }
+
+    /// Whether `game` passes through an evaluation opening of its league.
+    fn passes_through_held_out(&mut self, game: &Game) -> bool {
+        let size = game.size;
+        let index = match self.held_out.iter().position(|(s, _)| *s == size) {
+            Some(i) => i,
+            None => {
+                self.held_out
+                    .push((size, EvaluationOpenings::of(self.rule, size)));
+                self.held_out.len() - 1
+            }
+        };
+        let held = &self.held_out[index].1;
+        let cells: Vec<(i64, i64)> = game
+            .moves
+            .iter()
+            .take(held.most_stones())
+            .map(|p| (i64::from(p.x()), i64::from(p.y())))
+            .collect();
+        held.passed_through(&cells, size).is_some()
     }
 
     fn size_wanted(&self, size: BoardSize) -> bool {
@@ -144,6 +169,10 @@ impl Loader<'_> {
     fn add(&mut self, result: Result<Game, Reject>, file: &Path, line: usize) {
         match result {
             Ok(mut game) => {
+                if self.passes_through_held_out(&game) {
+                    self.stats.evaluation_openings += 1;
+                    return;
+                }
                 if game.end_target as usize != game.moves.len() {
                     self.stats.forbidden_last_move += 1;
                 }

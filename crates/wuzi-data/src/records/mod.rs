@@ -151,6 +151,9 @@ pub struct LoadStats {
     pub no_targets: usize,
     /// Records without a result that end undecided (PSQ files of forfeits).
     pub undecided: usize,
+    /// Games that pass through an evaluation opening ([`crate::held_out`]):
+    /// left out, as no training may use those positions.
+    pub evaluation_openings: usize,
     /// Renju games kept whose last (losing) black move was forbidden: that
     /// move is not a target.
     pub forbidden_last_move: usize,
@@ -207,6 +210,13 @@ impl fmt::Display for LoadStats {
             self.no_targets,
             self.undecided,
         )?;
+        if self.evaluation_openings > 0 {
+            write!(
+                f,
+                "; {} games pass through an evaluation opening (left out)",
+                self.evaluation_openings
+            )?;
+        }
         if self.forbidden_last_move > 0 {
             write!(
                 f,
@@ -479,6 +489,37 @@ mod tests {
         let data = Dataset::load(&[renju], Rule::Renju, &[]).unwrap();
         assert_eq!(data.games.len(), 1, "{}", data.stats);
         assert_eq!(data.games[0].outcome, Outcome::Win(Color::White));
+    }
+
+    /// A game that passes through an evaluation opening (here freestyle
+    /// 15x15's `f13 i11 h13`, mirrored and moved) is left out and counted;
+    /// the same game with white's first stone elsewhere is kept.
+    #[test]
+    fn games_through_an_evaluation_opening_are_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("games.tsv");
+        let head = "#game_id\trule\tboard\twinner\tend\tmoves\n";
+        let rest = "7,12 14,0 8,12 14,2 10,12 14,4 11,12";
+        let text = format!(
+            "{head}through\tfreestyle\t15\tB\tfive\t9,12 6,10 {rest}\n\
+             elsewhere\tfreestyle\t15\tB\tfive\t9,12 5,10 {rest}\n"
+        );
+        std::fs::write(&path, text).unwrap();
+        let data = Dataset::load(&[path.clone()], Rule::Freestyle, &[]).unwrap();
+        let ids: Vec<&str> = data.games.iter().map(|g| g.id.as_str()).collect();
+        assert_eq!(ids, ["elsewhere"], "{}", data.stats);
+        assert_eq!(data.stats.evaluation_openings, 1, "{}", data.stats);
+        assert!(data
+            .stats
+            .to_string()
+            .contains("1 games pass through an evaluation opening"));
+        // Standard has its own set: the freestyle opening is no standard one.
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("freestyle", "standard");
+        std::fs::write(&path, text).unwrap();
+        let data = Dataset::load(&[path], Rule::Standard, &[]).unwrap();
+        assert_eq!(data.games.len(), 2, "{}", data.stats);
     }
 
     #[test]

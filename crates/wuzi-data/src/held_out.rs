@@ -1,0 +1,100 @@
+//! The evaluation openings of each league (`openings/*-eval.txt`, compiled
+//! in): every strength figure is played from them, and a network learns
+//! the openings it was trained from, so self-play refuses them and the
+//! training data leaves out every game that passes through one, in any
+//! place on the board and under any symmetry.
+
+use std::collections::BTreeSet;
+
+use wuzi_formats::opening::{canonical_shape, parse_file, OpeningFormat, OpeningShape};
+use wuzi_game::game::{BoardSize, Rule};
+
+const EVALUATION_SETS: [(Rule, u32, &str, &str); 4] = [
+    (
+        Rule::Freestyle,
+        15,
+        "openings/freestyle15-eval.txt",
+        include_str!("../../../openings/freestyle15-eval.txt"),
+    ),
+    (
+        Rule::Freestyle,
+        20,
+        "openings/freestyle20-eval.txt",
+        include_str!("../../../openings/freestyle20-eval.txt"),
+    ),
+    (
+        Rule::Standard,
+        15,
+        "openings/standard15-eval.txt",
+        include_str!("../../../openings/standard15-eval.txt"),
+    ),
+    (
+        Rule::Renju,
+        15,
+        "openings/renju15-eval.txt",
+        include_str!("../../../openings/renju15-eval.txt"),
+    ),
+];
+
+/// The evaluation openings of one rule and board, by shape.
+#[derive(Clone, Debug, Default)]
+pub struct EvaluationOpenings {
+    file: &'static str,
+    shapes: BTreeSet<OpeningShape>,
+    /// Stones of the longest of them.
+    most_stones: usize,
+}
+
+impl EvaluationOpenings {
+    /// Those of `rule` on `size` (none for a league without a set).
+    pub fn of(rule: Rule, size: BoardSize) -> EvaluationOpenings {
+        let set = EVALUATION_SETS
+            .iter()
+            .find(|(r, side, _, _)| *r == rule && BoardSize::square(*side).ok() == Some(size));
+        let Some(&(_, _, file, text)) = set else {
+            return EvaluationOpenings::default();
+        };
+        // The files are the repository's own, checked by its tests.
+        let list = parse_file(text, OpeningFormat::Auto, size)
+            .map(|(list, _)| list)
+            .unwrap_or_default();
+        let openings: Vec<Vec<(i64, i64)>> = list.into_iter().map(|raw| raw.moves).collect();
+        EvaluationOpenings::named(file, &openings, size)
+    }
+
+    /// `openings` (cells in playing order) as the set `file`.
+    pub fn named(file: &'static str, openings: &[Vec<(i64, i64)>], size: BoardSize) -> Self {
+        EvaluationOpenings {
+            file,
+            shapes: openings
+                .iter()
+                .map(|moves| canonical_shape(moves, size))
+                .collect(),
+            most_stones: openings.iter().map(Vec::len).max().unwrap_or(0),
+        }
+    }
+
+    /// The file the openings come from.
+    pub fn file(&self) -> &'static str {
+        self.file
+    }
+
+    /// Stones of the longest opening.
+    pub fn most_stones(&self) -> usize {
+        self.most_stones
+    }
+
+    /// The evaluation file that holds `moves`' shape, if one does.
+    pub fn holds(&self, moves: &[(i64, i64)], size: BoardSize) -> Option<&'static str> {
+        self.shapes
+            .contains(&canonical_shape(moves, size))
+            .then_some(self.file)
+    }
+
+    /// The evaluation file one of whose openings `moves` passes through
+    /// (a first part of `moves` in playing order has its shape), if one
+    /// does: every position after it is one the evaluation games reach.
+    pub fn passed_through(&self, moves: &[(i64, i64)], size: BoardSize) -> Option<&'static str> {
+        (1..=moves.len().min(self.most_stones)).find_map(|n| self.holds(&moves[..n], size))
+    }
+}
