@@ -729,47 +729,28 @@ fn networks_whose_answers_overflow_are_refused_and_unused_fp32_networks_named() 
         e.contains("overflow.safetensors") && e.contains("not finite"),
         "{e}"
     );
-    // The same file as the rule's fp32 network: the rule's own plays.
-    let config = Config::parse(&format!(
-        "[network]\ndevice = \"cpu\"\nbackend = \"native\"\nprecision = \"fp32\"\n\
-         freestyle = {path:?}\nfreestyle_fp32 = {overflow:?}\n"
-    ))
-    .unwrap();
-    let (service, note) = NetworkProvider::new(&config.network)
-        .service_for(Rule::Freestyle)
-        .unwrap();
-    let note = note.unwrap_or_default();
-    assert!(
-        note.contains("overflow.safetensors") && note.contains("not finite"),
-        "{note}"
-    );
-    assert_eq!(
-        service.network_config(),
-        Some(NetConfig {
-            blocks: 4,
-            channels: 32
-        })
-    );
+    // As the rule's fp32 network, that file or one that cannot be read:
+    // the rule's own plays, and the note names the file not used.
     let truncated = dir.path().join("truncated.safetensors");
     std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
-    let config = Config::parse(&format!(
-        "[network]\ndevice = \"cpu\"\nbackend = \"native\"\nprecision = \"fp32\"\n\
-         freestyle = {path:?}\nfreestyle_fp32 = {truncated:?}\n"
-    ))
-    .unwrap();
-    let (service, note) = NetworkProvider::new(&config.network)
-        .service_for(Rule::Freestyle)
+    for (fp32, why) in [(&overflow, "not finite"), (&truncated, "freestyle-4x32")] {
+        let config = Config::parse(&format!(
+            "[network]\ndevice = \"cpu\"\nbackend = \"native\"\nprecision = \"fp32\"\n\
+             freestyle = {path:?}\nfreestyle_fp32 = {fp32:?}\n"
+        ))
         .unwrap();
-    let note = note.unwrap_or_default();
-    assert!(
-        note.contains("truncated.safetensors") && note.contains("freestyle-4x32"),
-        "{note}"
-    );
-    assert_eq!(
-        service.network_config(),
-        Some(NetConfig {
-            blocks: 4,
-            channels: 32
-        })
-    );
+        let (service, note) = NetworkProvider::new(&config.network)
+            .service_for(Rule::Freestyle)
+            .unwrap();
+        let note = note.unwrap_or_default();
+        let name = fp32.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(note.contains(&name) && note.contains(why), "{note}");
+        assert_eq!(
+            service.network_config(),
+            Some(NetConfig {
+                blocks: 4,
+                channels: 32
+            })
+        );
+    }
 }
