@@ -36,7 +36,7 @@ use crate::nn::EvalService;
 use crate::search::node::Proven;
 use crate::search::result::MoveStats;
 use crate::search::{SearchConfig, SearchLimits, Searcher};
-use wuzi_data::held_out::EvaluationOpenings;
+use wuzi_data::held_out::{cells, EvaluationOpenings};
 use wuzi_data::records::parse_board_size;
 use wuzi_formats::search_target::SearchTarget;
 use wuzi_formats::tsv::{self, TsvGame};
@@ -346,14 +346,6 @@ impl GamePlan {
             end,
         })
     }
-}
-
-/// Cells as the opening files number them.
-fn cells(points: &[Point]) -> Vec<(i64, i64)> {
-    points
-        .iter()
-        .map(|p| (i64::from(p.x()), i64::from(p.y())))
-        .collect()
 }
 
 /// The longest line of a self-play file read back: a game of the largest

@@ -365,8 +365,7 @@ impl NetworkProvider {
         if let Some(why) = self.failed.get(path) {
             return Err(why.clone());
         }
-        let loaded = NativeNetwork::load(path).map(Arc::new);
-        loaded.map_err(|e| {
+        NativeNetwork::load(path).map(Arc::new).map_err(|e| {
             let why = e.to_string();
             self.failed.insert(path.to_path_buf(), why.clone());
             why

@@ -328,18 +328,7 @@ fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, FilesE
     let mut memory_note = None;
     if let Some(bytes) = request.max_memory {
         engine.configure(|c| c.max_memory = bytes);
-        // As INFO max_memory says it on the pipe: a limit below what the
-        // engine needs searches with the smallest tree.
-        if let Some(used) = crate::search::memory::process_private_bytes() {
-            let floor = crate::search::memory::minimum_limit(used);
-            if bytes < floor {
-                memory_note = Some(format!(
-                    "max_memory {} MB is below the {} MB this engine needs: the smallest tree",
-                    bytes >> 20,
-                    floor >> 20
-                ));
-            }
-        }
+        memory_note = super::memory_limit_note(&engine, "max_memory", bytes);
     }
     engine.set_board(request.board.clone());
     let clock = request.clock;

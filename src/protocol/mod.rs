@@ -32,6 +32,31 @@ pub use gomocup::{Dialect, Gomocup};
 pub use gtp::Gtp;
 use reader::LineEnds;
 use session::{Driver, FrontEnd};
+
+/// Why `limit` (bytes, the whole process's, set by `setting`) is too low,
+/// when it is below what the engine holds without a tree plus the margin
+/// and the smallest tree: the search then keeps to the smallest tree.
+pub fn memory_limit_note(engine: &Engine, setting: &str, limit: usize) -> Option<String> {
+    use crate::search::memory;
+    const MB: f64 = (1 << 20) as f64;
+    let used = memory::process_private_bytes()?;
+    // Where the measure includes a peak (Windows), the tree's share of it
+    // is its high-water mark, as the search's budget counts it: a tree
+    // pruned or cleared since would otherwise make the engine look larger
+    // (Piskvork repeats every INFO after each START).
+    let baseline = used.saturating_sub(memory::tree_share_of_measure(engine.tree_bytes()));
+    let floor = memory::minimum_limit(baseline);
+    (limit < floor).then(|| {
+        format!(
+            "{setting} {:.0} MB is below the {:.0} MB this engine needs ({:.0} MB for its \
+             code and network): searching with the smallest tree ({:.0} MB)",
+            limit as f64 / MB,
+            floor as f64 / MB,
+            baseline as f64 / MB,
+            memory::MIN_TREE as f64 / MB
+        )
+    })
+}
 use std::sync::Arc;
 
 /// An engine on an empty `size` board under `rule`, evaluating with that

@@ -203,12 +203,10 @@ fn vcf_from(
                     .iter()
                     .copied()
                     .find(|&p| is_legal_for(board, p, defender));
-                let line = match block {
-                    Some(block) => match fives.iter().find(|&&p| p != block) {
-                        Some(&five) => vec![first, block, five],
-                        None => vec![first],
-                    },
-                    None => vec![first],
+                let five = block.and_then(|b| fives.iter().copied().find(|&p| p != b));
+                let line = match (block, five) {
+                    (Some(block), Some(five)) => vec![first, block, five],
+                    _ => vec![first],
                 };
                 Some((line, 3))
             }

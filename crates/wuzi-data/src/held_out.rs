@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use wuzi_formats::opening::{canonical_shape, parse_file, OpeningFormat, OpeningShape};
-use wuzi_game::game::{BoardSize, Rule};
+use wuzi_game::game::{BoardSize, Point, Rule};
 
 const EVALUATION_SETS: [(Rule, u32, &str, &str); 4] = [
     (
@@ -97,4 +97,12 @@ impl EvaluationOpenings {
     pub fn passed_through(&self, moves: &[(i64, i64)], size: BoardSize) -> Option<&'static str> {
         (1..=moves.len().min(self.most_stones)).find_map(|n| self.holds(&moves[..n], size))
     }
+}
+
+/// Points as the opening files number their cells, for [`EvaluationOpenings`].
+pub fn cells(points: &[Point]) -> Vec<(i64, i64)> {
+    points
+        .iter()
+        .map(|p| (i64::from(p.x()), i64::from(p.y())))
+        .collect()
 }

@@ -118,31 +118,10 @@ impl Gomocup {
     }
 }
 
-/// Says so when `limit` (bytes, the whole process's, set by `setting`) is
-/// below what the engine holds without a tree plus the margin and the
-/// smallest tree.
+/// Says so when `limit` is below what the engine needs
+/// ([`crate::protocol::memory_limit_note`]).
 pub(super) fn check_memory_limit(s: &mut GomocupSession, setting: &str, limit: usize) {
-    const MB: f64 = (1 << 20) as f64;
-    let Some(used) = memory::process_private_bytes() else {
-        return;
-    };
-    // Where the measure includes a peak (Windows), the tree's share of it
-    // is its high-water mark, as the search's budget counts it: a tree
-    // pruned or cleared since would otherwise make the engine look larger
-    // (Piskvork repeats every INFO after each START).
-    let baseline = used.saturating_sub(memory::tree_share_of_measure(s.engine.tree_bytes()));
-    let floor = memory::minimum_limit(baseline);
-    if limit < floor {
-        message(
-            s,
-            &format!(
-                "{setting} {:.0} MB is below the {:.0} MB this engine needs ({:.0} MB for its \
-                 code and network): searching with the smallest tree ({:.0} MB)",
-                limit as f64 / MB,
-                floor as f64 / MB,
-                baseline as f64 / MB,
-                memory::MIN_TREE as f64 / MB
-            ),
-        );
+    if let Some(note) = crate::protocol::memory_limit_note(&s.engine, setting, limit) {
+        message(s, &note);
     }
 }

@@ -14,7 +14,6 @@ use crate::notation::Notation;
 use crate::protocol::log::LogFile;
 use crate::protocol::session::{Driver, Flow, FrontEnd, Session, Urgency};
 use crate::protocol::summary::{log_search, summary_line};
-use crate::search::memory;
 use crate::search::{SearchResult, TimeControl};
 
 mod info;

@@ -12,7 +12,7 @@ use wuzi_formats::tsv::{self, MovesError, TsvError};
 use wuzi_game::game::{BoardSize, Rule};
 
 use super::*;
-use crate::held_out::EvaluationOpenings;
+use crate::held_out::{cells, EvaluationOpenings};
 
 /// The kinds of record file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,13 +147,8 @@ impl Loader<'_> {
             }
         };
         let held = &self.held_out[index].1;
-        let cells: Vec<(i64, i64)> = game
-            .moves
-            .iter()
-            .take(held.most_stones())
-            .map(|p| (i64::from(p.x()), i64::from(p.y())))
-            .collect();
-        held.passed_through(&cells, size).is_some()
+        let first = &game.moves[..game.moves.len().min(held.most_stones())];
+        held.passed_through(&cells(first), size).is_some()
     }
 
     fn size_wanted(&self, size: BoardSize) -> bool {
