@@ -35,7 +35,7 @@ use crate::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 use crate::nn::EvalService;
 use crate::search::node::Proven;
 use crate::search::result::MoveStats;
-use crate::search::{SearchConfig, SearchLimits, Searcher};
+use crate::search::{RootNoise, SearchConfig, SearchLimits, Searcher};
 use wuzi_data::held_out::{cells, EvaluationOpenings};
 use wuzi_data::records::parse_board_size;
 use wuzi_formats::search_target::SearchTarget;
@@ -85,6 +85,14 @@ pub struct SelfplayArgs {
     /// Largest batch of the evaluation service (default: the configured one).
     #[arg(long, value_parser = crate::cli::count_at_most(crate::search::MAX_SETTING_COUNT))]
     pub eval_batch: Option<usize>,
+    /// Share of Dirichlet noise in the root's priors of a full search, so
+    /// that its targets can teach moves the network rates low (AlphaZero's
+    /// exploration); 0 for none.
+    #[arg(long, default_value_t = RootNoise::WEIGHT)]
+    pub root_noise: f32,
+    /// The noise's concentration, summed over the root's moves.
+    #[arg(long, default_value_t = RootNoise::TOTAL_ALPHA)]
+    pub root_noise_alpha: f32,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
@@ -191,6 +199,8 @@ pub struct GamePlan {
     pub random_stones: usize,
     pub sample_plies: usize,
     pub temperature: f64,
+    /// The noise of full searches (its seed is drawn per search).
+    pub root_noise: Option<RootNoise>,
     pub seed: u64,
     /// Positions no game may be trained on.
     held_out: Arc<EvaluationOpenings>,
@@ -244,7 +254,8 @@ impl GamePlan {
 
     /// Plays game `index` with `searcher` (its cache is cleared first).
     pub fn play(&self, searcher: &Searcher, index: usize) -> Result<PlayedGame, String> {
-        let mut rng = Rng::new(mix(self.seed ^ mix(index as u64 + 1)));
+        let game_seed = mix(self.seed ^ mix(index as u64 + 1));
+        let mut rng = Rng::new(game_seed);
         let mut board = self.opening(&mut rng)?;
         let opening = board.stone_count();
         let mut moves: Vec<Point> = board.history().iter().map(|&(p, _)| p).collect();
@@ -276,6 +287,12 @@ impl GamePlan {
                     }
                     .max(1),
                 ),
+                // Its own stream: the noise draws nothing from the game's
+                // generator, whose openings and samples stay as they were.
+                root_noise: self.root_noise.filter(|_| full).map(|noise| RootNoise {
+                    seed: mix(game_seed ^ mix(0x6e6f_6973_65 + moves.len() as u64)),
+                    ..noise
+                }),
                 ..SearchLimits::default()
             };
             let result = searcher.search(&board, &limits, &stop);
@@ -505,6 +522,18 @@ pub fn run(
     if args.playouts == 0 || args.fast_playouts == 0 {
         return Err("--playouts and --fast-playouts must be at least 1".into());
     }
+    let root_noise = if args.root_noise == 0.0 {
+        None
+    } else {
+        Some(
+            RootNoise::new(args.root_noise, args.root_noise_alpha, 0).map_err(|e| {
+                format!(
+                    "--root-noise {} --root-noise-alpha {}: {e}",
+                    args.root_noise, args.root_noise_alpha
+                )
+            })?,
+        )
+    };
     let held_out = EvaluationOpenings::of(args.rule, args.board);
     let openings = match &args.openings {
         Some(path) => {
@@ -563,6 +592,7 @@ pub fn run(
         random_stones: args.random_stones,
         sample_plies: args.sample_plies,
         temperature: args.temperature,
+        root_noise,
         seed: args.seed,
         held_out: Arc::new(held_out),
     };
@@ -596,7 +626,7 @@ pub fn run(
     let threads = args.parallel.clamp(1, todo);
     writeln!(
         log,
-        "selfplay: {} {}, games {}..{} into {}, {threads} at once, {} / {} playouts ({:.0}% full)",
+        "selfplay: {} {}, games {}..{} into {}, {threads} at once, {} / {} playouts ({:.0}% full), {}",
         args.rule,
         args.board,
         done,
@@ -604,7 +634,14 @@ pub fn run(
         args.out.display(),
         args.playouts,
         args.fast_playouts,
-        100.0 * args.full_share
+        100.0 * args.full_share,
+        match root_noise {
+            Some(n) => format!(
+                "root noise {} (concentration {}) in full searches",
+                n.weight, n.total_alpha
+            ),
+            None => "no root noise".to_string(),
+        }
     )
     .map_err(|e| e.to_string())?;
     let bar = ProgressBar::new(todo as u64);
@@ -797,6 +834,7 @@ mod tests {
             random_stones: 0,
             sample_plies: 0,
             temperature: 1.0,
+            root_noise: None,
             seed: 5,
             held_out: Arc::new(held_out),
         };

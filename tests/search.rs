@@ -12,7 +12,7 @@ use wuzi::game::{Board, BoardSize, Color, Point, Rule};
 use wuzi::nn::{EvalService, Model, NetConfig, ServiceConfig, SymmetryMode};
 use wuzi::search::node::Proven;
 use wuzi::search::{
-    memory, SearchBatch, SearchConfig, SearchLimits, Searcher, StopReason, TimeBudget,
+    memory, RootNoise, SearchBatch, SearchConfig, SearchLimits, Searcher, StopReason, TimeBudget,
 };
 use wuzi::tactics::{solve, SolveLimits, ThreatKind};
 
@@ -667,6 +667,61 @@ fn root_priors_average_the_policy_over_the_symmetries_when_asked() {
             // The two differ on this network: the check above can fail.
             assert!(gaps.iter().all(|&g| g > 1e-3), "{gaps:?}");
         }
+    }
+}
+
+/// Self-play's root noise: a fresh root and a root kept from the search
+/// before both get the network's priors mixed with a seeded draw, off the
+/// policy by more than rounding and by at most the noise's weight, the
+/// same for the same seed; a search without noise keeps the policy, and
+/// the kept root its visits.
+#[test]
+fn root_noise_mixes_a_seeded_draw_into_fresh_and_kept_roots() {
+    let b = Board::from_moves(
+        BoardSize::square(15).unwrap(),
+        Rule::Freestyle,
+        &[p(7, 7), p(8, 6), p(9, 8)],
+    )
+    .unwrap();
+    let policy = service().evaluate(&mut b.clone()).unwrap().policy;
+    let noised = |seed| SearchLimits {
+        root_noise: Some(RootNoise::new(0.25, 10.83, seed).unwrap()),
+        ..playouts(200)
+    };
+    let priors = |r: &wuzi::search::SearchResult| {
+        let mut p: Vec<(Point, f32)> = r.moves.iter().map(|m| (m.mv, m.prior)).collect();
+        p.sort_by_key(|&(mv, _)| (mv.y(), mv.x()));
+        p
+    };
+    let stop = AtomicBool::new(false);
+    let fresh = |seed| Searcher::new(service(), one_thread()).search(&b, &noised(seed), &stop);
+    let first = fresh(1);
+    let gap = prior_gap(&first, &policy);
+    assert!(gap > 0.01 && gap <= 0.25 + 1e-4, "gap {gap}");
+    let total: f32 = first.moves.iter().map(|m| m.prior).sum();
+    assert!((total - 1.0).abs() < 1e-4, "{total}");
+    assert_eq!(priors(&first), priors(&fresh(1)));
+    assert_ne!(priors(&first), priors(&fresh(2)));
+
+    let s = Searcher::new(service(), one_thread());
+    let plain = s.search(&b, &playouts(100), &stop);
+    assert!(prior_gap(&plain, &policy) < 1e-4);
+    let kept = s.search(&b, &noised(3), &stop);
+    let gap = prior_gap(&kept, &policy);
+    assert!(gap > 0.01 && gap <= 0.25 + 1e-4, "gap {gap}");
+    for m in &plain.moves {
+        let after = kept
+            .moves
+            .iter()
+            .find(|k| k.mv == m.mv)
+            .expect("the same moves");
+        assert!(
+            after.visits >= m.visits,
+            "{}: {} -> {}",
+            m.mv,
+            m.visits,
+            after.visits
+        );
     }
 }
 

@@ -307,4 +307,18 @@ fn selfplay_refuses_bad_input_and_leaves_files_alone() {
         .expect("runs");
     assert!(!run.status.success());
     assert!(String::from_utf8_lossy(&run.stderr).contains("--full-share"));
+    // Root noise that is no share, or has no concentration.
+    for args in [["--root-noise", "1.5"], ["--root-noise-alpha", "0"]] {
+        let run = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+            .arg("selfplay")
+            .args(args)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .expect("runs");
+        assert!(!run.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(err.contains("--root-noise"), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?}");
+    }
 }

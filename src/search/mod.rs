@@ -12,6 +12,7 @@ mod config;
 pub mod expand;
 pub mod memory;
 pub mod node;
+mod noise;
 mod playout;
 pub mod result;
 pub mod select;
@@ -36,6 +37,7 @@ use crate::search::stoppers::{SearchProgress, StopCondition, Stoppers};
 use crate::tactics::{forced_win, forced_win_counted, win_plies};
 
 pub use config::{SearchBatch, SearchConfig, MAX_SETTING_COUNT, MAX_THREADS};
+pub use noise::RootNoise;
 pub use result::{MoveStats, SearchResult, StopReason};
 pub use time::{FallingValue, RootProgress, SafetyNetTime, TimeBudget, TimeControl, TimeManager};
 
@@ -63,6 +65,8 @@ pub struct SearchLimits {
     /// move (a forced block) does not end it, as it ends a search for a
     /// move to play.
     pub analysing: bool,
+    /// Dirichlet noise on the root's priors (self-play's full searches).
+    pub root_noise: Option<RootNoise>,
 }
 
 /// The search engine: a node cache that lives across moves, the
@@ -319,6 +323,14 @@ impl Searcher {
         }
         if self.config.root_symmetries && !root.data.lock().proven.is_known() {
             self.average_root_priors(board, &root, &clock);
+        }
+        if let Some(noise) = limits.root_noise {
+            // A root expanded by an earlier search; a fresh one gets its
+            // noise when the network answers for it.
+            let mut data = root.data.lock();
+            if data.state == NodeState::Expanded && !data.proven.is_known() {
+                noise.apply(&mut data.edges);
+            }
         }
         let run = SearchRun {
             board,

@@ -45,7 +45,7 @@ impl Searcher {
             let mut completed = false;
             if in_flight.len() >= depth || (!submitted && !in_flight.is_empty()) {
                 if let Some(batch) = in_flight.pop_front() {
-                    self.complete(batch, progress);
+                    self.complete(batch, run);
                     completed = true;
                 }
             }
@@ -75,7 +75,7 @@ impl Searcher {
         // Except a fresh root's: one evaluation, which the move is chosen by.
         for batch in in_flight {
             if matches!(&batch[..], [(leaf, _)] if leaf.path.is_empty()) {
-                self.complete(batch, progress);
+                self.complete(batch, run);
                 continue;
             }
             for (p, _) in batch {
@@ -201,7 +201,8 @@ impl Searcher {
     }
 
     /// Expands and backs up a batch once the network has answered.
-    fn complete(&self, batch: Vec<(Pending, Receiver<Evaluation>)>, progress: &Progress) {
+    fn complete(&self, batch: Vec<(Pending, Receiver<Evaluation>)>, run: &SearchRun) {
+        let progress = run.progress;
         for (p, answer) in batch {
             let Ok(evaluation) = answer.recv() else {
                 // The search has stopped (the service dropped the leaf
@@ -216,6 +217,9 @@ impl Searcher {
             };
             let mut edges: Vec<Edge> = p.moves.iter().map(|&m| Edge::new(m, 0.0)).collect();
             self.set_priors(&mut edges, &evaluation.policy, p.width);
+            if let (true, Some(noise)) = (p.path.is_empty(), run.limits.root_noise) {
+                noise.apply(&mut edges);
+            }
             self.cache.add_edges(edges.len());
             {
                 let mut data = p.leaf.data.lock();
