@@ -34,13 +34,35 @@ open(sys.argv[2], "w").write(text)
 PY
 networks=$(sed -n 's/^\(freestyle\|standard\|renju\|caro\) = "\(.\+\)"$/\2/p' dist/stage/wuzi.toml | sort -u)
 
+# The package's networks/README.md: the rows of the project's table that
+# describe the networks shipped (the whole file, with every training run,
+# is some hundreds of kilobytes about files the package lacks).
+networks_readme() { # networks_readme OUT
+  python3 - networks/README.md "$1" $networks <<'PY'
+import os, sys
+source, out, shipped = sys.argv[1], sys.argv[2], {os.path.basename(n) for n in sys.argv[3:]}
+lines = open(source).read().splitlines()
+header = [l for l in lines[:4] if l.startswith("|")][:2]
+rows = [l for l in lines if l.startswith("| `") and l.split("`")[1] in shipped]
+missing = shipped - {r.split("`")[1] for r in rows}
+if len(header) != 2 or missing:
+    what = ", ".join(sorted(missing)) if missing else "its table's header"
+    sys.exit("package.sh: networks/README.md has no row for " + what)
+with open(out, "w") as f:
+    f.write("# The networks of this package\n\n")
+    f.write("Which network plays each rule is set in config/wuzi.toml. How each was\n")
+    f.write("trained and measured: networks/README.md of the Wuzi source.\n\n")
+    f.write("\n".join(header + rows) + "\n")
+PY
+}
+
 stage() { # stage DIR BINARY
   local dir=dist/stage/$1
   mkdir -p "$dir/config" "$dir/networks"
   cp "$2" "$dir/"
   cp dist/stage/wuzi.toml "$dir/config/wuzi.toml"
   for n in $networks; do cp "$n" "$dir/networks/"; done
-  cp networks/README.md "$dir/networks/"
+  networks_readme "$dir/networks/README.md"
   cp LICENSE "$dir/"
   cp docs/package-readme.txt "$dir/README.txt"
 }
