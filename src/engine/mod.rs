@@ -342,8 +342,10 @@ impl Engine {
     }
 
     /// The bytes the search tree holds now.
-    pub fn tree_bytes(&self) -> usize {
-        self.searcher.read().cache().memory_bytes()
+    /// The search tree's share of the process's memory measured now
+    /// ([`Searcher::tree_share_of_measure`]).
+    pub fn tree_share_of_measure(&self, used: usize) -> usize {
+        self.searcher.read().tree_share_of_measure(used)
     }
 
     pub fn config(&self) -> SearchConfig {

@@ -40,11 +40,10 @@ pub fn memory_limit_note(engine: &Engine, setting: &str, limit: usize) -> Option
     use crate::search::memory;
     const MB: f64 = (1 << 20) as f64;
     let used = memory::process_private_bytes()?;
-    // Where the measure includes a peak (Windows), the tree's share of it
-    // is its high-water mark, as the search's budget counts it: a tree
-    // pruned or cleared since would otherwise make the engine look larger
-    // (Piskvork repeats every INFO after each START).
-    let baseline = used.saturating_sub(memory::tree_share_of_measure(engine.tree_bytes()));
+    // The tree's share as the search's budget counts it: a tree pruned or
+    // cleared since (Piskvork repeats every INFO after each START) would
+    // otherwise make the engine look larger than the budget finds it.
+    let baseline = used.saturating_sub(engine.tree_share_of_measure(used));
     let floor = memory::minimum_limit(baseline);
     (limit < floor).then(|| {
         format!(

@@ -643,20 +643,26 @@ impl Searcher {
             return machine;
         }
         let budget = match memory::process_private_bytes() {
-            Some(used) => {
-                let tree = if memory::MEASURE_INCLUDES_PEAK {
-                    memory::tree_share_of_measure(self.cache.memory_bytes())
-                } else {
-                    self.cache.share_of_measure(used)
-                };
-                memory::tree_budget(limit, used, tree)
-            }
+            Some(used) => memory::tree_budget(limit, used, self.tree_share_of_measure(used)),
             None => limit.saturating_sub(memory::MARGIN).max(memory::MIN_TREE),
         };
         if limit >= machine.saturating_mul(2) {
             budget.min(machine.max(memory::MIN_TREE))
         } else {
             budget
+        }
+    }
+
+    /// The tree's share of the process's memory measured now (`used`
+    /// bytes), as the budget and the protocols' memory notes count it:
+    /// where the measure includes a peak (Windows), the most the tree has
+    /// held; elsewhere its nodes and the freed ones the allocator may still
+    /// hold. Each call updates the estimate of those.
+    pub fn tree_share_of_measure(&self, used: usize) -> usize {
+        if memory::MEASURE_INCLUDES_PEAK {
+            memory::tree_share_of_measure(self.cache.memory_bytes())
+        } else {
+            self.cache.share_of_measure(used)
         }
     }
 
