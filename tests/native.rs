@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use common::{games, FIXTURE_GAMES};
-use wuzi::game::{Board, Rule};
+use wuzi::game::{Board, BoardSize, Point, Rule};
 use wuzi::nn::native::winograd::{direct_reference, Tiling};
 use wuzi::nn::native::Weights;
 use wuzi::nn::{
@@ -249,6 +249,64 @@ fn native_forward_equals_a_direct_f64_computation_of_the_file() {
                         dp < TOLERANCE && dw < TOLERANCE,
                         "{rule:?} {h}x{w} {isa} {used:?} position {i}: policy {dp}, wdl {dw}"
                     );
+                }
+            }
+        }
+    }
+}
+
+/// Shapes the shipped networks never meet: 24 channels (the 8-wide tail
+/// panels of the products), tiny, rectangular and the largest boards,
+/// batches of 1, 2 and 7, each tiling held and each instruction set: a
+/// random network's answers still equal the direct f64 computation.
+#[test]
+fn odd_shapes_equal_the_direct_computation() {
+    let weights = Weights::random(
+        NetConfig {
+            blocks: 2,
+            channels: 24,
+        },
+        7,
+    );
+    let network = Arc::new(NativeNetwork::new(&weights));
+    for (w, h) in [(5, 5), (13, 7), (9, 32), (32, 32)] {
+        let mut board = Board::new(BoardSize::new(w, h).unwrap(), Rule::Freestyle);
+        let (w, h) = (w as usize, h as usize);
+        let mut inputs = Vec::new();
+        let mut cell = 3;
+        while inputs.len() < 7 {
+            let mut features = vec![0.0; INPUT_PLANES * h * w];
+            encode(&mut board, &mut features, h, w);
+            inputs.push(features);
+            // The next empty cell of a stride through the board.
+            loop {
+                cell = (cell + 7) % (w * h);
+                let p = Point::new((cell % w) as u8, (cell / w) as u8).unwrap();
+                if board.play(p).is_ok() {
+                    break;
+                }
+            }
+        }
+        let wants: Vec<_> = inputs
+            .iter()
+            .map(|features| reference(&weights, features, h, w))
+            .collect();
+        for isa in Isa::all_supported() {
+            let mut evaluator = NativeEvaluator::with_isa(Arc::clone(&network), isa);
+            for tiling in [None, Some(Tiling::F4), Some(Tiling::F5)] {
+                evaluator.hold_tiling(tiling);
+                for batch in [1, 2, 7] {
+                    let BatchOutput { policy, wdl } =
+                        answer(&mut evaluator, &inputs[..batch].concat(), h, w);
+                    for (i, (want_policy, want_wdl)) in wants[..batch].iter().enumerate() {
+                        let dp = max_deviation(&policy[i * h * w..][..h * w], want_policy);
+                        let dw = max_deviation(&wdl[i * 3..][..3], want_wdl);
+                        assert!(
+                            dp < TOLERANCE && dw < TOLERANCE,
+                            "{w}x{h} {isa} {tiling:?} batch {batch} position {i}: \
+                             policy {dp}, wdl {dw}"
+                        );
+                    }
                 }
             }
         }
