@@ -251,7 +251,10 @@ pub(crate) fn handshake(
                     slot.end_kills += retire(&mut [proc], settings.end_grace, log)[0] as u32;
                 }
                 Err(_) => {
-                    log.note(&slot.label, "no OK to RESTART: new process");
+                    // Not asked again: a brain that ignores RESTART would
+                    // cost the init timeout every game.
+                    log.note(&slot.label, "no OK to RESTART: a new process every game");
+                    slot.restart_ok = false;
                     proc.kill(log);
                 }
             }

@@ -205,6 +205,20 @@ pub fn parse_engine(each: &[String], own: &[String]) -> Result<EngineSpec, Strin
     spec.dir = dir;
     spec.match_ms = game.unwrap_or(0);
     spec.turn_ms = match (turn, game) {
+        // c-gomoku-cli's turn time 0 is no turn limit: each move may take
+        // what is left of the match clock.
+        (Some(0), Some(m)) if m > 0 => m,
+        // The referee allows a move its turn time plus the tolerance, and
+        // a brain told `timeout_turn 0` plays as fast as it can: a match
+        // meant to be limited by nodes or depth would be lost on time.
+        (Some(0), _) => {
+            return Err(
+                "a turn time of 0 (tc=0, turn=0) with no match time: give the \
+                 milliseconds a move may take (turn=MS), also for matches limited by \
+                 nodes= or depth="
+                    .into(),
+            )
+        }
         (Some(t), _) => t,
         (None, Some(m)) if m > 0 => m,
         _ => DEFAULT_TURN_MS,
@@ -263,6 +277,14 @@ mod tests {
         assert_eq!((e.match_ms, e.turn_ms), (3000, 3000));
         let e = parse_engine(&[], &s(&["brain"])).unwrap();
         assert_eq!((e.match_ms, e.turn_ms), (0, DEFAULT_TURN_MS));
+        // A turn time of 0 is c-gomoku-cli's "no turn limit": the match
+        // clock caps each move; without a match clock it is refused.
+        let e = parse_engine(&s(&["tc=180/0"]), &s(&["brain"])).unwrap();
+        assert_eq!((e.match_ms, e.turn_ms), (180_000, 180_000));
+        for zero in [&["tc=0"][..], &["turn=0"], &["tc=0/0", "depth=12"]] {
+            let err = parse_engine(&s(zero), &s(&["brain"])).unwrap_err();
+            assert!(err.contains("turn=MS"), "{zero:?}: {err}");
+        }
         assert!(parse_engine(&[], &s(&["name=x"])).is_err());
         assert!(parse_engine(&[], &s(&["cmd=x", "speed=3"])).is_err());
     }

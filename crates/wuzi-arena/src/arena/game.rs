@@ -130,6 +130,11 @@ fn read_move(
                         return MoveReply::Closed;
                     }
                 }
+                BrainLine::Other(_) if piskvork_move(&text).is_some() => {
+                    if let Some((x, y)) = piskvork_move(&text) {
+                        return MoveReply::Move(x, y, at);
+                    }
+                }
                 BrainLine::Ok | BrainLine::Other(_) if skip_unparsable => {}
                 BrainLine::Ok | BrainLine::Other(_) => return MoveReply::Unparsable(text),
             },
@@ -137,6 +142,26 @@ fn read_move(
             Reply::Closed => return MoveReply::Closed,
         }
     }
+}
+
+/// The move Piskvork reads from a line it takes as one (`sscanf` with
+/// `"%d,%d"`): a number, a comma, a number after blanks, anything after
+/// it; `7,7 extra` is the move 7,7 there, not a fault.
+fn piskvork_move(text: &str) -> Option<(i64, i64)> {
+    fn number(s: &str) -> Option<(i64, &str)> {
+        let s = s.trim_start();
+        let sign = usize::from(s.starts_with(['+', '-']));
+        let end = s[sign..]
+            .find(|c: char| !c.is_ascii_digit())
+            .map_or(s.len(), |i| sign + i);
+        if end == sign {
+            return None;
+        }
+        Some((s[..end].parse().ok()?, &s[end..]))
+    }
+    let (x, rest) = number(text)?;
+    let (y, _) = number(rest.strip_prefix(',')?)?;
+    Some((x, y))
 }
 
 /// What to do with an engine's process after the game.
@@ -434,7 +459,23 @@ pub(crate) fn play_game(
 
 #[cfg(test)]
 mod tests {
-    use super::Clock;
+    use super::{piskvork_move, Clock};
+
+    #[test]
+    fn moves_are_read_as_piskvork_reads_them() {
+        for (line, want) in [
+            ("7,7 extra", Some((7, 7))),
+            (" 7, 8;", Some((7, 8))),
+            ("-1,+3 MESSAGE", Some((-1, 3))),
+            ("7 ,7", None),
+            ("7;7", None),
+            ("x7,7", None),
+            ("7,", None),
+            ("99999999999999999999,1", None),
+        ] {
+            assert_eq!(piskvork_move(line), want, "{line:?}");
+        }
+    }
 
     #[test]
     fn the_tolerance_covers_the_overdraft_of_the_game() {

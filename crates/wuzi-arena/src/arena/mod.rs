@@ -138,8 +138,11 @@ pub struct MatchArgs {
     #[arg(long, default_value_t = 700, value_name = "MS")]
     pub end_grace: u64,
     /// Adjudicate a draw once the board holds this many stones (0 = never).
-    #[arg(long, default_value_t = 0, value_name = "PLIES")]
-    pub draw_after: usize,
+    /// Default: under renju 25 cells before the board is full, as the
+    /// Gomocup's referee (GomocupJudge) and Piskvork draw; under the other
+    /// rules never (the full board, as GomocupJudge and c-gomoku-cli).
+    #[arg(long, value_name = "PLIES")]
+    pub draw_after: Option<usize>,
     /// SPRT: elo0=E0 elo1=E1 [alpha=0.05] [beta=0.05]
     /// [model=bayeselo|gsprt|pentanomial] (pentanomial: over opening pairs);
     /// the match stops when a bound is crossed.

@@ -212,7 +212,10 @@ impl Plan {
                 tolerance: Duration::from_millis(args.tolerance),
                 init_timeout: Duration::from_millis(args.init_timeout),
                 end_grace: Duration::from_millis(args.end_grace),
-                draw_after: args.draw_after,
+                draw_after: args.draw_after.unwrap_or(match rule {
+                    wuzi_game::game::Rule::Renju => size.cell_count().saturating_sub(25),
+                    _ => 0,
+                }),
                 position: args.position,
                 new_process: args.new_process,
                 about: !args.no_about,
@@ -284,12 +287,12 @@ fn worker(
         }
         match play_game(&plan.settings, &mut slots, job, &mut log) {
             Ok(summary) => {
-                if let (Some(dir), Some(text)) = (&plan.records.log_dir, log.take()) {
-                    if let Err(e) = write_log(dir, job.index, &text, false) {
-                        let _ = tx.send(WorkerMsg::Failed(e));
-                        break;
-                    }
-                }
+                // A log that cannot be written stops the match, after the
+                // game it logged is counted: it was played.
+                let log_failure = match (&plan.records.log_dir, log.take()) {
+                    (Some(dir), Some(text)) => write_log(dir, job.index, &text, false).err(),
+                    _ => None,
+                };
                 last_game = Some(job.index);
                 // A channel per game, so that a message dropped unanswered
                 // (the process quitting) disconnects it.
@@ -306,6 +309,10 @@ fn worker(
                 // it (on a busy machine this thread could otherwise play
                 // several).
                 let _ = recorded.recv();
+                if let Some(e) = log_failure {
+                    let _ = tx.send(WorkerMsg::Failed(e));
+                    break;
+                }
             }
             Err(e) => {
                 let _ = tx.send(WorkerMsg::Failed(e));

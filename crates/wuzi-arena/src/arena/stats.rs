@@ -446,15 +446,14 @@ pub fn llr_bayeselo(wld: Wld, elo0: f64, elo1: f64) -> f64 {
 /// The generalised SPRT's log-likelihood ratio, normal approximation
 /// (logistic Elo).
 pub fn llr_gsprt(wld: Wld, elo0: f64, elo1: f64) -> f64 {
-    let Some((mean, mut variance)) = wld.score_moments() else {
+    let Some((mean, _)) = wld.score_moments() else {
         return 0.0;
     };
-    if variance <= 0.0 {
-        // One outcome only (a sweep, or only draws): the variance is taken
-        // with half a game added to each outcome, as the BayesElo model's
-        // draw Elo, so that a sweep is accepted rather than never decided.
-        variance = wld.moments_with(0.5).1;
-    }
+    // The variance with half a game added to each outcome, always (as the
+    // pentanomial model's): a few alike games have almost no spread, and
+    // five wins and a draw crossed the bound of (0, 50) taken as they
+    // were; a sweep is still accepted rather than never decided.
+    let variance = wld.moments_with(0.5).1;
     gsprt(wld.games() as f64, mean, variance, elo0, elo1)
 }
 

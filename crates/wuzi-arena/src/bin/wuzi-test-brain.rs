@@ -17,6 +17,7 @@
 //! * `suggest-flood`: writes `SUGGEST` lines without end, reading nothing.
 //!
 //! `--block` makes it a little stronger: it also blocks the opponent's five.
+//! `--silent-restart` does not answer RESTART at all.
 //! `--no-restart` answers `UNKNOWN` to RESTART (the manager must start a new
 //! process for every game).
 //!
@@ -52,6 +53,7 @@ struct Options {
     seed: u64,
     block: bool,
     no_restart: bool,
+    silent_restart: bool,
     /// Answers ABOUT with UNKNOWN, as brains without it do.
     no_about: bool,
     /// Milliseconds spent "loading" before the first line is read.
@@ -61,7 +63,7 @@ struct Options {
 fn usage() -> String {
     "usage: wuzi-test-brain \
      [--mode random|timeout|illegal|crash|silent|slow-end|garbage|flood|suggest-flood] \
-     [--at N] [--seed S] [--block] [--no-restart] [--no-about] [--load-ms MS]"
+     [--at N] [--seed S] [--block] [--no-restart] [--silent-restart] [--no-about] [--load-ms MS]"
         .to_string()
 }
 
@@ -71,6 +73,7 @@ fn parse_args() -> Result<Options, String> {
         at: 1,
         block: false,
         no_restart: false,
+        silent_restart: false,
         no_about: false,
         load_ms: 0,
         seed: wuzi_game::rng::unrepeatable_seed(),
@@ -101,6 +104,7 @@ fn parse_args() -> Result<Options, String> {
             "--seed" => options.seed = value()?.parse().map_err(|_| usage())?,
             "--block" => options.block = true,
             "--no-restart" => options.no_restart = true,
+            "--silent-restart" => options.silent_restart = true,
             "--no-about" => options.no_about = true,
             "--load-ms" => options.load_ms = value()?.parse().map_err(|_| usage())?,
             "--help" | "-h" => return Err(usage()),
@@ -359,6 +363,7 @@ impl Brain {
                     None => self.reply(BrainLine::Error("unsupported board size".into())),
                 }
             }
+            Command::Restart if self.options.silent_restart => {}
             Command::Restart if self.options.no_restart => {
                 self.reply(BrainLine::Unknown("RESTART".into()))
             }
