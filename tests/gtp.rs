@@ -293,7 +293,7 @@ fn a_pass_is_accepted_once_the_game_is_over() {
     assert_eq!(e.ask("play w pass"), success(None, ""));
     assert_eq!(
         e.ask("play b resign"),
-        failure(None, "illegal move: gomoku has no pass")
+        failure(None, "syntax error: resign is no vertex")
     );
     assert_eq!(e.ok("showboard"), board);
     // GUIs (Sabaki, GoGui) record both passes as moves: undo takes them
@@ -347,6 +347,83 @@ fn undo_takes_back_a_pass_only_when_it_is_the_last_move() {
         stones(&e.ok("showboard")),
         stones(&before_six),
         "then the sixth stone"
+    );
+    e.ok("quit");
+}
+
+/// A stone played out of turn and taken back gives the turn back to the
+/// side that had it, as a pass does, also after `genmove` of the other
+/// colour; `resign` is no vertex; a line cut at the length limit holding
+/// `undo`, which reads no arguments, undoes nothing.
+#[test]
+fn undo_restores_the_side_to_move_and_a_cut_line_runs_nothing() {
+    let mut e = Engine::start();
+    e.ok("boardsize 15");
+    e.ok("time_settings 0 1 1");
+    e.ok("play b H8");
+    let white_to_move = e.ok("showboard");
+    e.ok("play b J9");
+    e.ok("undo");
+    assert_eq!(e.ok("showboard"), white_to_move);
+    e.ok("genmove b");
+    e.ok("undo");
+    assert_eq!(e.ok("showboard"), white_to_move);
+    let resign = e.ask("3 play b resign");
+    assert!(!resign.success && resign.id == Some(3), "{resign:?}");
+    assert!(resign.text.starts_with("syntax error"), "{resign:?}");
+    let padding = " ".repeat(70_000);
+    let cut = e.ask(&format!("5 undo{padding}x"));
+    assert!(!cut.success && cut.id == Some(5), "{cut:?}");
+    assert_eq!(e.ok("showboard"), white_to_move);
+    e.ok("quit");
+}
+
+/// KataGo's `allow` and `avoid` hold the analysed side's first move to
+/// the cells allowed, or off those avoided; the next analysis is free.
+#[test]
+fn analysis_keeps_to_allow_and_avoid() {
+    let mut e = Engine::start();
+    e.ok("boardsize 15");
+    e.ok("play b H8");
+    let moves = |infos: &[String]| -> Vec<String> {
+        infos
+            .iter()
+            .flat_map(|l| {
+                let words: Vec<&str> = l.split_whitespace().collect();
+                words
+                    .windows(2)
+                    .filter(|w| w[0] == "move")
+                    .map(|w| w[1].to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    e.process.send("kata-analyze w interval 10 allow w J9,G7 1");
+    assert_eq!(e.process.expect(|l| !l.trim().is_empty()), "=");
+    let allowed = moves(&analysis_infos(&mut e, 4));
+    assert!(!allowed.is_empty());
+    assert!(
+        allowed.iter().all(|m| m == "J9" || m == "G7"),
+        "{allowed:?}"
+    );
+    e.process
+        .send("kata-analyze w interval 10 avoid w J9,G7,H9,J8 1");
+    assert_eq!(e.process.expect(|l| !l.trim().is_empty()), "=");
+    let avoided = moves(&analysis_infos(&mut e, 4));
+    assert!(!avoided.is_empty());
+    assert!(
+        avoided
+            .iter()
+            .all(|m| !["J9", "G7", "H9", "J8"].contains(&m.as_str())),
+        "{avoided:?}"
+    );
+    e.process.send("kata-analyze w interval 10");
+    assert_eq!(e.process.expect(|l| !l.trim().is_empty()), "=");
+    let free = moves(&analysis_infos(&mut e, 8));
+    assert!(
+        free.iter()
+            .any(|m| ["J9", "G7", "H9", "J8"].contains(&m.as_str())),
+        "{free:?}"
     );
     e.ok("quit");
 }

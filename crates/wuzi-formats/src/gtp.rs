@@ -175,15 +175,24 @@ impl GtpCommand {
             .chars()
             .filter_map(|c| match c {
                 '\t' => Some(' '),
-                c if c.is_control() => None,
+                // The specification's control characters: ASCII only.
+                c if c.is_ascii_control() => None,
                 c => Some(c),
             })
             .collect();
-        let mut words = cleaned.split_whitespace();
+        // Words are separated by spaces (and tabs, made spaces above)
+        // alone: other Unicode blanks are part of a word.
+        let mut words = cleaned.split(' ').filter(|w| !w.is_empty());
         let first = words.next()?;
-        let (id, name) = match first.parse::<u64>() {
-            Ok(id) => (Some(id), words.next().unwrap_or("").to_string()),
-            Err(_) => (None, first.to_string()),
+        // An id is digits only (`+5` is a command name, unknown).
+        let id = first
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| first.parse::<u64>().ok())
+            .flatten();
+        let (id, name) = match id {
+            Some(id) => (Some(id), words.next().unwrap_or("").to_string()),
+            None => (None, first.to_string()),
         };
         Some(GtpCommand {
             id,
@@ -321,6 +330,14 @@ mod tests {
         assert_eq!(c.to_string(), "12 play b H8");
         let c = GtpCommand::parse("genmove w").unwrap();
         assert_eq!((c.id, c.name.as_str()), (None, "genmove"));
+        // The specification's preprocessing: ASCII control characters
+        // go, words are split at spaces and tabs only, an id is digits.
+        let c = GtpCommand::parse("3 na\x01me\x7f \u{85}x\u{3000}y").unwrap();
+        assert_eq!((c.id, c.name.as_str()), (Some(3), "name"));
+        assert_eq!(c.args, ["\u{85}x\u{3000}y"]);
+        assert_eq!(GtpCommand::parse("\u{3000}").unwrap().name, "\u{3000}");
+        let c = GtpCommand::parse("+5 name").unwrap();
+        assert_eq!((c.id, c.name.as_str()), (None, "+5"));
         assert_eq!(GtpResponse::success(Some(3), "H8").to_string(), "=3 H8\n\n");
         assert_eq!(GtpResponse::success(None, "").to_string(), "=\n\n");
         assert_eq!(

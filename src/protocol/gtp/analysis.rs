@@ -21,13 +21,23 @@ impl Gtp {
             color,
             interval_cs,
             max_moves,
+            restrictions,
         } = match AnalyseArgs::parse(args) {
             Ok(parsed) => parsed,
+            Err(why) => return failure(s, id, why),
+        };
+        let size = s.engine.board().size();
+        let to_move = color.unwrap_or(s.engine.board().side_to_move());
+        let excluded = match root_exclusions(&restrictions, to_move, size) {
+            Ok(excluded) => excluded,
             Err(why) => return failure(s, id, why),
         };
         if let Some(color) = color {
             Self::with_side_to_move(s, color);
         }
+        // For this analysis only: the job's end clears it (genmove and the
+        // next analysis see no blocks of their own).
+        s.engine.limits.excluded = excluded;
         // The response starts now and stays open.
         let head = GtpResponse::success(id, "").to_string();
         s.send(head.trim_end());
@@ -113,15 +123,62 @@ impl Gtp {
 
 /// The arguments of `lz-analyze` and `kata-analyze`, as KataGo reads them:
 /// `[COLOR] [INTERVAL]`, then keys with their values. Keys of go (ownership
-/// and the like, `avoid`/`allow`) are read and left unused; anything else
-/// is an error, as for KataGo, rather than an analysis of something not
-/// asked (`kata-analyze 50 B` analysed the side to move, not black).
+/// and the like) are read and left unused; anything else is an error, as
+/// for KataGo, rather than an analysis of something not asked
+/// (`kata-analyze 50 B` analysed the side to move, not black).
 #[derive(Debug, PartialEq, Eq)]
 struct AnalyseArgs {
     color: Option<Color>,
     /// Centiseconds between info lines.
     interval_cs: u64,
     max_moves: usize,
+    restrictions: Vec<Restriction>,
+}
+
+/// `avoid COLOR VERTICES DEPTH` or `allow COLOR VERTICES DEPTH`: moves of
+/// `color` at (or, for allow, other than at) the vertices, within the
+/// first `depth` moves of the lines searched.
+#[derive(Debug, PartialEq, Eq)]
+struct Restriction {
+    allow: bool,
+    color: Color,
+    vertices: Vec<Vertex>,
+    depth: u64,
+}
+
+/// The root moves the restrictions take away from an analysis of `to_move`
+/// on a `size` board. The search blocks moves at its root only, so a
+/// restriction applies to the first move: one of the other colour, or of
+/// depth 0, changes nothing there. A vertex off the board is an error.
+fn root_exclusions(
+    restrictions: &[Restriction],
+    to_move: Color,
+    size: BoardSize,
+) -> Result<CellSet, String> {
+    let mut excluded = CellSet::new();
+    for r in restrictions {
+        let mut listed = CellSet::new();
+        for v in &r.vertices {
+            let p = v
+                .point_on(size)
+                .ok_or_else(|| format!("{v} is off the board"))?;
+            listed.insert(p);
+        }
+        if r.color != to_move || r.depth == 0 {
+            continue;
+        }
+        for y in 0..size.height() {
+            for x in 0..size.width() {
+                let Some(p) = Point::new(x as u8, y as u8) else {
+                    continue;
+                };
+                if listed.contains(p) != r.allow {
+                    excluded.insert(p);
+                }
+            }
+        }
+    }
+    Ok(excluded)
 }
 
 impl AnalyseArgs {
@@ -141,6 +198,7 @@ impl AnalyseArgs {
             color: None,
             interval_cs: 100,
             max_moves: usize::MAX,
+            restrictions: Vec::new(),
         };
         let mut args = args.iter().peekable();
         if let Some(color) = args.peek().and_then(|a| parse_color(a)) {
@@ -167,15 +225,26 @@ impl AnalyseArgs {
                     other => return Err(bad(&format!("{key} {}", other.unwrap_or("")))),
                 },
                 "avoid" | "allow" => {
-                    let color = args.next();
-                    let vertices = args.next();
-                    let depth = args.next();
-                    if color.and_then(|c| parse_color(c)).is_none()
-                        || vertices.is_none()
-                        || depth.and_then(|d| d.parse::<u64>().ok()).is_none()
-                    {
+                    let color = args.next().and_then(|c| parse_color(c));
+                    // KataGo's list: vertices separated by commas (a pass
+                    // is no cell, and no move of gomoku).
+                    let vertices: Option<Vec<Vertex>> = args.next().and_then(|list| {
+                        list.split(',')
+                            .filter(|v| !v.eq_ignore_ascii_case("pass"))
+                            .map(|v| v.parse::<Vertex>().ok())
+                            .collect()
+                    });
+                    let depth = args.next().and_then(|d| d.parse::<u64>().ok());
+                    let (Some(color), Some(vertices), Some(depth)) = (color, vertices, depth)
+                    else {
                         return Err(bad(key));
-                    }
+                    };
+                    parsed.restrictions.push(Restriction {
+                        allow: key == "allow",
+                        color,
+                        vertices,
+                        depth,
+                    });
                 }
                 other => return Err(bad(other)),
             }
@@ -206,13 +275,24 @@ mod tests {
             AnalyseArgs {
                 color: Some(Color::Black),
                 interval_cs: 20,
-                max_moves: 5
+                max_moves: 5,
+                restrictions: Vec::new(),
             }
         );
-        assert_eq!(
-            read("w 10 avoid b d4,q16 1 minmoves 2").color,
-            Some(Color::White)
-        );
+        let restricted = read("w 10 avoid b d4,q16 1 minmoves 2 allow w h8,pass 3");
+        assert_eq!(restricted.color, Some(Color::White));
+        let size = BoardSize::square(19).unwrap();
+        let at = |v: &str| v.parse::<Vertex>().unwrap().point_on(size).unwrap();
+        // Black's avoid does not restrict white's first move; white's allow
+        // leaves it h8 alone.
+        let excluded = root_exclusions(&restricted.restrictions, Color::White, size).unwrap();
+        assert_eq!(excluded.iter().count(), 19 * 19 - 1);
+        assert!(!excluded.contains(at("h8")));
+        let excluded = root_exclusions(&restricted.restrictions, Color::Black, size).unwrap();
+        assert_eq!(excluded.iter().collect::<Vec<_>>().len(), 2);
+        assert!(excluded.contains(at("d4")) && excluded.contains(at("q16")));
+        let small = BoardSize::square(15).unwrap();
+        assert!(root_exclusions(&restricted.restrictions, Color::Black, small).is_err());
         for bad in [
             "foo",
             "interval x",
@@ -221,6 +301,8 @@ mod tests {
             "maxmoves -1",
             "ownership maybe",
             "avoid b d4",
+            "avoid b d4,zz99x 1",
+            "allow x d4 1",
         ] {
             assert!(parse(bad).is_err(), "{bad}");
         }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::engine::{Finished, NodeReport};
-use crate::game::{Board, BoardSize, Color, MoveError, Point, Rule};
+use crate::game::{Board, BoardSize, CellSet, Color, MoveError, Point, Rule};
 use crate::gtp::{color_name, parse_color, GtpCommand, GtpMove, GtpResponse, Vertex};
 use crate::nn::provider::NetworkProvider;
 use crate::protocol::session::{Driver, Flow, FrontEnd, Session, Urgency};
@@ -101,6 +101,10 @@ pub struct Gtp {
     /// board, genmove's when no move is left), oldest first: GUIs record
     /// them as moves, so `undo` takes one back when it is the last move.
     passes: Vec<Pass>,
+    /// The side to move before each stone played (not set up), oldest
+    /// first: `undo` gives the turn back to it, as it does for a pass (a
+    /// stone played out of turn took the turn from the other colour).
+    sides_before: Vec<Color>,
 }
 
 /// A pass in the game's history.
@@ -159,6 +163,7 @@ impl Gtp {
                 clock: GtpClock::new(),
                 setup_stones: 0,
                 passes: Vec::new(),
+                sides_before: Vec::new(),
             },
             session,
         )
@@ -169,6 +174,7 @@ impl Gtp {
         s.engine.new_game(size, rule);
         self.setup_stones = 0;
         self.passes.clear();
+        self.sides_before.clear();
         self.clock.new_game();
     }
 
@@ -256,9 +262,8 @@ impl Gtp {
                 self.record_pass(s.engine.board(), s.engine.board().side_to_move());
                 return success(s, id, "");
             }
-            GtpMove::Pass | GtpMove::Resign => {
-                return failure(s, id, "illegal move: gomoku has no pass")
-            }
+            GtpMove::Pass => return failure(s, id, "illegal move: gomoku has no pass"),
+            GtpMove::Resign => return failure(s, id, "syntax error: resign is no vertex"),
         };
         if s.engine.board().outcome().is_some() {
             return failure(s, id, "illegal move: the game is over");
@@ -273,6 +278,7 @@ impl Gtp {
             .and_then(|p| board.play(p));
         match checked {
             Ok(()) => {
+                self.sides_before.push(s.engine.board().side_to_move());
                 s.engine.set_board(board);
                 success(s, id, "");
             }
@@ -341,7 +347,12 @@ impl Gtp {
         match board.last_move() {
             Some(last) if board.stone_count() > self.setup_stones => {
                 match s.engine.take_back(last) {
-                    Ok(()) => success(s, id, ""),
+                    Ok(()) => {
+                        if let Some(side) = self.sides_before.pop() {
+                            Self::with_side_to_move(s, side);
+                        }
+                        success(s, id, "")
+                    }
                     Err(e) => failure(s, id, format!("cannot undo: {e}")),
                 }
             }
@@ -408,6 +419,7 @@ impl Gtp {
         board.set_side_to_move(to_move);
         self.setup_stones = board.stone_count();
         self.passes.clear();
+        self.sides_before.clear();
         s.engine.set_board(board);
         success(s, id, "");
     }
@@ -528,6 +540,18 @@ impl FrontEnd for Gtp {
         };
         let id = command.id;
         let args = &command.args;
+        // The reader marks a line it cut at its length limit, as it marks
+        // bytes that are not UTF-8, with U+FFFD: such a command is refused
+        // whole, also one that reads no arguments (`undo` would run).
+        let marked = |word: &String| word.contains(char::REPLACEMENT_CHARACTER);
+        if marked(&command.name) || args.iter().any(marked) {
+            failure(
+                s,
+                id,
+                "syntax error: a line over the length limit or not UTF-8",
+            );
+            return Flow::Continue;
+        }
         match command.name.as_str() {
             "protocol_version" => success(s, id, "2"),
             "name" => success(s, id, NAME),
@@ -620,6 +644,7 @@ impl FrontEnd for Gtp {
                                 if let Err(e) = s.engine.place(mv, color) {
                                     return failure(s, id, format!("internal: our move {mv}: {e}"));
                                 }
+                                self.sides_before.push(side_before);
                             }
                             GtpMove::At(Vertex::of(mv, size))
                         }
@@ -641,6 +666,8 @@ impl FrontEnd for Gtp {
                 if let Some(line) = Self::analysis_line(s, format, max_moves) {
                     s.send(&line);
                 }
+                // Its avoid/allow blocks were its own.
+                s.engine.limits.excluded = CellSet::new();
                 // The empty line that closes the analysis response.
                 s.send("");
             }
