@@ -237,6 +237,53 @@ fn a_board_with_a_five_anywhere_is_a_finished_game() {
     b.expect_move();
 }
 
+/// The playouts of the last search summary seen.
+fn last_playouts(b: &Brain) -> u64 {
+    let line = b
+        .seen
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("MESSAGE depth 1-"))
+        .expect("a search summary");
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words
+        .iter()
+        .position(|w| *w == "n")
+        .expect("n in the summary");
+    words[at + 1].parse().expect("a count")
+}
+
+/// A manager that sent time_left in one game and not before the next
+/// game's first move: the new game's match clock is full again, where it
+/// used to be the last game's rest (searched at the 5 ms floor).
+#[test]
+fn a_new_game_without_time_left_has_a_full_clock() {
+    let mut b = Brain::start(&["--threads", "1"]);
+    b.send("START 15");
+    assert_eq!(b.answer(), "OK");
+    b.send("INFO timeout_turn 1000");
+    b.send("INFO timeout_match 20000");
+    b.send("INFO time_left 20");
+    // The first move of a game is played without a search: the second is
+    // the one to measure.
+    b.send("BEGIN");
+    b.expect_move();
+    b.send("TURN 0,0");
+    b.expect_move();
+    let starved = last_playouts(&b);
+    b.send("START 15");
+    assert_eq!(b.answer(), "OK");
+    b.send("BEGIN");
+    b.expect_move();
+    b.send("TURN 0,0");
+    b.expect_move();
+    let refilled = last_playouts(&b);
+    assert!(
+        refilled > 4 * starved.max(25),
+        "{starved} playouts on 20 ms left, {refilled} after START"
+    );
+}
+
 #[test]
 fn info_values_parse_as_64_bit_and_bad_ones_are_reported_as_messages() {
     let mut b = ready(1);

@@ -146,6 +146,8 @@ pub struct Gomocup {
     refused_rule: Option<String>,
     /// When the manager last sent `INFO time_left` (never: `None`).
     time_left_at: Option<Instant>,
+    /// When the last request for a move was answered.
+    answered_at: Option<Instant>,
     log: LogFile,
     logging: bool,
 }
@@ -222,6 +224,7 @@ impl Gomocup {
             turn_began: Instant::now(),
             refused_rule: None,
             time_left_at: None,
+            answered_at: None,
             log,
             logging,
         };
@@ -278,11 +281,17 @@ impl Gomocup {
         if size != s.engine.board().size() {
             self.blocked = CellSet::new();
         }
-        // The clock is kept: Yixin-Board sends INFO time_left before the
-        // START that precedes each BOARD, and the other managers send it
-        // after START. A manager that never sends it has the match clock
-        // counted by the brain alone, which a new game fills again.
-        if self.time_left_at.is_none() {
+        // The clock is kept when a time_left came since the last answer:
+        // Yixin-Board sends it before the START that precedes each BOARD.
+        // Otherwise (Piskvork and the others send it after START, or never)
+        // the new game's clock is full until the manager says otherwise; a
+        // manager that sent it in one game and not before the next one's
+        // first move would have that game planned on the last one's rest.
+        let time_left_since_answer = match (self.time_left_at, self.answered_at) {
+            (Some(told), Some(answered)) => told > answered,
+            (told, _) => told.is_some(),
+        };
+        if !time_left_since_answer {
             self.clock.new_game();
             self.apply_clock(&mut s.engine);
         }
@@ -686,6 +695,7 @@ impl FrontEnd for Gomocup {
             .map_or(self.turn_began, |at| at.max(self.turn_began));
         self.clock.spend(since.elapsed());
         self.apply_clock(&mut s.engine);
+        self.answered_at = Some(Instant::now());
     }
 
     fn report(&mut self, s: &mut GomocupSession, job: &Job) {
