@@ -3,6 +3,7 @@
 //! in batches (several in flight), and back the values up.
 
 use super::*;
+use crossbeam_channel::RecvTimeoutError;
 
 impl Searcher {
     /// A search thread: gathers, evaluates and backs up batches until halted.
@@ -204,7 +205,14 @@ impl Searcher {
     fn complete(&self, batch: Vec<(Pending, Receiver<Evaluation>)>, run: &SearchRun) {
         let progress = run.progress;
         for (p, answer) in batch {
-            let Ok(evaluation) = answer.recv() else {
+            // A fresh root's evaluation is waited for whatever the halt:
+            // the move is chosen by it.
+            let evaluation = if p.path.is_empty() {
+                answer.recv().ok()
+            } else {
+                answer_unless_halted(&answer, progress)
+            };
+            let Some(evaluation) = evaluation else {
                 // The search has stopped (the service dropped the leaf
                 // unevaluated) or the service is gone: undo this descent
                 // and stop.
@@ -410,5 +418,21 @@ impl Searcher {
         data.virtual_visits = data.virtual_visits.saturating_sub(1);
         drop(data);
         self.revert(path);
+    }
+}
+
+/// The network's answer for a leaf, or `None` once the search halts while
+/// it is still being computed, or when the service is gone. A batch takes
+/// up to tens of milliseconds on a busy CPU: waiting for it after the halt
+/// delayed the move past its deadline by as much, where the time manager's
+/// reserve had been measured on a stop that found no batch in flight.
+fn answer_unless_halted(answer: &Receiver<Evaluation>, progress: &Progress) -> Option<Evaluation> {
+    loop {
+        match answer.recv_timeout(Duration::from_millis(1)) {
+            Ok(evaluation) => return Some(evaluation),
+            Err(RecvTimeoutError::Disconnected) => return None,
+            Err(RecvTimeoutError::Timeout) if progress.halt.load(Ordering::SeqCst) => return None,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
     }
 }
