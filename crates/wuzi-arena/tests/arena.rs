@@ -425,6 +425,24 @@ fn a_late_about_answer_of_a_process_kept_for_the_next_game_is_not_a_refusal() {
     }
 }
 
+/// An engine that cannot start a game three times in a row stops the
+/// match with an error: its losses are no result to test or rate.
+#[cfg(unix)]
+#[test]
+fn an_engine_failing_to_start_again_and_again_stops_the_match() {
+    let err = play(
+        "cmd=/bin/false name=broken",
+        &brain("random", "fine"),
+        "--games 20 --random-stones 2 --seed 6 --sprt elo0=0 elo1=40",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("broken failed to start 3 games in a row"),
+        "{err}"
+    );
+}
+
 #[test]
 fn brain_refusing_restart_gets_a_new_process_every_game() {
     let dir = tempfile::tempdir().unwrap();

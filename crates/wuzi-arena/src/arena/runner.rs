@@ -13,7 +13,7 @@ use crate::arena::openings::{
     self as openings, check_opening, parse_file, random_opening, OpeningFormat, OpeningOrder,
 };
 use crate::arena::records::{io_error, write_log, RecordTargets, Recorder};
-use crate::arena::result::GameSummary;
+use crate::arena::result::{EndReason, GameSummary};
 use crate::arena::stats::{EloEstimate, Pentanomial, SprtDecision, SprtParams, Wld};
 use crate::arena::{ArenaError, MatchArgs, MatchSummary, Overhead};
 use wuzi_game::game::{BoardSize, Color, Outcome, Point};
@@ -453,6 +453,7 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
         // A panic here (a bug) stops the schedule: the workers would
         // otherwise play every remaining game with no one to record it.
         let _stop_on_unwind = StopOnUnwind(&stop);
+        let mut start_failures = [0u32; 2];
         loop {
             if !interrupted && super::interrupt::requested() {
                 interrupted = true;
@@ -473,6 +474,23 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
                     recorded,
                 } => {
                     tally.add(&g);
+                    // An engine that fails to start game after game is
+                    // broken (its network missing, say), not weak: its
+                    // losses would decide the SPRT within a few dozen games.
+                    for e in 0..2 {
+                        let failed = matches!(g.reason, EndReason::StartFailure { .. })
+                            && g.result_for(e).points() == 0.0;
+                        start_failures[e] = if failed { start_failures[e] + 1 } else { 0 };
+                        if start_failures[e] == START_FAILURES_STOP && failure.is_none() {
+                            failure = Some(ArenaError::Config(format!(
+                                "{} failed to start {START_FAILURES_STOP} games in a row ({}): \
+                                 the match stops",
+                                plan.labels[e],
+                                g.describe(&plan.labels)
+                            )));
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
                     let result = g.result_for(0);
                     let pair_done = match first_of_pair.remove(&g.pair) {
                         Some(first) => {
@@ -585,6 +603,9 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
     }
     Ok(summary)
 }
+
+/// Games in a row an engine may fail to start before the match stops.
+const START_FAILURES_STOP: u32 = 3;
 
 /// Raises the stop flag if dropped while the thread panics.
 struct StopOnUnwind<'a>(&'a AtomicBool);
