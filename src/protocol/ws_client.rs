@@ -405,7 +405,7 @@ impl Player {
                     return Err(e);
                 }
             }
-            ServerMessage::Valid { remaining_time } => {
+            ServerMessage::Valid { remaining_time, .. } => {
                 self.remaining = Duration::from_millis(remaining_time.of(self.color));
                 if self.state == State::Resigning {
                     return Ok(());
@@ -467,7 +467,9 @@ impl Player {
                     send(socket, &ClientMessage::Move(WsMove::Resign))?;
                 }
             }
-            ServerMessage::Move { mv, remaining_time } => {
+            ServerMessage::Move {
+                mv, remaining_time, ..
+            } => {
                 // The opponent moves only while we wait for it: not in a
                 // game we refused (a START we could not play), and not
                 // while our own move is on its way or being found, when the

@@ -199,6 +199,26 @@ impl WsGame {
         format!("{column}{row} (row {}, column {})", point.row, point.column)
     }
 
+    /// The cells forbidden to black now: under renju with black to move
+    /// in a game not over, else none.
+    pub fn forbidden(&self) -> Vec<WsPoint> {
+        if self.ending.is_some()
+            || !self.board.rule().has_forbidden_moves(Color::Black)
+            || self.board.side_to_move() != Color::Black
+        {
+            return Vec::new();
+        }
+        let mut board = self.board.clone();
+        board
+            .forbidden_points()
+            .into_iter()
+            .map(|p| WsPoint {
+                row: u32::from(p.y()),
+                column: u32::from(p.x()),
+            })
+            .collect()
+    }
+
     fn point(&self, point: WsPoint) -> Result<Point, String> {
         let size = self.board.size();
         i32::try_from(point.column)
@@ -421,6 +441,12 @@ mod tests {
         }
         let err = g.play(Color::Black, at(7, 7), ms(1)).unwrap_err();
         assert!(err.contains("forbidden"), "{err}");
+        // The boards are told: the cell is forbidden while black is to
+        // move, and only then.
+        assert_eq!(g.forbidden(), [WsPoint { row: 7, column: 7 }]);
+        let mut after = g.clone();
+        after.play(Color::Black, at(14, 14), ms(1)).unwrap();
+        assert!(after.forbidden().is_empty());
         // Black thinks past its time: a timeout, no winner in the message.
         let ending = g.play(Color::Black, at(7, 8), ms(2_000)).unwrap().unwrap();
         assert_eq!(ending.reason, EndReason::Timeout);

@@ -6,9 +6,10 @@
 //! `prisonerScore`, `prisoners`) are sent with neutral values and ignored
 //! when received. What gomoku needs besides is added as extension fields
 //! that a client of the specification can ignore: `rule` in the game
-//! configuration, the end reasons `five` and `draw`, and `timedOut` (the
+//! configuration, the end reasons `five` and `draw`, `timedOut` (the
 //! colour whose time ran out, since the specification's `END` names no
-//! winner on a timeout).
+//! winner on a timeout) and `forbidden` in MOVE and VALID (renju's cells
+//! forbidden to black, when black is to move).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -180,10 +181,17 @@ pub enum ServerMessage {
         mv: WsMove,
         #[serde(rename = "remainingTime")]
         remaining_time: PerPlayer<u64>,
+        /// Extension: under renju, the cells now forbidden to black
+        /// (black to move), for boards that mark them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        forbidden: Vec<WsPoint>,
     },
     Valid {
         #[serde(rename = "remainingTime")]
         remaining_time: PerPlayer<u64>,
+        /// Extension: as in MOVE.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        forbidden: Vec<WsPoint>,
     },
     Invalid {
         message: String,
@@ -392,11 +400,26 @@ mod tests {
                 black: 1000,
                 white: 2000,
             },
+            forbidden: Vec::new(),
         };
         assert_eq!(
             valid.to_json(),
             r#"{"type":"VALID","remainingTime":{"B":1000,"W":2000}}"#
         );
+        // Renju's forbidden cells ride along when there are any.
+        let marked = ServerMessage::Valid {
+            remaining_time: PerPlayer {
+                black: 1000,
+                white: 2000,
+            },
+            forbidden: vec![WsPoint { row: 7, column: 8 }],
+        };
+        let json = marked.to_json();
+        assert_eq!(
+            json,
+            r#"{"type":"VALID","remainingTime":{"B":1000,"W":2000},"forbidden":[{"row":7,"column":8}]}"#
+        );
+        assert_eq!(ServerMessage::parse(&json).unwrap(), marked);
         let end = ServerMessage::End {
             reason: EndReason::Five,
             winner: "B".into(),

@@ -299,10 +299,12 @@ impl Referee {
                 running.analysis[1 - seat] = None;
                 let other = running.players[1 - seat];
                 if !timed_out {
+                    let forbidden = running.game.forbidden();
                     self.send(
                         id,
                         &ServerMessage::Valid {
                             remaining_time: remaining,
+                            forbidden: forbidden.clone(),
                         },
                     );
                     self.send(
@@ -310,6 +312,7 @@ impl Referee {
                         &ServerMessage::Move {
                             mv,
                             remaining_time: remaining,
+                            forbidden,
                         },
                     );
                 }

@@ -25,6 +25,7 @@ impl Referee {
             "last": last,
             "moves": config.move_log.len(),
             "analysis": {"B": running.analysis[0], "W": running.analysis[1]},
+            "forbidden": running.game.forbidden(),
         })
     }
 
