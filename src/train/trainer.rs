@@ -38,6 +38,19 @@ pub enum Schedule {
     Constant,
 }
 
+/// The steps a schedule should plan for when `step` are done, they run at
+/// `rate` a second and `left` seconds remain: what fits (less a margin for
+/// the validations and checkpoints), never more than `planned`, at least
+/// one more.
+pub fn fitted_total(step: u64, rate: f64, left: f64, planned: u64) -> u64 {
+    let more = if rate.is_finite() && left.is_finite() {
+        (0.97 * rate.max(0.0) * left.max(0.0)) as u64
+    } else {
+        u64::MAX
+    };
+    planned.min(step.saturating_add(more)).max(step + 1)
+}
+
 /// The learning rate at `step` (0-based) of `total`.
 pub fn learning_rate(base: f64, schedule: Schedule, warmup: u64, step: u64, total: u64) -> f64 {
     let warm = if step < warmup {
@@ -228,8 +241,11 @@ pub fn train(
         .map(|g| g.len().div_ceil(config.batch_size.max(1)) as u64)
         .sum();
     let planned = batches_per_epoch.saturating_mul(config.epochs as u64);
-    let total_steps = config.max_steps.map_or(planned, |m| m.min(planned)).max(1);
-    let warmup = config.warmup_steps.min(total_steps / 10);
+    let planned_steps = config.max_steps.map_or(planned, |m| m.min(planned)).max(1);
+    let mut total_steps = planned_steps;
+    let mut warmup = config.warmup_steps.min(total_steps / 10);
+    // When and at which step the speed was last measured (for a deadline).
+    let mut timed_from: Option<(Instant, u64)> = None;
     let mut opt = nn::AdamW {
         wd: config.weight_decay,
         ..Default::default()
@@ -341,6 +357,19 @@ pub fn train(
             let seconds = started.elapsed().as_secs_f64();
             step += 1;
             done_in_epoch += 1;
+            // Under a deadline the schedule is fitted to the time, as
+            // gpu_train.py fits it: cut at the deadline, a cosine planned
+            // over more steps left the last weights at a high rate.
+            if let (Some(deadline), true) = (config.deadline, step.is_multiple_of(100)) {
+                let now = Instant::now();
+                if let Some((since, from)) = timed_from.filter(|&(_, from)| step > from) {
+                    let rate = (step - from) as f64 / now.duration_since(since).as_secs_f64();
+                    let left = deadline.saturating_duration_since(now).as_secs_f64();
+                    total_steps = fitted_total(step, rate, left, planned_steps);
+                    warmup = warmup.min((total_steps / 10).max(1));
+                }
+                timed_from = Some((now, step));
+            }
             let k = batch.len as u64;
             samples_seen += k;
             train_seconds += seconds;
@@ -502,6 +531,21 @@ pub fn training_rate(net: &Network, compute: Kind, batch: usize, time: Duration)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_deadline_fits_the_schedule_to_the_steps_there_is_time_for() {
+        // 10 steps a second, 60 s left after 1,000 steps: 582 more fit.
+        assert_eq!(fitted_total(1_000, 10.0, 60.0, 100_000), 1_582);
+        // Time for more than planned: the plan stands.
+        assert_eq!(fitted_total(1_000, 10.0, 6_000.0, 5_000), 5_000);
+        // No time left: one more step, the end of the cosine.
+        assert_eq!(fitted_total(1_000, 10.0, 0.0, 5_000), 1_001);
+        assert_eq!(fitted_total(1_000, f64::INFINITY, 1.0, 5_000), 5_000);
+        // Fitted to 1,582 steps, the rate at step 1,581 is the schedule's
+        // last: 1% of the base under the cosine.
+        let end = learning_rate(1e-3, Schedule::Cosine, 0, 1_581, 1_582);
+        assert!((end - 1e-5).abs() < 1e-7, "{end}");
+    }
 
     #[test]
     fn schedules_warm_up_and_decay() {
