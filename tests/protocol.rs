@@ -767,14 +767,17 @@ fn yixin_board_session() {
     b.send("done");
     b.send("yxshowforbid");
     assert_eq!(b.answer(), "FORBID 0507.");
+    let before = b.seen.len();
     b.send("yxnbest 3");
     b.expect_move();
-    let pvs: HashSet<&String> = b
-        .seen
+    // This search's own PV blocks: at least two of the three best moves.
+    let pvs: HashSet<&str> = b.seen[before..]
         .iter()
-        .filter(|l| l.starts_with("INFO PV "))
+        .filter_map(|l| l.strip_prefix("INFO PV "))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .filter(|index| index.parse::<u32>().is_ok())
         .collect();
-    assert!(pvs.len() >= 2, "{:?}", b.seen);
+    assert!(pvs.len() >= 2, "{:?}", &b.seen[before..]);
     b.send("yxbalancetwo 0");
     let line = b.answer();
     assert_eq!(line.split_whitespace().count(), 2, "{line}");
@@ -1291,6 +1294,30 @@ fn yixin_board_new_game_during_a_search_stops_it() {
     b.send("INFO timeout_turn 300");
     b.send("yxnbest 1");
     assert_eq!(b.expect_move(), (7, 7));
+    b.send("end");
+}
+
+/// Its new game with the engine as swap2's opener sends neither `yxstop`
+/// nor `start`, only `yxswap2step1`: the search is stopped at once, its one
+/// move line (which the GUI discards) comes, then the proposal.
+#[test]
+fn yixin_board_swap2_opening_during_a_search_stops_it() {
+    let mut b = yixin_board(&["INFO timeout_turn 600000", "INFO timeout_match 100000000"]);
+    b.send("board");
+    b.send("7,7,2");
+    b.send("done");
+    std::thread::sleep(Duration::from_millis(300));
+    let asked = Instant::now();
+    b.send("yxswap2step1");
+    b.expect_move();
+    for k in 1..=3 {
+        b.expect(|l| l.starts_with(&format!("MESSAGE SWAP2 MOVE{k} ")));
+    }
+    assert!(
+        asked.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        asked.elapsed()
+    );
     b.send("end");
 }
 

@@ -524,7 +524,12 @@ impl FrontEnd for Gomocup {
             // Yixin-Board's new game sends no yxstop while the engine
             // thinks: it counts one move line to discard and sends `start`,
             // which would otherwise wait for the whole abandoned search.
-            Command::Start { .. } | Command::Restart if self.dialect == Dialect::YixinBoard => {
+            // So does its new game with the engine as swap2's opener: no
+            // `start`, only `yxswap2step1`, which waited for the abandoned
+            // search (a minute, at its unlimited levels half an hour).
+            Command::Start { .. } | Command::Restart | Command::YxSwap2Step(1)
+                if self.dialect == Dialect::YixinBoard =>
+            {
                 Urgency::StopThenInTurn
             }
             Command::Info { key, .. } if key == "evaluate" => Urgency::Now,

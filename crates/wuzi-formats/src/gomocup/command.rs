@@ -242,7 +242,15 @@ pub struct CommandParser {
     block: Option<OpenBlock>,
     /// A command whose argument is the next line (e.g. a file path).
     awaiting_argument: Option<String>,
+    /// Inside a quoted text that runs over lines (a Yixin-Board database
+    /// comment with line breaks): its lines are text, not commands. The
+    /// count of those lines, so that a quote never closed does not take
+    /// every later command as text.
+    in_quote: Option<usize>,
 }
+
+/// Lines a quoted text may run over before its quote is taken as lost.
+const MAX_QUOTED_LINES: usize = 256;
 
 #[derive(Debug)]
 struct OpenBlock {
@@ -265,6 +273,24 @@ impl CommandParser {
     /// Feeds one input line; returns the commands it completes (a line can
     /// both abort an unfinished block and start a command).
     pub fn feed(&mut self, raw: &str) -> Vec<Command> {
+        if let Some(lines) = self.in_quote.take() {
+            // The text goes on to its closing quote; what follows it on
+            // that line is the block's first line.
+            let Some(close) = closing_quote(raw) else {
+                if lines < MAX_QUOTED_LINES {
+                    self.in_quote = Some(lines + 1);
+                    return Vec::new();
+                }
+                // A quote never closed: this line is read as a line again.
+                return self.feed(raw);
+            };
+            let after = raw[close + 1..].trim();
+            return if after.is_empty() {
+                Vec::new()
+            } else {
+                self.feed(after)
+            };
+        }
         let line = raw.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
         if let Some(command) = self.awaiting_argument.take() {
             return vec![Command::Ignored(format!("{command} {line}"))];
@@ -497,10 +523,19 @@ impl CommandParser {
             {
                 self.open(BlockKind::Ignored(w.to_string()), w);
                 // `yxedittextdatabase "text"7,7`: the block's first line is
-                // glued after the closing quote.
-                if let Some(after) = rest.rfind('"').map(|i| rest[i + 1..].trim()) {
-                    if !after.is_empty() {
-                        return self.feed(after);
+                // glued after the closing quote. A text with line breaks
+                // runs over lines: they are its text, never commands (a
+                // comment line "End game" would end the engine).
+                if let Some(open) = rest.find('"') {
+                    let text = &rest[open + 1..];
+                    match closing_quote(text) {
+                        Some(close) => {
+                            let after = text[close + 1..].trim();
+                            if !after.is_empty() {
+                                return self.feed(after);
+                            }
+                        }
+                        None => self.in_quote = Some(0),
                     }
                 }
                 return Vec::new();
@@ -522,6 +557,22 @@ impl CommandParser {
         };
         vec![command]
     }
+}
+
+/// The byte index of the quote that closes a quoted text in `s` (the text
+/// after its opening quote), `\"` and `\\` being escapes (Yixin-Board's
+/// quoted database texts).
+fn closing_quote(s: &str) -> Option<usize> {
+    let mut escaped = false;
+    for (i, c) in s.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => return Some(i),
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -754,5 +805,36 @@ mod tests {
             matches!(&got[..], [Command::Block { kind: BlockKind::Ignored(_), stones }] if stones.len() == 2),
             "{got:?}"
         );
+        // A comment typed with line breaks, quotes escaped: its lines are
+        // text, not commands ("End game" used to end the engine).
+        let got = parse(&[
+            "yxedittextdatabase \"a \\\"quoted\\\" word",
+            "End game",
+            "start 15",
+            "\"7,7",
+            "8,8",
+            "done",
+            "about",
+        ]);
+        assert!(
+            matches!(
+                &got[..],
+                [Command::Block { kind: BlockKind::Ignored(_), stones }, Command::About]
+                    if stones.len() == 2
+            ),
+            "{got:?}"
+        );
+        // The text's own line may end it, with nothing glued after.
+        let got = parse(&["yxedittextdatabase \"one", "two\"", "7,7", "done"]);
+        assert!(
+            matches!(&got[..], [Command::Block { stones, .. }] if stones.len() == 1),
+            "{got:?}"
+        );
+        // A quote never closed holds at most MAX_QUOTED_LINES lines.
+        let mut lines = vec!["yxedittextdatabase \"lost"];
+        lines.extend(std::iter::repeat_n("text", MAX_QUOTED_LINES));
+        lines.push("about");
+        let got = parse(&lines);
+        assert!(got.contains(&Command::About), "{got:?}");
     }
 }
