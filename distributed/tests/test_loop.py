@@ -200,6 +200,20 @@ class GatingFaults(StorageCase):
         gating = self.loop(elo1=40).gate(1, {"network": layout.network_name(0)})
         self.assertEqual((gating["wins"], gating["losses"]), (40, 2))
 
+    def test_a_slice_played_by_another_candidate_stops_the_gate(self):
+        # The candidate stored now is not the one the slice played (a late
+        # training attempt replaced it): no count, no promotion.
+        self.storage.write_bytes(layout.digest_name(layout.network_name(1)), b"b" * 64 + b"\n")
+        self.store_task(losses_by_error={"candidate": {}, "current": {}}, candidate_sha256="a" * 64)
+        with self.assertRaises(LoopError) as raised:
+            self.loop(elo1=40).gate(1, {"network": layout.network_name(0)})
+        self.assertIn("was played by another", str(raised.exception))
+        self.assertFalse(self.storage.exists(layout.gating_name(1)))
+        # The same digest: gated, and the gate records it.
+        self.store_task(losses_by_error={"candidate": {}, "current": {}}, candidate_sha256="b" * 64)
+        gating = self.loop(elo1=40).gate(1, {"network": layout.network_name(0)})
+        self.assertEqual(gating["candidate_sha256"], "b" * 64)
+
     def test_recorded_elo_is_always_finite(self):
         for wins, losses, draws in [(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 0, 5), (40, 0, 0), (40, 2, 0),
                                     (0, 30, 1), (120, 100, 30)]:

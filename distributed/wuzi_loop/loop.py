@@ -275,6 +275,12 @@ class Loop:
         train = self.train(generation, plan)
         gating = self.gate(generation, plan)
         promoted = gating["decision"] == "H1"
+        if promoted:
+            # The network promoted is the one the gate played: a training
+            # attempt that finished late (a retried task) must not have
+            # replaced it since.
+            self.check_gated_network(layout.network_name(generation), gating.get("candidate_sha256"),
+                                     layout.gating_name(generation))
         gating_elo = gating["elo"]
         if not math.isfinite(gating_elo):
             # Loops before recorded_elo stored a clean sweep's infinite Elo:
@@ -497,6 +503,8 @@ class Loop:
             self.progress.update.remote(phase="gating")
             finished = self.wait_all(pending, lambda: None)
             round_results = {**stored_results, **{names[label]: result for label, result in finished.items()}}
+            for result_name, result in round_results.items():
+                self.check_gated_network(candidate, result.get("candidate_sha256"), result_name)
             self.check_faults(round_results)
             results.extend(round_results.values())
             wins, losses, draws = (sum(r[key] for r in results) for key in ("wins", "losses", "draws"))
@@ -519,7 +527,8 @@ class Loop:
             round_index += 1
             if decision != "undecided" or round_index * s.gating_tasks * games_per_task >= s.gating_max_games:
                 break
-        gating = {"candidate": candidate, "current": current, "wins": wins, "losses": losses,
+        gating = {"candidate": candidate, "candidate_sha256": self.stored_digest(candidate),
+                  "current": current, "wins": wins, "losses": losses,
                   "draws": draws, "games": games, "elo": elo, "elo_margin": margin, "llr": llr,
                   "bounds": [lower, upper], "decision": decision, "rounds": round_index,
                   "sprt": dataclasses.asdict(self.sprt), "playouts": s.gating_playouts,
@@ -529,6 +538,25 @@ class Loop:
             gating["engine_verdict"] = results[0]["engine_verdict"]
         self.storage.write_json(layout.gating_name(generation), gating)
         return gating
+
+    def stored_digest(self, network: str) -> str | None:
+        try:
+            return self.storage.read_bytes(layout.digest_name(network)).decode().strip() or None
+        except FileNotFoundError:
+            return None
+        except UnicodeDecodeError:
+            raise StorageError(f"{self.storage.path(layout.digest_name(network))} is damaged") from None
+
+    def check_gated_network(self, network: str, gated: str | None, result_name: str) -> None:
+        """Stops where a gating result was played by another network than
+        the one stored now under `network` (results of loops before digests
+        were recorded carry none, and pass)."""
+        stored = self.stored_digest(network)
+        if gated and stored and gated != stored:
+            raise LoopError(
+                f"{self.storage.path(result_name)} was played by another {layout.network_label(network)} "
+                f"(SHA-256 {gated[:12]}...) than the one stored now ({stored[:12]}...): remove the "
+                f"generation's gating files to gate the stored network")
 
     def check_faults(self, results: dict[str, dict]) -> None:
         """Stops the gate where a side lost games by error (a crash, a time

@@ -216,9 +216,14 @@ def train_generation(spec: dict) -> dict:
         if os.path.exists(loss_curve):
             storage.upload(loss_curve, layout.generation_dir(spec["generation"]) + "/train-loss.csv")
         network = summary.pop("network_file")
+        name = layout.network_name(spec["generation"])
+        if storage.exists(name):
+            # Another attempt (a task Ray retried while this one ran on)
+            # stored its network first: that one stands, and may be gated.
+            return storage.read_json(layout.train_name(spec["generation"]), default=summary)
         storage.write_json(layout.train_name(spec["generation"]), summary)
         # The network last: its presence marks the training as done.
-        store_network(storage, network, layout.network_name(spec["generation"]))
+        store_network(storage, network, name)
         return summary
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -241,8 +246,11 @@ def gating_match(spec: dict) -> dict:
                               spec["games"], spec["seed"], spec["playouts"], spec["concurrency"],
                               openings, spec["random_stones"], spec.get("sprt_argument"),
                               os.path.join(work, "match.log"))
+        # Which networks played: the promotion checks that the candidate
+        # stored then is the one gated.
         result.update(seconds=time.time() - started, host=socket.gethostname(),
-                      round=spec["round"], task=spec["task"], gate=spec["gate"])
+                      round=spec["round"], task=spec["task"], gate=spec["gate"],
+                      candidate_sha256=file_digest(candidate), current_sha256=file_digest(current))
         storage.write_json(spec["result_name"], result)
         return result
     finally:
