@@ -256,6 +256,24 @@ class TypedKeys(StorageCase):
         self.assertIn(self.storage.path(layout.STATE), str(raised.exception))
         self.assertIn("'history'", str(raised.exception))
 
+    def test_a_loop_keeps_its_openings_and_gates_from_others(self):
+        self.storage.write_json(layout.LOOP, {"fixed": FIXED})
+        self.storage.write_bytes(layout.SELFPLAY_OPENINGS, b"0,0, 1,0\n")
+        with tempfile.TemporaryDirectory() as folder:
+            same, other, gate = (os.path.join(folder, n) for n in ("same.txt", "other.txt", "gate.txt"))
+            for path, text in [(same, "0,0, 1,0\n"), (other, "0,0, 0,1\n"), (gate, "0,0,1,0\n")]:
+                with open(path, "w") as f:
+                    f.write(text)
+            self.loop().prepare(None, same, None)
+            with self.assertRaises(LoopError) as raised:
+                self.loop().prepare(None, other, None)
+            self.assertIn("a loop keeps its openings", str(raised.exception))
+            self.assertEqual(self.storage.read_bytes(layout.SELFPLAY_OPENINGS), b"0,0, 1,0\n")
+            # A gating opening that self-play also plays (blanks aside).
+            with self.assertRaises(LoopError) as raised:
+                self.loop().prepare(None, same, gate)
+            self.assertIn("are in the self-play file", str(raised.exception))
+
     def test_shard_log_that_is_a_list(self):
         self.storage.write_json(layout.shard_log_name(1, 0), [])
         with self.assertRaises(StorageError) as raised:

@@ -175,7 +175,37 @@ def check_storage(storage: Storage, settings: Settings, initial_network: str | N
     for path in openings:
         if path and not os.path.isfile(path):
             raise LoopError(f"openings file {path}: no such file")
+    selfplay, gating = (list(openings) + [None, None])[:2]
+    if selfplay and gating:
+        # The gate's openings must be ones no self-play started from: a
+        # network learns the openings it was trained from.
+        shared = opening_lines(selfplay) & opening_lines(gating)
+        if shared:
+            raise LoopError(f"{len(shared)} opening(s) of the gating file {gating} are in the self-play "
+                            f"file {selfplay} too (first: {sorted(shared)[0]!r}): gate from openings "
+                            f"self-play never uses")
+    if stored is not None:
+        # A loop keeps its openings: its plans and gates name the stored
+        # files, and pooled results would mix games of two sets.
+        for path, name in [(selfplay, layout.SELFPLAY_OPENINGS), (gating, layout.GATING_OPENINGS)]:
+            if path and storage.exists(name) and storage.read_bytes(name) != read_file_bytes(path):
+                raise LoopError(f"{path} differs from the openings the loop in {storage.uri} plays "
+                                f"({name}): a loop keeps its openings; start a new loop on another "
+                                f"storage to use these")
     return stored
+
+
+def opening_lines(path: str) -> set[str]:
+    """An opening file's openings as written (blanks removed), comments and
+    empty lines left out."""
+    with open(path, encoding="utf-8", errors="replace") as source:
+        return {"".join(line.split()).lower() for line in source
+                if line.strip() and not line.lstrip().startswith("#")}
+
+
+def read_file_bytes(path: str) -> bytes:
+    with open(path, "rb") as source:
+        return source.read()
 
 
 def leftover_loop(storage: Storage) -> list[str]:
