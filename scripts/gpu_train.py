@@ -61,11 +61,14 @@ class Shard:
         self.wdl = targets[:, 2].to(device)
         # Soft targets (wuzi-encode writes them when self-play records with
         # search targets are among the games): the visit shares and the
-        # search's win/draw/loss, in 255ths.
+        # search's win/draw/loss, as 16-bit little-endian counts of
+        # 32767ths, held as int16 (they fit) and made float per batch.
         self.soft_policy = self.soft_wdl = None
         if os.path.exists(stem + ".soft"):
             cells = self.width * self.height
-            soft = read_bytes(stem + ".soft", self.count * (cells + 3)).view(self.count, cells + 3)
+            raw = read_bytes(stem + ".soft", 2 * self.count * (cells + 3))
+            # (little-endian machines, as tensor_bytes assumes too)
+            soft = raw.view(torch.int16).view(self.count, cells + 3)
             self.soft_policy = soft[:, :cells].to(device)
             self.soft_wdl = soft[:, cells:].to(device)
 

@@ -203,7 +203,7 @@ fn soft_targets_of_self_play_records_are_exported_and_turned_with_the_board() {
     );
 
     // Targets: the most visited move; soft: visit shares and the search's
-    // value in 255ths.
+    // value in 32767ths, 16-bit little-endian.
     let targets = std::fs::read(exported.join("train-15x15.targets")).expect("targets");
     let moves: Vec<u16> = targets
         .chunks(4)
@@ -211,7 +211,11 @@ fn soft_targets_of_self_play_records_are_exported_and_turned_with_the_board() {
         .collect();
     assert_eq!(moves, vec![8 * 15 + 7, 9 * 15 + 7, 10 * 15 + 7]);
     let soft = std::fs::read(exported.join("train-15x15.soft")).expect("soft");
-    assert_eq!(soft.len(), 3 * (225 + 3));
+    assert_eq!(soft.len(), 2 * 3 * (225 + 3));
+    let values: Vec<u16> = soft
+        .chunks(2)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]))
+        .collect();
     // The same games without their search column, exported into the same
     // folder: no soft targets of the earlier export stay behind.
     let plain = dir.path().join("plain.tsv");
@@ -228,16 +232,17 @@ fn soft_targets_of_self_play_records_are_exported_and_turned_with_the_board() {
     std::fs::write(reexport.join("train-15x15.soft"), &soft).expect("stale soft");
     export(&plain_data, &[("train", &[0])], &reexport, 1).expect("export");
     assert!(!reexport.join("train-15x15.soft").exists());
-    let first = &soft[..228];
-    assert_eq!((first[8 * 15 + 7], first[6 * 15 + 6]), (191, 64));
+    let first = &values[..228];
+    // 3 and 1 visits: 3/4 and 1/4 of 32767.
+    assert_eq!((first[8 * 15 + 7], first[6 * 15 + 6]), (24575, 8192));
     assert_eq!(
         first.iter().take(225).map(|&v| u32::from(v)).sum::<u32>(),
-        255
+        32767
     );
-    assert_eq!(&first[225..], &[128, 0, 128]);
-    let third = &soft[2 * 228..3 * 228];
-    assert_eq!((third[10 * 15 + 7], third[3 * 15 + 3]), (128, 128));
-    assert_eq!(&third[225..], &[255, 0, 0]);
+    assert_eq!(&first[225..], &[16384, 0, 16384]);
+    let third = &values[2 * 228..3 * 228];
+    assert_eq!((third[10 * 15 + 7], third[3 * 15 + 3]), (16384, 16384));
+    assert_eq!(&third[225..], &[32767, 0, 0]);
 
     // The trainer turns the soft policy with the board: under symmetry k the
     // share of (x, y) is at the engine's map_cell(x, y).
@@ -250,10 +255,13 @@ fn soft_targets_of_self_play_records_are_exported_and_turned_with_the_board() {
     );
     let dumped = std::fs::read(out.join("symmetries.bin")).expect("symmetries.bin");
     let cells = INPUT_PLANES * 15 * 15;
-    let record = 5 + cells + 225;
+    let record = 5 + cells + 2 * 225;
     assert_eq!(dumped.len(), 8 * record);
     for (k, chunk) in dumped.chunks(record).enumerate() {
-        let turned = &chunk[5 + cells..];
+        let turned: Vec<u16> = chunk[5 + cells..]
+            .chunks(2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+            .collect();
         let sym = Symmetry::new(k as u8);
         for y in 0..15 {
             for x in 0..15 {

@@ -15,10 +15,13 @@
 //!   (0 win, 1 draw, 2 loss) and a zero byte;
 //!
 //! * `SPLIT-WxH.soft`, only when some game is a self-play record with
-//!   search targets: per position, `H * W` bytes of policy (the search's
-//!   visit shares in 255ths, `y * W + x` order; the move played as 255 for
-//!   other games) and three bytes of win, draw and loss for the side to
-//!   move in 255ths (the search's value; the result for other games).
+//!   search targets: per position, `H * W` values of policy (the search's
+//!   visit shares, `y * W + x` order; the move played as a whole share for
+//!   other games) and three of win, draw and loss for the side to move (the
+//!   search's value; the result for other games), each an unsigned 16-bit
+//!   little-endian count of [`SOFT_ONE`]ths (bytes rounded a one-visit
+//!   share of a 400-playout search half as large again, and shares of
+//!   longer searches to nothing).
 //!
 //! `index.tsv` listing them (`split`, `width`, `height`, `positions`,
 //! `planes`, `bytes_per_position`), and `symmetries.tsv`: per symmetry
@@ -65,35 +68,42 @@ struct Shard {
     positions: usize,
 }
 
-/// Bytes of one position's soft targets on a `height x width` board.
+/// A whole share in the soft targets: 15 bits, so that a reader may hold
+/// them as signed 16-bit numbers.
+pub const SOFT_ONE: u16 = 32767;
+
+/// Values (16-bit) of one position's soft targets on a `height x width`
+/// board; its bytes are twice as many.
 pub fn soft_len(height: usize, width: usize) -> usize {
     height * width + 3
 }
 
 /// Appends the soft targets of the position before `ply` of `game`.
 fn push_soft(game: &crate::records::Game, ply: u16, width: usize, out: &mut Vec<u8>) {
-    let start = out.len();
-    out.resize(start + soft_len(game.size.height() as usize, width), 0);
-    let to_255 = |v: f32| (255.0 * v).round().clamp(0.0, 255.0) as u8;
-    let cells = &mut out[start..];
+    let mut values = vec![0u16; soft_len(game.size.height() as usize, width)];
+    let share = |v: f32| {
+        (f32::from(SOFT_ONE) * v)
+            .round()
+            .clamp(0.0, f32::from(SOFT_ONE)) as u16
+    };
+    let n = values.len();
     match game.search_at(ply) {
         Some(t) => {
-            for (p, share) in t.policy() {
-                cells[p.y() as usize * width + p.x() as usize] = to_255(share);
+            for (p, s) in t.policy() {
+                values[p.y() as usize * width + p.x() as usize] = share(s);
             }
-            let n = cells.len();
-            for (slot, &v) in cells[n - 3..].iter_mut().zip(&t.wdl) {
-                *slot = to_255(f32::from(v) / 1000.0);
+            for (slot, &v) in values[n - 3..].iter_mut().zip(&t.wdl) {
+                *slot = share(f32::from(v) / 1000.0);
             }
         }
         None => {
             if let Some(p) = game.moves.get(ply as usize) {
-                cells[p.y() as usize * width + p.x() as usize] = 255;
+                values[p.y() as usize * width + p.x() as usize] = SOFT_ONE;
             }
-            let n = cells.len();
-            cells[n - 3 + game.wdl_class(ply as usize) as usize] = 255;
+            values[n - 3 + game.wdl_class(ply as usize) as usize] = SOFT_ONE;
         }
     }
+    out.extend(values.iter().flat_map(|v| v.to_le_bytes()));
 }
 
 /// Encodes every target position of `games` (indices into `data`), in game
