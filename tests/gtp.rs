@@ -417,6 +417,24 @@ fn analysis_keeps_to_allow_and_avoid() {
             .all(|m| !["J9", "G7", "H9", "J8"].contains(&m.as_str())),
         "{avoided:?}"
     );
+    // Asked on a finished board, the analysis closes at once: its allow
+    // does not hold the next genmove (it was kept, and the win below
+    // was not played).
+    e.ok("clear_board");
+    for mv in [
+        "b A15", "w A1", "b B15", "w B1", "b C15", "w C1", "b D15", "w J1",
+    ] {
+        e.ok(&format!("play {mv}"));
+    }
+    e.ok("play b E15");
+    e.process.send("lz-analyze b 50 allow b A3 1");
+    assert_eq!(e.process.expect(|l| !l.trim().is_empty()), "=");
+    assert_eq!(e.process.expect(|_| true).trim(), "");
+    e.ok("undo");
+    e.ok("time_settings 0 1 1");
+    assert_eq!(e.ask("genmove b"), success(None, "E15"));
+    e.ok("clear_board");
+    e.ok("play b H8");
     e.process.send("kata-analyze w interval 10");
     assert_eq!(e.process.expect(|l| !l.trim().is_empty()), "=");
     let free = moves(&analysis_infos(&mut e, 8));

@@ -35,9 +35,6 @@ impl Gtp {
         if let Some(color) = color {
             Self::with_side_to_move(s, color);
         }
-        // For this analysis only: the job's end clears it (genmove and the
-        // next analysis see no blocks of their own).
-        s.engine.limits.excluded = excluded;
         // The response starts now and stays open.
         let head = GtpResponse::success(id, "").to_string();
         s.send(head.trim_end());
@@ -45,6 +42,9 @@ impl Gtp {
             s.send("");
             return;
         }
+        // For this analysis only: the job's end clears it (genmove and the
+        // next analysis see no blocks of their own).
+        s.engine.limits.excluded = excluded;
         // Centiseconds as the client sends them, at most an hour apart.
         let every = Duration::from_millis(interval_cs.clamp(1, 360_000) * 10);
         s.analyse(Job::Analyse { format, max_moves }, every);

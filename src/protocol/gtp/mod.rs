@@ -316,6 +316,8 @@ impl Gtp {
         }
         Self::with_side_to_move(s, color);
         s.engine.time = self.clock.time_control(color, self.lag);
+        // An analysis's avoid/allow blocks are its own.
+        s.engine.limits.excluded = CellSet::new();
         s.think(Job::GenMove {
             id,
             play,
