@@ -27,6 +27,8 @@ pub use opening::SwapChoice;
 /// The least time the pass over the cache before a game's first search
 /// may take (see `make_room_for_a_new_game`).
 const NEW_GAME_PRUNE_FLOOR: Duration = Duration::from_millis(50);
+/// The same pass's allowance without a clock.
+const NEW_GAME_PRUNE_CAP: Duration = Duration::from_secs(1);
 
 /// What a background search is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -252,18 +254,24 @@ impl Engine {
     /// the search would stop for memory at once, playing on old numbers.
     /// If the descendants still hold half the budget and few of them were
     /// reached through this root's own search (a GUI that restarts before
-    /// every position keeps its tree), everything goes.
+    /// every position keeps its tree), the least visited go until half the
+    /// budget is free: the old games' unvisited positions first, while the
+    /// most searched lines stay (Yixin-Board restarts for an undo too, and
+    /// the position before it, never searched itself, used to lose the
+    /// whole tree of the one after it).
     fn make_room_for_a_new_game(&mut self) {
         if !std::mem::take(&mut self.new_game_room) {
             return;
         }
         // On the first move's clock: at most an eighth of its target, as
         // the search's own pass, but not less than what a tournament's
-        // tree (350 MB) takes, so that the clear below can be decided; a
-        // pass cut short clears nothing (the search's passes go on).
-        let allowance = self
-            .budget()
-            .map(|budget| (budget.target / 8).max(NEW_GAME_PRUNE_FLOOR));
+        // tree (350 MB) takes, so that the pruning below can be decided; a
+        // pass cut short prunes no further (the search's passes go on).
+        // Without a clock (an analysis), a second: the pass runs on the
+        // protocol's thread, which reads no stop meanwhile.
+        let allowance = self.budget().map_or(NEW_GAME_PRUNE_CAP, |budget| {
+            (budget.target / 8).max(NEW_GAME_PRUNE_FLOOR)
+        });
         let started = Instant::now();
         let searcher = self.searcher.read();
         let cache = searcher.cache();
@@ -271,19 +279,23 @@ impl Engine {
             return;
         }
         let cut_short = std::cell::Cell::new(false);
-        cache.keep_descendants_of(&self.board, || {
-            let over = allowance.is_some_and(|allowed| started.elapsed() > allowed);
+        let over = || {
+            let over = started.elapsed() > allowance;
             cut_short.set(over);
             over
-        });
+        };
+        cache.keep_descendants_of(&self.board, over);
         let root_visits = cache
             .get(&self.board)
             .map_or(0, |root| root.data.lock().visits as usize);
-        if !cut_short.get()
-            && cache.memory_bytes() > searcher.tree_budget() / 2
-            && root_visits < cache.node_count() / 4
-        {
-            cache.clear();
+        if cut_short.get() || root_visits >= cache.node_count() / 4 {
+            return;
+        }
+        let half = searcher.tree_budget() / 2;
+        let mut fewest = 2;
+        while cache.memory_bytes() > half && fewest < u32::MAX / 2 && !cut_short.get() {
+            cache.keep_visited_descendants_of(&self.board, fewest, over);
+            fewest *= 2;
         }
     }
 
@@ -721,6 +733,43 @@ mod tests {
             "{} < {searched}",
             root_visits(&e)
         );
+    }
+
+    /// Yixin-Board restarts the game for an undo: the new game's root is
+    /// an earlier position of the last one, never searched itself. The tree
+    /// of the position searched after it stays (it was all cleared).
+    #[test]
+    fn a_restart_at_an_earlier_position_keeps_the_tree_after_it() {
+        let size = BoardSize::square(15).expect("15x15 is a board size");
+        let p = |x, y| Point::new(x, y).expect("on the board");
+        let earlier = [p(7, 7), p(8, 8)];
+        let mut e = engine(1);
+        for mv in earlier.iter().chain(&[p(7, 8), p(6, 6)]) {
+            e.play(*mv).expect("legal");
+        }
+        e.time.turn = None;
+        e.limits.max_playouts = Some(3_000);
+        let mut rounds = 0;
+        while e.searcher.read().cache().memory_bytes() <= crate::search::memory::MIN_TREE / 2 + 1 {
+            e.think().expect("a search result");
+            rounds += 1;
+            assert!(rounds < 100, "the searches add no nodes");
+        }
+        let later = e.board.clone();
+        let visits = |e: &Engine| {
+            let searcher = e.searcher.read();
+            let node = searcher.cache().get(&later);
+            node.map_or(0, |node| node.data.lock().visits)
+        };
+        let searched = visits(&e);
+        e.new_game(size, Rule::Freestyle);
+        for mv in earlier {
+            e.play(mv).expect("legal");
+        }
+        e.limits.max_playouts = Some(10);
+        e.think().expect("a search result");
+        assert!(visits(&e) >= searched, "{} < {searched}", visits(&e));
+        assert!(e.searcher.read().cache().memory_bytes() <= e.searcher.read().tree_budget());
     }
 
     #[test]
