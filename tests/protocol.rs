@@ -1100,6 +1100,28 @@ fn a_log_file_is_written_per_start() {
     );
 }
 
+/// Yixin-Board sends `start` before every position: one log file for
+/// them all (a game made dozens), a new one for another board size.
+#[test]
+fn yixin_board_positions_share_a_log_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = Brain::start(&["--log-dir", dir.path().to_str().unwrap(), "--threads", "1"]);
+    b.send("yxshowinfo");
+    b.send("INFO timeout_turn 100");
+    for (size, stone) in [(15, "7,7,2"), (15, "8,8,2"), (15, "9,9,2"), (20, "7,7,2")] {
+        b.send(&format!("start {size}"));
+        assert_eq!(b.answer(), "OK");
+        for line in ["board", stone, "done"] {
+            b.send(line);
+        }
+        b.expect_move();
+    }
+    b.send("end");
+    assert!(b.wait_exit(Duration::from_secs(3)).is_some());
+    let files = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(files, 2);
+}
+
 /// At the end of input the brain still answers what it was asked (each
 /// search within its time), then exits: `printf ... | pbrain-wuzi` works.
 #[test]

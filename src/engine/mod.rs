@@ -396,9 +396,18 @@ impl Engine {
             time: Some(TimeBudget::fixed(time)),
             ..SearchLimits::default()
         };
-        self.searcher
-            .read()
-            .search(board, &limits, &std::sync::atomic::AtomicBool::new(false))
+        // On the protocol's thread: a failed search must still answer (a
+        // background search's failure is answered so in `join`).
+        let searched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.searcher
+                .read()
+                .search(board, &limits, &std::sync::atomic::AtomicBool::new(false))
+        }));
+        searched.unwrap_or_else(|_| {
+            tracing::error!("a balancing search failed; answering with the fallback move");
+            self.searcher.read().cache().clear();
+            SearchResult::unsearched(board, &CellSet::new())
+        })
     }
 
     /// Empties the cache (CLEARHASH).

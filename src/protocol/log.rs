@@ -1,4 +1,5 @@
-//! The optional log file: one file per START, with the commands, answers
+//! The optional log file: one file per START (per board size under
+//! Yixin-Board, which sends START before every position), with the commands, answers
 //! and search summaries, written through `tracing` and `tracing-appender`.
 
 use std::io::Write;
@@ -55,6 +56,11 @@ impl LogFile {
             .with_target(false)
             .finish();
         let _ = tracing::subscriber::set_global_default(subscriber);
+    }
+
+    /// Whether a file is being written.
+    pub fn is_open(&self) -> bool {
+        self.current.lock().is_some()
     }
 
     /// Starts a new file in `dir` (created if needed); returns its path.

@@ -278,7 +278,8 @@ impl Gomocup {
         let rule = s.engine.rule();
         // Yixin-Board sends START before every BOARD and resets the blocked
         // moves itself (yxblockreset); they mean nothing on another size.
-        if size != s.engine.board().size() {
+        let resized = size != s.engine.board().size();
+        if resized {
             self.blocked = CellSet::new();
         }
         // The clock is kept when a time_left came since the last answer:
@@ -296,7 +297,10 @@ impl Gomocup {
             self.apply_clock(&mut s.engine);
         }
         s.engine.new_game(size, rule);
-        if self.logging {
+        // A file per game, but Yixin-Board's START comes before every
+        // position (a game made dozens): there, one per board size.
+        let same_session = self.dialect == Dialect::YixinBoard && self.log.is_open() && !resized;
+        if self.logging && !same_session {
             match self.log.start_new(&self.config.log.dir) {
                 Ok(path) => {
                     tracing::info!("log started: {}", path.display());
