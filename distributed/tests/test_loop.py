@@ -29,7 +29,8 @@ DISTRIBUTED = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, DISTRIBUTED)
 
 from wuzi_loop import cli, layout, tasks  # noqa: E402
-from wuzi_loop.engine import EngineError, fault_counts, parse_faults, parse_match  # noqa: E402
+from wuzi_loop.engine import (  # noqa: E402
+    EngineError, fault_counts, parse_faults, parse_match, parse_train_summary)
 from wuzi_loop.lease import Lease  # noqa: E402
 from wuzi_loop.sprt import recorded_elo  # noqa: E402
 from wuzi_loop.loop import RULES, Loop, LoopError, Settings, check_settings, check_storage  # noqa: E402
@@ -233,6 +234,17 @@ class GatingFaults(StorageCase):
         with self.assertRaises(StorageError):
             self.storage.write_json("x.json", {"elo": float("inf")})
         self.assertFalse(self.storage.exists("x.json"))
+
+
+class TrainSummary(unittest.TestCase):
+    def test_the_trainers_counts_are_read(self):
+        text = ("  data: 2 files, 40 records: 35 games used (900 positions); filtered out: 0 other rule, "
+                "0 other size; skipped 3: 0 malformed, 0 illegal move, 0 forbidden move, 0 moves after a "
+                "win, 0 result mismatch, 3 without targets, 0 undecided; 2 games pass through an "
+                "evaluation opening (left out)\n")
+        summary = parse_train_summary(text)
+        self.assertEqual((summary["records"], summary["games_used"], summary["without_targets"],
+                          summary["evaluation_openings"]), (40, 35, 3, 2))
 
 
 class TypedKeys(StorageCase):

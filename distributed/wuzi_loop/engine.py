@@ -150,6 +150,7 @@ _DATA_LINE = re.compile(r"data: (\d+) files, (\d+) records: (\d+) games used \((
 _SKIPPED = re.compile(
     r"skipped (\d+): (\d+) malformed, (\d+) illegal move, (\d+) forbidden move, "
     r"(\d+) moves after a win, (\d+) result mismatch, (\d+) without targets")
+_HELD_OUT = re.compile(r"(\d+) games pass through an evaluation opening")
 _STEPS = re.compile(r"(\d+) steps, (\d+) samples, ([\d.]+) epochs in ([\d.]+) s")
 _VALIDATION = re.compile(r"final validation .*?policy loss ([\d.]+), policy accuracy ([\d.]+)%, value loss ([\d.]+)")
 
@@ -162,6 +163,8 @@ def parse_train_summary(text: str) -> dict:
         keys = ("skipped", "malformed", "illegal_move", "forbidden_move", "moves_after_win",
                 "result_mismatch", "without_targets")
         summary.update({key: int(value) for key, value in zip(keys, m.groups())})
+    if m := _HELD_OUT.search(text):
+        summary.update(evaluation_openings=int(m[1]))
     if m := _STEPS.search(text):
         summary.update(steps=int(m[1]), samples=int(m[2]), epochs=float(m[3]), train_seconds=float(m[4]))
     if m := _VALIDATION.search(text):

@@ -197,11 +197,19 @@ def train_generation(spec: dict) -> dict:
         data = os.path.join(work, "data")
         stored_games = 0
         for generation in spec["data_generations"]:
-            for part in layout.all_parts(storage, generation):
-                local = os.path.join(data, f"gen-{generation:04d}", os.path.basename(part))
-                storage.download(part, local)
-                with open(local) as part_file:
-                    stored_games += len(game_lines(part_file.read()))
+            # The games the driver counts: the planned shards' own, each
+            # game once (two attempts at a shard may have stored the same
+            # games; a stray file in the folder is no shard's).
+            plan = storage.read_json(layout.plan_name(generation)) or {}
+            for shard in plan.get("shards", []):
+                lines = stored_shard_games(storage, generation, shard["shard"])
+                if not lines:
+                    continue
+                local = os.path.join(data, f"gen-{generation:04d}", f"shard-{shard['shard']:03d}.tsv")
+                os.makedirs(os.path.dirname(local), exist_ok=True)
+                with open(local, "w") as shard_file:
+                    shard_file.write(file_text(lines))
+                stored_games += len(lines)
         if stored_games == 0:
             raise engine.EngineError(f"generation {spec['generation']}: no stored games to train on")
         init = cached_network(storage, spec["init_network"], local_dir)
@@ -212,6 +220,15 @@ def train_generation(spec: dict) -> dict:
                                os.path.join(work, "train.log"))
         summary.update(stored_games=stored_games, seconds=time.time() - started,
                        host=socket.gethostname(), device=spec["device"])
+        # Every stored game is read as a game (targets or not, or kept out
+        # for reaching an evaluation opening): a trainer that refused some
+        # (another rule or board, a broken record) would make a candidate
+        # of part of its data.
+        read = sum(summary.get(key, 0) for key in ("games_used", "without_targets", "evaluation_openings"))
+        if "games_used" in summary and read < stored_games:
+            raise engine.EngineError(
+                f"generation {spec['generation']}: the trainer read {read} of the {stored_games} "
+                f"stored games ({summary}); see its log")
         loss_curve = os.path.join(out, "loss.csv")
         if os.path.exists(loss_curve):
             storage.upload(loss_curve, layout.generation_dir(spec["generation"]) + "/train-loss.csv")
