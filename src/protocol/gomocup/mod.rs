@@ -327,6 +327,18 @@ impl Gomocup {
         reply(s, BrainLine::Ok);
     }
 
+    /// An answered turn's time (from `began`, its request's arrival) off
+    /// the match clock, for the next move's plan: a manager's next
+    /// time_left replaces it, and one sent meanwhile is charged only from
+    /// its arrival. For the turns answered without a background search
+    /// (opening stones, balancing moves) as for the searched ones.
+    pub(super) fn charge_turn(&mut self, s: &mut GomocupSession, began: Instant) {
+        let since = self.time_left_at.map_or(began, |at| at.max(began));
+        self.clock.spend(since.elapsed());
+        self.apply_clock(&mut s.engine);
+        self.answered_at = Some(Instant::now());
+    }
+
     /// The position a block describes, on the game's board size and rule;
     /// errors start with the command's name.
     fn position_of(s: &GomocupSession, name: &str, stones: &[Stone]) -> Result<Board, String> {
@@ -372,6 +384,7 @@ impl Gomocup {
                     } else {
                         s.engine.set_board(board);
                         s.send(&move_list(&found));
+                        self.charge_turn(s, s.received());
                     }
                 }
                 Err(e) => error(s, &e),
@@ -654,6 +667,7 @@ impl FrontEnd for Gomocup {
                 } else {
                     s.send(&move_list(&found));
                     keep_proposed(s, board, &found);
+                    self.charge_turn(s, s.received());
                 }
             }
             Command::YxBlockReset => self.blocked = CellSet::new(),
@@ -696,15 +710,7 @@ impl FrontEnd for Gomocup {
                 Self::yixin_swap_decision(s, &result, stones, self.turn_began)
             }
         }
-        // The request's time off the match clock, for the next move's plan
-        // (a manager's next time_left replaces it; one sent during the
-        // search is charged only from its arrival).
-        let since = self
-            .time_left_at
-            .map_or(self.turn_began, |at| at.max(self.turn_began));
-        self.clock.spend(since.elapsed());
-        self.apply_clock(&mut s.engine);
-        self.answered_at = Some(Instant::now());
+        self.charge_turn(s, self.turn_began);
     }
 
     fn report(&mut self, s: &mut GomocupSession, job: &Job) {

@@ -40,6 +40,7 @@ impl Gomocup {
             if moves.len() == 3 {
                 s.send(&move_list(&moves));
                 keep_opening_stones(s, &moves);
+                self.charge_turn(s, s.received());
             } else {
                 error(s, "cannot choose opening stones on this board");
             }
@@ -119,6 +120,7 @@ impl Gomocup {
                     message(s, &format!("SWAP2 MOVE{} {} {}", i + 1, m.x(), m.y()));
                 }
                 keep_opening_stones(s, &moves);
+                self.charge_turn(s, s.received());
             }
             _ => {
                 // Step 2 answers the three opening stones, step 3 the two
