@@ -484,6 +484,20 @@ class DriverLease(StorageCase):
         lease.release()
         self.assertEqual(self.storage.read_json(layout.LOCK)["owner"], "other")
 
+    def test_a_driver_whose_renewals_hang_stops_before_its_lease_runs_out(self):
+        # A renewal hung on a storage call marks nothing lost; the driver
+        # stops all the same once half the lease has passed without one.
+        lease = Lease(self.storage, renew_seconds=3600, lease_seconds=0.4)
+        self.addCleanup(lease.release)
+        lease.acquire()
+        lease.check()
+        time.sleep(0.3)
+        with self.assertRaises(LoopError) as raised:
+            lease.check()
+        self.assertIn("last renewed", str(raised.exception))
+        self.assertTrue(lease.renew_once())
+        lease.check()
+
     def test_run_refused_while_another_driver_holds_the_storage(self):
         self.storage.write_json(layout.LOOP, {"fixed": FIXED})
         self.held_by()

@@ -52,6 +52,9 @@ class Lease:
         self.pid = os.getpid()
         self.started = time.time()
         self.renewed = 0.0
+        # The same on this machine's monotonic clock, which no clock
+        # setting moves: what `check` measures the lease's age by.
+        self.renewed_monotonic = 0.0
         self.lost: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -95,6 +98,7 @@ class Lease:
             raise LoopError(f"another driver took {self.path} while this one started: "
                             f"run one driver per storage")
         self.renewed = time.time()
+        self.renewed_monotonic = time.monotonic()
         self._thread = threading.Thread(target=self._renew, name="wuzi-lease", daemon=True)
         self._thread.start()
 
@@ -113,6 +117,7 @@ class Lease:
                 return False
             self.storage.write_json(layout.LOCK, self.record())
             self.renewed = time.time()
+            self.renewed_monotonic = time.monotonic()
         except Exception as error:  # noqa: BLE001 - a storage hiccup; the lease may still hold
             if time.time() - self.renewed >= self.lease_seconds:
                 self.lost = f"this driver could not renew its lease {self.path} for " \
@@ -122,9 +127,17 @@ class Lease:
 
     def check(self) -> None:
         """Stops the driver (a LoopError) once its lease is lost: another
-        driver may be writing the same storage."""
+        driver may be writing the same storage. Also once half the lease has
+        passed without a renewal that reached the storage (a renewal hung on
+        a storage call sets nothing): another driver may take the lease
+        when all of it has passed, and this one must have stopped writing
+        before then."""
         if self.lost:
             raise LoopError(f"{self.lost}: stopping, another driver may be writing {self.storage.uri}")
+        since = time.monotonic() - self.renewed_monotonic
+        if self._thread is not None and since > self.lease_seconds / 2:
+            raise LoopError(f"this driver's lease {self.path} was last renewed {since:.0f} s ago: "
+                            f"stopping before another driver may take it (is the storage reachable?)")
 
     def release(self) -> None:
         self._stop.set()
