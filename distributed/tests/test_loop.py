@@ -236,6 +236,36 @@ class GatingFaults(StorageCase):
         self.assertFalse(self.storage.exists("x.json"))
 
 
+class MachineFolders(unittest.TestCase):
+    def test_killed_tasks_folders_go_and_the_cache_keeps_the_networks_last_used(self):
+        with tempfile.TemporaryDirectory() as local:
+            dead = subprocess.Popen([sys.executable, "-c", "pass"])
+            dead.wait()
+            cache = os.path.join(local, "wuzi-cache")
+            left = [os.path.join(local, f"{tasks.WORK_PREFIX}{dead.pid}-train-g3-x"),
+                    os.path.join(cache, f"download-{dead.pid}-5")]
+            alive = [os.path.join(local, f"{tasks.WORK_PREFIX}{os.getpid()}-gating-g3-y"),
+                     os.path.join(local, "not-ours")]
+            for folder in left + alive:
+                os.makedirs(folder)
+            _, work = tasks.task_workspace({"local_dir": local}, "selfplay-g1-s0-")
+            self.assertTrue(all(not os.path.exists(f) for f in left))
+            self.assertTrue(all(os.path.exists(f) for f in alive + [work]))
+            networks = []
+            for i in range(tasks.CACHED_NETWORKS + 3):
+                folder = os.path.join(cache, f"{i:032x}")
+                os.makedirs(folder)
+                os.utime(folder, (1000 + i, 1000 + i))
+                networks.append(folder)
+            # The oldest, used just now, stays with the newest others.
+            tasks.prune_cache(cache, networks[0])
+            kept = sorted(name for name in os.listdir(cache))
+            self.assertEqual(len(kept), tasks.CACHED_NETWORKS)
+            self.assertIn(os.path.basename(networks[0]), kept)
+            self.assertIn(os.path.basename(networks[-1]), kept)
+            self.assertNotIn(os.path.basename(networks[1]), kept)
+
+
 class TrainSummary(unittest.TestCase):
     def test_the_trainers_counts_are_read(self):
         text = ("  data: 2 files, 40 records: 35 games used (900 positions); filtered out: 0 other rule, "

@@ -22,23 +22,11 @@ import uuid
 from . import layout
 from .loop import LoopError
 from .storage import NUMBER, Storage, StorageError, require_keys
+from .tasks import process_is_gone
 
 # A lease not renewed for this long is a dead driver's.
 LEASE_SECONDS = 120.0
 RENEW_SECONDS = 20.0
-
-
-def process_is_gone(pid: int) -> bool:
-    """Whether no process `pid` runs on this machine."""
-    if pid <= 0:
-        return False  # os.kill(0, ...) would mean the process group
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except (PermissionError, OverflowError):
-        return False
-    return False
 
 
 class Lease:

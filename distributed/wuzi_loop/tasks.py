@@ -49,6 +49,7 @@ def cached_network(storage: Storage, name: str, local_dir: str) -> str:
     if digest:
         local = os.path.join(cache, digest[:32], file_name)
         if os.path.exists(local):
+            os.utime(os.path.dirname(local))  # last used now: the cache keeps it
             return local
     download = os.path.join(cache, f"download-{os.getpid()}-{time.time_ns()}", file_name)
     try:
@@ -63,17 +64,73 @@ def cached_network(storage: Storage, name: str, local_dir: str) -> str:
         local = os.path.join(cache, actual[:32], file_name)
         os.makedirs(os.path.dirname(local), exist_ok=True)
         os.replace(download, local)
+        os.utime(os.path.dirname(local))
+        prune_cache(cache, os.path.dirname(local))
         return local
     finally:
         shutil.rmtree(os.path.dirname(download), ignore_errors=True)
 
 
+# Networks kept in a machine's cache (the current one and a candidate are
+# all a task uses; the rest are earlier generations').
+CACHED_NETWORKS = 6
+# Work folders are named `wuzi-task-<pid>-...`: a folder whose process is
+# gone was left by a task killed before its cleanup (SIGKILL, the OOM
+# killer), and the next task on the machine removes it.
+WORK_PREFIX = "wuzi-task-"
+
+
 def task_workspace(spec: dict, prefix: str) -> tuple[str, str]:
     """This machine's folder for the loop (`local_dir`, or the system's
-    temporary folder) and a fresh work folder in it for one task."""
+    temporary folder) and a fresh work folder in it for one task; work
+    folders that killed tasks left there are removed first."""
     local_dir = spec.get("local_dir") or tempfile.gettempdir()
     os.makedirs(local_dir, exist_ok=True)
-    return local_dir, tempfile.mkdtemp(prefix=prefix, dir=local_dir)
+    remove_orphans(local_dir)
+    return local_dir, tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-{prefix}", dir=local_dir)
+
+
+def remove_orphans(local_dir: str) -> None:
+    """Removes the work folders and cache downloads of processes gone."""
+    folders = [(local_dir, WORK_PREFIX), (os.path.join(local_dir, "wuzi-cache"), "download-")]
+    for folder, prefix in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if not name.startswith(prefix):
+                continue
+            pid = name[len(prefix):].split("-", 1)[0]
+            if pid.isdigit() and process_is_gone(int(pid)):
+                shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+
+
+def process_is_gone(pid: int) -> bool:
+    """Whether no process `pid` runs on this machine."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError):
+        return False
+    return False
+
+
+def prune_cache(cache: str, keep: str) -> None:
+    """Keeps the CACHED_NETWORKS networks of the cache last used (`keep`,
+    the one just used, among them)."""
+    try:
+        entries = [os.path.join(cache, name) for name in os.listdir(cache)
+                   if not name.startswith("download-")]
+    except OSError:
+        return
+    entries = [e for e in entries if os.path.isdir(e) and os.path.abspath(e) != os.path.abspath(keep)]
+    entries.sort(key=os.path.getmtime, reverse=True)
+    for old in entries[CACHED_NETWORKS - 1:]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def stored_shard_games(storage: Storage, generation: int, shard: int) -> list[str]:
