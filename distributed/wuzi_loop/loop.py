@@ -274,9 +274,13 @@ class Loop:
         if self.lease is not None:
             self.lease.check()
 
-    def check_cluster(self) -> None:
+    def largest_alive_machine(self) -> tuple[list, int]:
+        """The cluster's machines alive now and the CPUs of the largest."""
         nodes = [node for node in self.ray.nodes() if node.get("Alive")]
-        largest = max((node["Resources"].get("CPU", 0) for node in nodes), default=0)
+        return nodes, int(max((node["Resources"].get("CPU", 0) for node in nodes), default=0))
+
+    def check_cluster(self) -> None:
+        nodes, largest = self.largest_alive_machine()
         s = self.settings
         for what, cpus in [("--selfplay-parallel", s.selfplay_parallel),
                            ("--gating-concurrency", s.gating_concurrency)]:
@@ -389,8 +393,17 @@ class Loop:
         meter = RateMeter()
         started = time.time()
 
+        last_snapshot = {"games": stored_before, "positions": 0}
+
         def report(force: bool = False) -> dict:
-            snapshot = self.ray.get(self.progress.snapshot.remote(generation))
+            nonlocal last_snapshot
+            try:
+                snapshot = self.ray.get(self.progress.snapshot.remote(generation), timeout=60)
+            except Exception as error:  # noqa: BLE001 - the actor is a display; the shards go on
+                if force:
+                    log(f"gen {generation} selfplay: no progress figures ({describe_failure(error)})")
+                return last_snapshot
+            last_snapshot = snapshot
             rate = meter.add(time.time(), snapshot["games"])
             if rate is not None:
                 self.progress.update.remote(games_per_minute=rate)
@@ -453,8 +466,16 @@ class Loop:
             return self.storage.read_json(layout.train_name(generation), default={})
         s = self.settings
         first = max(1, generation - s.window + 1)
-        if self.cluster_gpus >= 1:
-            device, resources = "auto", {"num_gpus": 1, "num_cpus": min(s.train_cpus or 4, self.largest_machine_cpus)}
+        # Sized to the machines alive now: the largest at the start may have
+        # left, and a request no machine can meet would wait forever.
+        nodes, largest = self.largest_alive_machine()
+        if largest >= 1:
+            self.largest_machine_cpus = largest
+        self.cluster_gpus = self.ray.cluster_resources().get("GPU", 0)
+        gpu_machine_cpus = int(max((n["Resources"].get("CPU", 0) for n in nodes
+                                    if n["Resources"].get("GPU", 0) >= 1), default=0))
+        if self.cluster_gpus >= 1 and gpu_machine_cpus >= 1:
+            device, resources = "auto", {"num_gpus": 1, "num_cpus": min(s.train_cpus or 4, gpu_machine_cpus)}
         else:
             cpus = min(s.train_cpus or self.largest_machine_cpus, self.largest_machine_cpus)
             device, resources = "cpu", {"num_cpus": cpus}
