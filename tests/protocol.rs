@@ -1319,6 +1319,29 @@ fn yixin_board_new_game_during_a_search_stops_it() {
     b.send("end");
 }
 
+/// Its new game during a search: `INFO time_left`, then `start`, which
+/// stops the search. That time_left is the new game's (it was refilled
+/// over, the stopped search's answer coming after it).
+#[test]
+fn yixin_board_time_left_before_start_during_a_search_holds() {
+    let mut b = yixin_board(&["INFO timeout_turn 3000", "INFO timeout_match 30000"]);
+    for line in ["board", "7,7,2", "done"] {
+        b.send(line);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    b.send("INFO time_left 20");
+    b.send("start 15");
+    b.expect_move();
+    assert_eq!(b.answer(), "OK");
+    for line in ["board", "7,7,2", "8,9,1", "done"] {
+        b.send(line);
+    }
+    b.expect_move();
+    let playouts = last_playouts(&b);
+    assert!(playouts < 100, "{playouts} playouts on 20 ms left");
+    b.send("end");
+}
+
 /// Its new game with the engine as swap2's opener sends neither `yxstop`
 /// nor `start`, only `yxswap2step1`: the search is stopped at once, its one
 /// move line (which the GUI discards) comes, then the proposal.

@@ -311,10 +311,17 @@ class TypedKeys(StorageCase):
                 self.loop().prepare(None, other, None)
             self.assertIn("a loop keeps its openings", str(raised.exception))
             self.assertEqual(self.storage.read_bytes(layout.SELFPLAY_OPENINGS), b"0,0, 1,0\n")
-            # A gating opening that self-play also plays (blanks aside).
+            # A gating opening that self-play also plays (blanks aside),
+            # given with it or against the stored file.
+            for selfplay in (same, None):
+                with self.assertRaises(LoopError) as raised:
+                    self.loop().prepare(None, selfplay, gate)
+                self.assertIn("are in the self-play file", str(raised.exception))
+            # Openings for a loop stored without them.
+            self.storage.remove(layout.SELFPLAY_OPENINGS)
             with self.assertRaises(LoopError) as raised:
-                self.loop().prepare(None, same, gate)
-            self.assertIn("are in the self-play file", str(raised.exception))
+                self.loop().prepare(None, same, None)
+            self.assertIn("plays without", str(raised.exception))
 
     def test_shard_log_that_is_a_list(self):
         self.storage.write_json(layout.shard_log_name(1, 0), [])

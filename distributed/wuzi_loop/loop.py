@@ -176,19 +176,29 @@ def check_storage(storage: Storage, settings: Settings, initial_network: str | N
         if path and not os.path.isfile(path):
             raise LoopError(f"openings file {path}: no such file")
     selfplay, gating = (list(openings) + [None, None])[:2]
-    if selfplay and gating:
+    # The self-play openings the loop plays: the file given, or the one a
+    # resumed loop stored.
+    selfplay_lines = opening_lines(selfplay) if selfplay else set()
+    if not selfplay and gating and stored is not None and storage.exists(layout.SELFPLAY_OPENINGS):
+        selfplay_lines = text_opening_lines(storage.read_bytes(layout.SELFPLAY_OPENINGS).decode(errors="replace"))
+    if gating:
         # The gate's openings must be ones no self-play started from: a
         # network learns the openings it was trained from.
-        shared = opening_lines(selfplay) & opening_lines(gating)
+        shared = selfplay_lines & opening_lines(gating)
         if shared:
             raise LoopError(f"{len(shared)} opening(s) of the gating file {gating} are in the self-play "
-                            f"file {selfplay} too (first: {sorted(shared)[0]!r}): gate from openings "
+                            f"file {selfplay or storage.path(layout.SELFPLAY_OPENINGS)} too (first: {sorted(shared)[0]!r}): gate from openings "
                             f"self-play never uses")
     if stored is not None:
         # A loop keeps its openings: its plans and gates name the stored
         # files, and pooled results would mix games of two sets.
         for path, name in [(selfplay, layout.SELFPLAY_OPENINGS), (gating, layout.GATING_OPENINGS)]:
-            if path and storage.exists(name) and storage.read_bytes(name) != read_file_bytes(path):
+            if not path:
+                continue
+            if not storage.exists(name):
+                raise LoopError(f"the loop in {storage.uri} plays without {name}: a loop keeps its "
+                                f"openings; start a new loop on another storage to use {path}")
+            if storage.read_bytes(name) != read_file_bytes(path):
                 raise LoopError(f"{path} differs from the openings the loop in {storage.uri} plays "
                                 f"({name}): a loop keeps its openings; start a new loop on another "
                                 f"storage to use these")
@@ -199,8 +209,12 @@ def opening_lines(path: str) -> set[str]:
     """An opening file's openings as written (blanks removed), comments and
     empty lines left out."""
     with open(path, encoding="utf-8", errors="replace") as source:
-        return {"".join(line.split()).lower() for line in source
-                if line.strip() and not line.lstrip().startswith("#")}
+        return text_opening_lines(source.read())
+
+
+def text_opening_lines(text: str) -> set[str]:
+    return {"".join(line.split()).lower() for line in text.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")}
 
 
 def read_file_bytes(path: str) -> bytes:
@@ -394,14 +408,19 @@ class Loop:
         started = time.time()
 
         last_snapshot = {"games": stored_before, "positions": 0}
+        display_lost = False
 
         def report(force: bool = False) -> dict:
-            nonlocal last_snapshot
+            nonlocal last_snapshot, display_lost
+            if display_lost:
+                return last_snapshot
             try:
                 snapshot = self.ray.get(self.progress.snapshot.remote(generation), timeout=60)
             except Exception as error:  # noqa: BLE001 - the actor is a display; the shards go on
-                if force:
-                    log(f"gen {generation} selfplay: no progress figures ({describe_failure(error)})")
+                # Not asked again this generation: a hung actor would cost
+                # a minute per report.
+                display_lost = True
+                log(f"gen {generation} selfplay: no progress figures ({describe_failure(error)})")
                 return last_snapshot
             last_snapshot = snapshot
             rate = meter.add(time.time(), snapshot["games"])

@@ -48,8 +48,7 @@ def cached_network(storage: Storage, name: str, local_dir: str) -> str:
         raise StorageError(f"{storage.path(layout.digest_name(name))} is damaged") from None
     if digest:
         local = os.path.join(cache, digest[:32], file_name)
-        if os.path.exists(local):
-            os.utime(os.path.dirname(local))  # last used now: the cache keeps it
+        if os.path.exists(local) and mark_used(os.path.dirname(local)):
             return local
     download = os.path.join(cache, f"download-{os.getpid()}-{time.time_ns()}", file_name)
     try:
@@ -64,7 +63,7 @@ def cached_network(storage: Storage, name: str, local_dir: str) -> str:
         local = os.path.join(cache, actual[:32], file_name)
         os.makedirs(os.path.dirname(local), exist_ok=True)
         os.replace(download, local)
-        os.utime(os.path.dirname(local))
+        mark_used(os.path.dirname(local))
         prune_cache(cache, os.path.dirname(local))
         return local
     finally:
@@ -119,6 +118,16 @@ def process_is_gone(pid: int) -> bool:
     return False
 
 
+def mark_used(entry: str) -> bool:
+    """Marks a cache entry last used now, so that pruning keeps it; false
+    when another task pruned it meanwhile."""
+    try:
+        os.utime(entry)
+        return True
+    except OSError:
+        return False
+
+
 def prune_cache(cache: str, keep: str) -> None:
     """Keeps the CACHED_NETWORKS networks of the cache last used (`keep`,
     the one just used, among them)."""
@@ -127,8 +136,14 @@ def prune_cache(cache: str, keep: str) -> None:
                    if not name.startswith("download-")]
     except OSError:
         return
+    def last_used(entry: str) -> float:
+        # Another task on this machine may prune at the same moment.
+        try:
+            return os.path.getmtime(entry)
+        except OSError:
+            return 0.0
     entries = [e for e in entries if os.path.isdir(e) and os.path.abspath(e) != os.path.abspath(keep)]
-    entries.sort(key=os.path.getmtime, reverse=True)
+    entries.sort(key=last_used, reverse=True)
     for old in entries[CACHED_NETWORKS - 1:]:
         shutil.rmtree(old, ignore_errors=True)
 

@@ -392,6 +392,7 @@ impl Player {
                 configuration,
                 color,
                 seat,
+                ..
             } => {
                 self.extensions = seat.is_some() || configuration.rule.is_some();
                 self.seat = seat;

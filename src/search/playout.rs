@@ -428,10 +428,14 @@ impl Searcher {
 /// reserve had been measured on a stop that found no batch in flight.
 fn answer_unless_halted(answer: &Receiver<Evaluation>, progress: &Progress) -> Option<Evaluation> {
     loop {
+        // Looked at before each wait: the leaves of a batch after the halt
+        // cost no millisecond each.
+        if progress.halt.load(Ordering::SeqCst) {
+            return answer.try_recv().ok();
+        }
         match answer.recv_timeout(Duration::from_millis(1)) {
             Ok(evaluation) => return Some(evaluation),
             Err(RecvTimeoutError::Disconnected) => return None,
-            Err(RecvTimeoutError::Timeout) if progress.halt.load(Ordering::SeqCst) => return None,
             Err(RecvTimeoutError::Timeout) => {}
         }
     }

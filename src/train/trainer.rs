@@ -360,15 +360,22 @@ pub fn train(
             // Under a deadline the schedule is fitted to the time, as
             // gpu_train.py fits it: cut at the deadline, a cosine planned
             // over more steps left the last weights at a high rate.
+            // The rate is measured from step 100 on (past the start-up),
+            // validations and checkpoints included: they recur, and a
+            // window of the last hundred steps would see the plan shrink
+            // and grow back around each.
             if let (Some(deadline), true) = (config.deadline, step.is_multiple_of(100)) {
                 let now = Instant::now();
-                if let Some((since, from)) = timed_from.filter(|&(_, from)| step > from) {
-                    let rate = (step - from) as f64 / now.duration_since(since).as_secs_f64();
-                    let left = deadline.saturating_duration_since(now).as_secs_f64();
-                    total_steps = fitted_total(step, rate, left, planned_steps);
-                    warmup = warmup.min((total_steps / 10).max(1));
+                match timed_from {
+                    Some((since, from)) if step > from => {
+                        let rate = (step - from) as f64 / now.duration_since(since).as_secs_f64();
+                        let left = deadline.saturating_duration_since(now).as_secs_f64();
+                        total_steps = fitted_total(step, rate, left, planned_steps);
+                        warmup = warmup.min((total_steps / 10).max(1));
+                    }
+                    Some(_) => {}
+                    None => timed_from = Some((now, step)),
                 }
-                timed_from = Some((now, step));
             }
             let k = batch.len as u64;
             samples_seen += k;

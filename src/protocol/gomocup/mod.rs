@@ -146,7 +146,9 @@ pub struct Gomocup {
     refused_rule: Option<String>,
     /// When the manager last sent `INFO time_left` (never: `None`).
     time_left_at: Option<Instant>,
-    /// When the last request for a move was answered.
+    /// When the last request answered arrived: a time_left after it is
+    /// of the next turn or game (Yixin-Board sends one, then `start`,
+    /// while the engine thinks), one before it was spent on that turn.
     answered_at: Option<Instant>,
     log: LogFile,
     logging: bool,
@@ -336,7 +338,7 @@ impl Gomocup {
         let since = self.time_left_at.map_or(began, |at| at.max(began));
         self.clock.spend(since.elapsed());
         self.apply_clock(&mut s.engine);
-        self.answered_at = Some(Instant::now());
+        self.answered_at = Some(began);
     }
 
     /// The position a block describes, on the game's board size and rule;

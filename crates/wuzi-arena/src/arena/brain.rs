@@ -250,11 +250,15 @@ pub(crate) fn handshake(
                     slot.restart_ok = false;
                     slot.end_kills += retire(&mut [proc], settings.end_grace, log)[0] as u32;
                 }
-                Err(_) => {
+                Err(OkFailure::Timeout) => {
                     // Not asked again: a brain that ignores RESTART would
                     // cost the init timeout every game.
                     log.note(&slot.label, "no OK to RESTART: a new process every game");
                     slot.restart_ok = false;
+                    proc.kill(log);
+                }
+                Err(OkFailure::Closed) => {
+                    log.note(&slot.label, "exited at RESTART: new process");
                     proc.kill(log);
                 }
             }

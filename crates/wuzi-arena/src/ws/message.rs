@@ -175,6 +175,9 @@ pub enum ServerMessage {
         /// seat is not given to anyone else who takes the same name.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         seat: Option<String>,
+        /// Extension: as in MOVE (a resumed renju game with black to move).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        forbidden: Vec<WsPoint>,
     },
     Move {
         #[serde(rename = "move")]

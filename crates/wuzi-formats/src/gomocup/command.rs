@@ -523,11 +523,15 @@ impl CommandParser {
             {
                 self.open(BlockKind::Ignored(w.to_string()), w);
                 // `yxedittextdatabase "text"7,7`: the block's first line is
-                // glued after the closing quote. A text with line breaks
-                // runs over lines: they are its text, never commands (a
-                // comment line "End game" would end the engine).
-                if let Some(open) = rest.find('"') {
-                    let text = &rest[open + 1..];
+                // glued after the closing quote. Its text (the only quoted
+                // one: labels are written as they are) may run over lines:
+                // they are its text, never commands (a comment line "End
+                // game" would end the engine).
+                if let Some(text) = rest
+                    .trim_start()
+                    .strip_prefix('"')
+                    .filter(|_| w == "YXEDITTEXTDATABASE")
+                {
                     match closing_quote(text) {
                         Some(close) => {
                             let after = text[close + 1..].trim();
@@ -828,6 +832,12 @@ mod tests {
         let got = parse(&["yxedittextdatabase \"one", "two\"", "7,7", "done"]);
         assert!(
             matches!(&got[..], [Command::Block { stones, .. }] if stones.len() == 1),
+            "{got:?}"
+        );
+        // Labels are not quoted: a quote in one is a character.
+        let got = parse(&["yxeditlabeldatabase 7,7 a\"b", "7,7", "done", "about"]);
+        assert!(
+            matches!(&got[..], [Command::Block { stones, .. }, Command::About] if stones.len() == 1),
             "{got:?}"
         );
         // A quote never closed holds at most MAX_QUOTED_LINES lines.

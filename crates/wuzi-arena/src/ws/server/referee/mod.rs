@@ -598,6 +598,7 @@ impl Referee {
                 configuration: game.configuration(v2),
                 color: color_of_seat(i).into(),
                 seat: seats[i].clone().filter(|_| seat_aware),
+                forbidden: game.forbidden(),
             };
             self.send(id, &message);
         }
