@@ -215,6 +215,19 @@ fn max_deviation(a: &[f32], b: &[f32]) -> f32 {
         .fold(0.0, f32::max)
 }
 
+/// Each position's answer in `output` within TOLERANCE of its reference
+/// (policy over `area` cells, win/draw/loss).
+fn assert_answers(output: &BatchOutput, wants: &[(Vec<f32>, [f32; 3])], area: usize, label: &str) {
+    for (i, (want_policy, want_wdl)) in wants.iter().enumerate() {
+        let dp = max_deviation(&output.policy[i * area..][..area], want_policy);
+        let dw = max_deviation(&output.wdl[i * 3..][..3], want_wdl);
+        assert!(
+            dp < TOLERANCE && dw < TOLERANCE,
+            "{label} position {i}: policy {dp}, wdl {dw}"
+        );
+    }
+}
+
 /// Winograd's F(4x4) and F(5x5) in fp32 lose a few bits against the direct
 /// convolution; on probabilities that stays far below what changes a move.
 const TOLERANCE: f32 = 5e-5;
@@ -241,15 +254,13 @@ fn native_forward_equals_a_direct_f64_computation_of_the_file() {
                 assert_eq!(used, tiling.unwrap_or(Tiling::F5));
                 // As one batch, so that tiles of several positions share chunks.
                 let batch: Vec<f32> = inputs.concat();
-                let BatchOutput { policy, wdl } = answer(&mut evaluator, &batch, h, w);
-                for (i, (want_policy, want_wdl)) in wants.iter().enumerate() {
-                    let dp = max_deviation(&policy[i * h * w..][..h * w], want_policy);
-                    let dw = max_deviation(&wdl[i * 3..][..3], want_wdl);
-                    assert!(
-                        dp < TOLERANCE && dw < TOLERANCE,
-                        "{rule:?} {h}x{w} {isa} {used:?} position {i}: policy {dp}, wdl {dw}"
-                    );
-                }
+                let output = answer(&mut evaluator, &batch, h, w);
+                assert_answers(
+                    &output,
+                    &wants,
+                    h * w,
+                    &format!("{rule:?} {h}x{w} {isa} {used:?}"),
+                );
             }
         }
     }
@@ -296,17 +307,9 @@ fn odd_shapes_equal_the_direct_computation() {
             for tiling in [None, Some(Tiling::F4), Some(Tiling::F5)] {
                 evaluator.hold_tiling(tiling);
                 for batch in [1, 2, 7] {
-                    let BatchOutput { policy, wdl } =
-                        answer(&mut evaluator, &inputs[..batch].concat(), h, w);
-                    for (i, (want_policy, want_wdl)) in wants[..batch].iter().enumerate() {
-                        let dp = max_deviation(&policy[i * h * w..][..h * w], want_policy);
-                        let dw = max_deviation(&wdl[i * 3..][..3], want_wdl);
-                        assert!(
-                            dp < TOLERANCE && dw < TOLERANCE,
-                            "{w}x{h} {isa} {tiling:?} batch {batch} position {i}: \
-                             policy {dp}, wdl {dw}"
-                        );
-                    }
+                    let output = answer(&mut evaluator, &inputs[..batch].concat(), h, w);
+                    let label = format!("{w}x{h} {isa} {tiling:?} batch {batch}");
+                    assert_answers(&output, &wants[..batch], h * w, &label);
                 }
             }
         }

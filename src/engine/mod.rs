@@ -668,6 +668,19 @@ mod tests {
         Engine::new(Arc::new(service), config, size, Rule::Freestyle)
     }
 
+    /// Searches the engine's position, 3,000 playouts at a time without a
+    /// clock, until its tree holds more than half the smallest budget.
+    fn search_past_half_the_smallest_tree(e: &mut Engine) {
+        e.time.turn = None;
+        e.limits.max_playouts = Some(3_000);
+        let mut rounds = 0;
+        while e.searcher.read().cache().memory_bytes() <= crate::search::memory::MIN_TREE / 2 + 1 {
+            e.think().expect("a search result");
+            rounds += 1;
+            assert!(rounds < 100, "the searches add no nodes");
+        }
+    }
+
     #[test]
     fn a_new_games_first_search_clears_a_cache_its_root_cannot_prune() {
         let size = BoardSize::square(15).expect("15x15 is a board size");
@@ -717,14 +730,7 @@ mod tests {
         let centre = Point::new(7, 7).expect("on the board");
         let mut e = engine(1);
         e.play(centre).expect("legal");
-        e.time.turn = None;
-        e.limits.max_playouts = Some(3_000);
-        let mut rounds = 0;
-        while e.searcher.read().cache().memory_bytes() <= crate::search::memory::MIN_TREE / 2 + 1 {
-            e.think().expect("a search result");
-            rounds += 1;
-            assert!(rounds < 100, "the searches add no nodes");
-        }
+        search_past_half_the_smallest_tree(&mut e);
         let root_visits = |e: &Engine| {
             let searcher = e.searcher.read();
             let root = searcher.cache().get(&e.board);
@@ -756,14 +762,7 @@ mod tests {
         for mv in earlier.iter().chain(&[p(7, 8), p(6, 6)]) {
             e.play(*mv).expect("legal");
         }
-        e.time.turn = None;
-        e.limits.max_playouts = Some(3_000);
-        let mut rounds = 0;
-        while e.searcher.read().cache().memory_bytes() <= crate::search::memory::MIN_TREE / 2 + 1 {
-            e.think().expect("a search result");
-            rounds += 1;
-            assert!(rounds < 100, "the searches add no nodes");
-        }
+        search_past_half_the_smallest_tree(&mut e);
         let later = e.board.clone();
         let visits = |e: &Engine| {
             let searcher = e.searcher.read();
