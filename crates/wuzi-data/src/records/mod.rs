@@ -421,13 +421,31 @@ impl Dataset {
     }
 }
 
+/// A seeded hash of a game's moves, the same for its images under the
+/// board's symmetries: self-play plays its openings under random
+/// symmetries, and a game and its mirror image, alike to the training,
+/// must not land on both sides of the split. The image hashed is the one
+/// whose cells come first in order (the least of the hashes would not be
+/// uniform, and the split's fraction would not hold).
 fn game_hash(game: &Game, seed: u64) -> u64 {
-    let mut h = mix(seed ^ 0xA076_1D64_78BD_642F);
-    h = mix(h ^ ((game.size.width() as u64) << 8) ^ game.size.height() as u64);
-    for p in &game.moves {
-        h = mix(h ^ p.index() as u64);
-    }
-    h
+    let (height, width) = (game.size.height() as usize, game.size.width() as usize);
+    let canonical = Symmetry::all_for(height, width)
+        .iter()
+        .map(|sym| {
+            game.moves
+                .iter()
+                .map(|p| {
+                    let (x, y) = sym.map_cell(p.x() as usize, p.y() as usize, height, width);
+                    y * width + x
+                })
+                .collect::<Vec<usize>>()
+        })
+        .min()
+        .unwrap_or_default();
+    let start = mix(mix(seed ^ 0xA076_1D64_78BD_642F) ^ ((width as u64) << 8) ^ height as u64);
+    canonical
+        .iter()
+        .fold(start, |h, &cell| mix(h ^ cell as u64))
 }
 
 #[cfg(test)]
@@ -603,6 +621,41 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// A game's images under the board's symmetries hash alike (self-play
+    /// plays its openings turned at random): one side of the split for all.
+    #[test]
+    fn a_game_and_its_mirror_images_stay_on_one_side_of_the_split() {
+        let mut text = String::from("#game_id\trule\tboard\twinner\tmoves\n");
+        let game = [(7, 7), (9, 8), (6, 5), (10, 3)];
+        for k in 0..8u8 {
+            let moves: Vec<String> = game
+                .iter()
+                .map(|&(x, y)| {
+                    let (x, y) = Symmetry::new(k).map_cell(x, y, 15, 15);
+                    format!("{x},{y}")
+                })
+                .collect();
+            text.push_str(&format!(
+                "image{k}\tfreestyle\t15\tD\t{}\n",
+                moves.join(" ")
+            ));
+        }
+        text.push_str("other\tfreestyle\t15\tD\t7,7 8,8 9,9 1,1\n");
+        let data = Dataset::parse(Path::new("images.tsv"), &text, Rule::Freestyle, &[]).unwrap();
+        assert_eq!(data.games.len(), 9);
+        let hashes: Vec<u64> = data.games.iter().map(|g| game_hash(g, 5)).collect();
+        assert!(hashes[..8].iter().all(|&h| h == hashes[0]), "{hashes:?}");
+        assert_ne!(hashes[8], hashes[0]);
+        for seed in 0..20 {
+            let (train, val) = data.split(0.5, seed);
+            let images_in_val = val.iter().filter(|&&i| i < 8).count();
+            assert!(
+                images_in_val == 0 || images_in_val == 8,
+                "seed {seed}: {val:?} {train:?}"
+            );
         }
     }
 
