@@ -353,7 +353,6 @@ impl Engine {
         self.fit_evaluators();
     }
 
-    /// The bytes the search tree holds now.
     /// The search tree's share of the process's memory measured now
     /// ([`Searcher::tree_share_of_measure`]).
     pub fn tree_share_of_measure(&self, used: usize) -> usize {

@@ -32,6 +32,7 @@ pub use gomocup::{Dialect, Gomocup};
 pub use gtp::Gtp;
 use reader::LineEnds;
 use session::{Driver, FrontEnd};
+use std::sync::Arc;
 
 /// Why `limit` (bytes, the whole process's, set by `setting`) is too low,
 /// when it is below what the engine holds without a tree plus the margin
@@ -56,7 +57,6 @@ pub fn memory_limit_note(engine: &Engine, setting: &str, limit: usize) -> Option
         )
     })
 }
-use std::sync::Arc;
 
 /// An engine on an empty `size` board under `rule`, evaluating with that
 /// rule's network from `networks`; the note says when the network fell

@@ -42,8 +42,8 @@ impl Gtp {
             s.send("");
             return;
         }
-        // For this analysis only: the job's end clears it (genmove and the
-        // next analysis see no blocks of their own).
+        // For this analysis only: genmove, the one other search here that
+        // reads them, clears them, and the next analysis sets its own.
         s.engine.limits.excluded = excluded;
         // Centiseconds as the client sends them, at most an hour apart.
         let every = Duration::from_millis(interval_cs.clamp(1, 360_000) * 10);

@@ -668,8 +668,6 @@ impl FrontEnd for Gtp {
                 if let Some(line) = Self::analysis_line(s, format, max_moves) {
                     s.send(&line);
                 }
-                // Its avoid/allow blocks were its own.
-                s.engine.limits.excluded = CellSet::new();
                 // The empty line that closes the analysis response.
                 s.send("");
             }

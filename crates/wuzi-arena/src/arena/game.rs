@@ -130,13 +130,13 @@ fn read_move(
                         return MoveReply::Closed;
                     }
                 }
-                BrainLine::Other(_) if piskvork_move(&text).is_some() => {
-                    if let Some((x, y)) = piskvork_move(&text) {
-                        return MoveReply::Move(x, y, at);
-                    }
-                }
-                BrainLine::Ok | BrainLine::Other(_) if skip_unparsable => {}
-                BrainLine::Ok | BrainLine::Other(_) => return MoveReply::Unparsable(text),
+                BrainLine::Other(_) => match piskvork_move(&text) {
+                    Some((x, y)) => return MoveReply::Move(x, y, at),
+                    None if skip_unparsable => {}
+                    None => return MoveReply::Unparsable(text),
+                },
+                BrainLine::Ok if skip_unparsable => {}
+                BrainLine::Ok => return MoveReply::Unparsable(text),
             },
             Reply::Timeout => return MoveReply::Timeout(last_error),
             Reply::Closed => return MoveReply::Closed,
