@@ -935,9 +935,9 @@ fn a_tree_full_of_the_roots_descendants_makes_room_by_visits() {
         Color::Black,
     );
     let mut s = searcher(1);
-    let used = memory::process_private_bytes().unwrap();
-    s.config_mut().max_memory = used + memory::MARGIN + memory::MIN_TREE;
+    s.fix_tree_budget(memory::MIN_TREE);
     let budget = s.tree_budget();
+    assert_eq!(budget, memory::MIN_TREE);
     let full = s.search(&b, &playouts(1_000_000), &AtomicBool::new(false));
     assert_eq!(full.reason, StopReason::Memory);
     assert!(

@@ -77,6 +77,9 @@ pub struct Searcher {
     config: SearchConfig,
     /// The last search's root: what reports of its position read.
     last_root: parking_lot::Mutex<Option<LastRoot>>,
+    /// A tree budget set by the caller instead of one measured from the
+    /// process (see [`Searcher::fix_tree_budget`]).
+    fixed_tree_budget: Option<usize>,
 }
 
 /// The root of the last search, as reports of its position need it.
@@ -226,7 +229,16 @@ impl Searcher {
             service,
             config,
             last_root: parking_lot::Mutex::new(None),
+            fixed_tree_budget: None,
         }
+    }
+
+    /// Holds the tree to `bytes` whatever the process measures: for an
+    /// embedder that accounts its memory itself, and for a test whose
+    /// process other threads share (their allocations would move a
+    /// budget measured from the process between two reads).
+    pub fn fix_tree_budget(&mut self, bytes: usize) {
+        self.fixed_tree_budget = Some(bytes.max(memory::MIN_TREE));
     }
 
     pub fn config(&self) -> &SearchConfig {
@@ -636,6 +648,9 @@ impl Searcher {
     /// A limit above what the machine has is held to the same half: the
     /// system would kill the process long before the limit is reached.
     pub fn tree_budget(&self) -> usize {
+        if let Some(fixed) = self.fixed_tree_budget {
+            return fixed;
+        }
         let limit = self.config.max_memory;
         let machine = memory::available_bytes().map_or(usize::MAX, |bytes| bytes / 2);
         if limit == usize::MAX {
