@@ -67,11 +67,11 @@ pub struct TrainArgs {
     #[arg(long)]
     pub max_steps: Option<u64>,
     /// Stop after this many minutes of wall time (from the start, loading
-    /// included); the final validation, checkpoint and plot follow. A cap,
-    /// not a schedule: the learning rate follows the planned steps and is
-    /// not yet down its cosine where the time stops it (give --max-steps
-    /// for a schedule that ends within the time; scripts/gpu_train.py
-    /// fits its schedule to the time instead).
+    /// included); the final validation, checkpoint and plot follow. The
+    /// schedule is fitted to the time, as scripts/gpu_train.py fits it:
+    /// from step 100 on, the planned steps are those the measured rate
+    /// leaves time for (never more than --epochs or --max-steps plan), so
+    /// that the learning rate is down its cosine when the time is up.
     #[arg(long)]
     pub max_minutes: Option<f64>,
     #[arg(long, default_value_t = 256)]
