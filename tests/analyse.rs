@@ -129,9 +129,14 @@ fn bad_input_is_a_clear_error() {
         err.contains("move 10 comes after the game ended") && err.contains("--ply 9"),
         "{err}"
     );
+    // A record that ends in its five (most downloaded ones): the way to
+    // the positions it has is named.
     let (ok, _, err) = analyse(&after_five[..9]);
     assert!(!ok);
-    assert!(err.contains("the game is over"), "{err}");
+    assert!(
+        err.contains("black won with move 9") && err.contains("--ply 8") && !err.contains("Win("),
+        "{err}"
+    );
     let double_three = ["h8", "a1", "i8", "a3", "j9", "a5", "j10", "a7", "j8"];
     let mut renju = double_three.to_vec();
     renju.extend(["--rule", "renju"]);
@@ -175,12 +180,100 @@ fn bad_input_is_a_clear_error() {
     let (ok, _, err) = analyse(&[typo.to_str().expect("a UTF-8 path")]);
     assert!(!ok);
     assert!(err.contains("gmae.sgf: no such file"), "{err}");
+    // A folder is said to be one; --game is for TSV files alone.
+    let (ok, _, err) = analyse(&[dir.path().to_str().expect("a UTF-8 path")]);
+    assert!(!ok && err.contains("a folder"), "{err}");
+    let (ok, _, err) = analyse(&["h8", "i9", "--game", "g1"]);
+    assert!(!ok && err.contains("--game"), "{err}");
     // A move off the board is named in the file's own numbers (1-based).
     let off = dir.path().join("off.psq");
     std::fs::write(&off, "Piskvork 15x15, 11:11, 0\n8,8,0\n16,16,0\n").expect("write");
     let (ok, _, err) = analyse(&[off.to_str().expect("a UTF-8 path")]);
     assert!(!ok);
     assert!(err.contains("PSQ move 2: 16,16 is off"), "{err}");
+    let (ok, _, err) = analyse(&[off.to_str().expect("a UTF-8 path"), "--game", "g1"]);
+    assert!(
+        !ok && err.contains("--game") && err.contains("PSQ"),
+        "{err}"
+    );
+}
+
+/// Text outside the moves in a Windows code page (a PSQ's brain path, an
+/// SGF's player names) does not make a record unreadable: the training
+/// loader reads the same files.
+#[test]
+fn a_record_with_non_utf8_text_is_analysed() {
+    let dir = tempfile::tempdir().unwrap();
+    let psq = dir.path().join("cp1250.psq");
+    std::fs::write(
+        &psq,
+        b"Piskvork 15x15, 11:11, 0\n8,8,0\n9,9,0\n-1\nJi\xf8\xed\n",
+    )
+    .unwrap();
+    let (ok, json, err) = analyse(&[psq.to_str().unwrap(), "--playouts", "8", "--json"]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&json).expect("json");
+    assert_eq!(v["moves_played"], 2, "{v}");
+    let sgf = dir.path().join("gbk.sgf");
+    std::fs::write(
+        &sgf,
+        b"(;GM[4]SZ[15]CA[gb2312]PB[\xd5\xc5];B[hh];W[ii];B[jj])",
+    )
+    .unwrap();
+    let (ok, json, err) = analyse(&[sgf.to_str().unwrap(), "--playouts", "8", "--json"]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&json).expect("json");
+    assert_eq!(v["moves_played"], 3, "{v}");
+}
+
+/// `--game` finds a record by the id the training loader gives it, through
+/// files joined end to end (a header mid-file) and blank lines before the
+/// header; a record found but unreadable is named with its fault.
+#[test]
+fn a_tsv_game_is_found_by_the_loaders_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("joined.tsv");
+    let text = "\n#game_id\trule\tboard\twinner\tn_opening\tmoves\n\
+                g1\tfreestyle\t15\tD\t0\t7,7 8,8\n\
+                g3\tfreestyle\t99\tD\t0\t7,7 8,8\n\
+                #rule\tboard\twinner\tn_opening\tmoves\tgame_id\n\
+                renju\t15\tD\t0\t7,7 8,8 9,9\tg2\n\
+                freestyle\t20\tD\t0\t7,7 8,8 9,9 10,10\t\n";
+    std::fs::write(&path, text).unwrap();
+    let run = |game: &str| {
+        analyse(&[
+            path.to_str().unwrap(),
+            "--game",
+            game,
+            "--playouts",
+            "8",
+            "--json",
+        ])
+    };
+    // After the second header: its own column order.
+    let (ok, json, err) = run("g2");
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&json).expect("json");
+    assert_eq!(
+        (v["rule"].as_str(), v["moves_played"].as_u64()),
+        (Some("renju"), Some(3)),
+        "{v}"
+    );
+    // No game_id: the file and its line, counted from the file's first
+    // line as the loader counts (the blank line first included).
+    let (ok, json, err) = run(&format!("{}:7", path.display()));
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&json).expect("json");
+    assert_eq!(v["moves_played"], 4, "{v}");
+    // Found, but its board is no board: that is the error, not "no game".
+    let (ok, _, err) = run("g3");
+    assert!(!ok);
+    assert!(
+        err.contains("\"g3\"") && err.contains("line 4") && !err.contains("no game"),
+        "{err}"
+    );
+    let (ok, _, err) = run("g9");
+    assert!(!ok && err.contains("no game \"g9\""), "{err}");
 }
 
 #[test]

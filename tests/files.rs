@@ -282,3 +282,53 @@ fn a_missing_timeouts_dat_is_reported_and_no_move_is_played() {
     assert_eq!(dir.read("TAH.DAT").as_deref(), Some("x"));
     assert!(one_line(&dir).contains("TIMEOUTS.DAT"));
 }
+
+/// A manager on a case-sensitive file system that made `msg.dat` reads
+/// that file: the reason goes there, whether the request or the
+/// configuration failed, and no `MSG.DAT` beside it is left behind.
+#[test]
+fn the_reason_goes_into_the_managers_own_msg_dat() {
+    let dir = Folder::new("lower-case");
+    dir.write("plocha.dat", &plocha(&[]));
+    dir.write("tah.dat", "x");
+    dir.write("msg.dat", "");
+    // No timeouts.dat: the request fails.
+    let (ok, _) = run(&dir.0);
+    assert!(!ok);
+    let names = || {
+        let mut names: Vec<String> = fs::read_dir(&dir.0)
+            .expect("the folder")
+            .map(|e| {
+                e.expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    let msg = dir.read("msg.dat").expect("msg.dat");
+    assert!(msg.contains("TIMEOUTS.DAT"), "{msg:?}");
+    // A configuration that cannot be read fails before the request is.
+    dir.write("timeouts.dat", "1\n1000\n");
+    dir.write("msg.dat", "");
+    let missing = dir.0.join("no-such-config.toml");
+    let status = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+        .arg("--config")
+        .arg(&missing)
+        .arg("files")
+        .arg(&dir.0)
+        .status()
+        .expect("run pbrain-wuzi files");
+    assert!(!status.success());
+    let msg = dir.read("msg.dat").expect("msg.dat");
+    assert!(msg.contains("no-such-config.toml"), "{msg:?}");
+    if cfg!(unix) {
+        assert_eq!(
+            names(),
+            ["msg.dat", "plocha.dat", "tah.dat", "timeouts.dat"],
+            "a MSG.DAT beside msg.dat"
+        );
+    }
+}

@@ -48,7 +48,8 @@ pub struct AnalyseArgs {
     /// Board size for move lists: N or WIDTHxHEIGHT (files carry theirs).
     #[arg(long, default_value = "15", value_parser = parse_board_size)]
     pub board: BoardSize,
-    /// TSV files: the game_id of the game (default: the first game).
+    /// TSV files: the game_id of the game, or FILE:LINE for one without,
+    /// as the training loader names it (default: the first game).
     #[arg(long)]
     pub game: Option<String>,
     /// Analyse the position after this many moves (default: all of them).
@@ -218,21 +219,29 @@ const MAX_INPUT_BYTES: u64 = 64 << 20;
 pub fn read_input(args: &AnalyseArgs) -> Result<GameInput, String> {
     let first = args.position[0].as_str();
     let mut game = if args.position.len() == 1 && (first == "-" || Path::new(first).is_file()) {
-        let (text, name) = if first == "-" {
-            let text = bounded_read::read_text(std::io::stdin(), MAX_INPUT_BYTES)
+        let (bytes, name) = if first == "-" {
+            let bytes = bounded_read::read_bytes(std::io::stdin(), MAX_INPUT_BYTES)
                 .map_err(|e| format!("stdin: {e}"))?;
-            (text, PathBuf::from("stdin"))
+            (bytes, PathBuf::from("stdin"))
         } else {
             let path = PathBuf::from(first);
-            let text = bounded_read::read_file_text(&path, MAX_INPUT_BYTES)
+            let bytes = bounded_read::read_file_bytes(&path, MAX_INPUT_BYTES)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
-            (text, path)
+            (bytes, path)
         };
-        parse_text(&text, &name, args)?
+        // Read leniently, as the training loader reads records: moves are
+        // ASCII in every format, and a player's name or a PSQ's brain path
+        // in a Windows code page must not make the game unreadable.
+        parse_text(&String::from_utf8_lossy(&bytes), &name, args)?
+    } else if args.position.len() == 1 && Path::new(first).is_dir() {
+        return Err(format!("{first}: a folder, not a game file"));
     } else if args.position.len() == 1 && first.contains(['.', '/', '\\']) {
         // No move has a dot or a slash: a file name, mistyped or gone.
         return Err(format!("{first}: no such file"));
     } else {
+        if args.game.is_some() {
+            return Err("--game picks a game of a TSV file, not of moves typed in".to_string());
+        }
         let moves = args
             .position
             .iter()
@@ -297,7 +306,15 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
             name.display()
         ));
     }
+    let no_game_flag = |what: &str| match &args.game {
+        Some(_) => Err(format!(
+            "--game picks a game of a TSV file; {} is {what}",
+            name.display()
+        )),
+        None => Ok(()),
+    };
     if trimmed.to_ascii_lowercase().starts_with("piskvork") {
+        no_game_flag("a PSQ record")?;
         let (size, moves) = parse_psq(trimmed).map_err(|e| e.to_string())?;
         // Said in the file's own numbers: PSQ counts from 1.
         let moves = moves
@@ -326,6 +343,7 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
         });
     }
     if trimmed.starts_with('(') {
+        no_game_flag("an SGF record")?;
         let game = first_sgf_game(trimmed)?;
         let (size, moves) = sequence_of(&game)?;
         return Ok(GameInput {
@@ -339,36 +357,56 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
     if trimmed.starts_with("#game_id") || trimmed.lines().next().is_some_and(|l| l.contains('\t')) {
         // Gomocup TSV: the game wanted (the file's first record, or
         // --game's). Only that game: when the first record cannot be read,
-        // the next one is not analysed in its place.
-        let mut lines = trimmed.lines().enumerate();
-        let columns = lines
-            .next()
-            .map(|(_, header)| wuzi_formats::tsv::Columns::from_header(header))
-            .transpose()
+        // the next one is not analysed in its place. Lines are numbered and
+        // headers read as the training loader reads them, so that an id it
+        // names (`FILE:LINE` for a record without a game_id) finds its game.
+        let mut lines = text
+            .trim_start_matches('\u{feff}')
+            .lines()
+            .enumerate()
+            .map(|(i, l)| (i + 1, l.trim_end_matches('\r')))
+            .filter(|(_, l)| !l.trim().is_empty());
+        let (_, header) = lines.next().ok_or("no game in the TSV")?;
+        let mut columns = wuzi_formats::tsv::Columns::from_header(header)
             .map_err(|e| format!("{}: {e}", name.display()))?;
-        // A record's id as the loader gives it: its game_id, or without
-        // one the file and line (`--game FILE:LINE`).
-        let loader_id = |index: usize, game: &TsvGame| {
-            if game.id.is_empty() {
-                format!("{}:{}", name.display(), index + 1)
-            } else {
-                game.id.clone()
+        let mut wanted = None;
+        for (line_no, line) in lines {
+            if line.starts_with('#') {
+                // Files joined end to end: a header names the columns of
+                // the lines after it; any other '#' line is a comment.
+                if let Ok(next) = wuzi_formats::tsv::Columns::from_header(line) {
+                    columns = next;
+                }
+                continue;
             }
-        };
-        let mut records = lines.filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
-        let game = match (&args.game, &columns) {
-            (Some(id), Some(columns)) => records
-                .filter_map(|(i, l)| {
-                    let game = TsvGame::parse(columns, l).ok()?;
-                    (loader_id(i, &game) == *id).then_some(game)
-                })
-                .next()
-                .ok_or_else(|| format!("no game {id:?} in the TSV"))?,
-            (None, Some(columns)) => {
-                let (_, first) = records.next().ok_or("no game in the TSV")?;
-                TsvGame::parse(columns, first).map_err(|e| format!("the TSV's first game: {e}"))?
+            let read = |what: String| {
+                TsvGame::parse(&columns, line).map_err(|e| format!("{what} (line {line_no}): {e}"))
+            };
+            match &args.game {
+                None => {
+                    wanted = Some(read("the TSV's first game".to_string())?);
+                    break;
+                }
+                Some(id) => {
+                    // Its id as the loader gives it: the game_id, or
+                    // without one the file and line.
+                    let here = columns
+                        .row(line)
+                        .ok()
+                        .and_then(|row| row.id().map(str::to_string))
+                        .unwrap_or_else(|| format!("{}:{line_no}", name.display()));
+                    if here == *id {
+                        // Found but unreadable: its fault, not "no such game".
+                        wanted = Some(read(format!("game {id:?}"))?);
+                        break;
+                    }
+                }
             }
-            (_, None) => return Err("no game in the TSV".to_string()),
+        }
+        let game = match (wanted, &args.game) {
+            (Some(game), _) => game,
+            (None, Some(id)) => return Err(format!("no game {id:?} in the TSV")),
+            (None, None) => return Err("no game in the TSV".to_string()),
         };
         // Under the rule and on the board its line says; its moves are
         // checked as any record's (a forbidden move or a move after the
@@ -381,6 +419,7 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
             moves: game.moves,
         });
     }
+    no_game_flag("a list of moves")?;
     let moves = trimmed
         .split_whitespace()
         .map(|t| parse_cell(t, args.board))
@@ -455,8 +494,17 @@ pub fn run(
     let board = Board::from_moves(game.size, game.rule, &game.moves)
         .map_err(|e| format!("the game: {e}"))?;
     if let Some(outcome) = board.outcome() {
+        // A downloaded record mostly ends in its five: say how to get at
+        // the positions it does have.
+        let last = game.moves.len();
+        let how = match outcome {
+            Outcome::Win(Color::Black) => format!("black won with move {last}"),
+            Outcome::Win(Color::White) => format!("white won with move {last}"),
+            Outcome::Draw => format!("move {last} filled the board (a draw)"),
+        };
         return Err(format!(
-            "the game is over ({outcome:?}): nothing to analyse"
+            "the game is over: {how}; --ply {} analyses the position before it, --review every move",
+            last.saturating_sub(1)
         ));
     }
     let result = searcher.search(&board, &limits(args), &AtomicBool::new(false));

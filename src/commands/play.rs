@@ -68,19 +68,21 @@ pub(crate) fn files_protocol(
     dir: &std::path::Path,
     started: std::time::Instant,
 ) -> ExitCode {
-    let outcome = configure(cli)
-        .map_err(|e| e.to_string())
-        .and_then(|config| {
-            crate::protocol::files::run(config, dir, started).map_err(|e| e.to_string())
-        });
-    match outcome {
+    // The manager reads MSG.DAT (files::run writes it, or here when the
+    // configuration failed before it); a person reads stderr.
+    let config = match configure(cli) {
+        Ok(config) => config,
+        Err(e) => {
+            crate::protocol::files::write_message(dir, &e.to_string());
+            eprintln!("pbrain-wuzi files: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match crate::protocol::files::run(config, dir, started) {
         // The engine was left to the exit (files::run): no destructors may
         // run under an evaluator still inside a batch.
         Ok(()) => super::exit_without_destructors(0),
         Err(e) => {
-            // The manager reads MSG.DAT (written by run, or here when the
-            // configuration failed before it); a person reads stderr.
-            let _ = std::fs::write(dir.join("MSG.DAT"), format!("{e}\n"));
             eprintln!("pbrain-wuzi files: {e}");
             ExitCode::from(2)
         }

@@ -310,10 +310,16 @@ pub fn run(config: Config, dir: &Path, started: Instant) -> Result<(), FilesErro
         Ok(line) => line.clone(),
         Err(e) => e.to_string(),
     };
-    // MSG.DAT gets one line; if even that fails, there is no one to tell
-    // but the exit status.
-    let _ = fs::write(file_in(dir, "MSG.DAT"), format!("{message}\n"));
+    write_message(dir, &message);
     outcome.map(|_| ())
+}
+
+/// `message` as `MSG.DAT`'s one line, under the name the manager gave the
+/// file (a manager on a case-sensitive file system that made `msg.dat`
+/// reads that one). If even that fails, there is no one to tell but the
+/// exit status.
+pub fn write_message(dir: &Path, message: &str) {
+    let _ = fs::write(file_in(dir, "MSG.DAT"), format!("{message}\n"));
 }
 
 /// The search and `TAH.DAT`; the message line for `MSG.DAT`.
