@@ -79,7 +79,8 @@ pub struct SelfplayArgs {
     /// Moves after the opening drawn from the visits rather than the best.
     #[arg(long, default_value_t = 8)]
     pub sample_plies: usize,
-    /// Temperature of those draws (visits^(1/T)).
+    /// Temperature of those draws (visits^(1/T)); 0 plays the most
+    /// visited move.
     #[arg(long, default_value_t = 1.0)]
     pub temperature: f64,
     /// Largest batch of the evaluation service (default: the configured one).
@@ -165,12 +166,23 @@ fn uniform(rng: &mut Rng) -> f64 {
 }
 
 /// A root move drawn in proportion to `visits^(1/temperature)`, among the
-/// visited moves not proven to lose.
+/// visited moves not proven to lose; at temperature 0 the most visited.
 fn sample_move(moves: &[MoveStats], temperature: f64, rng: &mut Rng) -> Option<Point> {
-    let candidates: Vec<(Point, f64)> = moves
-        .iter()
-        .filter(|m| m.visits > 0 && !matches!(m.proven, Proven::Loss(_)))
-        .map(|m| (m.mv, f64::from(m.visits).powf(1.0 / temperature.max(0.05))))
+    let playable = || {
+        moves
+            .iter()
+            .filter(|m| m.visits > 0 && !matches!(m.proven, Proven::Loss(_)))
+    };
+    // Relative to the most visited, so that a low temperature's power
+    // cannot overflow to infinity (every pick would then be the last).
+    let most = f64::from(playable().map(|m| m.visits).max()?);
+    if temperature <= 0.0 {
+        return playable()
+            .find(|m| f64::from(m.visits) == most)
+            .map(|m| m.mv);
+    }
+    let candidates: Vec<(Point, f64)> = playable()
+        .map(|m| (m.mv, (f64::from(m.visits) / most).powf(1.0 / temperature)))
         .collect();
     let total: f64 = candidates.iter().map(|c| c.1).sum();
     // NaN included: no candidate with a usable weight.
@@ -380,6 +392,13 @@ fn existing_games(
     size: BoardSize,
     seed: u64,
 ) -> Result<HashSet<usize>, String> {
+    // A pipe or a device would block the read below, or take no games.
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => {
+            return Err(format!("{}: not a regular file", path.display()));
+        }
+        _ => {}
+    }
     let file = match File::open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(HashSet::new()),
@@ -503,6 +522,48 @@ impl Summary {
     }
 }
 
+/// Checks the flags that need no file (the caller may check them before it
+/// loads the network); the root noise they ask for.
+pub fn check_args(args: &SelfplayArgs) -> Result<Option<RootNoise>, String> {
+    if !(0.0..=1.0).contains(&args.full_share) {
+        return Err(format!(
+            "--full-share {} is not between 0 and 1",
+            args.full_share
+        ));
+    }
+    if args.playouts == 0 || args.fast_playouts == 0 {
+        return Err("--playouts and --fast-playouts must be at least 1".into());
+    }
+    if !(args.temperature.is_finite() && args.temperature >= 0.0) {
+        return Err(format!(
+            "--temperature {}: must be 0 (the most visited move) or more",
+            args.temperature
+        ));
+    }
+    if args.openings.is_none() {
+        // Each game draws its own: a count that cannot be drawn would fail
+        // every game rather than the run.
+        openings::random_opening(
+            args.board,
+            args.rule,
+            args.random_stones,
+            &mut Rng::new(args.seed),
+        )
+        .map_err(|e| format!("--random-stones {}: {e}", args.random_stones))?;
+    }
+    if args.root_noise == 0.0 {
+        return Ok(None);
+    }
+    RootNoise::new(args.root_noise, args.root_noise_alpha, 0)
+        .map(Some)
+        .map_err(|e| {
+            format!(
+                "--root-noise {} --root-noise-alpha {}: {e}",
+                args.root_noise, args.root_noise_alpha
+            )
+        })
+}
+
 /// Plays games into `args.out` until it holds `args.games`, with `service`
 /// and `config` (run with one thread per game); `player` names the network
 /// in the records.
@@ -513,27 +574,7 @@ pub fn run(
     player: &str,
     log: &mut impl Write,
 ) -> Result<Summary, String> {
-    if !(0.0..=1.0).contains(&args.full_share) {
-        return Err(format!(
-            "--full-share {} is not between 0 and 1",
-            args.full_share
-        ));
-    }
-    if args.playouts == 0 || args.fast_playouts == 0 {
-        return Err("--playouts and --fast-playouts must be at least 1".into());
-    }
-    let root_noise = if args.root_noise == 0.0 {
-        None
-    } else {
-        Some(
-            RootNoise::new(args.root_noise, args.root_noise_alpha, 0).map_err(|e| {
-                format!(
-                    "--root-noise {} --root-noise-alpha {}: {e}",
-                    args.root_noise, args.root_noise_alpha
-                )
-            })?,
-        )
-    };
+    let root_noise = check_args(args)?;
     let held_out = EvaluationOpenings::of(args.rule, args.board);
     let openings = match &args.openings {
         Some(path) => {
@@ -925,5 +966,18 @@ mod tests {
             .count();
         assert!(cold >= 198, "{cold}");
         assert_eq!(sample_move(&moves[2..], 1.0, &mut rng), None);
+        // Temperature 0 is the most visited move (it was a draw at 0.05,
+        // 300 against 299 visits about even), and one so low that
+        // visits^(1/T) would overflow is all but the same.
+        let close = [
+            stats(0, 300, Proven::Unknown),
+            stats(1, 299, Proven::Unknown),
+            stats(2, 5, Proven::Unknown),
+        ];
+        for _ in 0..100 {
+            assert_eq!(sample_move(&close, 0.0, &mut rng).map(|p| p.x()), Some(0));
+            assert_eq!(sample_move(&close, 1e-4, &mut rng).map(|p| p.x()), Some(0));
+        }
+        assert_eq!(sample_move(&moves, 0.0, &mut rng).map(|p| p.x()), Some(0));
     }
 }

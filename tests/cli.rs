@@ -200,6 +200,12 @@ fn subcommands_refuse_the_engines_flags_they_do_not_use() {
         "bench blunders does not use --threads",
         "one thread",
     );
+    // Each self-play game searches on one thread; --parallel plays more.
+    refused(
+        &["--threads", "2", "selfplay", "--out", "x.tsv"],
+        "selfplay does not use --threads",
+        "--parallel",
+    );
     refused(
         &["--log-dir", "logs", "bench", "rules"],
         "bench rules does not use --log-dir",
@@ -624,6 +630,35 @@ fn out_of_range_counts_and_endless_files_are_refused() {
             &["selfplay", "--out", "x.tsv", "--parallel", "0"],
             "--parallel",
         ),
+        // Checked before the network loads (none is given here).
+        (
+            &[
+                "--network",
+                "none.safetensors",
+                "selfplay",
+                "--out",
+                "x.tsv",
+                "--temperature=-1",
+            ],
+            "--temperature",
+        ),
+        (
+            &["selfplay", "--out", "x.tsv", "--temperature", "nan"],
+            "--temperature",
+        ),
+        (
+            &[
+                "selfplay",
+                "--out",
+                "x.tsv",
+                "--board",
+                "15",
+                "--random-stones",
+                "200",
+            ],
+            "--random-stones",
+        ),
+        (&["bench", "matching", "--positions", "0"], "--positions"),
         // Told, not raised to 1 (or to 10 ms) without a word.
         (&["serve", "--max-connections", "0"], "--max-connections"),
         (&["serve", "--max-per-address", "0"], "--max-per-address"),

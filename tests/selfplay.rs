@@ -16,7 +16,7 @@ fn selfplay(out: &Path, openings: &Path, games: usize) -> std::process::Output {
 /// `selfplay` on a `board` x `board` board.
 fn selfplay_on(board: u32, out: &Path, openings: &Path, games: usize) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
-        .args(["--threads", "1", "selfplay", "--rule", "freestyle"])
+        .args(["selfplay", "--rule", "freestyle"])
         .args(["--board", &board.to_string()])
         .arg("--out")
         .arg(out)
@@ -156,15 +156,7 @@ fn selfplay_writes_records_the_trainer_reads_and_continues_a_file() {
         ("give another --out", "3", "freestyle", "13"),
     ] {
         let run = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
-            .args([
-                "--threads",
-                "1",
-                "selfplay",
-                "--rule",
-                rule,
-                "--board",
-                board,
-            ])
+            .args(["selfplay", "--rule", rule, "--board", board])
             .args(["--seed", seed, "--games", "9", "--playouts", "8"])
             .arg("--out")
             .arg(&out)
@@ -240,13 +232,29 @@ fn selfplay_refuses_bad_input_and_leaves_files_alone() {
     assert!(!run.status.success());
     assert!(String::from_utf8_lossy(&run.stderr).contains("not a self-play file"));
     assert_eq!(std::fs::read_to_string(&other).expect("read"), "hello");
-    // An endless --out is refused at the line limit, not read to the end.
+    // A line longer than any game's is refused at the limit, not read to
+    // its end.
+    let long = dir.path().join("long.tsv");
+    std::fs::write(&long, vec![b'a'; (16 << 20) + 2]).expect("write");
+    let run = selfplay(&long, &openings, 2);
+    assert!(!run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("longer than 16 MiB"), "{stderr}");
+    // A device or a named pipe as --out is refused, not read (a pipe
+    // without a writer blocked the run for good).
     #[cfg(unix)]
     {
         let run = selfplay(std::path::Path::new("/dev/zero"), &openings, 2);
         assert!(!run.status.success());
         let stderr = String::from_utf8_lossy(&run.stderr);
-        assert!(stderr.contains("longer than 16 MiB"), "{stderr}");
+        assert!(stderr.contains("not a regular file"), "{stderr}");
+        let fifo = dir.path().join("fifo.tsv");
+        let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+        assert!(made.success());
+        let run = selfplay(&fifo, &openings, 2);
+        assert!(!run.status.success());
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(stderr.contains("not a regular file"), "{stderr}");
     }
     // An opening that is already won (five in a row) is refused up front.
     let won = dir.path().join("won.txt");

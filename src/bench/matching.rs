@@ -90,6 +90,18 @@ pub fn write_positions(
     // Created first, and named in its error: a path that cannot be written
     // is told at once, not after the records are loaded.
     let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    // Written over, the game records would be gone.
+    if let (Ok(out), Ok(data)) = (
+        std::fs::canonicalize(path),
+        std::fs::canonicalize(&options.data),
+    ) {
+        if out == data {
+            return Err(io::Error::other(format!(
+                "--positions-out {} is the --data file: give another",
+                path.display()
+            )));
+        }
+    }
     // Opened without truncating: records that fail to load leave an
     // existing file as it was.
     let mut file = std::fs::OpenOptions::new()

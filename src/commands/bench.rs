@@ -68,7 +68,7 @@ pub(crate) struct BenchArgs {
     )]
     data: PathBuf,
     /// matching: positions measured (spread over the validation games).
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, default_value_t = 500, value_parser = crate::cli::count_at_most(usize::MAX))]
     positions: usize,
     /// matching: the split of `pbrain-wuzi train` (its --split-seed, or its
     /// --seed without one; fraction 0.05).

@@ -31,8 +31,9 @@ pub(crate) struct Cli {
     /// binary or the project, then ./config/wuzi.toml).
     #[arg(long, global = true)]
     pub(crate) config: Option<PathBuf>,
-    /// Search threads (refused by the subcommands that run no search:
-    /// train, match, serve, bench except blunders and matching).
+    /// Search threads (refused where they would have no effect: train,
+    /// match, serve, selfplay (one thread a game, --parallel games), bench
+    /// except matching).
     #[arg(long)]
     pub(crate) threads: Option<usize>,
     /// Network device: cpu, auto, cuda or cuda:N (bench nn and search: cpu

@@ -25,6 +25,15 @@ pub(crate) fn analyse(cli: &Cli, args: &crate::analyse::AnalyseArgs) -> io::Resu
 
 /// `selfplay` with the configured network of the rule.
 pub(crate) fn selfplay(cli: &Cli, args: &crate::selfplay::SelfplayArgs) -> io::Result<()> {
+    super::refuse_unused_flags(
+        cli,
+        &["--config", "--device", "--network"],
+        "selfplay",
+        "each game searches on one thread (--parallel plays games side by side) and writes \
+         no engine log",
+    )?;
+    // Before the network loads: a mistyped flag is told at once.
+    crate::selfplay::check_args(args).map_err(io::Error::other)?;
     let mut config = configure(cli).map_err(io::Error::other)?;
     if let Some(batch) = args.eval_batch {
         config.network.batch_size = batch;
