@@ -35,7 +35,7 @@ use crate::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 use crate::nn::EvalService;
 use crate::search::node::Proven;
 use crate::search::result::MoveStats;
-use crate::search::{RootNoise, SearchConfig, SearchLimits, Searcher};
+use crate::search::{memory, RootNoise, SearchConfig, SearchLimits, Searcher};
 use wuzi_data::held_out::{cells, EvaluationOpenings};
 use wuzi_data::records::parse_board_size;
 use wuzi_formats::search_target::SearchTarget;
@@ -264,8 +264,14 @@ impl GamePlan {
             .map_err(|e| format!("opening of line {}: {e}", raw.line))
     }
 
-    /// Plays game `index` with `searcher` (its cache is cleared first).
-    pub fn play(&self, searcher: &Searcher, index: usize) -> Result<PlayedGame, String> {
+    /// Plays game `index` with `searcher` (its cache is cleared first);
+    /// `halt` stops it between two moves, as an error.
+    pub fn play(
+        &self,
+        searcher: &Searcher,
+        index: usize,
+        halt: &AtomicBool,
+    ) -> Result<PlayedGame, String> {
         let game_seed = mix(self.seed ^ mix(index as u64 + 1));
         let mut rng = Rng::new(game_seed);
         let mut board = self.opening(&mut rng)?;
@@ -273,7 +279,6 @@ impl GamePlan {
         let mut moves: Vec<Point> = board.history().iter().map(|&(p, _)| p).collect();
         let mut search = Vec::new();
         searcher.cache().clear();
-        let stop = AtomicBool::new(false);
         let mut held_out = None;
         let (outcome, end) = loop {
             if held_out.is_none() && moves.len() <= self.held_out.most_stones() {
@@ -307,7 +312,10 @@ impl GamePlan {
                 }),
                 ..SearchLimits::default()
             };
-            let result = searcher.search(&board, &limits, &stop);
+            let result = searcher.search(&board, &limits, halt);
+            if halt.load(Ordering::Relaxed) {
+                return Err(format!("game {index} stopped with the run"));
+            }
             let sampled =
                 moves.len() - opening < self.sample_plies && result.proven == Proven::Unknown;
             let choice = if sampled {
@@ -661,7 +669,8 @@ pub fn run(
     // A new file, or one whose header was cut short (and so cut away).
     let has_header = std::fs::metadata(&args.out).is_ok_and(|m| m.len() > 0);
     if !has_header {
-        writeln!(out, "{}", tsv::header()).map_err(|e| e.to_string())?;
+        writeln!(out, "{}", tsv::header())
+            .map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
     }
     let todo = args.games - done;
     let threads = args.parallel.clamp(1, todo);
@@ -706,27 +715,33 @@ pub fn run(
         writeln!(log, "note: could not start every evaluator thread: {e}")
             .map_err(|e| e.to_string())?;
     }
-    // Each game's tree is cleared at its start; the process limit would be
-    // shared by all the games' trees, so it is not applied (each tree keeps
-    // to half the memory the process may use, far beyond one game's).
-    config.max_memory = usize::MAX;
+    // Each game's tree is cleared at its start; rather than the process
+    // limit (measured once for all the games' trees), each game's tree
+    // keeps to its share of half the memory the process may use.
+    let tree_budget = memory::available_bytes().map(|bytes| bytes / 2 / threads);
+    // Set when the run must end (its file cannot be written): the games
+    // under way stop at their next move.
+    let halt = AtomicBool::new(false);
     let failure = std::thread::scope(|s| -> Result<(), String> {
         for game in 0..threads {
             let tx = tx.clone();
-            let searcher = Searcher::new(Arc::clone(&service), config.clone());
-            let (plan, next, played) = (&plan, &next, &played);
+            let mut searcher = Searcher::new(Arc::clone(&service), config.clone());
+            if let Some(bytes) = tree_budget {
+                searcher.fix_tree_budget(bytes);
+            }
+            let (plan, next, played, halt) = (&plan, &next, &played, &halt);
             let total = args.games;
             let spawned = std::thread::Builder::new()
                 .name(format!("selfplay-{game}"))
                 .spawn_scoped(s, move || loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
-                    if index >= total {
+                    if index >= total || halt.load(Ordering::Relaxed) {
                         break;
                     }
                     if played.contains(&index) {
                         continue;
                     }
-                    if tx.send(plan.play(&searcher, index)).is_err() {
+                    if tx.send(plan.play(&searcher, index, halt)).is_err() {
                         break;
                     }
                 });
@@ -746,9 +761,20 @@ pub fn run(
             match result {
                 Ok(game) => {
                     let line = game.tsv_line(args.seed, player);
-                    out.write_all(format!("{line}\n").as_bytes())
-                        .and_then(|()| out.flush())
-                        .map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
+                    let whole = out.metadata().map(|m| m.len());
+                    let written = out
+                        .write_all(format!("{line}\n").as_bytes())
+                        .and_then(|()| out.flush());
+                    if let Err(e) = written {
+                        // The games under way stop rather than play on for
+                        // a file that takes none, and a line cut short (a
+                        // full disk) goes; a resumed run would cut it too.
+                        halt.store(true, Ordering::Relaxed);
+                        if let Ok(len) = whole {
+                            let _ = out.set_len(len);
+                        }
+                        return Err(format!("cannot write {}: {e}", args.out.display()));
+                    }
                     summary.add(&game);
                 }
                 Err(why) => {
@@ -880,16 +906,22 @@ mod tests {
             held_out: Arc::new(held_out),
         };
         let kept = plan(EvaluationOpenings::default())
-            .play(&searcher, 0)
+            .play(&searcher, 0, &AtomicBool::new(false))
             .expect("a game");
         assert!(kept.search.iter().any(Option::is_some));
-        let through = plan(held).play(&searcher, 0).expect("a game");
+        let through = plan(held)
+            .play(&searcher, 0, &AtomicBool::new(false))
+            .expect("a game");
         assert!(through.moves.len() > 3);
         assert!(
             through.search.iter().all(Option::is_none),
             "{:?}",
             through.search
         );
+        // A run that must end (its file takes no more games) halts the
+        // games under way at their next move.
+        let halted = plan(EvaluationOpenings::default()).play(&searcher, 0, &AtomicBool::new(true));
+        assert!(halted.is_err_and(|why| why.contains("stopped")));
     }
 
     #[test]
