@@ -175,14 +175,17 @@ fn sample_move(moves: &[MoveStats], temperature: f64, rng: &mut Rng) -> Option<P
     };
     // Relative to the most visited, so that a low temperature's power
     // cannot overflow to infinity (every pick would then be the last).
-    let most = f64::from(playable().map(|m| m.visits).max()?);
+    let most = playable().map(|m| m.visits).max()?;
     if temperature <= 0.0 {
-        return playable()
-            .find(|m| f64::from(m.visits) == most)
-            .map(|m| m.mv);
+        return playable().find(|m| m.visits == most).map(|m| m.mv);
     }
     let candidates: Vec<(Point, f64)> = playable()
-        .map(|m| (m.mv, (f64::from(m.visits) / most).powf(1.0 / temperature)))
+        .map(|m| {
+            (
+                m.mv,
+                (f64::from(m.visits) / f64::from(most)).powf(1.0 / temperature),
+            )
+        })
         .collect();
     let total: f64 = candidates.iter().map(|c| c.1).sum();
     // NaN included: no candidate with a usable weight.
