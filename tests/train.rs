@@ -719,11 +719,67 @@ fn bad_options_are_refused() {
     args.batch_size = 64;
     args.epochs = usize::MAX;
     assert!(run(&args).unwrap_err().contains("--epochs"));
+    // Rates and weights that overflow fp32 at the first step.
+    args.epochs = 1;
+    args.lr = 1e39;
+    let e = run(&args).unwrap_err();
+    assert!(e.contains("--lr") && e.contains("at most"), "{e}");
+    args.lr = 1e-3;
+    args.value_weight = 1e39;
+    assert!(run(&args).unwrap_err().contains("--value-weight"));
+    args.value_weight = 1.0;
+    for (flag, value) in [("--log-every", "0"), ("--loader-threads", "17")] {
+        let e = TrainArgs::parse_from(["g.tsv", "--rule", "renju", flag, value]).unwrap_err();
+        assert!(e.contains(flag), "{e}");
+    }
+    // The network to start from is read before the data (whose loading
+    // and labelling can take long).
+    let dir = tempfile::tempdir().unwrap();
+    let e = run(&TrainArgs::parse_from([
+        dir.path().join("no-such-data.tsv").to_str().unwrap(),
+        "--rule",
+        "renju",
+        "--init",
+        dir.path()
+            .join("no-such-init.safetensors")
+            .to_str()
+            .unwrap(),
+        "--quiet",
+    ])
+    .unwrap())
+    .unwrap_err();
+    assert!(e.contains("no-such-init"), "{e}");
     let e = TrainArgs::parse_from(["g.tsv", "--rule", "renju", "--precision", "half"]).unwrap_err();
     assert!(e.contains("loss scaling"), "{e}");
     assert!(TrainArgs::parse_from(["g.tsv", "--rule", "renju", "--precision", "fp8"]).is_err());
     let fixed = TrainArgs::parse_from(["g.tsv", "--rule", "renju", "--precision", "fp32"]).unwrap();
     assert_eq!(fixed.precision, PrecisionSetting::Fixed(Precision::Fp32));
+}
+
+/// A network whose weights are not all finite (a diverged run) is not
+/// saved: the file from before stays, and no partial file is left.
+#[test]
+fn non_finite_weights_are_not_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("net.safetensors");
+    let net = Network::new("2x16".parse::<NetConfig>().unwrap(), Device::Cpu);
+    net.save(&path).unwrap();
+    let before = fs::read(&path).unwrap();
+    tch::no_grad(|| {
+        let mut variables = net.var_store().variables().into_iter().collect::<Vec<_>>();
+        variables.sort_by(|a, b| a.0.cmp(&b.0));
+        let middle = variables.len() / 2;
+        let _ = variables[middle].1.fill_(f64::NAN);
+    });
+    let e = net.save(&path).unwrap_err().to_string();
+    assert!(e.contains("NaN"), "{e}");
+    assert_eq!(fs::read(&path).unwrap(), before);
+    let names: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["net.safetensors"]);
+    assert!(Network::load(&path, Device::Cpu).is_ok());
 }
 
 /// Loads every game under `WUZI_GAMES` (e.g. the shared Gomocup TSVs) under

@@ -256,15 +256,42 @@ impl Network {
     /// Saves the weights as safetensors: written beside the file, then
     /// renamed over it, so that a match or a run reading a checkpoint while
     /// training writes it never finds it half written.
+    /// Weights that are not all finite are refused: loading would refuse
+    /// them anyway, and a file kept from before is worth more.
     pub fn save(&self, path: &Path) -> Result<(), NetError> {
+        if let Some(name) = self.first_non_finite() {
+            return Err(NetError::new(
+                path,
+                format!("not saved: {name} holds NaN or infinite values (the training diverged)"),
+            ));
+        }
         // Still named .safetensors: the format follows the extension.
         let partial = path.with_extension("partial.safetensors");
-        self.vs
-            .save(&partial)
-            .map_err(|e| NetError::new(path, format!("cannot save ({})", first_line(e))))?;
+        self.vs.save(&partial).map_err(|e| {
+            let _ = std::fs::remove_file(&partial);
+            NetError::new(path, format!("cannot save ({})", first_line(e)))
+        })?;
         std::fs::rename(&partial, path).map_err(|e| {
             let _ = std::fs::remove_file(&partial);
             NetError::new(path, format!("cannot save ({e})"))
+        })
+    }
+
+    /// The first variable (by name) with a NaN or infinite value.
+    fn first_non_finite(&self) -> Option<String> {
+        let mut variables = self.vs.variables().into_iter().collect::<Vec<_>>();
+        variables.sort_by(|a, b| a.0.cmp(&b.0));
+        tch::no_grad(|| {
+            variables
+                .into_iter()
+                .find(|(_, t)| {
+                    let finite = t
+                        .f_isfinite()
+                        .and_then(|f| f.f_all())
+                        .and_then(|all| all.f_int64_value(&[]));
+                    t.is_floating_point() && !matches!(finite, Ok(1))
+                })
+                .map(|(name, _)| name)
         })
     }
 

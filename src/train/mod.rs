@@ -60,7 +60,7 @@ pub struct TrainArgs {
     /// Continue from this network file (its size is read from the file).
     #[arg(long, value_name = "PATH")]
     pub init: Option<PathBuf>,
-    /// Passes over the training positions.
+    /// Passes over the training positions (1 to 100000).
     #[arg(long, default_value_t = 1)]
     pub epochs: usize,
     /// Stop after this many optimiser steps.
@@ -69,14 +69,16 @@ pub struct TrainArgs {
     /// Stop after this many minutes of wall time (from the start, loading
     /// included); the final validation, checkpoint and plot follow. The
     /// schedule is fitted to the time, as scripts/gpu_train.py fits it:
-    /// from step 100 on, the planned steps are those the measured rate
-    /// leaves time for (never more than --epochs or --max-steps plan), so
-    /// that the learning rate is down its cosine when the time is up.
+    /// the rate is measured from step 100 on and the plan refitted every
+    /// 100 steps after that, to the steps the time leaves (never more than
+    /// --epochs or --max-steps plan), so that the learning rate is down its
+    /// cosine when the time is up.
     #[arg(long)]
     pub max_minutes: Option<f64>,
+    /// Positions per optimiser step (1 to 65536).
     #[arg(long, default_value_t = 256)]
     pub batch_size: usize,
-    /// Peak learning rate (AdamW).
+    /// Peak learning rate (AdamW; above 0, at most 1).
     #[arg(long, default_value_t = 1e-3)]
     pub lr: f64,
     /// Learning-rate schedule after the warm-up, over the planned steps
@@ -89,7 +91,7 @@ pub struct TrainArgs {
     /// AdamW (decoupled) weight decay.
     #[arg(long, default_value_t = 1e-4)]
     pub weight_decay: f64,
-    /// Weight of the WDL cross-entropy in the loss.
+    /// Weight of the WDL cross-entropy in the loss (0 to 1000).
     #[arg(long, default_value_t = 1.0)]
     pub value_weight: f64,
     /// Self-play records (and --teacher): the share of the search's (the
@@ -131,9 +133,9 @@ pub struct TrainArgs {
     /// machine's cores).
     #[arg(long, value_parser = crate::cli::count_at_most(crate::search::MAX_THREADS))]
     pub torch_threads: Option<usize>,
-    /// Threads encoding batches (default: 1 on the CPU, the cores less one
-    /// with CUDA).
-    #[arg(long, value_parser = crate::cli::count_at_most(crate::search::MAX_THREADS))]
+    /// Threads encoding batches, at most 16 (default: 1 on the CPU, the
+    /// cores less one with CUDA).
+    #[arg(long, value_parser = crate::cli::count_at_most(trainer::MAX_LOADER_THREADS))]
     pub loader_threads: Option<usize>,
     /// Output directory (created if needed).
     #[arg(long, default_value = "train-out")]
@@ -141,13 +143,15 @@ pub struct TrainArgs {
     /// Save a checkpoint every N steps (0: only at epoch ends).
     #[arg(long, default_value_t = 5000)]
     pub checkpoint_every: u64,
-    /// Write a CSV row every N steps.
-    #[arg(long, default_value_t = 50)]
+    /// Write a CSV row every N steps (at least 1).
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..))]
     pub log_every: u64,
     /// Train without the symmetry augmentation.
     #[arg(long)]
     pub no_augment: bool,
-    /// No progress output (the summary is still printed).
+    /// No progress output, nor the data's statistics and the file:line of
+    /// each skipped record (the summary, with their counts, is still
+    /// printed).
     #[arg(long)]
     pub quiet: bool,
     /// Arithmetic of the convolutions: fp32, bf16 (mixed precision: the
@@ -300,6 +304,8 @@ fn set_threads(threads: usize) {
 
 const MAX_BATCH_SIZE: usize = 65_536;
 const MAX_EPOCHS: usize = 100_000;
+const MAX_LR: f64 = 1.0;
+const MAX_VALUE_WEIGHT: f64 = 1000.0;
 
 fn check_args(args: &TrainArgs) -> Result<(), String> {
     // Bounded: a batch is allocated whole (tch panics rather than failing
@@ -317,8 +323,13 @@ fn check_args(args: &TrainArgs) -> Result<(), String> {
             args.epochs
         ));
     }
-    if !(args.lr.is_finite() && args.lr > 0.0) {
-        return Err(format!("--lr {} must be positive", args.lr));
+    // Bounded above as well: beyond these the first steps overflow fp32
+    // and the weights turn to NaN.
+    if !(args.lr.is_finite() && args.lr > 0.0 && args.lr <= MAX_LR) {
+        return Err(format!(
+            "--lr {} must be above 0 and at most {MAX_LR}",
+            args.lr
+        ));
     }
     if !(args.weight_decay.is_finite() && args.weight_decay >= 0.0) {
         return Err(format!("--weight-decay {} must be >= 0", args.weight_decay));
@@ -335,8 +346,11 @@ fn check_args(args: &TrainArgs) -> Result<(), String> {
             args.teacher_weight
         ));
     }
-    if !(args.value_weight.is_finite() && args.value_weight >= 0.0) {
-        return Err(format!("--value-weight {} must be >= 0", args.value_weight));
+    if !(0.0..=MAX_VALUE_WEIGHT).contains(&args.value_weight) {
+        return Err(format!(
+            "--value-weight {} must be 0 to {MAX_VALUE_WEIGHT}",
+            args.value_weight
+        ));
     }
     if !(0.0..1.0).contains(&args.val_fraction) {
         return Err(format!(
@@ -365,6 +379,27 @@ pub fn run(args: &TrainArgs) -> Result<TrainSummary, String> {
         eprintln!("train: {note}");
     }
     tch::manual_seed(args.seed as i64);
+    // The network to start from and the output folder come before the
+    // data, whose loading and labelling can take long: a mistyped --init
+    // or an --out that is a file fails at once.
+    let mut net = match &args.init {
+        Some(path) => {
+            let net = Network::load(path, device).map_err(|e| e.to_string())?;
+            if let Some(asked) = args.net {
+                if asked != net.config() {
+                    return Err(format!(
+                        "--net {asked} differs from the network in {} ({})",
+                        path.display(),
+                        net.config()
+                    ));
+                }
+            }
+            net
+        }
+        None => Network::new(args.net.unwrap_or(DEFAULT_NET), device),
+    };
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
 
     let mut dataset = Dataset::load(&args.data, args.rule, &args.boards)?;
     if !args.quiet {
@@ -415,24 +450,6 @@ pub fn run(args: &TrainArgs) -> Result<TrainSummary, String> {
     let train_samples = dataset.samples(&train_games);
     let val_samples = dataset.samples(&val_games);
 
-    let mut net = match &args.init {
-        Some(path) => {
-            let net = Network::load(path, device).map_err(|e| e.to_string())?;
-            if let Some(asked) = args.net {
-                if asked != net.config() {
-                    return Err(format!(
-                        "--net {asked} differs from the network in {} ({})",
-                        path.display(),
-                        net.config()
-                    ));
-                }
-            }
-            net
-        }
-        None => Network::new(args.net.unwrap_or(DEFAULT_NET), device),
-    };
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
     if !args.quiet {
         eprintln!(
             "train: {} network ({} parameters) on {device:?}; {} training positions, {} validation",

@@ -15,6 +15,7 @@ mod producer;
 mod progress;
 
 use producer::Producer;
+pub use producer::MAX_LOADER_THREADS;
 use progress::{Interval, Logger};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -335,6 +336,15 @@ pub fn train(
             let policy_loss = soft_cross_entropy(&p, &batch.policy_dist.to_device(device));
             let value_loss = soft_cross_entropy(&v, &batch.wdl_dist.to_device(device));
             let loss = &policy_loss + &value_loss * config.value_weight;
+            // Checked before the step: a non-finite loss would turn every
+            // weight to NaN, and a later checkpoint would keep them.
+            let total = scalar(&loss)?;
+            if !total.is_finite() {
+                return Err(format!(
+                    "training diverged at step {}: loss {total} (try a lower --lr)",
+                    step + 1
+                ));
+            }
             opt.backward_step(&loss);
             let accuracy = tch::no_grad(|| {
                 p.argmax(-1, false)
@@ -347,13 +357,6 @@ pub fn train(
                 scalar(&value_loss)?,
                 scalar(&accuracy)?,
             );
-            if !(pl.is_finite() && vl.is_finite()) {
-                return Err(format!(
-                    "training diverged at step {}: policy loss {pl}, value loss {vl} \
-                     (try a lower --lr)",
-                    step + 1
-                ));
-            }
             let seconds = started.elapsed().as_secs_f64();
             step += 1;
             done_in_epoch += 1;
@@ -485,8 +488,10 @@ pub fn train(
         }
     }
     log.finish();
-    let final_network = save(net, &config.out.join("final.safetensors"))?;
+    // The plot before the network: a final.safetensors newer than the
+    // run's start means the run finished.
     let png_has_text = plot::write_png(&png_path, &records)?;
+    let final_network = save(net, &config.out.join("final.safetensors"))?;
     Ok(LoopResult {
         steps: step,
         samples: samples_seen,

@@ -2,6 +2,10 @@
 
 use super::*;
 
+/// Most threads encoding batches: beyond this the trainer, not the
+/// encoding, is what waits.
+pub const MAX_LOADER_THREADS: usize = 16;
+
 /// Batches of `plan`, built on `threads` CPU threads ahead of use and
 /// handed out in plan order.
 pub(super) struct Producer {
@@ -19,7 +23,7 @@ impl Producer {
         threads: usize,
         search_value_weight: f32,
     ) -> Producer {
-        let threads = threads.clamp(1, 16);
+        let threads = threads.clamp(1, MAX_LOADER_THREADS);
         let len = plan.len();
         let plan = Arc::new(plan);
         let counter = Arc::new(AtomicUsize::new(0));

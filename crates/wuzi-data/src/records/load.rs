@@ -161,6 +161,13 @@ impl Loader<'_> {
         self.stats.warn(what);
     }
 
+    /// A malformed record whose reason names its own line (a PSQ file's).
+    fn malformed_file(&mut self, file: &Path, why: impl fmt::Display) {
+        self.stats.malformed += 1;
+        let what = format!("{}: {why}", file.display());
+        self.stats.warn(what);
+    }
+
     fn add(&mut self, result: Result<Game, Reject>, file: &Path, line: usize) {
         match result {
             Ok(mut game) => {
@@ -250,9 +257,15 @@ impl Loader<'_> {
                 // Files joined end to end (`zcat a.tsv.gz b.tsv.gz`): a
                 // header names the columns of the lines after it (a
                 // self-play file's search column, say); any other '#' line
-                // is a comment.
-                if let Ok(next) = tsv::Columns::from_header(line) {
-                    columns = next;
+                // is a comment. A line with tabs is meant as a header: one
+                // that cannot be read is an error, as at the file's start,
+                // rather than its games read by the columns before it.
+                match tsv::Columns::from_header(line) {
+                    Ok(next) => columns = next,
+                    Err(e) if line.contains('\t') => {
+                        return Err(format!("{}:{line_no}: {e}", file.display()))
+                    }
+                    Err(_) => {}
                 }
                 continue;
             }
@@ -353,7 +366,7 @@ impl Loader<'_> {
     fn psq(&mut self, file: &Path, text: &str) {
         self.stats.records += 1;
         match parse_psq(text) {
-            Err(why) => self.malformed(file, 1, why),
+            Err(why) => self.malformed_file(file, why),
             Ok((size, moves)) => {
                 if !self.size_wanted(size) {
                     self.stats.other_size += 1;

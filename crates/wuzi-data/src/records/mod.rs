@@ -471,6 +471,40 @@ mod tests {
         assert!(why.contains("larger than"), "{why}");
     }
 
+    /// Files joined end to end: a later header that cannot be read is an
+    /// error naming its line, as one at the start is; a `#` comment
+    /// without tabs stays a comment.
+    #[test]
+    fn a_broken_header_inside_a_file_is_an_error_at_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("joined.tsv");
+        let game = "freestyle\t15\tD\t7,7 8,8";
+        let good = format!("#rule\tboard\twinner\tmoves\n{game}\n# a comment\n{game}\n");
+        std::fs::write(&path, &good).unwrap();
+        let data = Dataset::load(&[path.clone()], Rule::Freestyle, &[]).unwrap();
+        assert_eq!(data.games.len(), 2);
+        std::fs::write(&path, format!("{good}#rule\tboard\tmoves\n{game}\n")).unwrap();
+        let why = Dataset::load(&[path.clone()], Rule::Freestyle, &[]).unwrap_err();
+        assert!(why.contains(&format!("{}:5:", path.display())), "{why}");
+        assert!(why.contains("winner"), "{why}");
+    }
+
+    /// A PSQ error names the line it is on, once.
+    #[test]
+    fn a_psq_error_names_its_own_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cut.psq");
+        std::fs::write(&path, "Piskvork 15x15, 11:11, 0\n8,8,0\n9,9\n").unwrap();
+        let data = Dataset::load(&[path.clone()], Rule::Freestyle, &[]).unwrap();
+        assert_eq!(data.stats.malformed, 1);
+        let warning = format!("{}: line 3: move", path.display());
+        assert!(
+            data.stats.warnings.iter().any(|w| w.starts_with(&warning)),
+            "{:?}",
+            data.stats.warnings
+        );
+    }
+
     /// A Gomocup record decided off the board (a time forfeit or crash,
     /// `other`; an engine's invalid answer, `illegal_move`) teaches no
     /// result: it is refused as undecided unless its moves end in a five.
