@@ -443,6 +443,56 @@ fn an_engine_failing_to_start_again_and_again_stops_the_match() {
     );
 }
 
+/// Two engines that both fail to start: each failure counts for the
+/// engine that failed, so the match stops after three games (it played
+/// every game before, each lost by whichever was black), and the game that
+/// stops it is recorded like the others.
+#[cfg(unix)]
+#[test]
+fn two_engines_failing_to_start_stop_the_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = play(
+        "cmd=/bin/false name=one",
+        "cmd=/bin/false name=two",
+        &format!(
+            "--games 20 --random-stones 2 --seed 6 --psq {}",
+            dir.path().display()
+        ),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("one failed to start 3 games in a row"),
+        "{err}"
+    );
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 3);
+}
+
+/// Openings whose every colour and symmetry would be played exceed the
+/// match's most games: refused, asking for --games, before any is built.
+#[test]
+fn too_many_openings_for_the_default_games_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.txt");
+    let mut text = String::new();
+    // Distinct two-stone openings: 70,000 of them, 16 games each.
+    let at = |cell: i32| (cell % 20 - 10, cell / 20 - 10);
+    for i in 0..70_000i32 {
+        let (first, second) = (i % 400, (i % 400 + 1 + i / 400) % 400);
+        let ((a, b), (c, d)) = (at(first), at(second));
+        text += &format!("{a},{b}, {c},{d}\n");
+    }
+    fs::write(&path, text).unwrap();
+    let err = play(
+        &brain("random", "a"),
+        &brain("random", "b"),
+        &format!("--board 20 --openings {} --symmetries", path.display()),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("give --games"), "{err}");
+}
+
 #[test]
 fn brain_refusing_restart_gets_a_new_process_every_game() {
     let dir = tempfile::tempdir().unwrap();

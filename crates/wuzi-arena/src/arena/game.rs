@@ -223,6 +223,7 @@ pub(crate) fn play_game(
         wall: Duration::ZERO,
         engine_time: Duration::ZERO,
         killed_after_end: [0; 2],
+        started: [false; 2],
     };
     let mut disposal = [Disposal::Keep; 2];
 
@@ -232,16 +233,17 @@ pub(crate) fn play_game(
         launch(settings, &mut slots[engine_of(Color::Black)], log)?,
         launch(settings, &mut slots[engine_of(Color::White)], log)?,
     ];
+    // Both are started even when black fails: whether each engine starts
+    // is what tells a broken engine from its opponent's failures, and a
+    // launched process left unstarted would lose its answer to ABOUT.
     let mut start_failure = None;
     for (color, launched) in Color::BOTH.into_iter().zip(launches) {
         let e = engine_of(color);
-        if start_failure.is_some() {
-            // The game is already lost by the other engine; a process
-            // launched but not started gets its START next game.
-            continue;
-        }
-        if let Err(detail) = handshake(settings, &mut slots[e], launched, log)? {
-            start_failure = Some((color, detail));
+        match handshake(settings, &mut slots[e], launched, log)? {
+            Ok(()) => summary.started[e] = true,
+            Err(detail) => {
+                start_failure.get_or_insert((color, detail));
+            }
         }
     }
 
@@ -453,6 +455,9 @@ pub(crate) fn play_game(
         slots[0].end_kills - kills_before[0],
         slots[1].end_kills - kills_before[1],
     ];
+    // The match keeps every game: room for a full board each would be
+    // most of its memory.
+    moves.shrink_to_fit();
     summary.moves = moves;
     Ok(summary)
 }

@@ -548,11 +548,14 @@ pub fn bench_overhead(
 }
 
 /// `--games`: 1 to a million (the plan is made up front).
+/// Most games in a match: the schedule is made whole before the first.
+pub(crate) const MAX_GAMES: usize = 1_000_000;
+
 fn parse_games(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
-        Ok(n @ 1..=1_000_000) => Ok(n),
+        Ok(n @ 1..=MAX_GAMES) => Ok(n),
         _ => Err(format!(
-            "{s:?}: expected a number of games from 1 to 1000000"
+            "{s:?}: expected a number of games from 1 to {MAX_GAMES}"
         )),
     }
 }

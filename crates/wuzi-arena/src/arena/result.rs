@@ -131,6 +131,8 @@ pub struct GameSummary {
     pub engine_time: Duration,
     /// Engines whose process had to be killed after END (per engine index).
     pub killed_after_end: [u32; 2],
+    /// Engines (per index) that answered their START (or RESTART) this game.
+    pub started: [bool; 2],
 }
 
 impl GameSummary {

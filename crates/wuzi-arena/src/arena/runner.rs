@@ -13,8 +13,9 @@ use crate::arena::openings::{
     self as openings, check_opening, parse_file, random_opening, OpeningFormat, OpeningOrder,
 };
 use crate::arena::records::{io_error, write_log, RecordTargets, Recorder};
-use crate::arena::result::{EndReason, GameSummary};
+use crate::arena::result::GameSummary;
 use crate::arena::stats::{EloEstimate, Pentanomial, SprtDecision, SprtParams, Wld};
+use crate::arena::MAX_GAMES;
 use crate::arena::{ArenaError, MatchArgs, MatchSummary, Overhead};
 use wuzi_game::game::{BoardSize, Color, Outcome, Point};
 use wuzi_game::symmetry::Symmetry;
@@ -133,6 +134,20 @@ impl Plan {
                             .first()
                             .map(|s| format!(", e.g. {s}"))
                             .unwrap_or_default()
+                    )));
+                }
+                if args.games.is_none()
+                    && valid.len() * if args.symmetries { 16 } else { 2 } > MAX_GAMES
+                {
+                    return Err(config(format!(
+                        "{}: {} openings{} make more than {MAX_GAMES} games: give --games",
+                        path.display(),
+                        valid.len(),
+                        if args.symmetries {
+                            " under 8 symmetries"
+                        } else {
+                            ""
+                        }
                     )));
                 }
                 if args.symmetries {
@@ -454,6 +469,7 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
         // otherwise play every remaining game with no one to record it.
         let _stop_on_unwind = StopOnUnwind(&stop);
         let mut start_failures = [0u32; 2];
+        let mut recording_failed = false;
         loop {
             if !interrupted && super::interrupt::requested() {
                 interrupted = true;
@@ -478,9 +494,11 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
                     // broken (its network missing, say), not weak: its
                     // losses would decide the SPRT within a few dozen games.
                     for e in 0..2 {
-                        let failed = matches!(g.reason, EndReason::StartFailure { .. })
-                            && g.result_for(e).points() == 0.0;
-                        start_failures[e] = if failed { start_failures[e] + 1 } else { 0 };
+                        start_failures[e] = if g.started[e] {
+                            0
+                        } else {
+                            start_failures[e] + 1
+                        };
                         if start_failures[e] == START_FAILURES_STOP && failure.is_none() {
                             failure = Some(ArenaError::Config(format!(
                                 "{} failed to start {START_FAILURES_STOP} games in a row ({}): \
@@ -504,9 +522,13 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
                             false
                         }
                     };
-                    if failure.is_none() {
+                    // Every game counted is recorded, the one that stops
+                    // the match included; only a recording error stops the
+                    // recording.
+                    if !recording_failed {
                         if let Err(e) = recorder.record(&g) {
-                            failure = Some(e);
+                            recording_failed = true;
+                            failure.get_or_insert(e);
                             stop.store(true, Ordering::Relaxed);
                         }
                     }
