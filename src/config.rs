@@ -18,7 +18,7 @@ use crate::search::{SearchConfig, MAX_THREADS};
 pub enum ConfigError {
     /// Not TOML, or a key or a type the configuration does not have (the
     /// message names the key and the line).
-    #[error("{}", .0.to_string().trim_end())]
+    #[error("{}", one_line_toml_error(.0))]
     Syntax(#[from] toml::de::Error),
     /// A value out of its range.
     #[error(transparent)]
@@ -34,6 +34,33 @@ pub enum ConfigError {
         path: PathBuf,
         source: Box<ConfigError>,
     },
+}
+
+/// toml's error on one line, where it names the place and then the fault:
+/// its own form spreads them over five lines with the source between, and
+/// a Gomocup manager reads one line per answer.
+fn one_line_toml_error(e: &toml::de::Error) -> String {
+    let text = e.to_string();
+    let mut lines = text.lines();
+    let place = lines.next().unwrap_or_default().trim_end();
+    let fault = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
+    if place.is_empty() || place == fault {
+        return fault;
+    }
+    // The quoted source line (`2 | threads = "many"`) names the key that a
+    // type error's message leaves out.
+    let source = lines
+        .filter_map(|l| l.split_once(" | "))
+        .find(|(n, _)| n.trim().parse::<usize>().is_ok())
+        .map(|(_, line)| line.trim())
+        .filter(|line| !line.is_empty());
+    match source {
+        Some(line) => {
+            let line: String = line.chars().take(100).collect();
+            format!("{place} ({line}): {fault}")
+        }
+        None => format!("{place}: {fault}"),
+    }
 }
 
 /// All settings, with defaults for anything the file leaves out.
@@ -143,6 +170,10 @@ impl Config {
             path: path.to_path_buf(),
             source,
         };
+        // Said as such: Windows reports a folder as "access denied".
+        if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+            return Err(read_error(std::io::Error::other("a folder, not a file")));
+        }
         // Bounded: a path such as /dev/zero must not fill the memory.
         let text =
             crate::bounded_read::read_file_text(path, MAX_CONFIG_BYTES).map_err(read_error)?;
@@ -333,7 +364,13 @@ mod tests {
             ("[nonsense]\n", "nonsense"),
         ] {
             match Config::parse(text) {
-                Err(e @ ConfigError::Syntax(_)) => assert!(e.to_string().contains(key), "{e}"),
+                Err(e @ ConfigError::Syntax(_)) => {
+                    // On one line, with the place: a Gomocup manager reads
+                    // one line per answer.
+                    let e = e.to_string();
+                    assert!(e.contains(key), "{e}");
+                    assert!(!e.contains('\n') && e.contains("at line"), "{e}");
+                }
                 other => panic!("{text:?}: {other:?}"),
             }
         }
@@ -468,6 +505,15 @@ mod tests {
         let declared: std::collections::BTreeSet<String> = declared.keys().cloned().collect();
         assert_eq!(documented, declared);
         assert!(declared.contains("c_puct") && !declared.contains("threads"));
+    }
+
+    /// A folder given as the file is said to be one (Windows would say
+    /// "access denied").
+    #[test]
+    fn a_folder_is_not_a_config_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Config::load(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("a folder, not a file"), "{e}");
     }
 
     #[test]

@@ -378,6 +378,32 @@ fn undo_restores_the_side_to_move_and_a_cut_line_runs_nothing() {
     e.ok("quit");
 }
 
+/// A genmove that resigns plays nothing: the side to move stays the one
+/// before it (an analysis without a colour analyses that side).
+#[test]
+fn a_resigning_genmove_leaves_the_side_to_move() {
+    let mut e = Engine::start();
+    e.ok("boardsize 15");
+    e.ok("time_settings 0 1 1");
+    // Black's open four H8-L8 (G8 and M8 empty), black to move.
+    for (color, at) in [
+        ("b", "H8"),
+        ("w", "A1"),
+        ("b", "J8"),
+        ("w", "A3"),
+        ("b", "K8"),
+        ("w", "A5"),
+        ("b", "L8"),
+        ("w", "A7"),
+    ] {
+        e.ok(&format!("play {color} {at}"));
+    }
+    let black_to_move = e.ok("showboard");
+    assert_eq!(e.ok("genmove w").to_ascii_lowercase(), "resign");
+    assert_eq!(e.ok("showboard"), black_to_move);
+    e.ok("quit");
+}
+
 /// KataGo's `allow` and `avoid` hold the analysed side's first move to
 /// the cells allowed, or off those avoided; the next analysis is free.
 #[test]

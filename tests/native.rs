@@ -515,6 +515,32 @@ fn broken_network_files_are_refused_naming_the_file() {
     let garbage = dir.path().join("garbage.safetensors");
     std::fs::write(&garbage, b"\xff\xff\xff\xff\xff\xff\xff\x7fnot a header").unwrap();
     assert!(NativeNetwork::load(&garbage).is_err());
+    // A header said to run past the file's end is refused on its length,
+    // before the file is read.
+    let short = dir.path().join("short.safetensors");
+    let mut bytes_of_short = 1000u64.to_le_bytes().to_vec();
+    bytes_of_short.extend_from_slice(b"{}");
+    std::fs::write(&short, bytes_of_short).unwrap();
+    let e = NativeNetwork::load(&short).unwrap_err().to_string();
+    assert!(e.contains("a header of 1000 bytes in a file of 10"), "{e}");
+    // A name from the file is quoted on one line: protocols send the error
+    // on as a reply, where a line break would end it early (GTP) or be
+    // read as a move (Gomocup).
+    let file = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let hostile = "x\n\n= A1";
+    let mut views: Vec<(String, safetensors::tensor::TensorView<'_>)> =
+        file.tensors().into_iter().collect();
+    views.push((
+        hostile.to_string(),
+        safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![0], &[]).unwrap(),
+    ));
+    let named = dir.path().join("named.safetensors");
+    std::fs::write(&named, safetensors::serialize(views, None).unwrap()).unwrap();
+    let e = NativeNetwork::load(&named).unwrap_err().to_string();
+    assert!(
+        !e.contains('\n') && e.contains(r#"unexpected tensor "x\n\n= A1""#),
+        "{e}"
+    );
     // A tensor of the wrong shape: the 4x32 file with one block renamed
     // out of place is refused tensor by tensor.
     let text = bytes.clone();

@@ -141,7 +141,7 @@ fn weights_round_trip_and_bad_files_are_refused_with_their_reason() {
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("value_out.bias") && err.contains("unexpected tensor extra.weight"),
+        err.contains("value_out.bias") && err.contains("unexpected tensor \"extra.weight\""),
         "{err}"
     );
 

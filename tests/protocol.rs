@@ -933,6 +933,13 @@ fn a_bad_config_file_names_the_key() {
         stdout.starts_with("ERROR") && stdout.contains("c_puct"),
         "{stdout}"
     );
+    // One line, the place and the fault on it: the manager reads one line
+    // per answer (toml's own form is five).
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(
+        stdout.contains("line 2") && stdout.contains("invalid type"),
+        "{stdout}"
+    );
 }
 
 /// Whether a manager can read `line`: a move (or the moves of a swap

@@ -276,7 +276,7 @@ pub fn main() -> ExitCode {
                 Ok(config) => config,
                 Err(e) => {
                     // The manager reads stdout: say it there too, as an ERROR line.
-                    println!("ERROR {e}");
+                    println!("{}", crate::gomocup::BrainLine::Error(e.to_string()));
                     eprintln!("pbrain-wuzi: {e}");
                     return ExitCode::from(2);
                 }

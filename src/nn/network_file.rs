@@ -51,11 +51,25 @@ pub struct NetError {
     pub what: String,
 }
 
+/// Longest description kept: it quotes names read from the file.
+const MAX_WHAT_CHARS: usize = 2000;
+
 impl NetError {
+    /// `what` may quote the file's own text (tensor names): it is kept to
+    /// one line of bounded length, since protocols send it on as a reply.
     pub(crate) fn new(path: &Path, what: impl Into<String>) -> NetError {
+        let what: String = what.into();
+        let mut one_line: String = what
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .take(MAX_WHAT_CHARS)
+            .collect();
+        if what.chars().nth(MAX_WHAT_CHARS).is_some() {
+            one_line.push_str("...");
+        }
         NetError {
             path: path.to_path_buf(),
-            what: what.into(),
+            what: one_line,
         }
     }
 }

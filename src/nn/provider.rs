@@ -157,14 +157,23 @@ impl NetworkProvider {
         let (backend, measured) = self.choose_backend(path, &native);
         let (model, note, used) = match backend {
             #[cfg(feature = "torch")]
-            Backend::Torch => self.torch_model(path, fp32_path)?,
+            Backend::Torch => {
+                let loaded = without_panics(path, || self.torch_model(path, fp32_path));
+                if let Err(why) = &loaded {
+                    self.failed.insert(path.to_path_buf(), why.clone());
+                }
+                loaded?
+            }
             #[cfg(feature = "torch")]
             Backend::Native => self.native_model(path, native, fp32_path),
             #[cfg(not(feature = "torch"))]
             Backend::Native | Backend::Torch => self.native_model(path, native, fp32_path),
         };
-        let mut service = EvalService::start_model(model, self.service_config.clone())
-            .map_err(|e| format!("cannot start evaluator threads: {e}"))?;
+        let service_config = self.service_config.clone();
+        let mut service = without_panics(used, || {
+            EvalService::start_model(model, service_config)
+                .map_err(|e| format!("cannot start evaluator threads: {e}"))
+        })?;
         if let Some(measured) = measured {
             service.add_to_description(&measured);
         }
@@ -175,6 +184,7 @@ impl NetworkProvider {
         // replaces such answers by no knowledge, so a network that gives
         // them would play on guesses without a word.
         let non_finite = crate::nn::service::non_finite_answers();
+        let failed_batches = crate::nn::service::failed_batches();
         for (side, stones) in [(15, 0), (20, 0), (15, 5)] {
             if let Ok(size) = crate::game::BoardSize::square(side) {
                 let mut board = crate::game::Board::new(size, crate::game::Rule::Freestyle);
@@ -189,12 +199,17 @@ impl NetworkProvider {
                 let _ = service.evaluate(&mut board);
             }
         }
-        if crate::nn::service::non_finite_answers() > non_finite {
-            let why = crate::nn::NetError::new(
-                used,
-                "its answers are not finite numbers (the weights overflow on the way through the network)",
-            )
-            .to_string();
+        let fault = if crate::nn::service::failed_batches() > failed_batches {
+            // libtorch on a device it cannot run (a GPU without kernels
+            // for this build, its memory full): every move would be a guess.
+            Some("the backend fails on its batches (see the log)")
+        } else if crate::nn::service::non_finite_answers() > non_finite {
+            Some("its answers are not finite numbers (the weights overflow on the way through the network)")
+        } else {
+            None
+        };
+        if let Some(fault) = fault {
+            let why = crate::nn::NetError::new(used, fault).to_string();
             self.failed.insert(used.to_path_buf(), why.clone());
             if used != path {
                 // The rule's own network plays, as for an fp32 file that
@@ -385,10 +400,48 @@ impl NetworkProvider {
     }
 }
 
+/// `load`'s result, or its panic as the error of the network at `path`:
+/// libtorch reports some failures as panics (a GPU without kernels for
+/// this build, memory it cannot allocate), which must not end the brain
+/// while it loads.
+fn without_panics<T>(path: &Path, load: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(load)).unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("no message");
+        let first = what.lines().next().unwrap_or_default();
+        Err(crate::nn::NetError::new(
+            path,
+            format!("the backend failed while loading it ({first})"),
+        )
+        .to_string())
+    })
+}
+
 /// Why a rule's fp32 network is not used, for the player: the rule's own
 /// network then plays in fp32.
 fn not_used(why: &str, path: &Path) -> String {
     let why = why.to_string();
     tracing::warn!("{why}; {} plays in fp32", path.display());
     format!("{why}; {} plays in fp32 instead", path.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_while_loading_is_the_networks_error() {
+        let path = Path::new("nets/x.safetensors");
+        let e = without_panics::<()>(path, || panic!("no kernel image is available\nat line 3"))
+            .unwrap_err();
+        assert!(
+            e.contains("x.safetensors") && e.contains("no kernel image is available"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'), "{e}");
+        assert_eq!(without_panics(path, || Ok(3)), Ok(3));
+    }
 }

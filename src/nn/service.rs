@@ -20,7 +20,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 mod evaluator;
-pub use evaluator::non_finite_answers;
+pub use evaluator::{failed_batches, non_finite_answers};
 
 use evaluator::*;
 

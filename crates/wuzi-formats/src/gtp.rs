@@ -244,13 +244,24 @@ impl GtpResponse {
 
 impl fmt::Display for GtpResponse {
     /// `= 3 text` or `? 3 text`, then the empty line that ends a response.
+    /// The text keeps its lines but no empty one (nor a carriage return):
+    /// an empty line inside would end the response there, and the
+    /// controller would read the rest as the answer to its next command.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(if self.success { "=" } else { "?" })?;
         if let Some(id) = self.id {
             write!(f, "{id}")?;
         }
-        if !self.text.is_empty() {
-            write!(f, " {}", self.text.trim_end())?;
+        let text = self.text.trim_end();
+        if text.is_empty() {
+            return write!(f, "\n\n");
+        }
+        // The first line may be empty: `showboard` starts the board on a
+        // line of its own.
+        let mut lines = text.split('\n').map(|l| l.trim_end_matches('\r'));
+        write!(f, " {}", lines.next().unwrap_or_default().trim_end())?;
+        for line in lines.map(str::trim_end).filter(|l| !l.is_empty()) {
+            write!(f, "\n{line}")?;
         }
         write!(f, "\n\n")
     }
@@ -340,6 +351,15 @@ mod tests {
         assert_eq!((c.id, c.name.as_str()), (None, "+5"));
         assert_eq!(GtpResponse::success(Some(3), "H8").to_string(), "=3 H8\n\n");
         assert_eq!(GtpResponse::success(None, "").to_string(), "=\n\n");
+        // No empty line inside a response: it would end it early.
+        assert_eq!(
+            GtpResponse::failure(Some(2), "bad x\n\n= A1\r\n  \nrest  \n").to_string(),
+            "?2 bad x\n= A1\nrest\n\n"
+        );
+        assert_eq!(
+            GtpResponse::success(None, "\n  A B\n1 . .").to_string(),
+            "= \n  A B\n1 . .\n\n"
+        );
         assert_eq!(
             GtpResponse::failure(None, "illegal move").to_string(),
             "? illegal move\n\n"

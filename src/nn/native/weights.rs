@@ -33,22 +33,31 @@ impl Weights {
         if meta.len() > MAX_FILE_BYTES {
             return Err(fail(format!("{} bytes: too large", meta.len())));
         }
-        // Bounded again while reading: the file may have grown since.
-        let bytes = crate::bounded_read::read_file_bytes(path, MAX_FILE_BYTES)
-            .map_err(|e| fail(format!("cannot read ({e})")))?;
         // A network's header lists a few hundred tensors in some KB; a
         // hostile one of safetensors' own limit (100 MB) would cost about
         // ten times that in memory while parsed, past a tournament's limit.
-        if let Some(length) = bytes.get(..8) {
-            let mut le = [0u8; 8];
-            le.copy_from_slice(length);
+        // Checked on the first 8 bytes, before the rest is read: a large
+        // file of another format is refused unread.
+        let mut le = [0u8; 8];
+        let length_read =
+            std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut le));
+        if length_read.is_ok() {
             let header = u64::from_le_bytes(le);
             if header > MAX_HEADER_BYTES {
                 return Err(fail(format!(
                     "not a readable safetensors file (a header of {header} bytes: too large for a network, at most {MAX_HEADER_BYTES})"
                 )));
             }
+            if header.saturating_add(8) > meta.len() {
+                return Err(fail(format!(
+                    "not a readable safetensors file (a header of {header} bytes in a file of {})",
+                    meta.len()
+                )));
+            }
         }
+        // Bounded again while reading: the file may have grown since.
+        let bytes = crate::bounded_read::read_file_bytes(path, MAX_FILE_BYTES)
+            .map_err(|e| fail(format!("cannot read ({e})")))?;
         let file = SafeTensors::deserialize(&bytes)
             .map_err(|e| fail(format!("not a readable safetensors file ({e})")))?;
         let config = config_of(&file).map_err(fail)?;
@@ -88,7 +97,7 @@ impl Weights {
             .names()
             .into_iter()
             .filter(|n| !known.contains(*n))
-            .map(|n| format!("unexpected tensor {n}"))
+            .map(|n| format!("unexpected tensor {:?}", shown_name(n)))
             .collect();
         unexpected.sort();
         problems.extend(unexpected);
@@ -264,5 +273,15 @@ fn convolution_before(batch_norm: &str) -> String {
     match batch_norm.rsplit_once(".bn") {
         Some((block, k)) => format!("{block}.conv{k}.weight"),
         None => format!("{batch_norm}.weight"),
+    }
+}
+
+/// A tensor name from the file as a message quotes it: a hostile header's
+/// names may be a megabyte long.
+fn shown_name(name: &str) -> String {
+    const MOST: usize = 100;
+    match name.char_indices().nth(MOST) {
+        Some((cut, _)) => format!("{}...", &name[..cut]),
+        None => name.to_string(),
     }
 }

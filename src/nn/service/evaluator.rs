@@ -94,6 +94,7 @@ pub(super) fn evaluator(
                 // The batch gets the no-knowledge answer instead.
                 let run = || run_batch(&mut **network, &batch, height, width, &symmetries);
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| {
+                    FAILED_BATCHES.fetch_add(1, Ordering::Relaxed);
                     if !PANIC_REPORTED.swap(true, Ordering::Relaxed) {
                         tracing::error!("the network failed on a batch; such batches are answered with uniform priors and an even value");
                     }
@@ -183,6 +184,16 @@ static NON_FINITE_ANSWERS: std::sync::atomic::AtomicU64 = std::sync::atomic::Ato
 /// by no knowledge): a network loaded is checked by it on its warm-up.
 pub fn non_finite_answers() -> u64 {
     NON_FINITE_ANSWERS.load(Ordering::Relaxed)
+}
+
+/// Batches the network failed on (answered with no knowledge), in this
+/// process.
+static FAILED_BATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many batches of this process the network failed on: a network
+/// loaded is checked by it on its warm-up, as by [`non_finite_answers`].
+pub fn failed_batches() -> u64 {
+    FAILED_BATCHES.load(Ordering::Relaxed)
 }
 
 /// Whether a network failure was logged (once per process).

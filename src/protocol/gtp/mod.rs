@@ -658,8 +658,9 @@ impl FrontEnd for Gtp {
                         }
                     }
                 };
-                if !play {
-                    // reg_genmove has no effect on the game.
+                if !play || answer == GtpMove::Resign {
+                    // reg_genmove has no effect on the game, nor does a
+                    // resignation: it plays nothing.
                     Self::with_side_to_move(s, side_before);
                 }
                 success(s, id, answer.to_string());
