@@ -416,6 +416,9 @@ fn bad_messages_are_answered_and_change_nothing() {
         json!({"type": "MOVE", "move": {"type": "teleport"}}).to_string(),
         json!({"type": "HELLO"}).to_string(),
         json!({"kind": "MOVE"}).to_string(),
+        // A second NAME: a player is named once (it would rename itself
+        // on every web board, mid-game).
+        json!({"type": "NAME", "name": "good", "protocol": "v1"}).to_string(),
     ] {
         white.send(Message::text(bad.clone())).expect("send");
         let answer = next(&mut white);
@@ -446,6 +449,17 @@ fn bad_messages_are_answered_and_change_nothing() {
     );
     let mut again = connect(&server);
     name(&mut again, "newcomer", "v1");
+    // Names that would look like another's: control and invisible
+    // characters are refused.
+    for lookalike in ["good\u{200B}", "\u{202E}doog", "go\nod", "good\u{FEFF}"] {
+        let mut client = connect(&server);
+        send(
+            &mut client,
+            json!({"type": "NAME", "name": lookalike, "protocol": "v1"}),
+        );
+        let answer = next(&mut client);
+        assert_eq!(answer["type"], "INVALID", "{lookalike:?}: {answer}");
+    }
 }
 
 /// A scripted player for the load test: plays random free cells of its own
@@ -1030,15 +1044,29 @@ fn a_name_thief_does_not_take_a_dropped_players_seat() {
     assert_ne!(rival_start["seat"], start["seat"]);
     drop(owner);
     assert_eq!(next(&mut rival)["reason"], "error");
-    // The thief: the owner's name without the secret, then a wrong one.
+    // The thief: the owner's name without the secret.
     let mut thief = connect(&server);
     name(&mut thief, "owner", "v2");
     assert!(stays_silent(&mut thief, Duration::from_millis(500)));
+    // It cannot name itself again, with a guessed secret this time.
     send(
         &mut thief,
         json!({"type": "NAME", "name": "owner", "protocol": "v2", "seat": "0".repeat(32)}),
     );
-    assert!(stays_silent(&mut thief, Duration::from_millis(500)));
+    let refused = next(&mut thief);
+    assert_eq!(refused["type"], "INVALID", "{refused}");
+    assert_eq!(refused["message"], "already named", "{refused}");
+    // A second one with a wrong secret cannot take the seat either. The
+    // interrupted game does not hold back clients that could never resume
+    // it: the two are paired together (two web boards under the page's
+    // default name used to block each other).
+    let mut guesser = connect(&server);
+    send(
+        &mut guesser,
+        json!({"type": "NAME", "name": "owner", "protocol": "v2", "seat": "0".repeat(32)}),
+    );
+    assert_eq!(next(&mut thief)["type"], "START");
+    assert_eq!(next(&mut guesser)["type"], "START");
     assert!(stays_silent(&mut rival, Duration::from_millis(10)));
     // The owner, back with its secret, resumes its game.
     let mut owner = connect(&server);

@@ -315,6 +315,12 @@ impl ClientMessage {
                 if name.is_empty() || name.chars().count() > MAX_NAME {
                     return Err(format!("a name has 1 to {MAX_NAME} characters"));
                 }
+                // Shown as text, a name with invisible characters would
+                // look like another client's to the operator choosing
+                // players.
+                if name.chars().any(invisible) {
+                    return Err("a name has no control or invisible characters".into());
+                }
                 let protocol = match value.get("protocol").and_then(Value::as_str) {
                     None | Some("v1") => ProtocolVersion::V1,
                     Some("v2") => ProtocolVersion::V2,
@@ -529,4 +535,12 @@ mod tests {
             assert!(ClientMessage::parse(bad).is_err(), "{bad}");
         }
     }
+}
+
+/// Characters a name may not hold: controls, and the invisible format
+/// characters (zero widths, direction marks and overrides, the word
+/// joiner, the byte order mark) that make two names look alike.
+fn invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
 }

@@ -337,6 +337,9 @@ impl Drop for Server {
 /// coming without a pause.
 const TICK_UNDER_LOAD: Duration = Duration::from_millis(100);
 
+/// How far behind the present a backlog may hold the players' clocks.
+const BACKLOG_GRACE: Duration = Duration::from_secs(2);
+
 fn referee_loop(
     config: ServerConfig,
     inbox: Receiver<Event>,
@@ -345,9 +348,13 @@ fn referee_loop(
 ) {
     let mut referee = Referee::new(config, stats);
     let mut last_tick = Instant::now();
+    let mut last_arrival = None;
     while !stop.load(Ordering::SeqCst) {
         match inbox.recv_timeout(Duration::from_millis(10)) {
             Ok(event) => {
+                if let Event::Text(_, _, arrived) = &event {
+                    last_arrival = Some(*arrived);
+                }
                 referee.handle(event);
                 referee.drop_overflowed();
             }
@@ -358,9 +365,18 @@ fn referee_loop(
         // handled: a move still queued must not lose on time, and pairing
         // after every event of a backlog would only grow it. Under a flood
         // that never empties the queue, still every TICK_UNDER_LOAD.
-        if inbox.is_empty() || last_tick.elapsed() >= TICK_UNDER_LOAD {
+        if inbox.is_empty() {
             referee.tick();
             last_tick = Instant::now();
+        } else if last_tick.elapsed() >= TICK_UNDER_LOAD {
+            // The clocks at the last message's arrival: one still queued
+            // arrived later and may be a move in time (other clients'
+            // floods must not decide a game). At most BACKLOG_GRACE behind,
+            // so that a flood cannot stop every clock.
+            let now = Instant::now();
+            let floor = now.checked_sub(BACKLOG_GRACE).unwrap_or(now);
+            referee.tick_at(last_arrival.map_or(floor, |a: Instant| a.max(floor)));
+            last_tick = now;
         }
     }
     referee.close_all();

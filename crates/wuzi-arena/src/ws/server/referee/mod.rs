@@ -59,6 +59,19 @@ struct Checkpoint {
     since: Instant,
 }
 
+impl Checkpoint {
+    /// Whether client `id`, named `name` and giving the seat secret
+    /// `given`, could take a seat of this game: the one who stayed there,
+    /// or one of the seat's name with its secret if it has one.
+    fn could_seat(&self, id: ClientId, name: &str, given: Option<&str>) -> bool {
+        (0..2).any(|seat| {
+            self.stayed[seat] == Some(id)
+                || (self.names[seat] == name
+                    && self.seats[seat].as_deref().is_none_or(|s| given == Some(s)))
+        })
+    }
+}
+
 /// A new seat secret: 128 bits from the operating system, in hex; `None`
 /// if it has none to give (the seat is then resumed by name, as the
 /// protocol says).
@@ -242,8 +255,20 @@ impl Referee {
                     protocol,
                     seat,
                 }) => {
-                    tracing::info!("client {id} is {name:?} ({protocol:?})");
-                    if let Some(c) = self.clients.get_mut(&id) {
+                    // NAME belongs to INIT: a second one would rename a
+                    // player in its game, or move a client held for an
+                    // interrupted game out of its reservation.
+                    if self.clients.get(&id).is_some_and(|c| c.name.is_some()) {
+                        let remaining = self.remaining_of(id);
+                        self.send(
+                            id,
+                            &ServerMessage::Invalid {
+                                message: "already named".into(),
+                                remaining_time: remaining,
+                            },
+                        );
+                    } else if let Some(c) = self.clients.get_mut(&id) {
+                        tracing::info!("client {id} is {name:?} ({protocol:?})");
                         c.name = Some(name);
                         c.protocol = protocol;
                         c.seat_aware = seat.is_some();
@@ -257,10 +282,7 @@ impl Referee {
                     }
                 }
                 Err(why) => {
-                    let remaining = self.game_of(id).map_or(NO_TIME, |(g, _)| {
-                        let r = &self.games[g];
-                        r.game.remaining_time(r.turn_started.elapsed())
-                    });
+                    let remaining = self.remaining_of(id);
                     let message = ServerMessage::Invalid {
                         message: why,
                         remaining_time: remaining,
@@ -269,6 +291,14 @@ impl Referee {
                 }
             },
         }
+    }
+
+    /// The time left on the clock of `id`'s game, for an INVALID.
+    fn remaining_of(&self, id: ClientId) -> PerPlayer<u64> {
+        self.game_of(id).map_or(NO_TIME, |(g, _)| {
+            let r = &self.games[g];
+            r.game.remaining_time(r.turn_started.elapsed())
+        })
     }
 
     fn play(&mut self, id: ClientId, mv: crate::ws::message::WsMove, arrived: Instant) {
@@ -429,11 +459,16 @@ impl Referee {
         if settling(black) || settling(white) {
             return Err("one of them has not answered since its last game ended".into());
         }
+        // Held back only if it could take a seat there: a client of the
+        // same name without the seat's secret never could (two web boards
+        // under the page's default name would block each other).
         let reserved = |id: ClientId| {
-            let name = self.clients.get(&id).and_then(|c| c.name.as_deref());
-            self.checkpoints
-                .iter()
-                .any(|c| c.names.iter().any(|n| Some(n.as_str()) == name))
+            self.clients.get(&id).is_some_and(|c| {
+                let name = c.name.as_deref().unwrap_or_default();
+                self.checkpoints
+                    .iter()
+                    .any(|k| k.could_seat(id, name, c.seat.as_deref()))
+            })
         };
         if reserved(black) || reserved(white) {
             return Err("an interrupted game waits for one of them".into());
@@ -540,15 +575,29 @@ impl Referee {
         if !self.config.auto_pair {
             return;
         }
-        // Names that an interrupted game waits for are kept for it.
-        let reserved: HashSet<&str> = self
-            .checkpoints
-            .iter()
-            .flat_map(|c| c.names.iter().map(String::as_str))
-            .collect();
+        // Clients that could take a seat of an interrupted game are kept
+        // for it (as in `start_game`): those who stayed there, and those
+        // of a seat's name with its secret if it has one.
+        let mut secrets_by_name: HashMap<&str, Vec<Option<&str>>> = HashMap::new();
+        for c in &self.checkpoints {
+            for seat in 0..2 {
+                secrets_by_name
+                    .entry(c.names[seat].as_str())
+                    .or_default()
+                    .push(c.seats[seat].as_deref());
+            }
+        }
+        let reserved = |id: &ClientId, name: &str, given: Option<&str>| {
+            stayed.contains(id)
+                || secrets_by_name.get(name).is_some_and(|secrets| {
+                    secrets.iter().any(|s| s.is_none_or(|s| given == Some(s)))
+                })
+        };
         let free: Vec<ClientId> = waiting
             .iter()
-            .filter(|(id, name, _)| !taken.contains(id) && !reserved.contains(name.as_str()))
+            .filter(|(id, name, given)| {
+                !taken.contains(id) && !reserved(id, name, given.as_deref())
+            })
             .map(|(id, _, _)| *id)
             .collect();
         for pair in free.chunks_exact(2) {
@@ -613,6 +662,13 @@ impl Referee {
 
     /// Time, heartbeat and forgetting, checked between events.
     pub(super) fn tick(&mut self) {
+        self.tick_at(Instant::now());
+    }
+
+    /// [`Referee::tick`] with the players' clocks read at `clocks_at`: under
+    /// a backlog of events, the arrival of the last one handled (a move
+    /// still queued arrived after it, and may be in time).
+    pub(super) fn tick_at(&mut self, clocks_at: Instant) {
         let window = self.config.resume_window;
         let before = self.checkpoints.len();
         self.checkpoints.retain(|c| c.since.elapsed() < window);
@@ -623,11 +679,11 @@ impl Referee {
             );
             self.changed = true;
         }
-        while let Some(g) = self
-            .games
-            .iter()
-            .position(|r| r.game.time_left(r.turn_started.elapsed()).is_zero())
-        {
+        while let Some(g) = self.games.iter().position(|r| {
+            r.game
+                .time_left(clocks_at.saturating_duration_since(r.turn_started))
+                .is_zero()
+        }) {
             let ending = self.games[g].game.time_out();
             self.end(g, ending);
             self.changed = true;
@@ -800,6 +856,30 @@ mod tests {
         let value: Value = serde_json::from_str(&valid).unwrap();
         let left = value["remainingTime"]["B"].as_u64().unwrap();
         assert_eq!(left, 60_000 - 20, "{valid}");
+    }
+
+    /// Clocks read at an earlier moment (the arrival of the last event
+    /// handled under a backlog) do not end a game whose move is still
+    /// queued; read at that move's arrival, the move is in time.
+    #[test]
+    fn clocks_read_under_a_backlog_wait_for_a_queued_move() {
+        let (mut referee, _inboxes) = paired(Duration::from_millis(200));
+        let black = referee.games[0].players[0];
+        let started = referee.games[0].turn_started;
+        std::thread::sleep(Duration::from_millis(250));
+        referee.tick_at(started + Duration::from_millis(150));
+        assert_eq!(referee.games.len(), 1, "ended before its move was read");
+        let mv = r#"{"type":"MOVE","move":{"type":"place","point":{"row":7,"column":7}}}"#;
+        referee.handle(Event::Text(
+            black,
+            mv.to_string(),
+            started + Duration::from_millis(180),
+        ));
+        assert_eq!(referee.games[0].game.moves(), 1);
+        // Read now, after white's 200 ms, its clock has run out.
+        std::thread::sleep(Duration::from_millis(250));
+        referee.tick();
+        assert!(referee.games.is_empty());
     }
 
     /// A move that loses on time and reaches the referee after its game's
