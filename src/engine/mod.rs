@@ -259,7 +259,7 @@ impl Engine {
     /// most searched lines stay (Yixin-Board restarts for an undo too, and
     /// the position before it, never searched itself, used to lose the
     /// whole tree of the one after it).
-    fn make_room_for_a_new_game(&mut self) {
+    fn make_room_for_a_new_game(&mut self, timed_since: Option<Instant>) {
         if !std::mem::take(&mut self.new_game_room) {
             return;
         }
@@ -267,10 +267,16 @@ impl Engine {
         // the search's own pass, but not less than what a tournament's
         // tree (350 MB) takes, so that the pruning below can be decided; a
         // pass cut short prunes no further (the search's passes go on).
+        // Never more than half the time left to the move's deadline (a
+        // move-now or a clock down to its lag leaves milliseconds).
         // Without a clock (an analysis), a second: the pass runs on the
         // protocol's thread, which reads no stop meanwhile.
         let allowance = self.budget().map_or(NEW_GAME_PRUNE_CAP, |budget| {
-            (budget.target / 8).max(NEW_GAME_PRUNE_FLOOR)
+            let allowance = (budget.target / 8).max(NEW_GAME_PRUNE_FLOOR);
+            match timed_since {
+                Some(since) => allowance.min(budget.deadline.saturating_sub(since.elapsed()) / 2),
+                None => allowance,
+            }
         });
         let started = Instant::now();
         let searcher = self.searcher.read();
@@ -439,7 +445,7 @@ impl Engine {
     /// the move's budget: the answer needs more work in the same turn.
     pub fn start_sharing(&mut self, kind: SearchKind, since: Instant, share: f64) {
         self.stop();
-        self.make_room_for_a_new_game();
+        self.make_room_for_a_new_game((kind == SearchKind::Think).then_some(since));
         let mut limits = self.limits;
         (limits.time, limits.since) = match kind {
             SearchKind::Think => (self.budget().map(|b| b.share(share)), Some(since)),

@@ -2,6 +2,7 @@
 //! the manager asks them; the decisions are the engine's.
 
 use super::*;
+use crate::search::StopReason;
 
 impl Gomocup {
     pub(super) fn swap_board(&mut self, s: &mut GomocupSession, swap2: bool, stones: &[Stone]) {
@@ -68,7 +69,7 @@ impl Gomocup {
         swap2: bool,
     ) {
         let turn_began = self.turn_began;
-        match SwapChoice::after_search(result, stones, swap2) {
+        match choice_now(result, stones, swap2) {
             SwapChoice::TakeBlack => s.send("SWAP"),
             SwapChoice::Balance => {
                 let board = s.engine.board().clone();
@@ -92,7 +93,7 @@ impl Gomocup {
         turn_began: Instant,
     ) {
         let step = if stones == 3 { "SWAP1" } else { "SWAP2" };
-        match SwapChoice::after_search(result, stones, true) {
+        match choice_now(result, stones, true) {
             SwapChoice::TakeBlack => message(s, &format!("SWAP2 {step} YES")),
             SwapChoice::Balance => {
                 let board = s.engine.board().clone();
@@ -160,4 +161,14 @@ pub(super) fn keep_proposed(s: &mut GomocupSession, mut board: Board, moves: &[P
         }
     }
     s.engine.set_board(board);
+}
+
+/// The swap choice after `result`; a search that was stopped (the
+/// manager wants the answer now) stays with the colour to move rather than
+/// balance, which would take up to seconds more without reading a stop.
+fn choice_now(result: &SearchResult, stones: usize, swap2: bool) -> SwapChoice {
+    match SwapChoice::after_search(result, stones, swap2) {
+        SwapChoice::Balance if result.reason == StopReason::Stopped => SwapChoice::Stay,
+        choice => choice,
+    }
 }
