@@ -1289,6 +1289,71 @@ fn yixin_board_soosorv_steps_say_they_are_not_supported() {
     b.send("end");
 }
 
+/// A request Yixin-Board makes on a finished board (it does not check) is
+/// refused with ERROR and the move line `-1,-1`, which it reads as an
+/// illegal move: it stops thinking. An ERROR alone left it thinking, and
+/// its next undo discarded our next real move.
+#[test]
+fn yixin_board_requests_on_a_finished_board_end_its_thinking() {
+    let mut b = yixin_board(&["INFO timeout_turn 1000"]);
+    b.send("yxboard");
+    for y in 0..5 {
+        b.send(&format!("0,{y},1"));
+        if y < 4 {
+            b.send(&format!("2,{y},2"));
+        }
+    }
+    b.send("done");
+    for request in ["yxnbest 2", "yxsearchdefend"] {
+        b.send(request);
+        b.expect(|l| l.starts_with("ERROR") && l.contains("over"));
+        assert_eq!(b.answer(), "-1,-1", "{request}");
+    }
+    // A board block with a five (the GUI's `board ... done`) too.
+    b.send("board");
+    for y in 0..5 {
+        b.send(&format!("5,{y},1"));
+        b.send(&format!("7,{y},2"));
+    }
+    b.send("done");
+    b.expect(|l| l.starts_with("ERROR"));
+    assert_eq!(b.answer(), "-1,-1");
+    b.send("end");
+}
+
+/// Yixin-Board's block path sends hundreds of blocks, during a search too:
+/// they run beside it, so the input keeps being read and its yxstop is
+/// obeyed at once (queued behind the search, they filled the queue, and
+/// the yxstop waited for the search's whole turn).
+#[test]
+fn yixin_board_blocks_during_a_search_leave_the_input_read() {
+    let mut b = yixin_board(&[
+        "info show_detail 3",
+        "INFO timeout_turn 600000",
+        "INFO timeout_match 100000000",
+    ]);
+    b.send("yxboard");
+    b.send("7,7,2");
+    b.send("8,8,1");
+    b.send("done");
+    b.send("yxnbest 1");
+    b.expect(|l| l.starts_with("MESSAGE REALTIME") || l.starts_with("MESSAGE depth"));
+    for i in 0..400 {
+        b.send("yxblock");
+        b.send(&format!("{},{}", i % 15, i / 15 % 15));
+        b.send("done");
+    }
+    let asked = Instant::now();
+    b.send("yxstop");
+    b.expect_move();
+    assert!(
+        asked.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        asked.elapsed()
+    );
+    b.send("end");
+}
+
 /// Yixin-Board's new game during a search sends no `yxstop`: it counts one
 /// move line to discard and sends `start`. The search is stopped at once
 /// and answers that one line, then the new game begins (it used to wait

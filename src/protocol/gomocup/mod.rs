@@ -14,7 +14,7 @@ use crate::notation::Notation;
 use crate::protocol::log::LogFile;
 use crate::protocol::session::{Driver, Flow, FrontEnd, Session, Urgency};
 use crate::protocol::summary::{log_search, summary_line};
-use crate::search::{SearchResult, TimeControl};
+use crate::search::{SearchResult, StopReason, TimeControl};
 
 mod info;
 mod swap;
@@ -358,6 +358,7 @@ impl Gomocup {
                         self.think(s, Job::Move);
                     }
                 }
+                Err(e) if kind == BlockKind::Board => self.refuse_request(s, &e),
                 Err(e) => error(s, &e),
             },
             BlockKind::ShowForbid => match Self::position_of(s, "SHOWFORBID", &stones) {
@@ -420,15 +421,27 @@ impl Gomocup {
     /// request that needs the network asks this first.
     fn refuses(&self, s: &mut GomocupSession) -> bool {
         if let Some(why) = &self.refused_rule {
-            error(s, why);
+            self.refuse_request(s, why);
             return true;
         }
         match self.networks.refusal(s.engine.rule()) {
             Some(why) => {
-                error(s, why);
+                self.refuse_request(s, why);
                 true
             }
             None => false,
+        }
+    }
+
+    /// A request that cannot be answered: ERROR with why, and under
+    /// Yixin-Board the move line `-1,-1` too. It reads ERROR as a note and
+    /// goes on thinking (its next undo or new game then discards our next
+    /// real move as the abandoned search's); a move off the board ends its
+    /// thinking and the game, which is what is left to it.
+    fn refuse_request(&self, s: &mut GomocupSession, why: &str) {
+        error(s, why);
+        if self.dialect == Dialect::YixinBoard {
+            s.send("-1,-1");
         }
     }
 
@@ -437,7 +450,7 @@ impl Gomocup {
             return;
         }
         if s.engine.board().is_over() {
-            error(s, GAME_OVER);
+            self.refuse_request(s, GAME_OVER);
             return;
         }
         s.engine.limits.excluded = self.blocked;
@@ -552,6 +565,19 @@ impl FrontEnd for Gomocup {
                 Urgency::StopThenInTurn
             }
             Command::Info { key, .. } if key == "evaluate" => Urgency::Now,
+            // Commands that leave the running search as it is (blocks are
+            // read at the next search) run beside it: Yixin-Board's block
+            // path sends hundreds of blocks, which queued behind a search
+            // would fill the queue, stop the input (its yxstop unread) and
+            // with both pipes full leave the GUI and the engine waiting on
+            // each other.
+            Command::Ignored(_)
+            | Command::Unknown(_)
+            | Command::YxBlockReset
+            | Command::Block {
+                kind: BlockKind::Ignored(_) | BlockKind::YxBlock | BlockKind::YxBlockUndo,
+                ..
+            } => Urgency::Now,
             Command::Info { key, value } if Clock::is_clock_key(key) => {
                 let move_now = key == "timeout_turn"
                     && !self.dialect.turn_zero_is_unlimited()
@@ -597,7 +623,7 @@ impl FrontEnd for Gomocup {
             // A move after the end, or in a rule that cannot be played, is
             // refused before it is placed, so the board stays as it was.
             Command::Turn(c) if s.engine.board().is_over() => {
-                error(s, &format!("TURN {c}: {GAME_OVER}"))
+                self.refuse_request(s, &format!("TURN {c}: {GAME_OVER}"))
             }
             Command::Turn(_) if self.refuses(s) => {}
             // The opponent's move, and ours as the manager has it played,
@@ -703,7 +729,13 @@ impl FrontEnd for Gomocup {
                 } else {
                     1
                 };
-                self.final_reports(s, &result, shown);
+                // Yixin-Board draws INFO blocks on whatever board it shows:
+                // a search stopped for a new position (an undo, a new game)
+                // would label that board with the old one's values. The
+                // live blocks showed them already.
+                if !(self.dialect == Dialect::YixinBoard && result.reason == StopReason::Stopped) {
+                    self.final_reports(s, &result, shown);
+                }
                 message(s, &summary_line(&result, notation));
                 self.answer_move(s, &result);
             }

@@ -2,7 +2,6 @@
 //! the manager asks them; the decisions are the engine's.
 
 use super::*;
-use crate::search::StopReason;
 
 impl Gomocup {
     pub(super) fn swap_board(&mut self, s: &mut GomocupSession, swap2: bool, stones: &[Stone]) {
@@ -130,7 +129,7 @@ impl Gomocup {
                 let stones = s.engine.board().stone_count();
                 let expected = if step == 2 { 3 } else { 5 };
                 if stones != expected {
-                    return error(
+                    return self.refuse_request(
                         s,
                         &format!(
                             "yxswap2step{step} needs {expected} stones on the board, not {stones}"
