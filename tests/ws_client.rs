@@ -625,3 +625,55 @@ fn refused_games_are_resigned_and_moves_out_of_turn_ignored() {
     send(&mut engine, json!({"type": "VALID", "remainingTime": time}));
     no_move_within(&mut engine, Duration::from_secs(2), "after a stray MOVE");
 }
+
+/// A server out of step with the engine: after a START as white and the
+/// opponent's first move, a second move on the same cell. The engine
+/// cannot follow it and resigns (it used to wait out its clock in
+/// silence, the server waiting for its move).
+#[test]
+fn a_move_the_engine_cannot_follow_is_answered_by_resigning() {
+    use wuzi::ws::{ServerMessage, WsGame};
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("ws://{}/", listener.local_addr().expect("address"));
+    let _engine = pbrain_wuzi(&["--threads", "1", "connect", &url, "--name", "wuzi"]);
+    let (stream, _) = listener.accept().expect("the engine connects");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let mut server = tungstenite::accept(MaybeTlsStream::Plain(stream)).expect("handshake");
+    server
+        .send(Message::text(ServerMessage::Name.to_json()))
+        .expect("send");
+    assert_eq!(next(&mut server)["type"], "NAME");
+    let game = WsGame::new(BoardSize::FIFTEEN, Rule::Freestyle, Duration::from_secs(60));
+    let start = ServerMessage::Start {
+        configuration: game.configuration(false),
+        color: wuzi::game::Color::White.into(),
+        seat: None,
+        forbidden: Vec::new(),
+    };
+    server.send(Message::text(start.to_json())).expect("send");
+    let black_at = |row: u32| {
+        json!({"type": "MOVE", "move": {"type": "place", "point": {"row": row, "column": 7}},
+               "remainingTime": {"B": 60000, "W": 60000}})
+        .to_string()
+    };
+    server.send(Message::text(black_at(7))).expect("send");
+    // The engine's analysis (INFO) may come before its move.
+    let not_info = |server: &mut Socket| loop {
+        let message = next(server);
+        if message["type"] != "INFO" {
+            return message;
+        }
+    };
+    let reply = not_info(&mut server);
+    assert_eq!(reply["type"], "MOVE", "{reply}");
+    assert_eq!(reply["move"]["type"], "place", "{reply}");
+    let valid = json!({"type": "VALID", "remainingTime": {"B": 60000, "W": 59000}});
+    server.send(Message::text(valid.to_string())).expect("send");
+    // Black again on its own stone's cell.
+    server.send(Message::text(black_at(7))).expect("send");
+    let resign = not_info(&mut server);
+    assert_eq!(resign["type"], "MOVE", "{resign}");
+    assert_eq!(resign["move"]["type"], "resign", "{resign}");
+}

@@ -447,9 +447,13 @@ impl Player {
                 ));
                 self.refusals += 1;
                 if self.refusals >= MAX_REFUSALS {
-                    warn("every move we find is refused: waiting for the server");
+                    // Waiting instead left it our turn on our board in the
+                    // Idle state, where the next MOVE would go on it in our
+                    // colour; and the server waits for a move we cannot find.
+                    warn("every move we find is refused: we resign");
                     self.pending_move = None;
-                    self.state = State::Idle;
+                    self.state = State::Resigning;
+                    send(socket, &ClientMessage::Move(WsMove::Resign))?;
                     return Ok(());
                 }
                 // Not the same move again: the next search leaves it out
@@ -481,7 +485,24 @@ impl Player {
                 }
                 self.remaining = Duration::from_millis(remaining_time.of(self.color));
                 self.refusals = 0;
-                apply_to_engine(&mut self.engine, mv)?;
+                // A move we cannot follow (our board has us to move, or the
+                // cell is taken or off the board) leaves the two boards out
+                // of step: resign, as for a START we cannot play, rather
+                // than wait out our clock in silence.
+                let in_step =
+                    self.engine.board().side_to_move() != self.color || mv == WsMove::Resign;
+                let applied = if in_step {
+                    apply_to_engine(&mut self.engine, mv)
+                        .map_err(|e| format!("the opponent's move cannot be played here ({e})"))
+                } else {
+                    Err("the server sent a move when our board has us to move".to_string())
+                };
+                if let Err(why) = applied {
+                    warn(&format!("{why}: we resign"));
+                    self.state = State::Resigning;
+                    send(socket, &ClientMessage::Move(WsMove::Resign))?;
+                    return Ok(());
+                }
                 // A resignation ends the game (END follows): nothing to search.
                 if self.engine.board().outcome().is_none() && mv != WsMove::Resign {
                     self.think();
@@ -612,11 +633,15 @@ fn open(url: &str) -> Result<Socket, Box<tungstenite::Error>> {
 /// reached at the start is an error, and so is one that refuses the name.
 pub fn run(config: Config, url: &str, name: &str) -> Result<(), ClientError> {
     super::log::LogFile::for_process(&config.log);
+    // The engine first: a server names a client within seconds (ours in
+    // 10), and a connection left unanswered while the networks loaded (a
+    // GPU's start-up takes longer) was closed with a refusal of the name,
+    // which ended the client for good.
+    let mut player = Player::new(&config);
     let mut first = Some(open(url).map_err(|source| ClientError::Connect {
         url: url.to_string(),
         source,
     })?);
-    let mut player = Player::new(&config);
     let mut backoff = Backoff::new(crate::rng::unrepeatable_seed());
     loop {
         let connection = match first.take() {
