@@ -29,4 +29,5 @@ pub mod bench;
 pub mod cli;
 pub mod commands;
 pub mod cores;
+pub mod panics;
 pub mod selfplay;

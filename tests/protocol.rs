@@ -1321,12 +1321,9 @@ fn yixin_board_requests_on_a_finished_board_end_its_thinking() {
     b.send("end");
 }
 
-/// Yixin-Board's block path sends hundreds of blocks, during a search too:
-/// they run beside it, so the input keeps being read and its yxstop is
-/// obeyed at once (queued behind the search, they filled the queue, and
-/// the yxstop waited for the search's whole turn).
-#[test]
-fn yixin_board_blocks_during_a_search_leave_the_input_read() {
+/// A Yixin-Board session well into a long `yxnbest 1` search (its first
+/// live report seen) on a two-stone position.
+fn yixin_board_searching() -> Brain {
     let mut b = yixin_board(&[
         "info show_detail 3",
         "INFO timeout_turn 600000",
@@ -1338,6 +1335,16 @@ fn yixin_board_blocks_during_a_search_leave_the_input_read() {
     b.send("done");
     b.send("yxnbest 1");
     b.expect(|l| l.starts_with("MESSAGE REALTIME") || l.starts_with("MESSAGE depth"));
+    b
+}
+
+/// Yixin-Board's block path sends hundreds of blocks, during a search too:
+/// they run beside it, so the input keeps being read and its yxstop is
+/// obeyed at once (queued behind the search, they filled the queue, and
+/// the yxstop waited for the search's whole turn).
+#[test]
+fn yixin_board_blocks_during_a_search_leave_the_input_read() {
+    let mut b = yixin_board_searching();
     for i in 0..400 {
         b.send("yxblock");
         b.send(&format!("{},{}", i % 15, i / 15 % 15));
@@ -1360,18 +1367,8 @@ fn yixin_board_blocks_during_a_search_leave_the_input_read() {
 /// for the abandoned search's whole turn).
 #[test]
 fn yixin_board_new_game_during_a_search_stops_it() {
-    let mut b = yixin_board(&[
-        "info show_detail 3",
-        "INFO timeout_turn 600000",
-        "INFO timeout_match 100000000",
-    ]);
-    b.send("yxboard");
-    b.send("7,7,2");
-    b.send("8,8,1");
-    b.send("done");
-    b.send("yxnbest 1");
     // Well into the search, the user starts a new game.
-    b.expect(|l| l.starts_with("MESSAGE REALTIME") || l.starts_with("MESSAGE depth"));
+    let mut b = yixin_board_searching();
     let asked = Instant::now();
     b.send("start 15");
     b.expect_move();

@@ -557,11 +557,7 @@ impl Engine {
             // A bug, not an input: the move must still come, or the manager
             // scores the silence as a loss.
             Err(panic) => {
-                let why = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
+                let why = crate::panics::message(&*panic).unwrap_or_default();
                 tracing::error!("the search failed ({why}); answering with the fallback move");
                 // Nodes it left mid-expansion or under virtual visits
                 // would mislead the next search.

@@ -406,11 +406,7 @@ impl NetworkProvider {
 /// while it loads.
 fn without_panics<T>(path: &Path, load: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(load)).unwrap_or_else(|payload| {
-        let what = payload
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| payload.downcast_ref::<&str>().copied())
-            .unwrap_or("no message");
+        let what = crate::panics::message(&*payload).unwrap_or("no message");
         let first = what.lines().next().unwrap_or_default();
         Err(crate::nn::NetError::new(
             path,

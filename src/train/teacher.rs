@@ -154,11 +154,7 @@ fn label_chunk(
 
 /// A labelling thread's panic as an error.
 fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    let why = payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown cause".into());
+    let why = crate::panics::message(&*payload).unwrap_or("unknown cause");
     format!("a teacher labelling thread panicked: {why}")
 }
 

@@ -66,10 +66,15 @@ impl Checkpoint {
     fn could_seat(&self, id: ClientId, name: &str, given: Option<&str>) -> bool {
         (0..2).any(|seat| {
             self.stayed[seat] == Some(id)
-                || (self.names[seat] == name
-                    && self.seats[seat].as_deref().is_none_or(|s| given == Some(s)))
+                || (self.names[seat] == name && admits(self.seats[seat].as_deref(), given))
         })
     }
+}
+
+/// Whether a seat with the secret `secret` (none: resumed by name, as the
+/// protocol says) admits a client that gives `given`.
+fn admits(secret: Option<&str>, given: Option<&str>) -> bool {
+    secret.is_none_or(|s| given == Some(s))
 }
 
 /// A new seat secret: 128 bits from the operating system, in hex; `None`
@@ -547,9 +552,7 @@ impl Referee {
                     clients
                         .iter()
                         .find(|(id, given)| {
-                            free(id)
-                                && !stayed.contains(id)
-                                && secret.as_deref().is_none_or(|s| *given == Some(s))
+                            free(id) && !stayed.contains(id) && admits(secret.as_deref(), *given)
                         })
                         .map(|(id, _)| *id)
                 });
@@ -589,9 +592,9 @@ impl Referee {
         }
         let reserved = |id: &ClientId, name: &str, given: Option<&str>| {
             stayed.contains(id)
-                || secrets_by_name.get(name).is_some_and(|secrets| {
-                    secrets.iter().any(|s| s.is_none_or(|s| given == Some(s)))
-                })
+                || secrets_by_name
+                    .get(name)
+                    .is_some_and(|secrets| secrets.iter().any(|&secret| admits(secret, given)))
         };
         let free: Vec<ClientId> = waiting
             .iter()
