@@ -897,6 +897,23 @@ fn abusive_connections_are_refused_or_dropped_and_an_honest_game_finishes() {
         }
     }
     drop(pinger);
+    // So do the fragments of a message that never ends (empty continuation
+    // frames, which tungstenite reads without returning a message): the
+    // server stops reading and closes, and the writes fail.
+    let mut fragments = connect(&server);
+    // Named, so that the name timeout does not close it.
+    name(&mut fragments, "fragments", "v1");
+    if let tungstenite::stream::MaybeTlsStream::Plain(stream) = fragments.get_mut() {
+        // Masked with a zero key, as a client must mask; no payload.
+        let empty_fragment = [0x00, 0x80, 0, 0, 0, 0].repeat(10_000);
+        let began = Instant::now();
+        let mut open = stream.write_all(&[0x01, 0x80, 0, 0, 0, 0]).is_ok();
+        while open && began.elapsed() < CLOSE_WAIT {
+            open = stream.write_all(&empty_fragment).is_ok();
+        }
+        assert!(!open, "a never-ending message was read for {CLOSE_WAIT:?}");
+    }
+    drop(fragments);
     // A binary message is none of the protocol's, and a message over the
     // limit too large: the server closes, saying why in its close frame.
     let mut binary = connect(&server);

@@ -425,20 +425,45 @@ impl Partner<'_> {
 struct SharedStream {
     read: Arc<TcpStream>,
     write: Arc<Mutex<TcpStream>>,
+    /// The bytes read in the current second's window, counted by the
+    /// reader's copy: the message cap alone misses frames that never end
+    /// a message (tungstenite reads empty fragments of one message
+    /// without returning), which would keep a thread busy at line speed.
+    window: Instant,
+    in_window: usize,
+    /// The reader stopped because the client sent more than
+    /// `MAX_BYTES_PER_SECOND`.
+    flooded: bool,
 }
+
+/// Bytes one connection may send in a second: a few of the largest
+/// messages allowed, far above what a player or a web board sends.
+const MAX_BYTES_PER_SECOND: usize = 4 * MAX_MESSAGE;
 
 impl SharedStream {
     fn new(stream: TcpStream) -> io::Result<SharedStream> {
         Ok(SharedStream {
             write: Arc::new(Mutex::new(stream.try_clone()?)),
             read: Arc::new(stream),
+            window: Instant::now(),
+            in_window: 0,
+            flooded: false,
         })
     }
 }
 
 impl Read for SharedStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        (&*self.read).read(buf)
+        let n = (&*self.read).read(buf)?;
+        if self.window.elapsed() >= Duration::from_secs(1) {
+            (self.window, self.in_window) = (Instant::now(), 0);
+        }
+        self.in_window += n;
+        if self.in_window > MAX_BYTES_PER_SECOND {
+            self.flooded = true;
+            return Err(io::Error::other("the client sends too fast"));
+        }
+        Ok(n)
     }
 }
 
@@ -590,6 +615,11 @@ fn read_frames(
                 tracing::info!("connection {id} closed: {e}");
                 let why = format!("a message over {} KiB", MAX_MESSAGE >> 10);
                 return closing(CloseCode::Size, &why);
+            }
+            Err(tungstenite::Error::Io(_)) if socket.get_ref().flooded => {
+                tracing::info!("connection {id} closed: it floods");
+                let why = format!("more than {} KiB in a second", MAX_BYTES_PER_SECOND >> 10);
+                return closing(CloseCode::Policy, &why);
             }
             // The socket was shut down (by the writer), or the client broke
             // the protocol or went away.
