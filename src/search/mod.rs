@@ -857,6 +857,9 @@ fn progress_snapshot(progress: &Progress) -> result::Counters {
 /// run out). Without the raise on unwinding, a panic in the watch loop
 /// would leave the scope waiting for the workers forever: a hang instead
 /// of the fallback move that the engine answers for a failed search.
+/// Workers the system refuses to start (a thread or memory limit) leave
+/// the search to those that started; with none, the watch is halted at
+/// once rather than left to wait for its clock with nothing searching.
 fn run_until_halted<R>(
     threads: usize,
     halt: &AtomicBool,
@@ -871,11 +874,18 @@ fn run_until_halted<R>(
     }
     std::thread::scope(|scope| {
         let _raise = RaiseOnDrop(halt);
-        for _ in 0..threads {
-            scope.spawn(|| {
+        for started in 0..threads {
+            let worker = || {
                 let _raise = RaiseOnDrop(halt);
                 work()
-            });
+            };
+            if let Err(e) = std::thread::Builder::new().spawn_scoped(scope, worker) {
+                tracing::warn!("{started} of {threads} search threads started: {e}");
+                if started == 0 {
+                    halt.store(true, Ordering::SeqCst);
+                }
+                break;
+            }
         }
         watch()
     })

@@ -78,11 +78,20 @@ pub fn split_command(s: &str) -> Result<Vec<String>, String> {
     Ok(words)
 }
 
+/// The largest setting sent to a brain: Gomocup brains read `INFO`
+/// values as signed 64-bit integers, and one they cannot read would leave
+/// them on their defaults while the referee kept the clock asked for.
+const MOST: u64 = i64::MAX as u64;
+
 fn parse_u64(key: &str, value: &str) -> Result<u64, String> {
     value
         .trim()
         .parse::<u64>()
-        .map_err(|_| format!("engine setting {key}={value:?}: expected a non-negative integer"))
+        .ok()
+        .filter(|v| *v <= MOST)
+        .ok_or_else(|| {
+            format!("engine setting {key}={value:?}: expected an integer from 0 to {MOST}")
+        })
 }
 
 /// Seconds (decimal) to milliseconds.
@@ -93,7 +102,12 @@ fn seconds_ms(key: &str, value: &str) -> Result<u64, String> {
         .ok()
         .filter(|v: &f64| v.is_finite() && *v >= 0.0)
         .ok_or_else(|| format!("{key}: {value:?} is not a number of seconds"))?;
-    Ok((v * 1000.0).round() as u64)
+    let ms = (v * 1000.0).round();
+    // 2^63 is exactly representable: anything below converts exactly enough.
+    if ms >= MOST as f64 {
+        return Err(format!("{key}: {value:?} seconds is too long"));
+    }
+    Ok(ms as u64)
 }
 
 /// c-gomoku-cli's `tc=MATCH/TURN+INC` (seconds; `tc=MATCH` alone sets the
@@ -287,5 +301,24 @@ mod tests {
         }
         assert!(parse_engine(&[], &s(&["name=x"])).is_err());
         assert!(parse_engine(&[], &s(&["cmd=x", "speed=3"])).is_err());
+    }
+
+    /// Settings a brain could not read as a signed 64-bit `INFO` value
+    /// are refused, not sent (the brain would keep its defaults).
+    #[test]
+    fn settings_beyond_a_brains_integers_are_refused() {
+        let largest = i64::MAX.to_string();
+        let e = parse_engine(&[], &s(&["brain", &format!("memory={largest}")])).unwrap();
+        assert_eq!(e.max_memory, i64::MAX as u64);
+        for (setting, said) in [
+            ("memory=9223372036854775808", "memory"),
+            ("turn=18446744073709551615", "turn"),
+            ("nodes=9223372036854775808", "nodes"),
+            ("tc=1e300", "tc match time"),
+            ("tc=1/1e17", "tc turn time"),
+        ] {
+            let err = parse_engine(&[], &s(&["brain", setting])).unwrap_err();
+            assert!(err.contains(said), "{setting}: {err}");
+        }
     }
 }

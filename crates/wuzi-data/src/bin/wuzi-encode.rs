@@ -35,8 +35,8 @@ struct Args {
     /// Seed of the split (as `pbrain-wuzi train --seed`).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Encoding threads (default: the machine's cores).
-    #[arg(long)]
+    /// Encoding threads (default: the machine's cores; at most 256).
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=256))]
     threads: Option<usize>,
     /// Output directory.
     #[arg(long)]
