@@ -310,7 +310,7 @@ impl GamePlan {
                 // Its own stream: the noise draws nothing from the game's
                 // generator, whose openings and samples stay as they were.
                 root_noise: self.root_noise.filter(|_| full).map(|noise| RootNoise {
-                    seed: mix(game_seed ^ mix(0x6e6f_6973_65 + moves.len() as u64)),
+                    seed: mix(game_seed ^ mix(0x6e_6f69_7365 + moves.len() as u64)),
                     ..noise
                 }),
                 ..SearchLimits::default()

@@ -169,7 +169,7 @@ fn root_exclusions(
         }
         for y in 0..size.height() {
             for x in 0..size.width() {
-                let Some(p) = Point::new(x as u8, y as u8) else {
+                let Some(p) = Point::new(x, y) else {
                     continue;
                 };
                 if listed.contains(p) != r.allow {

@@ -493,13 +493,9 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
                     // An engine that fails to start game after game is
                     // broken (its network missing, say), not weak: its
                     // losses would decide the SPRT within a few dozen games.
-                    for e in 0..2 {
-                        start_failures[e] = if g.started[e] {
-                            0
-                        } else {
-                            start_failures[e] + 1
-                        };
-                        if start_failures[e] == START_FAILURES_STOP && failure.is_none() {
+                    for (e, failures) in start_failures.iter_mut().enumerate() {
+                        *failures = if g.started[e] { 0 } else { *failures + 1 };
+                        if *failures == START_FAILURES_STOP && failure.is_none() {
                             failure = Some(ArenaError::Config(format!(
                                 "{} failed to start {START_FAILURES_STOP} games in a row ({}): \
                                  the match stops",
