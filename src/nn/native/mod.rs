@@ -561,11 +561,9 @@ impl NativeEvaluator {
             let mut on_board = 0.0f32;
             for cell in 0..area {
                 let row = &heads[(b * area + cell) * 2 * cp..][..2 * cp];
-                logits[cell] = if legal[cell] == 0.0 {
-                    f32::NEG_INFINITY
-                } else {
-                    dot(&row[..cp], &net.policy_out) + net.policy_out_bias
-                };
+                if legal[cell] != 0.0 {
+                    logits[cell] = dot(&row[..cp], &net.policy_out) + net.policy_out_bias;
+                }
                 if board[cell] != 0.0 {
                     on_board += board[cell];
                     for (p, v) in pooled.iter_mut().zip(&row[cp..]) {
@@ -573,7 +571,7 @@ impl NativeEvaluator {
                     }
                 }
             }
-            softmax(logits);
+            softmax(logits, |cell| legal[cell] != 0.0);
             let cells_on_board = on_board.max(1.0);
             for p in &mut pooled {
                 *p /= cells_on_board;
@@ -591,7 +589,7 @@ impl NativeEvaluator {
                     *o += h * net.value_out[i * 3 + k];
                 }
             }
-            softmax(&mut out);
+            softmax(&mut out, |_| true);
             wdl[b * 3..b * 3 + 3].copy_from_slice(&out);
         }
         BatchOutput { policy, wdl }
@@ -686,28 +684,40 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     lanes.iter().sum()
 }
 
-/// Softmax in place; cells at -inf get zero.
-fn softmax(x: &mut [f32]) {
-    // `f32::max` skips NaN, so all-NaN logits look like no legal cell.
-    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    if max == f32::NEG_INFINITY && !x.iter().any(|v| v.is_nan()) {
-        // No legal cell: nothing to share out.
-        x.fill(0.0);
-        return;
+/// Softmax in place over the cells `counted` holds; the others get zero,
+/// and with none counted (no legal cell) all do. A counted logit that is
+/// not finite (an overflow, or NaN) makes every value NaN, which the
+/// service replaces by the no-knowledge answer, as libtorch's softmax
+/// gives: judged by the cells, not by the values, since an overflow to
+/// -inf looks like a cell left out.
+fn softmax(x: &mut [f32], counted: impl Fn(usize) -> bool) {
+    let mut max = f32::NEG_INFINITY;
+    let mut any = false;
+    let mut broken = false;
+    for (i, v) in x.iter().enumerate() {
+        if counted(i) {
+            any = true;
+            broken |= !v.is_finite();
+            max = max.max(*v);
+        }
     }
-    if !max.is_finite() {
-        // An overflowing logit: NaN, which the service replaces by the
-        // no-knowledge answer, as libtorch's softmax gives.
+    if broken {
         x.fill(f32::NAN);
         return;
     }
     let mut sum = 0.0f32;
-    for v in x.iter_mut() {
-        *v = (*v - max).exp();
+    for (i, v) in x.iter_mut().enumerate() {
+        *v = if any && counted(i) {
+            (*v - max).exp()
+        } else {
+            0.0
+        };
         sum += *v;
     }
-    for v in x.iter_mut() {
-        *v /= sum;
+    if any {
+        for v in x.iter_mut() {
+            *v /= sum;
+        }
     }
 }
 
@@ -752,28 +762,30 @@ mod tests {
 
     #[test]
     fn softmax_shares_out_finite_logits() {
-        let mut x = [0.0, f32::NEG_INFINITY, 0.0];
-        softmax(&mut x);
+        let mut x = [0.0, 7.0, 0.0];
+        softmax(&mut x, |i| i != 1);
         assert_eq!(x, [0.5, 0.0, 0.5]);
     }
 
     #[test]
     fn softmax_of_no_legal_cell_is_zero() {
-        let mut x = [f32::NEG_INFINITY; 3];
-        softmax(&mut x);
+        let mut x = [f32::NEG_INFINITY, 1.0, f32::NAN];
+        softmax(&mut x, |_| false);
         assert_eq!(x, [0.0; 3]);
     }
 
     #[test]
     fn softmax_of_overflowing_or_nan_logits_is_nan() {
-        // NaN is what the service replaces; zeros would pass as a sure loss.
-        for mut x in [
-            [f32::INFINITY, 0.0, 1.0],
-            [f32::NAN; 3],
-            [f32::NAN, f32::NEG_INFINITY, f32::NAN],
-            [f32::NAN, 0.0, 1.0],
+        // NaN is what the service replaces; zeros would pass as a sure
+        // loss, and a legal cell overflowing to -inf is no illegal one.
+        for (mut x, counted) in [
+            ([f32::INFINITY, 0.0, 1.0], [true; 3]),
+            ([f32::NEG_INFINITY; 3], [true; 3]),
+            ([f32::NEG_INFINITY, 0.0, 0.0], [true, false, false]),
+            ([f32::NAN; 3], [true; 3]),
+            ([f32::NAN, 0.0, 1.0], [true; 3]),
         ] {
-            softmax(&mut x);
+            softmax(&mut x, |i| counted[i]);
             assert!(x.iter().all(|v| v.is_nan()), "{x:?}");
         }
     }
