@@ -125,6 +125,33 @@ fn mid_game_the_side_to_move_blocks_the_four() {
     assert!(record.contains("8,7"), "{record}");
 }
 
+/// GomocupJudge writes the brain's own stones as `x` and TAH.DAT `x`
+/// whether it moved first or not: here `x` has one stone fewer, so it is
+/// white, and in renju white's six in a row wins where black's would be a
+/// forbidden overline (read as black, `x` could not take it).
+#[test]
+fn the_colours_follow_the_stone_counts_not_the_symbols() {
+    let dir = Folder::new("colours");
+    let stones = [
+        (3, 7, 'x'),
+        (4, 7, 'x'),
+        (5, 7, 'x'),
+        (7, 7, 'x'),
+        (8, 7, 'x'),
+        (0, 0, 'o'),
+        (3, 0, 'o'),
+        (6, 0, 'o'),
+        (0, 14, 'o'),
+        (3, 14, 'o'),
+        (6, 14, 'o'),
+    ];
+    request(&dir, &plocha(&stones), "x", "2\n120000\n");
+    dir.write("INFO.DAT", "rule 4\n");
+    let (ok, _) = run(&dir.0);
+    assert!(ok, "{:?}", dir.read("MSG.DAT"));
+    assert_eq!(the_move(&dir), (6, 7));
+}
+
 /// The search summary of MSG.DAT ("... n 2945 n/s 1829 tm 1609 pv ..."):
 /// the value after `key`.
 fn summary_value(line: &str, key: &str) -> u64 {
@@ -173,7 +200,10 @@ fn malformed_files_are_reported_and_tah_dat_is_left_alone() {
         (3, 0, 'x'),
         (4, 0, 'x'),
     ];
-    let cases: [(&str, String, &str, &str, &str); 8] = [
+    // o's stones, one fewer than x's: o is to move.
+    let replies = [(0, 9, 'o'), (2, 9, 'o'), (4, 9, 'o'), (6, 9, 'o')];
+    let later_replies = [(7, 7, 'o'), (9, 9, 'o'), (11, 11, 'o'), (13, 13, 'o')];
+    let cases: [(&str, String, &str, &str, &str); 9] = [
         (
             "ragged",
             plocha(&[]).replacen("---------------", "-------", 1),
@@ -189,12 +219,26 @@ fn malformed_files_are_reported_and_tah_dat_is_left_alone() {
             "continuous",
         ),
         ("who", plocha(&[]), "z", "1\n1000\n", "expected x or o"),
+        // The side to move with more stones than the other.
+        (
+            "counts",
+            plocha(&[(7, 7, 'x')]),
+            "x",
+            "1\n1000\n",
+            "no game of alternate moves",
+        ),
         ("timeouts", plocha(&[]), "x", "soon\n", "TIMEOUTS.DAT"),
-        ("over", plocha(&five), "o", "1\n1000\n", "already over"),
+        (
+            "over",
+            plocha(&[five.as_slice(), &replies].concat()),
+            "o",
+            "1\n1000\n",
+            "already over",
+        ),
         // The five is not the last stone in reading order.
         (
             "over-earlier",
-            plocha(&[five.as_slice(), &[(7, 7, 'o')]].concat()),
+            plocha(&[five.as_slice(), &later_replies].concat()),
             "o",
             "1\n1000\n",
             "already over",

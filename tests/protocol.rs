@@ -422,6 +422,31 @@ fn end_of_input_ends_a_search_without_a_limit() {
     assert!(b.wait_exit(Duration::from_secs(5)).is_some());
 }
 
+/// Piskvork sends `INFO evaluate` for every cell the mouse crosses and
+/// reads nothing until its next request: only a few answers wait in the
+/// pipe, and the next request lets more out.
+#[test]
+fn evaluate_answers_wait_unread_only_a_few_at_a_time() {
+    let mut b = Brain::start(&["--threads", "1"]);
+    b.send("START 15");
+    assert_eq!(b.answer(), "OK");
+    let evaluated = |b: &Brain| {
+        b.messages()
+            .iter()
+            .filter(|l| l.starts_with("MESSAGE evaluate"))
+            .count()
+    };
+    for round in 1..=2 {
+        for x in 0..12 {
+            b.send(&format!("INFO evaluate {x},3"));
+        }
+        // A request after them: its answer comes after theirs.
+        b.send("ABOUT");
+        assert!(b.answer().starts_with("name="));
+        assert_eq!(evaluated(&b), 4 * round, "{:?}", b.messages());
+    }
+}
+
 #[test]
 fn about_protocol_version_and_crlf() {
     let mut b = Brain::start(&[]);

@@ -90,6 +90,16 @@ pub enum FilesError {
     NegativeInfoTurn(i64),
     #[error("INFO.DAT: max_memory {0:?} is not a number of bytes (0: no limit)")]
     MaxMemory(String),
+    #[error(
+        "PLOCHA.DAT: {own} '{mover}' and {theirs} '{other}' with '{mover}' to move (TAH.DAT): \
+         no game of alternate moves"
+    )]
+    StoneCounts {
+        mover: char,
+        own: usize,
+        other: char,
+        theirs: usize,
+    },
     #[error("TAH.DAT: {0:?} does not say who moves; expected x or o")]
     SideToMove(String),
     /// The rule's network could not be loaded and play without it is not
@@ -147,7 +157,14 @@ fn read(dir: &Path, name: &'static str) -> Result<String, FilesError> {
 }
 
 /// The board of `PLOCHA.DAT` under `rule`.
-fn parse_board(text: &str, rule: Rule) -> Result<Board, FilesError> {
+/// The board of PLOCHA.DAT with `mover`'s symbol to move. The protocol
+/// says `x` is the first player, but managers differ: GomocupJudge writes
+/// the brain's own stones as `x` whether it moved first or not, Piskvork
+/// writes them by seat, and either seat may start. So the colours come
+/// from the counts, as a BOARD's do: with as many stones each, the side to
+/// move is black; otherwise the side with one stone more is, and it is
+/// the other side's move.
+fn parse_board(text: &str, rule: Rule, mover: char) -> Result<Board, FilesError> {
     let rows: Vec<&str> = text
         .lines()
         .map(str::trim)
@@ -170,20 +187,44 @@ fn parse_board(text: &str, rule: Rule) -> Result<Board, FilesError> {
             width,
             height: rows.len(),
         })?;
-    let mut board = Board::new(size, rule);
+    let mut stones = Vec::new();
     for (y, row) in rows.iter().enumerate() {
         for (x, square) in row.chars().enumerate() {
-            let color = match square {
+            match square {
                 '-' => continue,
-                'x' => Color::Black,
-                'o' => Color::White,
+                'x' | 'o' => {}
                 '#' => return Err(FilesError::ContinuousGame),
                 square => return Err(FilesError::Square { square, x, y }),
-            };
+            }
             let p = Point::new(x as u8, y as u8).ok_or(FilesError::OffBoard)?;
-            board.place(p, color)?;
+            stones.push((p, square));
         }
     }
+    let count = |symbol| stones.iter().filter(|(_, s)| *s == symbol).count();
+    let other = if mover == 'x' { 'o' } else { 'x' };
+    let (own, theirs) = (count(mover), count(other));
+    let mover_color = if own == theirs {
+        Color::Black
+    } else if own + 1 == theirs {
+        Color::White
+    } else {
+        return Err(FilesError::StoneCounts {
+            mover,
+            own,
+            other,
+            theirs,
+        });
+    };
+    let mut board = Board::new(size, rule);
+    for (p, symbol) in stones {
+        let color = if symbol == mover {
+            mover_color
+        } else {
+            mover_color.opponent()
+        };
+        board.place(p, color)?;
+    }
+    board.set_side_to_move(mover_color);
     Ok(board)
 }
 
@@ -279,14 +320,13 @@ impl FileRequest {
                 FilesError::NegativeTurn(clock.timeout_turn / 1000)
             });
         }
-        let mut board = parse_board(&read(dir, "PLOCHA.DAT")?, rule)?;
         let tah = read(dir, "TAH.DAT")?;
-        let to_move = match tah.trim() {
-            "x" => Color::Black,
-            "o" => Color::White,
+        let mover = match tah.trim() {
+            "x" => 'x',
+            "o" => 'o',
             other => return Err(FilesError::SideToMove(other.to_string())),
         };
-        board.set_side_to_move(to_move);
+        let board = parse_board(&read(dir, "PLOCHA.DAT")?, rule, mover)?;
         if board.is_over() {
             return Err(FilesError::GameOver);
         }
@@ -467,14 +507,32 @@ mod tests {
 
     #[test]
     fn boards_and_timeouts_parse_or_say_why() {
-        let board = parse_board("-----\n--x--\n--o--\n-----\n-----\n", Rule::Freestyle).unwrap();
+        let text = "-----\n--x--\n--o--\n-----\n-----\n";
+        let board = parse_board(text, Rule::Freestyle, 'x').unwrap();
         assert_eq!(board.size(), BoardSize::new(5, 5).unwrap());
         assert_eq!(board.stone(Point::new(2, 1).unwrap()), Some(Color::Black));
         assert_eq!(board.stone(Point::new(2, 2).unwrap()), Some(Color::White));
+        assert_eq!(board.side_to_move(), Color::Black);
+        // The colours come from the counts, not the symbols: as many
+        // stones each, the mover is black; one fewer, white.
+        let board = parse_board(text, Rule::Freestyle, 'o').unwrap();
+        assert_eq!(board.stone(Point::new(2, 2).unwrap()), Some(Color::Black));
+        assert_eq!(board.side_to_move(), Color::Black);
+        let text = "-----\n--x--\n--o--\n---o-\n-----\n";
+        let board = parse_board(text, Rule::Freestyle, 'x').unwrap();
+        assert_eq!(board.stone(Point::new(2, 1).unwrap()), Some(Color::White));
+        assert_eq!(board.stone(Point::new(3, 3).unwrap()), Some(Color::Black));
+        assert_eq!(board.side_to_move(), Color::White);
+        let err = parse_board(text, Rule::Freestyle, 'o').unwrap_err();
+        assert!(
+            err.to_string().contains("no game of alternate moves"),
+            "{err}"
+        );
         // Rectangular, CR LF, blank lines around.
         let wide = parse_board(
             "\r\n------\r\n------\r\n------\r\n------\r\n------\r\n\r\n",
             Rule::Freestyle,
+            'x',
         )
         .unwrap();
         assert_eq!(wide.size(), BoardSize::new(6, 5).unwrap());
@@ -485,7 +543,9 @@ mod tests {
             ("----\n----\n----\n----\n", "4x4"),
             ("", "0x0"),
         ] {
-            let err = parse_board(text, Rule::Freestyle).unwrap_err().to_string();
+            let err = parse_board(text, Rule::Freestyle, 'x')
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(why), "{text:?}: {err}");
         }
         let mut clock = Clock::default();

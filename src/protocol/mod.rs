@@ -18,9 +18,9 @@ pub mod summary;
 pub mod ws_client;
 
 use std::io::{BufRead, Write};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, never, select, RecvTimeoutError};
+use crossbeam_channel::{bounded, never, select, Receiver, RecvTimeoutError};
 
 use crate::config::Config;
 use crate::engine::Engine;
@@ -108,11 +108,13 @@ pub fn run(
     input: impl BufRead + Send + 'static,
     output: impl Write + Send + 'static,
 ) -> Retired {
+    // Reading starts before the networks load, so that each line is
+    // stamped when it came: a manager that does not wait for START's OK
+    // (GomocupJudge) counts the first move's time from its request.
+    let lines = reader::spawn(input, LineEnds::Any);
     let brain = Gomocup::brain(config, Box::new(output));
     let mut parser = CommandParser::new();
-    Retired::new(drive(brain, input, LineEnds::Any, move |line| {
-        parser.feed(line)
-    }))
+    Retired::new(drive(brain, lines, move |line| parser.feed(line)))
 }
 
 /// Runs the GTP engine until `quit` or the end of input; returns it
@@ -123,10 +125,9 @@ pub fn run_gtp(
     output: impl Write + Send + 'static,
 ) -> Retired {
     log::LogFile::for_process(&config.log);
+    let lines = reader::spawn(input, LineEnds::LfOnly);
     let engine = Gtp::engine(config, Box::new(output));
-    Retired::new(drive(engine, input, LineEnds::LfOnly, |line| {
-        vec![gtp::GtpLine::parse(line)]
-    }))
+    Retired::new(drive(engine, lines, |line| vec![gtp::GtpLine::parse(line)]))
 }
 
 /// A front end that has answered its last command and stopped searching,
@@ -158,11 +159,9 @@ impl Retired {
 /// and ticks between lines.
 fn drive<F: FrontEnd>(
     mut driver: Driver<F>,
-    input: impl BufRead + Send + 'static,
-    ends: LineEnds,
+    lines: Receiver<(String, Instant)>,
     mut parse: impl FnMut(&str) -> Vec<F::Command>,
 ) -> Driver<F> {
-    let lines = reader::spawn(input, ends);
     // A search that ends wakes the loop, so that its answer goes out at
     // once rather than at the next poll: on Windows a 5 ms wait may last a
     // whole 15.6 ms timer tick, half the manager's lag allowance.

@@ -22,10 +22,23 @@ const SUMMARY_EVERY: Duration = Duration::from_secs(1);
 /// for the rest, as a defence search lists them all).
 const LINES_SHOWN: usize = 10;
 
+/// Answers to `INFO evaluate` that may wait unread: Piskvork sends one for
+/// every cell the mouse crosses (a debug option) and reads nothing until
+/// its next request, so more would fill the pipe, block the brain and
+/// then the manager writing to it. A manager's next request (any command
+/// but INFO) reads them and lets more out.
+const UNREAD_EVALUATIONS: u32 = 4;
+
 impl Gomocup {
     /// INFO evaluate [x,y ...]: the statistics of that node, as a MESSAGE
-    /// (saying so when the path is not a position of the tree).
+    /// (saying so when the path is not a position of the tree), while
+    /// fewer than [`UNREAD_EVALUATIONS`] answers wait.
     pub(super) fn evaluate(&mut self, s: &mut GomocupSession, value: &str) {
+        if self.unread_evaluations >= UNREAD_EVALUATIONS {
+            tracing::debug!("INFO evaluate {value}: not answered, as answers wait unread");
+            return;
+        }
+        self.unread_evaluations += 1;
         let mut path = Vec::new();
         for token in value.split_whitespace() {
             let point = token.parse::<Coord>().ok().and_then(|c| point(s, c).ok());

@@ -150,6 +150,8 @@ pub struct Gomocup {
     /// of the next turn or game (Yixin-Board sends one, then `start`,
     /// while the engine thinks), one before it was spent on that turn.
     answered_at: Option<Instant>,
+    /// `INFO evaluate` answers since the manager's last request.
+    pub(super) unread_evaluations: u32,
     log: LogFile,
     logging: bool,
 }
@@ -187,6 +189,15 @@ impl Gomocup {
     /// The brain: the engine with every rule's network loaded, under the
     /// Gomocup front end, writing to `out`.
     pub fn brain(config: Config, out: Box<dyn std::io::Write + Send>) -> Driver<Gomocup> {
+        // Piskvork reads stderr as the brain's output (it duplicates the
+        // stdout pipe), and Yixin-Board never reads it (a full pipe would
+        // block the brain): the default hook's "thread ... panicked at"
+        // would be read as the answer to the request, where the brain
+        // survives the panic (a network that fails to load, a failed
+        // batch, a failed search answered with the fallback move). The log
+        // has it instead. Set before the networks load: a load that
+        // panics is caught and refused, and must say nothing on stderr.
+        std::panic::set_hook(Box::new(|info| tracing::error!("{info}")));
         let mut networks = NetworkProvider::new(&config.network);
         // Every rule's network now, so that INFO rule costs no turn time.
         let mut notes: Vec<String> = Rule::ALL
@@ -198,13 +209,6 @@ impl Gomocup {
             super::engine_for(&config, &mut networks, BoardSize::FIFTEEN, Rule::Freestyle);
         let mut session = Session::new(engine, out);
         session.auto_ponder = config.time.auto_pondering;
-        // Piskvork reads stderr as the brain's output (it duplicates the
-        // stdout pipe), and Yixin-Board never reads it (a full pipe would
-        // block the brain): the default hook's "thread ... panicked at"
-        // would be read as the answer to the request, where the brain
-        // survives the panic (a failed network batch, a failed search
-        // answered with the fallback move). The log has it instead.
-        std::panic::set_hook(Box::new(|info| tracing::error!("{info}")));
         let log = LogFile::default();
         let logging = config.log.enabled;
         if logging {
@@ -227,6 +231,7 @@ impl Gomocup {
             refused_rule: None,
             time_left_at: None,
             answered_at: None,
+            unread_evaluations: 0,
             log,
             logging,
         };
@@ -602,6 +607,9 @@ impl FrontEnd for Gomocup {
     }
 
     fn execute(&mut self, s: &mut GomocupSession, command: Command) -> Flow {
+        if !matches!(command, Command::Info { .. }) {
+            self.unread_evaluations = 0;
+        }
         match command {
             Command::End => return Flow::Quit,
             Command::Start { width, height } => self.start(s, width, height),
