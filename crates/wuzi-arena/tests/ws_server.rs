@@ -371,11 +371,11 @@ fn the_web_board_watches_and_starts_games() {
     send(&mut viewer, start);
     assert_eq!(next(&mut b)["color"], "B");
     assert_eq!(next(&mut a)["color"], "W");
-    // Bert tells what he thinks, then plays.
-    send(
-        &mut b,
-        json!({"type": "INFO", "winrate": 0.6, "pv": [{"row": 7, "column": 7}]}),
-    );
+    // Bert tells what he thinks, then plays. The web boards get what
+    // they can show of his line: its first 16 moves on the board.
+    let mut pv = vec![json!({"row": 40, "column": 2})];
+    pv.extend((0..30).map(|i| json!({"row": 7, "column": i % 15})));
+    send(&mut b, json!({"type": "INFO", "winrate": 0.6, "pv": pv}));
     send(&mut b, place(7, 7));
     assert_eq!(next(&mut b)["type"], "VALID");
     let mut state = next(&mut viewer);
@@ -388,6 +388,9 @@ fn the_web_board_watches_and_starts_games() {
     assert_eq!(game["last"], json!({"row": 7, "column": 7}));
     assert_eq!(game["turn"], "W");
     assert_eq!(game["analysis"]["B"]["winrate"], 0.6);
+    let shown = game["analysis"]["B"]["pv"].as_array().expect("pv");
+    assert_eq!(shown.len(), 16, "{shown:?}");
+    assert_eq!(shown[0], json!({"row": 7, "column": 0}));
     // Anna resigns: the viewer gets the result with the final board.
     send(&mut a, json!({"type": "MOVE", "move": {"type": "resign"}}));
     let mut state = next(&mut viewer);

@@ -347,9 +347,9 @@ impl ClientMessage {
                     serde_json::from_value(value.clone()).map_err(|e| format!("bad INFO: {e}"))?;
                 // A principal variation longer than the largest board has
                 // cells is no analysis; web boards show what is kept.
-                if info.pv.len() > MAX_PV || !info.winrate.is_finite() {
+                if info.pv.len() > MAX_PV || !(0.0..=1.0).contains(&info.winrate) {
                     return Err(format!(
-                        "bad INFO: at most {MAX_PV} moves and a finite winrate"
+                        "bad INFO: at most {MAX_PV} moves and a winrate from 0 to 1"
                     ));
                 }
                 Ok(ClientMessage::Info(info))
@@ -384,6 +384,35 @@ impl ClientMessage {
         };
         value.to_string()
     }
+}
+
+/// Characters a name may not hold: controls, and the invisible format
+/// characters (zero widths, direction marks and overrides, the word
+/// joiner, the byte order mark) that make two names look alike.
+fn invisible(c: char) -> bool {
+    // Controls, and Unicode's default-ignorable code points (drawn as
+    // nothing) with the blank-looking letters and the braille blank.
+    c.is_control()
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{034F}'
+                | '\u{061C}'
+                | '\u{115F}'..='\u{1160}'
+                | '\u{17B4}'..='\u{17B5}'
+                | '\u{180B}'..='\u{180F}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{206F}'
+                | '\u{2800}'
+                | '\u{3164}'
+                | '\u{FE00}'..='\u{FE0F}'
+                | '\u{FEFF}'
+                | '\u{FFA0}'
+                | '\u{1BCA0}'..='\u{1BCA3}'
+                | '\u{1D173}'..='\u{1D17A}'
+                | '\u{E0000}'..='\u{E0FFF}'
+        )
 }
 
 #[cfg(test)]
@@ -531,16 +560,18 @@ mod tests {
             r#"{"type":"MOVE","move":{"type":"jump"}}"#,
             r#"{"type":"HELLO"}"#,
             r#"{"type":"NAME","name":"x","protocol":"v9"}"#,
+            // A winrate is an expected score.
+            r#"{"type":"INFO","winrate":1.5}"#,
+            r#"{"type":"INFO","winrate":-0.1}"#,
+            r#"{"type":"INFO","winrate":1e300}"#,
+            // Names that look like others: a soft hyphen, a variation
+            // selector, a tag character, the Hangul filler.
+            "{\"type\":\"NAME\",\"name\":\"wu\u{AD}zi\"}",
+            "{\"type\":\"NAME\",\"name\":\"wuzi\u{FE0F}\"}",
+            "{\"type\":\"NAME\",\"name\":\"wuzi\u{E0061}\"}",
+            "{\"type\":\"NAME\",\"name\":\"\u{3164}\"}",
         ] {
             assert!(ClientMessage::parse(bad).is_err(), "{bad}");
         }
     }
-}
-
-/// Characters a name may not hold: controls, and the invisible format
-/// characters (zero widths, direction marks and overrides, the word
-/// joiner, the byte order mark) that make two names look alike.
-fn invisible(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
 }

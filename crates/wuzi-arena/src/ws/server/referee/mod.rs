@@ -36,6 +36,10 @@ struct Viewer {
     alive: bool,
 }
 
+/// The moves of a player's principal variation kept for the web boards
+/// (the page draws 8).
+const PV_SHOWN: usize = 16;
+
 struct Running {
     game: WsGame,
     /// Black's and white's client.
@@ -281,8 +285,15 @@ impl Referee {
                     }
                 }
                 Ok(ClientMessage::Move(mv)) => self.play(id, mv, arrived),
-                Ok(ClientMessage::Info(info)) => {
+                Ok(ClientMessage::Info(mut info)) => {
                     if let Some((g, seat)) = self.game_of(id) {
+                        // Every web board gets the analysis several times a
+                        // second: only the moves it can show, on the board.
+                        let size = self.games[g].game.board().size();
+                        info.pv.retain(|p| {
+                            p.column < u32::from(size.width()) && p.row < u32::from(size.height())
+                        });
+                        info.pv.truncate(PV_SHOWN);
                         self.games[g].analysis[seat] = Some(info);
                     }
                 }
