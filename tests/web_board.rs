@@ -278,6 +278,18 @@ fn a_person_plays_the_engine_in_the_browser() {
     assert!(png.starts_with(b"\x89PNG"), "not a PNG");
     let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/web-board.png");
     std::fs::write(&out, png).expect("write the screenshot");
+    // A dropped connection rejoins by itself, and the game resumes where
+    // it was: our stone and the engine's, our turn.
+    page.eval("me.socket.close(); true");
+    page.wait_for(
+        "$('status').textContent.includes('rejoining')",
+        "the page rejoining",
+    );
+    page.wait_for(
+        "me !== null && me.color === 'B' && me.turn === 'B' && me.board[7][7] === 'B' \
+           && me.board.flat().includes('W')",
+        "the game resumed",
+    );
     // Resigning on our turn ends the game, and the secret with it.
     page.eval("$('resign').click(); true");
     page.wait_for(
