@@ -142,6 +142,10 @@ struct Player {
     state: State,
     /// Our remaining time, as the server last said.
     remaining: Duration,
+    /// When the message being handled arrived: the server's clock runs from
+    /// then, so a search's time (after a network switch, say) counts from
+    /// there too.
+    arrived: Instant,
     /// Our move sent, waiting for VALID to go on our board.
     pending_move: Option<WsMove>,
     /// The secret of our seat in the current game (START's `seat`): given
@@ -259,6 +263,7 @@ impl Player {
             color: Color::Black,
             state: State::Ready,
             remaining: Duration::from_secs(60),
+            arrived: Instant::now(),
             pending_move: None,
             seat: None,
             naming: false,
@@ -332,7 +337,7 @@ impl Player {
             overtime: Duration::ZERO,
             lag: self.lag,
         };
-        self.engine.start(SearchKind::Think);
+        self.engine.start_since(SearchKind::Think, self.arrived);
         self.state = State::Thinking;
     }
 
@@ -374,7 +379,9 @@ impl Player {
         message: ServerMessage,
         socket: &mut Socket,
         name: &str,
+        arrived: Instant,
     ) -> Result<(), ClientError> {
+        self.arrived = arrived;
         match message {
             ServerMessage::Name => {
                 let reply = ClientMessage::Name {
@@ -712,13 +719,14 @@ fn play(player: &mut Player, socket: &mut Socket, name: &str) -> ClientError {
             }
         }
         let read = socket.read();
+        let arrived = Instant::now();
         if read.is_ok() {
             last_heard = Instant::now();
             pinged = false;
         }
         match read {
             Ok(Message::Text(text)) => match ServerMessage::parse(&text) {
-                Ok(message) => match player.handle(message, socket, name) {
+                Ok(message) => match player.handle(message, socket, name, arrived) {
                     Ok(()) => {}
                     Err(refused @ ClientError::NameRefused(_)) => return refused,
                     Err(e) => player.fault(&e.to_string()),
