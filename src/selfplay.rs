@@ -536,9 +536,11 @@ impl Summary {
 /// Checks the flags that need no file (the caller may check them before it
 /// loads the network); the root noise they ask for.
 pub fn check_args(args: &SelfplayArgs) -> Result<Option<RootNoise>, String> {
-    if !(0.0..=1.0).contains(&args.full_share) {
+    // 0 would make every search a fast one: games with no target to learn.
+    if !(args.full_share > 0.0 && args.full_share <= 1.0) {
         return Err(format!(
-            "--full-share {} is not between 0 and 1",
+            "--full-share {}: the share of full searches (the training targets) must be above \
+             0 and at most 1",
             args.full_share
         ));
     }

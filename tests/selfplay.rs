@@ -307,14 +307,16 @@ fn selfplay_refuses_bad_input_and_leaves_files_alone() {
         assert_eq!(game.split('\t').nth(9), Some("4"), "{game}");
     }
     std::fs::remove_file(&out).expect("remove");
-    // A share that is not a share.
-    let run = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
-        .args(["selfplay", "--full-share", "1.5", "--out"])
-        .arg(&out)
-        .output()
-        .expect("runs");
-    assert!(!run.status.success());
-    assert!(String::from_utf8_lossy(&run.stderr).contains("--full-share"));
+    // A share that is not a share, or none: games without targets.
+    for share in ["1.5", "0"] {
+        let run = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+            .args(["selfplay", "--full-share", share, "--out"])
+            .arg(&out)
+            .output()
+            .expect("runs");
+        assert!(!run.status.success(), "{share}");
+        assert!(String::from_utf8_lossy(&run.stderr).contains("--full-share"));
+    }
     // Root noise that is no share, or has no concentration.
     for args in [["--root-noise", "1.5"], ["--root-noise-alpha", "0"]] {
         let run = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))

@@ -251,22 +251,72 @@ fn connect_is_given_up(address: std::net::SocketAddr, limit: Duration) {
 #[test]
 fn a_refused_name_ends_connect_with_the_reason() {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let server = Server::spawn(listener, ServerConfig::default(), "page").expect("server");
-    let long = "n".repeat(65);
-    let out = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
-        .args([
-            "--threads",
-            "1",
-            "connect",
-            &format!("ws://{}/", server.address),
-            "--name",
-            &long,
-        ])
-        .output()
-        .expect("run");
+    let url = format!("ws://{}/", listener.local_addr().expect("address"));
+    let mut process = common::brain_command()
+        .args(["--threads", "1", "connect", &url, "--name", "wuzi"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start connect");
+    let (stream, _) = listener.accept().expect("accept");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let mut engine = tungstenite::accept(MaybeTlsStream::Plain(stream)).expect("handshake");
+    send(&mut engine, json!({"type": "NAME"}));
+    assert_eq!(next(&mut engine)["type"], "NAME");
+    let time = json!({"B": 30000, "W": 30000});
+    send(
+        &mut engine,
+        json!({"type": "INVALID", "message": "no robots today", "remainingTime": time}),
+    );
+    let started = Instant::now();
+    while process.try_wait().expect("wait").is_none() {
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = process.kill();
+            panic!("connect went on after its name was refused");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = process.wait_with_output().expect("output");
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("refused our name"), "{err}");
+    assert!(
+        err.contains("refused our name") && err.contains("no robots today"),
+        "{err}"
+    );
+}
+
+/// What needs no server is checked before the networks load: an address
+/// this client cannot connect to, a name no server takes, and networks
+/// that cannot be loaded for any rule (the client would resign every game
+/// it is given, for ever).
+#[test]
+fn bad_addresses_names_and_networks_end_connect_at_once() {
+    let url = format!("ws://127.0.0.1:{}/", free_port());
+    let long = "n".repeat(65);
+    for (args, said) in [
+        (
+            vec!["connect", "localhost:8080"],
+            "cannot connect to localhost:8080",
+        ),
+        (vec!["connect", "wss://example.org/"], "TLS"),
+        (vec!["connect", &url, "--name", &long], "a name has 1 to 64"),
+        (vec!["connect", &url, "--name", "wu\u{200B}zi"], "invisible"),
+        (
+            vec!["--network", "/no/such.safetensors", "connect", &url],
+            "/no/such.safetensors",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+            .args(&args)
+            .output()
+            .expect("run");
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(said), "{args:?}: {err}");
+        assert!(!err.contains("connected to"), "{args:?}: {err}");
+    }
 }
 
 /// The resident memory of process `pid` in KB (`VmRSS`).

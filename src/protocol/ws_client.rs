@@ -52,6 +52,9 @@ pub enum ClientError {
     /// allowed.
     #[error("{0}")]
     Network(String),
+    /// A name no server of the protocol takes.
+    #[error("--name {0:?}: {1}")]
+    BadName(String, String),
     /// The server refused our NAME: connecting again would not help.
     #[error("the server refused our name: {0}")]
     NameRefused(String),
@@ -559,21 +562,32 @@ fn send(socket: &mut Socket, message: &ClientMessage) -> Result<(), ClientError>
 
 /// Connects to the server at `url`, each step within [`CONNECT_TIMEOUT`]
 /// (tungstenite's own `connect` waits as long as the system lets it).
-fn open(url: &str) -> Result<Socket, Box<tungstenite::Error>> {
-    use std::net::ToSocketAddrs;
+// tungstenite's error is large: boxed.
+fn boxed(e: impl Into<tungstenite::Error>) -> Box<tungstenite::Error> {
+    Box::new(e.into())
+}
+
+/// The client request of `url`, if this client can connect to such an
+/// address (ws://, no TLS).
+fn check_url(
+    url: &str,
+) -> Result<tungstenite::handshake::client::Request, Box<tungstenite::Error>> {
     use tungstenite::client::IntoClientRequest;
     use tungstenite::error::UrlError;
-    // tungstenite's error is large: boxed.
-    fn boxed(e: impl Into<tungstenite::Error>) -> Box<tungstenite::Error> {
-        Box::new(e.into())
-    }
     let request = url.into_client_request().map_err(boxed)?;
-    let uri = request.uri();
-    if uri.scheme_str() == Some("wss") {
+    if request.uri().scheme_str() == Some("wss") {
         return Err(boxed(tungstenite::Error::Url(
             UrlError::TlsFeatureNotEnabled,
         )));
     }
+    Ok(request)
+}
+
+fn open(url: &str) -> Result<Socket, Box<tungstenite::Error>> {
+    use std::net::ToSocketAddrs;
+    use tungstenite::error::UrlError;
+    let request = check_url(url)?;
+    let uri = request.uri();
     let host = uri
         .host()
         .ok_or(tungstenite::Error::Url(UrlError::NoHostName))
@@ -639,12 +653,27 @@ fn open(url: &str) -> Result<Socket, Box<tungstenite::Error>> {
 /// reconnects after every dropped connection. A server that cannot be
 /// reached at the start is an error, and so is one that refuses the name.
 pub fn run(config: Config, url: &str, name: &str) -> Result<(), ClientError> {
+    // What can be checked without the server, before the networks load.
+    check_url(url).map_err(|source| ClientError::Connect {
+        url: url.to_string(),
+        source,
+    })?;
+    crate::ws::message::check_name(name.trim())
+        .map_err(|why| ClientError::BadName(name.to_string(), why))?;
     super::log::LogFile::for_process(&config.log);
     // The engine first: a server names a client within seconds (ours in
     // 10), and a connection left unanswered while the networks loaded (a
     // GPU's start-up takes longer) was closed with a refusal of the name,
     // which ended the client for good.
     let mut player = Player::new(&config);
+    // Every rule's network now: a client without any would resign every
+    // game it is given, for ever.
+    for rule in Rule::ALL {
+        let _ = player.networks.service_for(rule);
+    }
+    if let Some(why) = player.networks.refusal_of_every_rule() {
+        return Err(ClientError::Network(why.to_string()));
+    }
     let mut first = Some(open(url).map_err(|source| ClientError::Connect {
         url: url.to_string(),
         source,

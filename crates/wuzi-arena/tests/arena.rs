@@ -1245,6 +1245,17 @@ fn command_line_help_and_errors() {
     assert_eq!(a.rule, Rule::Renju);
     let e = play("cmd=x speed=3", "cmd=y", "--games 2").unwrap_err();
     assert!(e.to_string().contains("speed"), "{e}");
+    // Settings that would make the match meaningless or endless.
+    for (rest, named) in [
+        ("--games 2 --concurrency 0", "--concurrency"),
+        ("--games 2 --concurrency 50000", "--concurrency"),
+        ("--games 2 --draw-after 3", "--draw-after"),
+        ("--games 2 --tolerance 99999999999", "--tolerance"),
+        ("--games 2 --end-grace 99999999999", "--end-grace"),
+    ] {
+        let e = play("cmd=x", "cmd=y", rest).unwrap_err();
+        assert!(e.to_string().contains(named), "{rest}: {e}");
+    }
 }
 
 /// The reference judge of the blunder suite: a brain that announces its

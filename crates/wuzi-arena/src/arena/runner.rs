@@ -96,8 +96,32 @@ impl Plan {
         } else {
             Some(SprtParams::parse(&args.sprt).map_err(config)?)
         };
-        if args.concurrency == 0 {
-            return Err(config("--concurrency must be at least 1".to_string()));
+        if !(1..=MAX_CONCURRENCY).contains(&args.concurrency) {
+            return Err(config(format!(
+                "--concurrency {}: from 1 to {MAX_CONCURRENCY} games at once (each runs two \
+                 engine processes)",
+                args.concurrency
+            )));
+        }
+        // The fewest stones a game can end with: black's five and white's
+        // four between. Fewer draws every game before either can win.
+        if let Some(plies @ 1..FEWEST_STONES_OF_A_WIN) = args.draw_after {
+            return Err(config(format!(
+                "--draw-after {plies}: a game needs {FEWEST_STONES_OF_A_WIN} stones for a five, \
+                 so every game would be drawn (0 = never)"
+            )));
+        }
+        for (flag, ms) in [
+            ("--tolerance", args.tolerance),
+            ("--init-timeout", args.init_timeout),
+            ("--end-grace", args.end_grace),
+        ] {
+            if ms > MAX_WAIT_MS {
+                return Err(config(format!(
+                    "{flag} {ms} ms: at most {MAX_WAIT_MS} ms (an hour), or a silent engine \
+                     is waited on for ever"
+                )));
+            }
         }
         let seed = args.seed.unwrap_or_else(wuzi_game::rng::unrepeatable_seed);
         let mut rng = openings::rng(seed);
@@ -350,6 +374,16 @@ fn worker(
         about: [a.about, b.about],
     });
 }
+
+/// The most games at once: each is two engine processes and a thread.
+const MAX_CONCURRENCY: usize = 256;
+
+/// Stones on the board when the first five can be made (black's five,
+/// white's four).
+const FEWEST_STONES_OF_A_WIN: usize = 9;
+
+/// The longest wait a setting may ask for: every read has a deadline.
+const MAX_WAIT_MS: u64 = 3_600_000;
 
 /// Running tallies.
 #[derive(Default)]

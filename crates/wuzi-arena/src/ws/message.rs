@@ -311,16 +311,7 @@ impl ClientMessage {
                     .ok_or("NAME without a \"name\"")?
                     .trim()
                     .to_string();
-                // Names are shown to every web board in every state.
-                if name.is_empty() || name.chars().count() > MAX_NAME {
-                    return Err(format!("a name has 1 to {MAX_NAME} characters"));
-                }
-                // Shown as text, a name with invisible characters would
-                // look like another client's to the operator choosing
-                // players.
-                if name.chars().any(invisible) {
-                    return Err("a name has no control or invisible characters".into());
-                }
+                check_name(&name)?;
                 let protocol = match value.get("protocol").and_then(Value::as_str) {
                     None | Some("v1") => ProtocolVersion::V1,
                     Some("v2") => ProtocolVersion::V2,
@@ -384,6 +375,21 @@ impl ClientMessage {
         };
         value.to_string()
     }
+}
+
+/// Whether the server takes `name` (already trimmed) as a client's name,
+/// or why not.
+pub fn check_name(name: &str) -> Result<(), String> {
+    // Names are shown to every web board in every state.
+    if name.is_empty() || name.chars().count() > MAX_NAME {
+        return Err(format!("a name has 1 to {MAX_NAME} characters"));
+    }
+    // Shown as text, a name with invisible characters would look like
+    // another client's to the operator choosing players.
+    if name.chars().any(invisible) {
+        return Err("a name has no control or invisible characters".into());
+    }
+    Ok(())
 }
 
 /// Characters a name may not hold: controls, and the invisible format
