@@ -53,7 +53,7 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value = "tests/fixtures/blunders/freestyle15.tsv")]
     fixture: PathBuf,
     /// blunders: playouts per position.
-    #[arg(long, default_value_t = 400)]
+    #[arg(long, default_value_t = 400, value_parser = clap::value_parser!(u64).range(1..))]
     playouts: u64,
     /// blunders: a reference brain that judges each move played too, as
     /// match runner engine settings (`cmd=PATH tc=0/5 threads=2`: 5 s per

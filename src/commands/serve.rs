@@ -51,12 +51,45 @@ pub(crate) struct ServeArgs {
     connects_per_second: f64,
     /// An origin that browsers may connect from besides the server's own
     /// page, as browsers send it (`http://example.org:8080`); repeatable.
-    #[arg(long = "allow-origin")]
+    #[arg(long = "allow-origin", value_parser = parse_origin)]
     allow_origins: Vec<String>,
     /// A shared secret that players and web boards must give in the URL
     /// (`ws://HOST:PORT/?token=SECRET`, the page `http://HOST:PORT/?token=SECRET`).
     #[arg(long)]
     token: Option<String>,
+}
+
+/// An origin as browsers send it, `scheme://host[:port]`: compared as it
+/// is with the Origin header, a value with a path, a slash at the end or no
+/// scheme would never match, and pages would be refused with no hint why.
+fn parse_origin(value: &str) -> Result<String, String> {
+    let wrong = || {
+        format!(
+            "{value:?} is no origin: write it as the browser sends it, scheme://host[:port], \
+             with no path (http://example.org:8080)"
+        )
+    };
+    let (scheme, rest) = value.split_once("://").ok_or_else(wrong)?;
+    let host = rest.rsplit_once(':').map_or(rest, |(host, port)| {
+        if !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()) {
+            host
+        } else {
+            rest
+        }
+    });
+    let scheme_ok = !scheme.is_empty()
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+    let host_ok = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-._[]:".contains(c));
+    if scheme_ok && host_ok {
+        Ok(value.to_string())
+    } else {
+        Err(wrong())
+    }
 }
 
 /// `pbrain-wuzi serve`: runs until the process is stopped.
@@ -120,5 +153,33 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
         _ => Err(format!("expected a positive number, got {s:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_origin;
+
+    #[test]
+    fn origins_are_written_as_browsers_send_them() {
+        for good in [
+            "http://example.org",
+            "https://example.org:8443",
+            "http://192.168.1.5:8080",
+            "http://[::1]:8080",
+        ] {
+            assert_eq!(parse_origin(good).as_deref(), Ok(good));
+        }
+        for bad in [
+            "example.org",
+            "http://example.org/",
+            "http://example.org:8080/board",
+            "*",
+            "http://",
+            "://example.org",
+        ] {
+            let why = parse_origin(bad).unwrap_err();
+            assert!(why.contains("scheme://host[:port]"), "{bad}: {why}");
+        }
     }
 }

@@ -50,6 +50,21 @@ fn run(args: &Args) -> Result<(), String> {
             args.val_fraction
         ));
     }
+    // The output folder before the data, which can take minutes to load.
+    // Inside a data folder, its TSV index would be read as games by the
+    // next load of that folder, and refused.
+    let absolute = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let out = absolute(&args.out);
+    if let Some(data) = args.data.iter().find(|d| out.starts_with(absolute(d))) {
+        return Err(format!(
+            "--out {} is inside the data {}: the next load of that data would read its index as \
+             games",
+            args.out.display(),
+            data.display()
+        ));
+    }
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| format!("--out {}: cannot create it: {e}", args.out.display()))?;
     let started = Instant::now();
     let data = Dataset::load(&args.data, args.rule, &args.boards)?;
     eprintln!("wuzi-encode: {}", data.stats);
