@@ -376,3 +376,28 @@ fn the_reason_goes_into_the_managers_own_msg_dat() {
         );
     }
 }
+
+/// A copy named `wuzi-files` plays the file protocol whatever the first
+/// word of its command line: on Windows that word is what the manager
+/// wrote there, not the file's name.
+#[cfg(unix)]
+#[test]
+fn a_copy_named_wuzi_files_plays_whatever_its_command_line_says() {
+    use std::os::unix::process::CommandExt;
+    let dir = Folder::new("copy");
+    let bin = Folder::new("copy-bin");
+    let copy = bin.0.join("wuzi-files");
+    fs::copy(env!("CARGO_BIN_EXE_pbrain-wuzi"), &copy).expect("copy the binary");
+    request(&dir, &plocha(&[(7, 7, 'x')]), "o", "1\n2147483647\n");
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/wuzi.toml");
+    let status = Command::new(&copy)
+        .arg0("brain")
+        .arg("--config")
+        .arg(&config)
+        .current_dir(&dir.0)
+        .status()
+        .expect("run the copy");
+    assert!(status.success(), "{:?}", dir.read("MSG.DAT"));
+    let (x, y) = the_move(&dir);
+    assert_ne!((x, y), (7, 7));
+}

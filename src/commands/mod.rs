@@ -194,15 +194,21 @@ pub(crate) fn network_service(
 pub fn main() -> ExitCode {
     let started = std::time::Instant::now();
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let invoked_for_files = args.first().is_some_and(|name| {
-        std::path::Path::new(name)
-            .file_stem()
+    let named_for_files = |path: &std::path::Path| {
+        path.file_stem()
             // Windows file names ignore case (a copy may be WUZI-FILES.EXE).
             .is_some_and(|stem| {
                 stem.to_string_lossy()
                     .eq_ignore_ascii_case(play::FILES_NAME)
             })
-    });
+    };
+    // The name it was started by (a link's, on Linux), or the file's own:
+    // on Windows the first word of the command line is whatever the
+    // manager wrote there.
+    let invoked_for_files = args
+        .first()
+        .is_some_and(|name| named_for_files(std::path::Path::new(name)))
+        || std::env::current_exe().is_ok_and(|exe| named_for_files(&exe));
     if invoked_for_files {
         args.push("files".into());
     }
