@@ -133,4 +133,54 @@ if [ "$(nproc)" -ge 2 ]; then
 else
   echo "test-windows: one core here: the pinning test needs two (skipped)" >&2
 fi
-echo "windows: 3 passed, 0 failed"
+
+# The package as Piskvork starts it: unpacked into a folder whose name has
+# a space and a non-ASCII letter, started from another, empty folder (the
+# manager's working folder), with stderr in the same pipe as stdout
+# (Piskvork reads both as the brain's answers). It finds its config and
+# networks beside the exe, every line is an answer or a MESSAGE, and it
+# leaves nothing in the working folder.
+echo "test-windows: the package unpacked under a space and a non-ASCII name, started elsewhere" >&2
+place=$(mktemp -d)
+mkdir -p "$place/Wuzi Ťest" "$place/work"
+cp -r dist/stage/wuzi-windows-x64/. "$place/Wuzi Ťest/"
+(cd "$place/work" && python3 - "$place/Wuzi Ťest/pbrain-wuzi.exe" <<'PY'
+import queue, re, subprocess, sys, threading
+brain = subprocess.Popen(["wine", sys.argv[1]], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+lines = queue.Queue()
+threading.Thread(target=lambda: [lines.put(l.rstrip("\r\n")) for l in brain.stdout], daemon=True).start()
+def send(line):
+    brain.stdin.write(line + "\n"); brain.stdin.flush()
+def answer(what):
+    while True:
+        try:
+            line = lines.get(timeout=60)
+        except queue.Empty:
+            sys.exit(f"test-windows: no {what} within 60 s")
+        if line.startswith(("MESSAGE", "DEBUG")):
+            if "ERROR" in line:
+                sys.exit(f"test-windows: {line!r}")
+            continue
+        return line
+send("START 15")
+if answer("OK") != "OK":
+    sys.exit("test-windows: START not answered OK")
+for info in ["timeout_turn 500", "timeout_match 100000", "max_memory 367001600", "rule 0"]:
+    send("INFO " + info)
+for request in ["BOARD\n7,7,2\nDONE", "TURN 0,0"]:
+    send(request)
+    move = answer("move")
+    if not re.fullmatch(r"\d+,\d+", move):
+        sys.exit(f"test-windows: {move!r} where a move was due")
+send("END")
+brain.wait(timeout=30)
+PY
+) || { echo "test-windows: the unpacked package failed as Piskvork starts it" >&2; exit 1; }
+if [ -n "$(ls -A "$place/work")" ]; then
+  ls -la "$place/work" >&2
+  echo "test-windows: the brain left files in the manager's working folder" >&2
+  exit 1
+fi
+rm -rf "$place"
+echo "windows: 4 passed, 0 failed"
