@@ -392,16 +392,34 @@ impl GamePlan {
 /// board with its search targets is some hundreds of kilobytes.
 const MAX_LINE_BYTES: u64 = 16 << 20;
 
+/// The name self-play records give the network at `path`: its file's
+/// stem and the start of its SHA-256 (`freestyle-6x64@b9c96d99`), so that
+/// a file of games says which network played them, whatever it was called.
+pub fn player_label(path: &Path) -> Result<String, String> {
+    use sha2::{Digest, Sha256};
+    let stem = path
+        .file_stem()
+        .map_or_else(|| "wuzi".to_string(), |s| s.to_string_lossy().into_owned());
+    let mut file = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut hasher = Sha256::new();
+    io::copy(&mut file, &mut hasher).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let digest = hasher.finalize();
+    let start: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!("{stem}@{start}"))
+}
+
 /// The numbers of the games already in `path` (a run with `--parallel`
 /// writes them as they finish, not in order); a partly written last line
 /// (a run killed while writing) is cut off. Fails on a file that is not a
-/// self-play file, and on games of another rule, board or seed than this
-/// run's, which continuing it would mix in.
+/// self-play file, and on games of another rule, board, seed or network
+/// (`player`) than this run's, which continuing it would mix in (labels
+/// without a fingerprint, written before there was one, pass).
 fn existing_games(
     path: &Path,
     rule: Rule,
     size: BoardSize,
     seed: u64,
+    player: &str,
 ) -> Result<HashSet<usize>, String> {
     // A pipe or a device would block the read below, or take no games.
     match std::fs::metadata(path) {
@@ -471,6 +489,13 @@ fn existing_games(
                 return Err(at(format!(
                     "a {} {} game, not {rule} {size}: give another --out",
                     game.rule, game.size
+                )));
+            }
+            if game.black.contains('@') && game.black != player {
+                return Err(at(format!(
+                    "a game of {}, not of {player}: continue the file with its network, or \
+                     give another --out",
+                    game.black
                 )));
             }
             let index = game
@@ -650,7 +675,7 @@ pub fn run(
         seed: args.seed,
         held_out: Arc::new(held_out),
     };
-    let played = existing_games(&args.out, args.rule, args.board, args.seed)?;
+    let played = existing_games(&args.out, args.rule, args.board, args.seed, player)?;
     let done = played.iter().filter(|&&i| i < args.games).count();
     let mut summary = Summary::default();
     if done >= args.games {

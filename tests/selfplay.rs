@@ -169,6 +169,29 @@ fn selfplay_writes_records_the_trainer_reads_and_continues_a_file() {
         );
         assert_eq!(std::fs::read_to_string(&out).expect("kept"), text);
     }
+    // So would continuing with another network: the records name theirs,
+    // with its fingerprint.
+    let first = game_lines(&text)[0];
+    let black = first.split('\t').nth(5).expect("black");
+    assert!(
+        black.starts_with("freestyle-6x64@") && black.len() == "freestyle-6x64@".len() + 8,
+        "{black}"
+    );
+    let run = Command::new(env!("CARGO_BIN_EXE_pbrain-wuzi"))
+        .arg("--network")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("networks/freestyle-4x32.safetensors"))
+        .args(["selfplay", "--rule", "freestyle", "--board", "15"])
+        .args(["--seed", "3", "--games", "9", "--playouts", "8"])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("pbrain-wuzi runs");
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        !run.status.success() && err.contains("not of freestyle-4x32@"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&out).expect("kept"), text);
 }
 
 /// On a 7x7 board most games are drawn: each must stop at the first

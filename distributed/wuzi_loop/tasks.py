@@ -37,7 +37,8 @@ def cached_network(storage: Storage, name: str, local_dir: str) -> str:
     """A local copy of a stored network, downloaded once per machine. The
     cache is keyed by the network's content, not its name: another loop (or
     a loop started again on the same storage) has a different gen-0001."""
-    # The file's stem is the player name the engine writes into the records.
+    # The file's stem names the player in the records the engine writes
+    # (with the start of the network's SHA-256).
     file_name = layout.network_label(name) + ".safetensors"
     cache = os.path.join(local_dir, "wuzi-cache")
     try:

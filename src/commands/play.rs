@@ -43,12 +43,8 @@ pub(crate) fn selfplay(cli: &Cli, args: &crate::selfplay::SelfplayArgs) -> io::R
         // Self-play without the network would write worthless targets.
         return Err(io::Error::other(note));
     }
-    let player = config
-        .network
-        .network_for(args.rule)
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "wuzi".to_string());
+    let player = crate::selfplay::player_label(&config.network.network_for(args.rule))
+        .map_err(io::Error::other)?;
     let summary = crate::selfplay::run(
         args,
         service,
