@@ -211,6 +211,30 @@ fn subcommands_refuse_the_engines_flags_they_do_not_use() {
         "bench rules does not use --log-dir",
         "measures no network",
     );
+    // Bench's own flags too: the figure would not be the one asked for.
+    for (args, flags) in [
+        (
+            &[
+                "bench",
+                "blunders",
+                "--seconds",
+                "30",
+                "--positions-out",
+                "p.tsv",
+            ][..],
+            "bench blunders does not use --seconds, --positions-out",
+        ),
+        (
+            &["bench", "search", "--board", "20"],
+            "bench search does not use --board",
+        ),
+        (
+            &["bench", "rules", "--net", "10x128"],
+            "bench rules does not use --net",
+        ),
+    ] {
+        refused(args, flags, "");
+    }
     refused(
         &["--network", "x.safetensors", "serve", "--port", "0"],
         "serve does not use --network",

@@ -165,8 +165,62 @@ pub(crate) fn bench_blunders(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
     blunders::print(&summary, args.playouts, &mut io::stdout().lock())
 }
 
-/// Runs `bench PART`.
-pub(crate) fn run(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
+/// The flags of `bench` that `part` reads (as clap names their fields).
+fn flags_used_by(part: BenchPart) -> &'static [&'static str] {
+    match part {
+        BenchPart::Rules => &["seconds"],
+        BenchPart::Arena => &[],
+        BenchPart::Serve => &["flooders"],
+        BenchPart::Nn => &[
+            "seconds",
+            "net",
+            "backend",
+            "isa",
+            "torch_threads",
+            "evaluators",
+            "batches",
+            "precision",
+            "board",
+        ],
+        BenchPart::Search => &[
+            "seconds",
+            "net",
+            "backend",
+            "isa",
+            "torch_threads",
+            "evaluators",
+            "batches",
+            "precision",
+        ],
+        BenchPart::Matching => &["seconds", "data", "positions", "seed", "positions_out"],
+        BenchPart::Blunders => &["fixture", "playouts", "reference"],
+    }
+}
+
+/// Runs `bench PART`; `given` are the bench flags given on the command
+/// line (a flag the part does not read is refused: its figure would not
+/// be the one asked for).
+pub(crate) fn run(cli: &Cli, args: &BenchArgs, given: &[String]) -> io::Result<()> {
+    let used = flags_used_by(args.part);
+    let flags = <BenchArgs as Args>::augment_args(clap::Command::new("bench"));
+    let is_flag = |id: &str| {
+        flags
+            .get_arguments()
+            .any(|a| a.get_id() == id && a.get_long().is_some())
+    };
+    let unused: Vec<String> = given
+        .iter()
+        .filter(|id| is_flag(id) && !used.contains(&id.as_str()))
+        .map(|id| format!("--{}", id.replace('_', "-")))
+        .collect();
+    if !unused.is_empty() {
+        return Err(io::Error::other(format!(
+            "bench {} does not use {}",
+            args.part.name(),
+            unused.join(", ")
+        )));
+    }
+
     let per_item = Duration::from_secs_f64(args.seconds.max(0.01));
     // The engine's flags each part uses; the others are refused.
     let (allowed, hint): (&[&str], &str) = match args.part {

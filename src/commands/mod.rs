@@ -212,9 +212,25 @@ pub fn main() -> ExitCode {
     if invoked_for_files {
         args.push("files".into());
     }
-    let cli = Cli::parse_from(args);
+    let matches = <Cli as clap::CommandFactory>::command().get_matches_from(args);
+    let cli =
+        <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match &cli.command {
-        Some(Command::Bench(args)) => bench::run(&cli, args),
+        Some(Command::Bench(args)) => {
+            // The flags given on the command line, not taken by default.
+            let given = matches
+                .subcommand_matches("bench")
+                .map_or_else(Vec::new, |m| {
+                    m.ids()
+                        .filter(|id| {
+                            m.value_source(id.as_str())
+                                == Some(clap::parser::ValueSource::CommandLine)
+                        })
+                        .map(|id| id.to_string())
+                        .collect()
+                });
+            bench::run(&cli, args, &given)
+        }
         Some(Command::Analyse(args)) => play::analyse(&cli, args),
         #[cfg(feature = "torch")]
         Some(Command::Train(args)) => refuse_unused_flags(

@@ -43,7 +43,7 @@ pub(crate) fn selfplay(cli: &Cli, args: &crate::selfplay::SelfplayArgs) -> io::R
         // Self-play without the network would write worthless targets.
         return Err(io::Error::other(note));
     }
-    let player = crate::selfplay::player_label(&config.network.network_for(args.rule))
+    let player = crate::selfplay::player_label(config.network.network_for(args.rule))
         .map_err(io::Error::other)?;
     let summary = crate::selfplay::run(
         args,
