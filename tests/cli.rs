@@ -211,6 +211,11 @@ fn subcommands_refuse_the_engines_flags_they_do_not_use() {
         "bench rules does not use --log-dir",
         "measures no network",
     );
+    refused(
+        &["--log-dir", "logs", "analyse", "h8"],
+        "analyse does not use --log-dir",
+        "no engine log",
+    );
     // Bench's own flags too: the figure would not be the one asked for.
     for (args, flags) in [
         (

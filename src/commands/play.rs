@@ -8,6 +8,12 @@ use super::{configure, network_service, Cli};
 
 /// `analyse` with the configured network of the game's rule.
 pub(crate) fn analyse(cli: &Cli, args: &crate::analyse::AnalyseArgs) -> io::Result<()> {
+    super::refuse_unused_flags(
+        cli,
+        &["--config", "--threads", "--device", "--network"],
+        "analyse",
+        "it writes its analysis on stdout and no engine log",
+    )?;
     let config = configure(cli).map_err(io::Error::other)?;
     let text = crate::analyse::run(args, |rule| {
         let (service, note) = network_service(&config, rule).map_err(|e| e.to_string())?;
