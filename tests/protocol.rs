@@ -1822,6 +1822,11 @@ fn commands_behind_a_search_are_answered_in_order_or_refused_beyond_the_queue() 
     b.send("INFO timeout_turn 2000");
     b.send("INFO timeout_match 0");
     b.send("TURN 7,7");
+    // An unknown command's UNKNOWN, too, comes after the move.
+    b.send("FROBNICATE");
+    b.expect_move();
+    assert_eq!(b.answer(), "UNKNOWN FROBNICATE");
+    b.send("TURN 0,14");
     for _ in 0..400 {
         b.send("ABOUT");
     }
@@ -1831,7 +1836,7 @@ fn commands_behind_a_search_are_answered_in_order_or_refused_beyond_the_queue() 
         assert!(about.starts_with("name="), "answer {i}: {about}");
     }
     b.send("INFO timeout_turn -1");
-    b.send("TURN 9,9");
+    b.send("TURN 14,0");
     for _ in 0..300 {
         b.send("ABOUT");
     }

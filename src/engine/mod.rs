@@ -27,7 +27,8 @@ pub use opening::SwapChoice;
 /// The least time the pass over the cache before a game's first search
 /// may take (see `make_room_for_a_new_game`).
 const NEW_GAME_PRUNE_FLOOR: Duration = Duration::from_millis(50);
-/// The same pass's allowance without a clock.
+/// The same pass's allowance without a clock, or off it (a ponder, an
+/// analysis).
 const NEW_GAME_PRUNE_CAP: Duration = Duration::from_secs(1);
 
 /// What a background search is for.
@@ -80,9 +81,13 @@ pub struct NodeReport {
 /// Our last move's search: what the next one compares its value with.
 #[derive(Clone, Debug)]
 struct OwnSearch {
-    /// The moves of the position searched, and who was to move there.
+    /// The moves of the position searched, and who was to move there,
+    /// under which rule on which board (a value under another rule is no
+    /// yardstick).
     history: Vec<(Point, Color)>,
     side_to_move: Color,
+    rule: Rule,
+    size: BoardSize,
     /// Our expectation at the end of it.
     expectation: f32,
 }
@@ -95,7 +100,9 @@ impl OwnSearch {
         let now = board.history();
         (now.len() == self.history.len() + 2
             && now.starts_with(&self.history)
-            && board.side_to_move() == self.side_to_move)
+            && board.side_to_move() == self.side_to_move
+            && board.rule() == self.rule
+            && board.size() == self.size)
             .then_some(self.expectation)
     }
 }
@@ -269,13 +276,14 @@ impl Engine {
         // pass cut short prunes no further (the search's passes go on).
         // Never more than half the time left to the move's deadline (a
         // move-now or a clock down to its lag leaves milliseconds).
-        // Without a clock (an analysis), a second: the pass runs on the
-        // protocol's thread, which reads no stop meanwhile.
+        // For a search off the clock (a ponder, an analysis), or without a
+        // clock, at most a second: the pass runs on the protocol's thread,
+        // which reads no stop meanwhile.
         let allowance = self.budget().map_or(NEW_GAME_PRUNE_CAP, |budget| {
             let allowance = (budget.target / 8).max(NEW_GAME_PRUNE_FLOOR);
             match timed_since {
                 Some(since) => allowance.min(budget.deadline.saturating_sub(since.elapsed()) / 2),
-                None => allowance,
+                None => allowance.min(NEW_GAME_PRUNE_CAP),
             }
         });
         let started = Instant::now();
@@ -569,6 +577,8 @@ impl Engine {
             self.last_own = Some(OwnSearch {
                 history: running.board.history().to_vec(),
                 side_to_move: running.board.side_to_move(),
+                rule: running.board.rule(),
+                size: running.board.size(),
                 expectation: result.expectation,
             });
         }
@@ -790,6 +800,8 @@ mod tests {
         let own = OwnSearch {
             history: board.history().to_vec(),
             side_to_move: board.side_to_move(),
+            rule: Rule::Freestyle,
+            size,
             expectation: 0.6,
         };
         // The same position, or one move on: not our next move.
@@ -799,6 +811,9 @@ mod tests {
         // Our move and the answer: compared.
         board.play(p(9, 9)).expect("legal");
         assert_eq!(own.expectation_before(&board), Some(0.6));
+        // The same moves under another rule (INFO rule mid-game): its
+        // values are of another game.
+        assert_eq!(own.expectation_before(&board.under_rule(Rule::Renju)), None);
         // The same moves with the other side to move (a set-up): the
         // values are not of the same side.
         let mut turned = board.clone();

@@ -576,8 +576,11 @@ impl FrontEnd for Gomocup {
             // would fill the queue, stop the input (its yxstop unread) and
             // with both pipes full leave the GUI and the engine waiting on
             // each other.
+            // An UNKNOWN written now would come before the move a Gomocup
+            // manager waits for, and be read as its answer: held there.
+            // Yixin-Board only logs it.
+            Command::Unknown(_) if self.dialect == Dialect::YixinBoard => Urgency::Now,
             Command::Ignored(_)
-            | Command::Unknown(_)
             | Command::YxBlockReset
             | Command::Block {
                 kind: BlockKind::Ignored(_) | BlockKind::YxBlock | BlockKind::YxBlockUndo,
