@@ -375,6 +375,27 @@ fn a_root_with_excluded_moves_is_analysed_without_them() {
         }
         other => panic!("{other:?}"),
     }
+    // Every cell near the stones excluded (a GUI's block path): the
+    // allowed cells further away, for the tree to search, not the win
+    // through an excluded move (played, before, without a search).
+    let mut near = Vec::new();
+    for q in three.size().points() {
+        let close = three.size().points().any(|s| {
+            three.stone(s).is_some()
+                && (i32::from(s.x()) - i32::from(q.x())).abs() <= 2
+                && (i32::from(s.y()) - i32::from(q.y())).abs() <= 2
+        });
+        if close && three.stone(q).is_none() {
+            near.push(q);
+        }
+    }
+    match except(&three, &near) {
+        LeafAnalysis::Moves { moves, complete } => {
+            assert!(!moves.is_empty() && !complete);
+            assert!(moves.iter().all(|m| !near.contains(m)), "{moves:?}");
+        }
+        other => panic!("{other:?}"),
+    }
     // White's open four: lost, whatever black may not play.
     let lost = board15(
         Rule::Freestyle,

@@ -171,10 +171,43 @@ pub fn analyse_root_except(
         let (moves, complete) = candidate_moves(board, settings.candidate_distance);
         (moves.into_iter().filter(allowed).collect(), complete)
     });
-    if moves.is_empty() {
+    if !moves.is_empty() {
+        return LeafAnalysis::Moves { moves, complete };
+    }
+    // Every cell near the stones excluded: the nearest allowed legal cells
+    // further away (beside the centre on an empty board), for the tree to
+    // search, rather than a win through an excluded move played without a
+    // search.
+    let me = board.side_to_move();
+    let anchors: Vec<Point> = if board.stone_count() == 0 {
+        vec![board.size().center()]
+    } else {
+        board.history().iter().map(|&(p, _)| p).collect()
+    };
+    let empty: Vec<Point> = board.empty_cells().filter(allowed).collect();
+    let mut nearest = Vec::new();
+    let mut least = u32::MAX;
+    for q in empty {
+        let away = anchors
+            .iter()
+            .map(|&a| u32::from(q.distance(a)))
+            .min()
+            .unwrap_or(0);
+        if away > least || !is_legal_for(board, q, me) {
+            continue;
+        }
+        if away < least {
+            (least, nearest) = (away, Vec::new());
+        }
+        nearest.push(q);
+    }
+    if nearest.is_empty() {
         return plain;
     }
-    LeafAnalysis::Moves { moves, complete }
+    LeafAnalysis::Moves {
+        moves: nearest,
+        complete: false,
+    }
 }
 
 /// A VCF of the side to move that starts with the four `first`, found
