@@ -1386,6 +1386,25 @@ fn yixin_board_blocks_during_a_search_leave_the_input_read() {
     b.send("end");
 }
 
+/// A stop is for every search asked before it: a second request held
+/// behind the running search answers at once too (it ran its whole turn,
+/// here ten minutes, with the GUI waiting).
+#[test]
+fn a_stop_after_a_held_request_stops_that_one_too() {
+    let mut b = yixin_board_searching();
+    b.send("yxnbest 1");
+    let asked = Instant::now();
+    b.send("yxstop");
+    b.expect_move();
+    b.expect_move();
+    assert!(
+        asked.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        asked.elapsed()
+    );
+    b.send("end");
+}
+
 /// Yixin-Board's new game during a search sends no `yxstop`: it counts one
 /// move line to discard and sends `start`. The search is stopped at once
 /// and answers that one line, then the new game begins (it used to wait

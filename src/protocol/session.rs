@@ -245,6 +245,9 @@ pub struct Driver<F: FrontEnd> {
     /// moment it was read: a request's clock started then, not when the
     /// search before it ended.
     deferred: VecDeque<(F::Command, Instant)>,
+    /// Held commands that a stop came after: each answers at once when it
+    /// runs (a GUI's stop is for every search it asked for before it).
+    stopped_held: usize,
     quitting: bool,
 }
 
@@ -254,6 +257,7 @@ impl<F: FrontEnd> Driver<F> {
             front,
             session,
             deferred: VecDeque::new(),
+            stopped_held: 0,
             quitting: false,
         }
     }
@@ -276,6 +280,7 @@ impl<F: FrontEnd> Driver<F> {
         match urgency {
             Urgency::Quit => return false,
             Urgency::Stop => {
+                self.stopped_held = self.deferred.len();
                 self.stop_search();
                 return true;
             }
@@ -353,6 +358,12 @@ impl<F: FrontEnd> Driver<F> {
             if !self.dispatch(command) {
                 // A command that quits, held back behind a search.
                 self.quitting = true;
+            }
+            if self.stopped_held > 0 {
+                self.stopped_held -= 1;
+                if self.session.busy() {
+                    self.stop_search();
+                }
             }
         }
     }
