@@ -560,9 +560,7 @@ fn send(socket: &mut Socket, message: &ClientMessage) -> Result<(), ClientError>
         .map_err(|e| ClientError::Send(Box::new(e)))
 }
 
-/// Connects to the server at `url`, each step within [`CONNECT_TIMEOUT`]
-/// (tungstenite's own `connect` waits as long as the system lets it).
-// tungstenite's error is large: boxed.
+/// tungstenite's error is large: boxed.
 fn boxed(e: impl Into<tungstenite::Error>) -> Box<tungstenite::Error> {
     Box::new(e.into())
 }
@@ -583,6 +581,8 @@ fn check_url(
     Ok(request)
 }
 
+/// Connects to the server at `url`, each step within [`CONNECT_TIMEOUT`]
+/// (tungstenite's own `connect` waits as long as the system lets it).
 fn open(url: &str) -> Result<Socket, Box<tungstenite::Error>> {
     use std::net::ToSocketAddrs;
     use tungstenite::error::UrlError;
