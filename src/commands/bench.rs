@@ -165,35 +165,29 @@ pub(crate) fn bench_blunders(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
     blunders::print(&summary, args.playouts, &mut io::stdout().lock())
 }
 
-/// The flags of `bench` that `part` reads (as clap names their fields).
-fn flags_used_by(part: BenchPart) -> &'static [&'static str] {
+/// Whether `part` reads the `bench` flag `flag` (as clap names its field).
+fn reads(part: BenchPart, flag: &str) -> bool {
+    // What nn and search both measure: the network, its service, the time.
+    const SERVICE: [&str; 8] = [
+        "seconds",
+        "net",
+        "backend",
+        "isa",
+        "torch_threads",
+        "evaluators",
+        "batches",
+        "precision",
+    ];
     match part {
-        BenchPart::Rules => &["seconds"],
-        BenchPart::Arena => &[],
-        BenchPart::Serve => &["flooders"],
-        BenchPart::Nn => &[
-            "seconds",
-            "net",
-            "backend",
-            "isa",
-            "torch_threads",
-            "evaluators",
-            "batches",
-            "precision",
-            "board",
-        ],
-        BenchPart::Search => &[
-            "seconds",
-            "net",
-            "backend",
-            "isa",
-            "torch_threads",
-            "evaluators",
-            "batches",
-            "precision",
-        ],
-        BenchPart::Matching => &["seconds", "data", "positions", "seed", "positions_out"],
-        BenchPart::Blunders => &["fixture", "playouts", "reference"],
+        BenchPart::Rules => flag == "seconds",
+        BenchPart::Arena => false,
+        BenchPart::Serve => flag == "flooders",
+        BenchPart::Nn => flag == "board" || SERVICE.contains(&flag),
+        BenchPart::Search => SERVICE.contains(&flag),
+        BenchPart::Matching => {
+            ["seconds", "data", "positions", "seed", "positions_out"].contains(&flag)
+        }
+        BenchPart::Blunders => ["fixture", "playouts", "reference"].contains(&flag),
     }
 }
 
@@ -201,7 +195,6 @@ fn flags_used_by(part: BenchPart) -> &'static [&'static str] {
 /// line (a flag the part does not read is refused: its figure would not
 /// be the one asked for).
 pub(crate) fn run(cli: &Cli, args: &BenchArgs, given: &[String]) -> io::Result<()> {
-    let used = flags_used_by(args.part);
     let flags = <BenchArgs as Args>::augment_args(clap::Command::new("bench"));
     let is_flag = |id: &str| {
         flags
@@ -210,7 +203,7 @@ pub(crate) fn run(cli: &Cli, args: &BenchArgs, given: &[String]) -> io::Result<(
     };
     let unused: Vec<String> = given
         .iter()
-        .filter(|id| is_flag(id) && !used.contains(&id.as_str()))
+        .filter(|id| is_flag(id) && !reads(args.part, id))
         .map(|id| format!("--{}", id.replace('_', "-")))
         .collect();
     if !unused.is_empty() {
