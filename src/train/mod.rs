@@ -75,7 +75,7 @@ pub struct TrainArgs {
     /// cosine when the time is up.
     #[arg(long)]
     pub max_minutes: Option<f64>,
-    /// Positions per optimiser step (1 to 65536).
+    /// Positions per optimiser step (1 to 8192).
     #[arg(long, default_value_t = 256)]
     pub batch_size: usize,
     /// Peak learning rate (AdamW; above 0, at most 1).
@@ -302,7 +302,7 @@ fn set_threads(threads: usize) {
     }
 }
 
-const MAX_BATCH_SIZE: usize = 65_536;
+const MAX_BATCH_SIZE: usize = 8_192;
 const MAX_EPOCHS: usize = 100_000;
 const MAX_LR: f64 = 1.0;
 const MAX_VALUE_WEIGHT: f64 = 1000.0;
@@ -369,6 +369,26 @@ fn check_args(args: &TrainArgs) -> Result<(), String> {
 /// Runs a training: loads the data, trains, writes the files, prints and
 /// returns the summary.
 pub fn run(args: &TrainArgs) -> Result<TrainSummary, String> {
+    // tch reports a libtorch failure, most often an allocation too large
+    // for the memory (a big batch on a big board), by panicking.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| train(args))).unwrap_or_else(
+        |payload| {
+            let what = crate::panics::message(&*payload).unwrap_or("no message");
+            let what: String = what
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(500)
+                .collect();
+            Err(format!(
+                "libtorch failed: {what} (out of memory? try a smaller --batch-size)"
+            ))
+        },
+    )
+}
+
+fn train(args: &TrainArgs) -> Result<TrainSummary, String> {
     let started = Instant::now();
     check_args(args)?;
     let cores = crate::cores::usable();
@@ -400,6 +420,12 @@ pub fn run(args: &TrainArgs) -> Result<TrainSummary, String> {
     };
     std::fs::create_dir_all(&args.out)
         .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
+    // An existing folder may still refuse files: known now, not after
+    // hours of loading and labelling.
+    let probe = args.out.join(".wuzi-write-check");
+    std::fs::write(&probe, b"")
+        .and_then(|()| std::fs::remove_file(&probe))
+        .map_err(|e| format!("cannot write into {}: {e}", args.out.display()))?;
 
     let mut dataset = Dataset::load(&args.data, args.rule, &args.boards)?;
     if !args.quiet {

@@ -35,7 +35,15 @@ impl Producer {
                 std::thread::spawn(move || loop {
                     let i = counter.fetch_add(1, Ordering::Relaxed);
                     let Some(items) = plan.get(i) else { return };
-                    let batch = make_batch_with(&data, items, search_value_weight);
+                    // A batch lost to a panic would leave the trainer
+                    // waiting for it while the later ones pile up.
+                    let batch = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        make_batch_with(&data, items, search_value_weight)
+                    }))
+                    .unwrap_or_else(|payload| {
+                        let what = crate::panics::message(&*payload).unwrap_or("no message");
+                        Err(format!("a batch thread failed: {what}"))
+                    });
                     if tx.send((i, batch)).is_err() {
                         return;
                     }

@@ -65,7 +65,9 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
         for path in paths {
             if path.is_dir() {
                 walk(&path, out, seen)?;
-            } else if kind_by_extension(&path).is_some() {
+            } else if path.is_file() && kind_by_extension(&path).is_some() {
+                // Only plain files: a pipe named *.tsv in a folder would
+                // wait for a writer for ever (one named alone is read).
                 out.push(path);
             }
         }
@@ -157,15 +159,14 @@ impl Loader<'_> {
 
     fn malformed(&mut self, file: &Path, line: usize, why: impl fmt::Display) {
         self.stats.malformed += 1;
-        let what = format!("{}:{line}: {why}", file.display());
-        self.stats.warn(what);
+        self.stats
+            .warn(format_args!("{}:{line}: {why}", file.display()));
     }
 
     /// A malformed record whose reason names its own line (a PSQ file's).
     fn malformed_file(&mut self, file: &Path, why: impl fmt::Display) {
         self.stats.malformed += 1;
-        let what = format!("{}: {why}", file.display());
-        self.stats.warn(what);
+        self.stats.warn(format_args!("{}: {why}", file.display()));
     }
 
     fn add(&mut self, result: Result<Game, Reject>, file: &Path, line: usize) {
@@ -199,8 +200,8 @@ impl Loader<'_> {
             }
         }
         if let Err(why) = result {
-            let what = format!("{}:{line}: {why}", file.display());
-            self.stats.warn(what);
+            self.stats
+                .warn(format_args!("{}:{line}: {why}", file.display()));
         }
     }
 

@@ -181,10 +181,44 @@ impl LoadStats {
             + self.undecided
     }
 
-    fn warn(&mut self, what: String) {
-        if self.warnings.len() < MAX_WARNINGS {
-            self.warnings.push(what);
+    /// Keeps a warning while there is room, cut to its first
+    /// `MAX_WARNING_CHARS`: it quotes the file's own text (a move, a
+    /// rule), which may be as long as a line.
+    fn warn(&mut self, what: fmt::Arguments<'_>) {
+        if self.warnings.len() >= MAX_WARNINGS {
+            return;
         }
+        let mut text = Bounded {
+            text: String::new(),
+            left: MAX_WARNING_CHARS,
+        };
+        let _ = fmt::Write::write_fmt(&mut text, what);
+        if text.left == 0 {
+            text.text.push_str("...");
+        }
+        self.warnings.push(text.text);
+    }
+}
+
+/// Longest warning kept, in characters.
+const MAX_WARNING_CHARS: usize = 400;
+
+/// A text that takes characters while it has room and drops the rest.
+struct Bounded {
+    text: String,
+    left: usize,
+}
+
+impl fmt::Write for Bounded {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        for c in s.chars() {
+            if self.left == 0 {
+                return Ok(());
+            }
+            self.text.push(c);
+            self.left -= 1;
+        }
+        Ok(())
     }
 }
 
@@ -305,7 +339,8 @@ impl Dataset {
     /// the other games: adding self-play files for the next generation
     /// moves no game of the last one across, and identical games land on
     /// the same side. With a positive fraction and two different games or
-    /// more, each side keeps at least one (the lowest or highest hash).
+    /// more, each side keeps at least one (the lowest or highest hash);
+    /// a single game, or copies of one, all train.
     /// Returns (training games, validation games), sorted.
     pub fn split(&self, val_fraction: f64, seed: u64) -> (Vec<usize>, Vec<usize>) {
         let n = self.games.len();
@@ -325,7 +360,10 @@ impl Dataset {
         let range = 2f64.powi(64);
         let mut cut = keyed.partition_point(|&(hash, _)| (hash as f64) < fraction * range);
         let distinct = keyed.first().map(|f| f.0) != keyed.last().map(|l| l.0);
-        if fraction > 0.0 && distinct {
+        if !distinct {
+            // One game (or copies of it) cannot be split: it trains.
+            cut = 0;
+        } else if fraction > 0.0 {
             // Copies of one game (a file given twice) sort together, and a
             // cut moved to keep a side stays on a group's edge.
             if cut == 0 {
@@ -656,6 +694,72 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// One game, or copies of it, cannot be split: it all trains, with
+    /// any validation fraction (it went to validation whole by chance,
+    /// leaving "no training positions").
+    #[test]
+    fn a_single_game_trains() {
+        let line = "g\tfreestyle\t15\tD\t7,7 1,0 8,8\n";
+        let text = format!("#game_id\trule\tboard\twinner\tmoves\n{line}{line}{line}");
+        let data = Dataset::parse(Path::new("one.tsv"), &text, Rule::Freestyle, &[]).unwrap();
+        assert_eq!(data.games.len(), 3);
+        for seed in 0..40 {
+            for fraction in [0.05, 0.5, 0.99] {
+                let (train, val) = data.split(fraction, seed);
+                assert_eq!((train.len(), val.len()), (3, 0), "{seed} {fraction}");
+            }
+        }
+    }
+
+    /// A warning quotes the record's text only up to a bound: a line
+    /// holding one enormous move was kept whole, a dozen times over.
+    #[test]
+    fn warnings_quote_a_bounded_excerpt() {
+        let huge = "9".repeat(100_000);
+        let mut text = String::from("#game_id\trule\tboard\twinner\tmoves\n");
+        for g in 0..20 {
+            text.push_str(&format!("g{g}\tfreestyle\t15\tD\t7,7 {huge},1\n"));
+        }
+        let data = Dataset::parse(Path::new("huge.tsv"), &text, Rule::Freestyle, &[]).unwrap();
+        assert_eq!(data.stats.malformed, 20);
+        assert_eq!(data.stats.warnings.len(), MAX_WARNINGS);
+        for w in &data.stats.warnings {
+            assert!(w.starts_with("huge.tsv:"), "{}", &w[..40]);
+            assert!(w.chars().count() <= MAX_WARNING_CHARS + 3, "{}", w.len());
+            assert!(w.ends_with("..."));
+        }
+    }
+
+    /// A folder's pipe named like a record file is passed over: opening it
+    /// waits for a writer that never comes.
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_inside_a_folder_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("a.tsv"),
+            "#rule\tboard\twinner\tmoves\nfreestyle\t15\tD\t7,7 8,8\n",
+        )
+        .unwrap();
+        let pipe = dir.path().join("b.tsv");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&pipe)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let folder = dir.path().to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(Dataset::load(&[folder], Rule::Freestyle, &[]).map(|d| d.games.len()));
+        });
+        let loaded = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the load waits on the pipe");
+        assert_eq!(loaded, Ok(1));
+        // The pipe opened for writing would block too: let the file go.
+        drop(dir);
     }
 
     /// A game's images under the board's symmetries hash alike (self-play
