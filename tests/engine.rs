@@ -82,6 +82,29 @@ fn repeated_settings_leave_a_ponder_running_and_new_ones_stop_it() {
     assert_eq!(e.config().threads, threads + 1);
 }
 
+/// Nodes keep the moves and priors they were expanded with: a setting
+/// that expands differently (the move radius, the policy temperature)
+/// empties the tree, others keep it for the next search.
+#[test]
+fn settings_that_expand_differently_empty_the_tree() {
+    let mut e = engine(Rule::Freestyle);
+    e.play(p(7, 7)).unwrap();
+    e.limits.max_playouts = Some(100);
+    e.think().unwrap();
+    let searched = e.report(&[], 3).expect("the searched root").visits;
+    assert!(searched > 0);
+    let threads = e.config().threads;
+    e.configure(|c| c.threads = threads + 1);
+    assert_eq!(e.report(&[], 3).map(|r| r.visits), Some(searched));
+    let distance = e.config().candidate_distance;
+    e.configure(|c| c.candidate_distance = distance + 1);
+    assert!(e.report(&[], 3).is_none_or(|r| r.visits == 0));
+    e.think().unwrap();
+    let temperature = e.config().policy_temperature;
+    e.configure(|c| c.policy_temperature = temperature * 1.3);
+    assert!(e.report(&[], 3).is_none_or(|r| r.visits == 0));
+}
+
 #[test]
 fn a_timed_ponder_ends_by_itself_and_stop_ends_thinking() {
     let mut e = engine(Rule::Renju);

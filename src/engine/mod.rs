@@ -363,7 +363,14 @@ impl Engine {
             return;
         }
         self.stop();
+        // Nodes keep the moves and priors they were expanded with: a new
+        // move radius or policy temperature needs them expanded again.
+        let expanded_differently = config.candidate_distance != old.candidate_distance
+            || config.policy_temperature != old.policy_temperature;
         *self.searcher.write().config_mut() = config;
+        if expanded_differently {
+            self.searcher.read().cache().clear();
+        }
         self.fit_evaluators();
     }
 
