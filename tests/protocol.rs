@@ -275,12 +275,54 @@ fn a_new_game_without_time_left_has_a_full_clock() {
     assert_eq!(b.answer(), "OK");
     b.send("BEGIN");
     b.expect_move();
-    b.send("TURN 0,0");
+    // Another reply: no tree of the first game to reuse.
+    b.send("TURN 1,0");
     b.expect_move();
     let refilled = last_playouts(&b);
+    // The refilled search may stop early once its move is clear, but not
+    // within the handful of playouts that 20 ms allow.
     assert!(
-        refilled > 4 * starved.max(25),
+        starved < 20 && refilled >= 20,
         "{starved} playouts on 20 ms left, {refilled} after START"
+    );
+}
+
+/// RESTART keeps a time_left sent since the last answer, as START does
+/// (the protocol allows INFO before either): it used to refill the
+/// clock, planning the replay's first moves on time the brain lacked.
+#[test]
+fn a_time_left_before_restart_holds() {
+    let mut b = Brain::start(&["--threads", "1"]);
+    b.send("START 15");
+    assert_eq!(b.answer(), "OK");
+    b.send("INFO timeout_turn 1000");
+    b.send("INFO timeout_match 20000");
+    // The process's first searches warm up (kernel choice, threads); each
+    // game's reply differs, so that none reuses the tree of another.
+    for (game, reply) in ["TURN 0,0", "TURN 1,0"].into_iter().enumerate() {
+        if game > 0 {
+            b.send("RESTART");
+            assert_eq!(b.answer(), "OK");
+        }
+        b.send("BEGIN");
+        b.expect_move();
+        b.send(reply);
+        b.expect_move();
+    }
+    let full = last_playouts(&b);
+    b.send("INFO time_left 20");
+    b.send("RESTART");
+    assert_eq!(b.answer(), "OK");
+    b.send("BEGIN");
+    b.expect_move();
+    b.send("TURN 2,0");
+    b.expect_move();
+    let starved = last_playouts(&b);
+    // 20 ms left: a handful of playouts at most. (A full clock's search
+    // may stop early once its move is clear: it is no fixed count.)
+    assert!(
+        starved < 20 && full >= starved,
+        "{full} playouts on a full clock, {starved} on 20 ms left after RESTART"
     );
 }
 

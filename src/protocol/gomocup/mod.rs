@@ -152,6 +152,9 @@ pub struct Gomocup {
     answered_at: Option<Instant>,
     /// `INFO evaluate` answers since the manager's last request.
     pub(super) unread_evaluations: u32,
+    /// A move was answered and the ponder after it waits until the turn
+    /// is charged to the clock: starting it (a tree prune) is not ours.
+    ponder_due: bool,
     log: LogFile,
     logging: bool,
 }
@@ -232,6 +235,7 @@ impl Gomocup {
             time_left_at: None,
             answered_at: None,
             unread_evaluations: 0,
+            ponder_due: false,
             log,
             logging,
         };
@@ -289,20 +293,7 @@ impl Gomocup {
         if resized {
             self.blocked = CellSet::new();
         }
-        // The clock is kept when a time_left came since the last answer:
-        // Yixin-Board sends it before the START that precedes each BOARD.
-        // Otherwise (Piskvork and the others send it after START, or never)
-        // the new game's clock is full until the manager says otherwise; a
-        // manager that sent it in one game and not before the next one's
-        // first move would have that game planned on the last one's rest.
-        let time_left_since_answer = match (self.time_left_at, self.answered_at) {
-            (Some(told), Some(answered)) => told > answered,
-            (told, _) => told.is_some(),
-        };
-        if !time_left_since_answer {
-            self.clock.new_game();
-            self.apply_clock(&mut s.engine);
-        }
+        self.new_game_clock(s);
         s.engine.new_game(size, rule);
         // A file per game, but Yixin-Board's START comes before every
         // position (a game made dozens): there, one per board size.
@@ -339,6 +330,25 @@ impl Gomocup {
     /// time_left replaces it, and one sent meanwhile is charged only from
     /// its arrival. For the turns answered without a background search
     /// (opening stones, balancing moves) as for the searched ones.
+    /// The clock of a new game (START or RESTART): kept when a time_left
+    /// came since the last answer, since Yixin-Board sends it before the
+    /// START that precedes each BOARD, and the protocol allows INFO before
+    /// START or RESTART. Otherwise (Piskvork and the others send it after,
+    /// or never) the new game's clock is full until the manager says
+    /// otherwise; a manager that sent it in one game and not before the
+    /// next one's first move would have that game planned on the last
+    /// one's rest.
+    fn new_game_clock(&mut self, s: &mut GomocupSession) {
+        let time_left_since_answer = match (self.time_left_at, self.answered_at) {
+            (Some(told), Some(answered)) => told > answered,
+            (told, _) => told.is_some(),
+        };
+        if !time_left_since_answer {
+            self.clock.new_game();
+            self.apply_clock(&mut s.engine);
+        }
+    }
+
     pub(super) fn charge_turn(&mut self, s: &mut GomocupSession, began: Instant) {
         let since = self.time_left_at.map_or(began, |at| at.max(began));
         self.clock.spend(since.elapsed());
@@ -478,20 +488,21 @@ impl Gomocup {
             reply(s, BrainLine::Suggest(mv.into()));
             return;
         }
-        play_and_answer(s, mv);
+        self.ponder_due = play_and_answer(s, mv);
     }
 
     // ---- swap rules ---------------------------------------------------------
 }
 
-/// Plays our move `mv` on our board, answers it, and ponders if asked to.
-pub(super) fn play_and_answer(s: &mut GomocupSession, mv: Point) {
+/// Plays our move `mv` on our board and answers it; whether it did.
+pub(super) fn play_and_answer(s: &mut GomocupSession, mv: Point) -> bool {
     let color = s.engine.board().side_to_move();
     if let Err(e) = s.engine.place(mv, color) {
-        return error(s, &format!("internal: our move {mv}: {e}"));
+        error(s, &format!("internal: our move {mv}: {e}"));
+        return false;
     }
     reply(s, BrainLine::Move(mv.into()));
-    s.ponder_after_move();
+    true
 }
 
 /// Commands that neither change the position nor search leave a ponder
@@ -620,8 +631,7 @@ impl FrontEnd for Gomocup {
                 let (size, rule) = (s.engine.board().size(), s.engine.rule());
                 s.engine.new_game(size, rule);
                 // A replay in the same process (Piskvork's tie replays).
-                self.clock.new_game();
-                self.apply_clock(&mut s.engine);
+                self.new_game_clock(s);
                 reply(s, BrainLine::Ok);
             }
             Command::Begin => {
@@ -756,6 +766,9 @@ impl FrontEnd for Gomocup {
             }
         }
         self.charge_turn(s, self.turn_began);
+        if std::mem::take(&mut self.ponder_due) {
+            s.ponder_after_move();
+        }
     }
 
     fn report(&mut self, s: &mut GomocupSession, job: &Job) {
