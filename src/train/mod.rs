@@ -382,7 +382,8 @@ pub fn run(args: &TrainArgs) -> Result<TrainSummary, String> {
                 .take(500)
                 .collect();
             Err(format!(
-                "libtorch failed: {what} (out of memory? try a smaller --batch-size)"
+                "training failed: {what} (if libtorch ran out of memory, try a smaller \
+                 --batch-size)"
             ))
         },
     )
@@ -422,7 +423,10 @@ fn train(args: &TrainArgs) -> Result<TrainSummary, String> {
         .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
     // An existing folder may still refuse files: known now, not after
     // hours of loading and labelling.
-    let probe = args.out.join(".wuzi-write-check");
+    // Named per process: runs sharing a folder would delete each other's.
+    let probe = args
+        .out
+        .join(format!(".wuzi-write-check-{}", std::process::id()));
     std::fs::write(&probe, b"")
         .and_then(|()| std::fs::remove_file(&probe))
         .map_err(|e| format!("cannot write into {}: {e}", args.out.display()))?;

@@ -325,11 +325,6 @@ impl Gomocup {
         reply(s, BrainLine::Ok);
     }
 
-    /// An answered turn's time (from `began`, its request's arrival) off
-    /// the match clock, for the next move's plan: a manager's next
-    /// time_left replaces it, and one sent meanwhile is charged only from
-    /// its arrival. For the turns answered without a background search
-    /// (opening stones, balancing moves) as for the searched ones.
     /// The clock of a new game (START or RESTART): kept when a time_left
     /// came since the last answer, since Yixin-Board sends it before the
     /// START that precedes each BOARD, and the protocol allows INFO before
@@ -349,6 +344,11 @@ impl Gomocup {
         }
     }
 
+    /// An answered turn's time (from `began`, its request's arrival) off
+    /// the match clock, for the next move's plan: a manager's next
+    /// time_left replaces it, and one sent meanwhile is charged only from
+    /// its arrival. For the turns answered without a background search
+    /// (opening stones, balancing moves) as for the searched ones.
     pub(super) fn charge_turn(&mut self, s: &mut GomocupSession, began: Instant) {
         let since = self.time_left_at.map_or(began, |at| at.max(began));
         self.clock.spend(since.elapsed());

@@ -191,9 +191,10 @@ impl LoadStats {
         let mut text = Bounded {
             text: String::new(),
             left: MAX_WARNING_CHARS,
+            cut: false,
         };
         let _ = fmt::Write::write_fmt(&mut text, what);
-        if text.left == 0 {
+        if text.cut {
             text.text.push_str("...");
         }
         self.warnings.push(text.text);
@@ -207,12 +208,14 @@ const MAX_WARNING_CHARS: usize = 400;
 struct Bounded {
     text: String,
     left: usize,
+    cut: bool,
 }
 
 impl fmt::Write for Bounded {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         for c in s.chars() {
             if self.left == 0 {
+                self.cut = true;
                 return Ok(());
             }
             self.text.push(c);
