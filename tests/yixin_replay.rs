@@ -273,6 +273,14 @@ fn replay(file: &str, rule: Rule) -> Vec<(String, String)> {
             model.play(p(mv.0 as u8, mv.1 as u8), "the engine's move");
             continue;
         }
+        let searching = matches!(word, "yxnbest" | "yxsearchdefend");
+        let stop_next = searching && commands.get(i).is_some_and(|c| *c == "yxstop");
+        if stop_next {
+            // The Stop must end the search, not its clock running out: a
+            // minute for this one (the captured 3 s would end it anyway
+            // within the answer's allowance).
+            b.send("INFO timeout_turn 60000");
+        }
         b.send(command);
         match word {
             "start" => assert_eq!(b.answer(), "OK", "{command}"),
@@ -287,7 +295,6 @@ fn replay(file: &str, rule: Rule) -> Vec<(String, String)> {
                 );
             }
             "yxnbest" | "yxsearchdefend" => {
-                let stop_next = commands.get(i).is_some_and(|c| *c == "yxstop");
                 let before = b.seen.len();
                 let started = Instant::now();
                 let mv = if stop_next {
@@ -302,6 +309,13 @@ fn replay(file: &str, rule: Rule) -> Vec<(String, String)> {
                         "yxstop answered after {:?}",
                         asked.elapsed()
                     );
+                    // The captured clock again for the rest of the session.
+                    let turn = commands[..i]
+                        .iter()
+                        .rev()
+                        .find(|c| c.starts_with("INFO timeout_turn "))
+                        .expect("the session's timeout_turn");
+                    b.send(turn);
                     mv
                 } else {
                     b.expect_move()
