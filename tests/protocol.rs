@@ -258,6 +258,16 @@ fn last_summary_value(b: &Brain, key: &str) -> u64 {
     words[at + 1].parse().expect("a count")
 }
 
+/// A game's first two moves of ours, BEGIN's (played without a search)
+/// and the one after the manager's `reply`: that search's playouts.
+fn searched_second_move(b: &mut Brain, reply: &str) -> u64 {
+    b.send("BEGIN");
+    b.expect_move();
+    b.send(reply);
+    b.expect_move();
+    last_playouts(b)
+}
+
 /// A manager that sent time_left in one game and not before the next
 /// game's first move: the new game's match clock is full again, where it
 /// used to be the last game's rest (searched at the 5 ms floor).
@@ -269,21 +279,11 @@ fn a_new_game_without_time_left_has_a_full_clock() {
     b.send("INFO timeout_turn 1000");
     b.send("INFO timeout_match 20000");
     b.send("INFO time_left 20");
-    // The first move of a game is played without a search: the second is
-    // the one to measure.
-    b.send("BEGIN");
-    b.expect_move();
-    b.send("TURN 0,0");
-    b.expect_move();
-    let starved = last_playouts(&b);
+    let starved = searched_second_move(&mut b, "TURN 0,0");
     b.send("START 15");
     assert_eq!(b.answer(), "OK");
-    b.send("BEGIN");
-    b.expect_move();
     // Another reply: no tree of the first game to reuse.
-    b.send("TURN 1,0");
-    b.expect_move();
-    let refilled = last_playouts(&b);
+    let refilled = searched_second_move(&mut b, "TURN 1,0");
     // The refilled search may stop early once its move is clear, but not
     // within the handful of playouts that 20 ms allow.
     assert!(
@@ -304,26 +304,15 @@ fn a_time_left_before_restart_holds() {
     b.send("INFO timeout_match 20000");
     // The process's first searches warm up (kernel choice, threads); each
     // game's reply differs, so that none reuses the tree of another.
-    for (game, reply) in ["TURN 0,0", "TURN 1,0"].into_iter().enumerate() {
-        if game > 0 {
-            b.send("RESTART");
-            assert_eq!(b.answer(), "OK");
-        }
-        b.send("BEGIN");
-        b.expect_move();
-        b.send(reply);
-        b.expect_move();
-    }
-    let full = last_playouts(&b);
+    searched_second_move(&mut b, "TURN 0,0");
+    b.send("RESTART");
+    assert_eq!(b.answer(), "OK");
+    let full = searched_second_move(&mut b, "TURN 1,0");
     let speed = last_summary_value(&b, "n/s");
     b.send("INFO time_left 20");
     b.send("RESTART");
     assert_eq!(b.answer(), "OK");
-    b.send("BEGIN");
-    b.expect_move();
-    b.send("TURN 2,0");
-    b.expect_move();
-    let starved = last_playouts(&b);
+    let starved = searched_second_move(&mut b, "TURN 2,0");
     // 20 ms left: a search of at most 15 ms, so no more playouts than 30
     // ms give at this machine's speed. (A full clock's search may stop
     // early once its move is clear: it is no fixed count.)
