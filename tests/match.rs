@@ -184,6 +184,87 @@ fn an_interrupted_match_prints_the_summary_of_the_games_played() {
     assert!(seen.contains("Score of first vs second: "), "{seen}");
 }
 
+/// A runner killed outright (SIGKILL, the OOM killer) takes its engines
+/// with it: they are in process groups of their own, and these ignore end
+/// of input for 30 s, so without the parent-death signal they would outlive
+/// it.
+#[cfg(target_os = "linux")]
+#[test]
+fn engines_die_with_a_killed_runner() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    /// The processes whose parent is `parent`, from /proc.
+    fn children(parent: u32) -> Vec<u32> {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                // The fields after the name, which may hold spaces: state, ppid.
+                let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+                after.split_whitespace().nth(1) == Some(parent.to_string().as_str())
+            })
+            .collect()
+    }
+    /// Running, not a zombie waiting for whoever adopted it.
+    fn alive(pid: u32) -> bool {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next());
+        matches!(state, Some(s) if s != "Z" && s != "X")
+    }
+
+    let brain = test_brain();
+    let engine = |name: &str| {
+        [
+            format!("cmd={}", brain.display()),
+            "arg=--mode".to_string(),
+            "arg=slow-end".to_string(),
+            format!("name={name}"),
+        ]
+    };
+    let mut runner = Command::new(WUZI)
+        .arg("match")
+        .arg("--engine1")
+        .args(engine("first"))
+        .arg("--engine2")
+        .args(engine("second"))
+        .args(["--board", "15", "--games", "100000", "--random-stones", "2"])
+        .args(["--seed", "5", "--no-about", "--quiet"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the match");
+    let started = Instant::now();
+    let engines = loop {
+        let found = children(runner.id());
+        if found.len() == 2 {
+            break found;
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = runner.kill();
+            let _ = runner.wait();
+            panic!("the runner did not start two engines within 30 s: {found:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    runner.kill().expect("kill the runner");
+    runner.wait().expect("reap the runner");
+    let killed = Instant::now();
+    while engines.iter().any(|&pid| alive(pid)) {
+        assert!(
+            killed.elapsed() < Duration::from_secs(10),
+            "engines {engines:?} still running 10 s after their runner was killed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A match whose output is cut off (`match ... | head -1`) plays and
 /// records every game, and ends without a panic.
 #[cfg(unix)]

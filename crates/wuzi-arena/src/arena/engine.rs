@@ -167,6 +167,32 @@ impl EngineProcess {
             use std::os::unix::process::CommandExt;
             command.process_group(0);
         }
+        // Its own group also keeps the engine alive when the runner is
+        // killed outright (SIGKILL, the OOM killer, a supervisor's second
+        // signal): without this it would go on searching with no one to
+        // read it. The signal comes when the thread that started it ends,
+        // which for a game's engine is its worker, after it has retired
+        // its engines.
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: the closure runs in the child between fork and exec
+            // and calls only async-signal-safe functions (getppid, prctl,
+            // _exit).
+            let runner = unsafe { libc::getpid() };
+            unsafe {
+                command.pre_exec(move || {
+                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    // The runner died before the prctl took effect.
+                    if libc::getppid() != runner {
+                        libc::_exit(1);
+                    }
+                    Ok(())
+                });
+            }
+        }
         #[cfg(windows)]
         {
             use std::os::windows::process::CommandExt;
@@ -451,12 +477,17 @@ pub(crate) mod live {
         result
     }
 
-    /// Kills the engine `child` and what it started, and reaps it.
+    /// Kills the engine `child` and what it started, and reaps it. Polled,
+    /// not a blocking `wait` under the lock: a killed process can take a
+    /// while to die (a GPU context torn down, a disk wait), and every other
+    /// game's reaping and the second Ctrl-C's `kill_all` take the lock.
     pub(crate) fn kill_and_reap(child: &mut std::process::Child) {
         let pid = child.id();
         kill_group(pid);
         let _ = child.kill();
-        let _ = reap(pid, || child.wait().map(Some));
+        while let Ok(None) = reap(pid, || child.try_wait()) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     /// Kills every engine still alive and what it started (Unix; on

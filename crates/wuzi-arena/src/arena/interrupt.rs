@@ -7,6 +7,7 @@
 //! Installed by the `match` command only: a program that runs matches
 //! through the library keeps its own signal handling.
 
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::OnceLock;
 
@@ -22,13 +23,19 @@ pub fn install() -> Result<(), String> {
             #[cfg(unix)]
             let ignored = ignored_signals();
             let installed = ctrlc::set_handler(|| {
+                // Written, not `eprintln!`: a closed stderr (a hung-up
+                // terminal, `2>&1 | head`) would panic the handler's thread
+                // and leave every later signal unanswered.
+                let say = |text: &str| {
+                    let _ = writeln!(std::io::stderr(), "{text}");
+                };
                 if REQUESTS.fetch_add(1, Ordering::SeqCst) == 0 {
-                    eprintln!(
+                    say(
                         "match: interrupted: no new games; the games in progress finish, \
-                         then the summary (interrupt again to quit at once)"
+                         then the summary (interrupt again to quit at once)",
                     );
                 } else {
-                    eprintln!("match: interrupted again: quitting without the games in progress");
+                    say("match: interrupted again: quitting without the games in progress");
                     // Before the kill: the games it ends are not results.
                     ABORTED.store(true, Ordering::SeqCst);
                     super::engine::live::kill_all();

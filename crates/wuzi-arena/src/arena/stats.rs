@@ -403,11 +403,23 @@ impl fmt::Display for SprtModel {
     }
 }
 
-/// Win, loss and draw probabilities of the BayesElo model.
-fn bayeselo_probabilities(bayes_elo: f64, draw_elo: f64) -> (f64, f64, f64) {
-    let win = 1.0 / (1.0 + 10f64.powf((draw_elo - bayes_elo) / 400.0));
-    let loss = 1.0 / (1.0 + 10f64.powf((draw_elo + bayes_elo) / 400.0));
-    (win, loss, 1.0 - win - loss)
+/// The logarithms of the win, loss and draw probabilities of the BayesElo
+/// model. In logarithms because far from zero Elo (a tiny scale from a
+/// sample of nearly all draws) `1 - win - loss` rounds to zero or below
+/// and the ratio of two of them is NaN.
+fn bayeselo_ln_probabilities(bayes_elo: f64, draw_elo: f64) -> (f64, f64, f64) {
+    let k = std::f64::consts::LN_10 / 400.0;
+    // ln(1 + e^x) without overflow.
+    let softplus = |x: f64| x.max(0.0) + (-x.abs()).exp().ln_1p();
+    let ln_win = -softplus((draw_elo - bayes_elo) * k);
+    let ln_loss = -softplus((draw_elo + bayes_elo) * k);
+    // draw = (uv - 1) / ((1 + u)(1 + v)) with u, v the two powers of ten
+    // above, divided through by the larger: symmetric in the sign of b.
+    let b = bayes_elo.abs();
+    let ln_two_sinh = draw_elo * k + (-(-2.0 * draw_elo * k).exp_m1()).ln();
+    let ln_draw =
+        -b * k + ln_two_sinh - softplus((draw_elo - b) * k) - softplus(-(draw_elo + b) * k);
+    (ln_win, ln_loss, ln_draw)
 }
 
 /// cutechess-cli's log-likelihood ratio (BayesElo trinomial model).
@@ -434,11 +446,11 @@ pub fn llr_bayeselo(wld: Wld, elo0: f64, elo1: f64) -> f64 {
     };
     let x = 10f64.powf(-draw_elo / 400.0);
     let scale = 4.0 * x / ((1.0 + x) * (1.0 + x));
-    let (w0, l0, d0) = bayeselo_probabilities(elo0 / scale, draw_elo);
-    let (w1, l1, d1) = bayeselo_probabilities(elo1 / scale, draw_elo);
-    let mut llr = w * (w1 / w0).ln() + l * (l1 / l0).ln();
+    let (w0, l0, d0) = bayeselo_ln_probabilities(elo0 / scale, draw_elo);
+    let (w1, l1, d1) = bayeselo_ln_probabilities(elo1 / scale, draw_elo);
+    let mut llr = w * (w1 - w0) + l * (l1 - l0);
     if wld.draws > 0 {
-        llr += d * (d1 / d0).ln();
+        llr += d * (d1 - d0);
     }
     llr
 }
@@ -493,6 +505,49 @@ mod tests {
             (-1.0, -0.842_700_792_9),
         ] {
             assert!((erf(x) - e).abs() < 1e-6, "erf({x}) = {}", erf(x));
+        }
+    }
+
+    /// The model's probabilities as they read, for comparison.
+    fn bayeselo_probabilities(bayes_elo: f64, draw_elo: f64) -> (f64, f64, f64) {
+        let win = 1.0 / (1.0 + 10f64.powf((draw_elo - bayes_elo) / 400.0));
+        let loss = 1.0 / (1.0 + 10f64.powf((draw_elo + bayes_elo) / 400.0));
+        (win, loss, 1.0 - win - loss)
+    }
+
+    #[test]
+    fn bayeselo_logarithms_are_the_models_probabilities() {
+        for (b, d) in [(0.0, 100.0), (35.0, 0.1), (-120.0, 250.0), (600.0, 40.0)] {
+            let (w, l, dr) = bayeselo_probabilities(b, d);
+            let (lw, ll, ld) = bayeselo_ln_probabilities(b, d);
+            for (p, lp) in [(w, lw), (l, ll), (dr, ld)] {
+                assert!(
+                    (p.ln() - lp).abs() < 1e-9,
+                    "b {b} d {d}: ln {p} against {lp}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn bayeselo_llr_stays_finite_on_samples_of_draws() {
+        // Nearly all draws make the scale tiny and the model's Elo huge:
+        // `1 - win - loss` rounded to zero there and the LLR was NaN.
+        for draws in [1, 100, 4_000, 1_000_000] {
+            for (wins, losses) in [(0, 0), (1, 0), (0, 1), (3, 2)] {
+                let wld = Wld {
+                    wins,
+                    losses,
+                    draws,
+                };
+                for (elo0, elo1) in [(-5.0, 5.0), (0.0, 40.0), (-30.0, 10.0)] {
+                    let llr = llr_bayeselo(wld, elo0, elo1);
+                    assert!(
+                        llr.is_finite(),
+                        "{wins}-{losses}-{draws} ({elo0}, {elo1}): {llr}"
+                    );
+                }
+            }
         }
     }
 
