@@ -191,3 +191,70 @@ fn a_long_search_stops_at_the_smallest_tree_under_a_low_max_memory() {
         "{searches:?}"
     );
 }
+
+/// Memory the tree does not count (here a buffer of the test's, as it
+/// might be an allocator's retained pages or the solvers' tables) stops a
+/// search as the process nears the limit, long before the tree fills the
+/// budget it was given at the start.
+#[test]
+fn a_search_stops_when_the_process_nears_its_limit_whatever_the_tree_counts() {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    use std::time::Duration;
+    use wuzi::game::{Board, BoardSize, Point, Rule};
+    use wuzi::nn::{EvalService, Model, NetConfig, ServiceConfig};
+    use wuzi::search::{memory, SearchConfig, SearchLimits, Searcher, StopReason, TimeBudget};
+
+    let service = EvalService::start_model(
+        Model::random_native(
+            NetConfig {
+                blocks: 1,
+                channels: 16,
+            },
+            11,
+        ),
+        ServiceConfig::default(),
+    )
+    .expect("a random network");
+    let used = memory::process_private_bytes().expect("Linux reports the process memory");
+    const BALLAST: usize = 320 << 20;
+    let searcher = Searcher::new(
+        Arc::new(service),
+        SearchConfig {
+            threads: 1,
+            max_memory: used + (300 << 20),
+            ..SearchConfig::default()
+        },
+    );
+    let budget = searcher.tree_budget();
+    let ballast = std::thread::spawn(|| {
+        std::thread::sleep(Duration::from_millis(100));
+        let mut bytes = vec![0u8; BALLAST];
+        // Written, so that the pages are the process's.
+        for page in bytes.chunks_mut(4096) {
+            page[0] = 1;
+        }
+        bytes
+    });
+    let mut board = Board::new(BoardSize::FIFTEEN, Rule::Freestyle);
+    let center = Point::new(7, 7).expect("on the board");
+    board.play(center).expect("an empty board");
+    let limits = SearchLimits {
+        time: Some(TimeBudget {
+            target: Duration::from_secs(20),
+            deadline: Duration::from_secs(25),
+        }),
+        ..SearchLimits::default()
+    };
+    let result = searcher.search(&board, &limits, &AtomicBool::new(false));
+    let held = ballast.join().expect("the ballast thread");
+    let tree = searcher.cache().memory_bytes();
+    assert_eq!(result.reason, StopReason::Memory, "{result:?}");
+    assert!(
+        tree < budget / 2,
+        "the tree's own budget stopped it: {} of {} MB",
+        tree >> 20,
+        budget >> 20
+    );
+    assert_eq!(held.len(), BALLAST);
+}

@@ -223,6 +223,58 @@ fn uss_from(path: &str) -> Option<usize> {
     (kib > 0).then_some(kib * 1024)
 }
 
+/// How close to the limit the process may come during a search before it
+/// stops (see [`process_ceiling`]): what the final safety check and the
+/// answer still allocate after the stop fits in it.
+pub const LIVE_HEADROOM: usize = MARGIN / 2;
+
+/// The process memory at which a search under `limit` stops, the process
+/// holding `used` bytes as it starts, `rest` of them outside the tree: the
+/// limit less [`LIVE_HEADROOM`]. None where the limit is out of reach (the
+/// tree's smallest budget governs, as it always did) or the process is at
+/// the ceiling already (on Windows the measure keeps its peak: every
+/// search of the game would stop at its root's first evaluation).
+pub fn process_ceiling(limit: usize, used: usize, rest: usize) -> Option<usize> {
+    let ceiling = limit.saturating_sub(LIVE_HEADROOM);
+    (limit >= minimum_limit(rest) && used < ceiling).then_some(ceiling)
+}
+
+/// How often a search measures the process while it runs: every quarter
+/// second, or sooner once the tree has grown by this much, as reading the
+/// measure (`smaps_rollup` walks the page tables) costs milliseconds for a
+/// process of hundreds of megabytes.
+const LIVE_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250);
+const LIVE_GROWTH: usize = 4 << 20;
+
+/// The process's memory read now and then during a search, for the
+/// [`crate::search::stoppers::ProcessMemory`] stop.
+#[derive(Debug, Default)]
+pub struct LiveMeasure {
+    /// When, at what tree size and with what result it last measured.
+    last: Option<(std::time::Instant, usize, Option<usize>)>,
+}
+
+impl LiveMeasure {
+    /// The latest measure, taken again when it is due with the tree at
+    /// `tree_bytes`.
+    pub fn read(&mut self, tree_bytes: usize) -> Option<usize> {
+        let due = match self.last {
+            None => true,
+            Some((at, tree, _)) => {
+                at.elapsed() >= LIVE_INTERVAL || tree_bytes >= tree.saturating_add(LIVE_GROWTH)
+            }
+        };
+        if due {
+            self.last = Some((
+                std::time::Instant::now(),
+                tree_bytes,
+                process_private_bytes(),
+            ));
+        }
+        self.last.and_then(|(_, _, bytes)| bytes)
+    }
+}
+
 /// Whether [`process_private_bytes`] includes a peak, which never falls:
 /// on Windows, the peak working set that Piskvork reads.
 pub const MEASURE_INCLUDES_PEAK: bool = cfg!(windows);
@@ -347,6 +399,20 @@ mod tests {
         // Never more than the measure less the tree.
         let mut fresh = RetainedMemory::default();
         assert_eq!(fresh.share(0, 100 * MB, 40 * MB), 40 * MB);
+    }
+
+    #[test]
+    fn the_process_ceiling_keeps_headroom_where_the_limit_can_be_kept() {
+        let mb = |n: usize| n << 20;
+        let ceiling = mb(350) - LIVE_HEADROOM;
+        assert_eq!(process_ceiling(mb(350), mb(100), mb(60)), Some(ceiling));
+        // At the ceiling already (a peak measure): the tree's budget only.
+        assert_eq!(process_ceiling(mb(350), ceiling, mb(60)), None);
+        assert_eq!(process_ceiling(mb(350), ceiling - 1, mb(60)), Some(ceiling));
+        // A limit below the engine's own needs: its smallest tree.
+        let rest = mb(350) - MARGIN - MIN_TREE;
+        assert_eq!(process_ceiling(mb(350), rest, rest), Some(ceiling));
+        assert_eq!(process_ceiling(mb(350), rest + 1, rest + 1), None);
     }
 
     #[test]

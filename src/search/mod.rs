@@ -33,7 +33,7 @@ use crate::search::cache::NodeCache;
 use crate::search::expand::{analyse, analyse_root_except, LeafAnalysis, LeafSettings};
 use crate::search::node::{Edge, Node, NodeState, PositionKey, Proven};
 use crate::search::select::{choice_race, choose_edge, select_edge, tempered_prior, PuctParams};
-use crate::search::stoppers::{SearchProgress, StopCondition, Stoppers};
+use crate::search::stoppers::{ProcessMemory, SearchProgress, StopCondition, Stoppers};
 use crate::tactics::{forced_win, forced_win_counted, win_plies};
 
 pub use config::{SearchBatch, SearchConfig, MAX_SETTING_COUNT, MAX_THREADS};
@@ -211,6 +211,8 @@ struct SearchRun<'a> {
     limits: &'a SearchLimits,
     clock: &'a TimeManager,
     progress: &'a Progress,
+    /// See [`memory::process_ceiling`].
+    process_ceiling: Option<usize>,
 }
 
 /// A leaf waiting for the network.
@@ -291,7 +293,7 @@ impl Searcher {
             excluded: limits.excluded,
             own_node: restricted_root.then(|| Arc::clone(&root)),
         });
-        let tree_budget = self.tree_budget();
+        let (tree_budget, process_ceiling) = self.memory_bounds();
         if self.cache.memory_bytes() > tree_budget / 2 {
             // At most an eighth of the move's target, or until stopped: a
             // cache of gigabytes takes a second to walk, and the next
@@ -351,6 +353,7 @@ impl Searcher {
             limits,
             clock: &clock,
             progress: &progress,
+            process_ceiling,
         };
         let mut reason = StopReason::Proven;
         let mut halted = Instant::now();
@@ -444,6 +447,7 @@ impl Searcher {
             limits,
             clock,
             progress,
+            process_ceiling,
             ..
         } = run;
         progress.resume();
@@ -454,8 +458,21 @@ impl Searcher {
             &progress.halt,
             || self.worker(&run),
             || {
-                let stoppers = Stoppers::for_search(limits, clock, tree_budget);
-                let reason = self.watch(root, &limits.excluded, &stoppers, clock, stop, progress);
+                let mut stoppers = Stoppers::for_search(limits, clock, tree_budget);
+                let mut live = None;
+                if let Some(ceiling) = process_ceiling {
+                    stoppers = stoppers.with(ProcessMemory { ceiling });
+                    live = Some(memory::LiveMeasure::default());
+                }
+                let reason = self.watch(
+                    root,
+                    &limits.excluded,
+                    &stoppers,
+                    clock,
+                    stop,
+                    progress,
+                    live,
+                );
                 progress.halt_now();
                 (reason, Instant::now())
             },
@@ -648,23 +665,41 @@ impl Searcher {
     /// A limit above what the machine has is held to the same half: the
     /// system would kill the process long before the limit is reached.
     pub fn tree_budget(&self) -> usize {
+        self.memory_bounds().0
+    }
+
+    /// The tree's budget (see [`Searcher::tree_budget`]) and the process
+    /// memory at which a search stops whatever the tree counts
+    /// ([`memory::process_ceiling`]; None where not watched: no limit, a
+    /// fixed budget, or no measure).
+    fn memory_bounds(&self) -> (usize, Option<usize>) {
         if let Some(fixed) = self.fixed_tree_budget {
-            return fixed;
+            return (fixed, None);
         }
         let limit = self.config.max_memory;
         let machine = memory::available_bytes().map_or(usize::MAX, |bytes| bytes / 2);
         if limit == usize::MAX {
             // Not measured: no manager counts this process's pages.
-            return machine;
+            return (machine, None);
         }
-        let budget = match memory::process_private_bytes() {
-            Some(used) => memory::tree_budget(limit, used, self.tree_share_of_measure(used)),
-            None => limit.saturating_sub(memory::MARGIN).max(memory::MIN_TREE),
+        let (budget, ceiling) = match memory::process_private_bytes() {
+            Some(used) => {
+                let tree = self.tree_share_of_measure(used);
+                let rest = used.saturating_sub(tree);
+                (
+                    memory::tree_budget(limit, used, tree),
+                    memory::process_ceiling(limit, used, rest),
+                )
+            }
+            None => (
+                limit.saturating_sub(memory::MARGIN).max(memory::MIN_TREE),
+                None,
+            ),
         };
         if limit >= machine.saturating_mul(2) {
-            budget.min(machine.max(memory::MIN_TREE))
+            (budget.min(machine.max(memory::MIN_TREE)), None)
         } else {
-            budget
+            (budget, ceiling)
         }
     }
 
@@ -690,10 +725,12 @@ impl Searcher {
         clock: &TimeManager,
         stop: &AtomicBool,
         progress: &Progress,
+        mut live: Option<memory::LiveMeasure>,
     ) -> StopReason {
         loop {
             std::thread::sleep(Duration::from_millis(1));
-            let now = self.search_progress(root, excluded, clock, stop, progress);
+            let mut now = self.search_progress(root, excluded, clock, stop, progress);
+            now.process_bytes = live.as_mut().and_then(|m| m.read(now.tree_bytes));
             if let Some(reason) = stoppers.check(&now) {
                 return reason;
             }

@@ -100,6 +100,7 @@ impl Searcher {
             limits,
             clock,
             progress,
+            ..
         } = *run;
         let max_depth = limits.max_depth.unwrap_or(u32::MAX) as usize;
         let params = self.config.puct();

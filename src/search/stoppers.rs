@@ -40,6 +40,9 @@ pub struct SearchProgress {
     pub root_expectation: Option<f32>,
     /// Bytes the tree takes.
     pub tree_bytes: usize,
+    /// The process's memory as last measured during this search (`None`
+    /// where it is not watched: no limit, or not measurable here).
+    pub process_bytes: Option<usize>,
     /// Rounds in a row in which no search thread found work.
     pub idle_rounds: u32,
     /// The search threads have stopped (see [`HaltedWorkers`]).
@@ -116,6 +119,25 @@ pub struct TreeMemory {
 impl StopCondition for TreeMemory {
     fn check(&self, progress: &SearchProgress) -> Option<StopReason> {
         (progress.root_visits > 0 && progress.tree_bytes >= self.budget)
+            .then_some(StopReason::Memory)
+    }
+}
+
+/// The process as a tournament manager measures it has reached `ceiling`,
+/// whatever the tree's own count says: the tree's budget is set once, at
+/// the search's start, on the assumption that nodes freed by the prune
+/// before it are reused and that the rest of the process stays as it was;
+/// an allocator that keeps freed pages, or memory outside the tree (the
+/// evaluators' buffers, the solvers' tables), would otherwise take the
+/// process over the limit by the end of a long search. Never before the
+/// root's first evaluation, as [`TreeMemory`].
+pub struct ProcessMemory {
+    pub ceiling: usize,
+}
+
+impl StopCondition for ProcessMemory {
+    fn check(&self, progress: &SearchProgress) -> Option<StopReason> {
+        (progress.root_visits > 0 && progress.process_bytes.is_some_and(|b| b >= self.ceiling))
             .then_some(StopReason::Memory)
     }
 }
@@ -239,6 +261,7 @@ mod tests {
             playouts: 500,
             root_expectation: Some(0.5),
             tree_bytes: 1 << 20,
+            process_bytes: None,
             idle_rounds: 0,
             workers_halted: false,
             elapsed: ms(10),
@@ -309,6 +332,22 @@ mod tests {
         // No budget: the largest tree goes on.
         let unlimited = TreeMemory { budget: usize::MAX };
         assert_eq!(unlimited.check(&at(usize::MAX - 1)), None);
+    }
+
+    #[test]
+    fn the_process_memory_stops_at_its_ceiling_once_the_root_is_evaluated() {
+        let memory = ProcessMemory { ceiling: 4096 };
+        let at = |root_visits, process_bytes| SearchProgress {
+            root_visits,
+            process_bytes,
+            ..running()
+        };
+        assert_eq!(memory.check(&at(1, Some(4095))), None);
+        assert_eq!(memory.check(&at(1, Some(4096))), Some(StopReason::Memory));
+        // Not measured: nothing to judge.
+        assert_eq!(memory.check(&at(1, None)), None);
+        // A root not yet evaluated is evaluated first.
+        assert_eq!(memory.check(&at(0, Some(1 << 30))), None);
     }
 
     #[test]
@@ -438,6 +477,7 @@ mod tests {
             playouts: 100,
             root_expectation: Some(0.5),
             tree_bytes: 4096,
+            process_bytes: None,
             idle_rounds: EXHAUSTED_IDLE_ROUNDS + 1,
             workers_halted: true,
             elapsed: ms(95),
