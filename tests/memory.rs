@@ -216,7 +216,7 @@ fn a_search_stops_when_the_process_nears_its_limit_whatever_the_tree_counts() {
         ServiceConfig::default(),
     )
     .expect("a random network");
-    let used = memory::process_private_bytes().expect("Linux reports the process memory");
+    let used = memory::process_private_bytes().expect("the process memory is measured here");
     const BALLAST: usize = 320 << 20;
     let searcher = Searcher::new(
         Arc::new(service),
@@ -227,15 +227,6 @@ fn a_search_stops_when_the_process_nears_its_limit_whatever_the_tree_counts() {
         },
     );
     let budget = searcher.tree_budget();
-    let ballast = std::thread::spawn(|| {
-        std::thread::sleep(Duration::from_millis(100));
-        let mut bytes = vec![0u8; BALLAST];
-        // Written, so that the pages are the process's.
-        for page in bytes.chunks_mut(4096) {
-            page[0] = 1;
-        }
-        bytes
-    });
     let mut board = Board::new(BoardSize::FIFTEEN, Rule::Freestyle);
     let center = Point::new(7, 7).expect("on the board");
     board.play(center).expect("an empty board");
@@ -246,13 +237,35 @@ fn a_search_stops_when_the_process_nears_its_limit_whatever_the_tree_counts() {
         }),
         ..SearchLimits::default()
     };
-    let result = searcher.search(&board, &limits, &AtomicBool::new(false));
-    let held = ballast.join().expect("the ballast thread");
+    // The ballast arrives once the search has grown its tree (not after a
+    // fixed delay: on a busy machine the search could start after it, and
+    // its budget would count it).
+    const GROWN: usize = 2 << 20;
+    let (result, held) = std::thread::scope(|scope| {
+        let ballast = scope.spawn(|| {
+            let waiting = std::time::Instant::now();
+            while searcher.cache().memory_bytes() < GROWN {
+                assert!(
+                    waiting.elapsed() < Duration::from_secs(20),
+                    "the tree never grew"
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let mut bytes = vec![0u8; BALLAST];
+            // Written, so that the pages are the process's.
+            for page in bytes.chunks_mut(4096) {
+                page[0] = 1;
+            }
+            bytes
+        });
+        let result = searcher.search(&board, &limits, &AtomicBool::new(false));
+        (result, ballast.join().expect("the ballast thread"))
+    });
     let tree = searcher.cache().memory_bytes();
     assert_eq!(result.reason, StopReason::Memory, "{result:?}");
     assert!(
-        tree < budget / 2,
-        "the tree's own budget stopped it: {} of {} MB",
+        (GROWN..budget / 2).contains(&tree),
+        "the tree's own budget stopped it, or it stopped before the ballast: {} of {} MB",
         tree >> 20,
         budget >> 20
     );

@@ -229,39 +229,64 @@ fn uss_from(path: &str) -> Option<usize> {
 pub const LIVE_HEADROOM: usize = MARGIN / 2;
 
 /// The process memory at which a search under `limit` stops, the process
-/// holding `used` bytes as it starts, `rest` of them outside the tree: the
-/// limit less [`LIVE_HEADROOM`]. None where the limit is out of reach (the
-/// tree's smallest budget governs, as it always did) or the process is at
-/// the ceiling already (on Windows the measure keeps its peak: every
-/// search of the game would stop at its root's first evaluation).
+/// holding `used` bytes as it starts (after the prune), `rest` of them
+/// outside the tree: the limit less [`LIVE_HEADROOM`]. None where the
+/// limit is out of reach (the tree's smallest budget governs, as it always
+/// did) or the process has not [`LIVE_HEADROOM`] left below the ceiling: a
+/// search would stop at its root's first evaluation and play on old
+/// numbers (on Windows, whose measure keeps its peak, every search of the
+/// game would).
 pub fn process_ceiling(limit: usize, used: usize, rest: usize) -> Option<usize> {
     let ceiling = limit.saturating_sub(LIVE_HEADROOM);
-    (limit >= minimum_limit(rest) && used < ceiling).then_some(ceiling)
+    (limit >= minimum_limit(rest) && used.saturating_add(LIVE_HEADROOM) < ceiling)
+        .then_some(ceiling)
 }
 
 /// How often a search measures the process while it runs: every quarter
-/// second, or sooner once the tree has grown by this much, as reading the
-/// measure (`smaps_rollup` walks the page tables) costs milliseconds for a
-/// process of hundreds of megabytes.
-const LIVE_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250);
+/// second near the ceiling (or sooner once the tree has grown by
+/// [`LIVE_GROWTH`]), every second far below it, as reading the measure
+/// (`smaps_rollup` walks the page tables under the memory map's lock)
+/// costs milliseconds for a process of hundreds of megabytes.
+const LIVE_INTERVAL_NEAR: std::time::Duration = std::time::Duration::from_millis(250);
+const LIVE_INTERVAL_FAR: std::time::Duration = std::time::Duration::from_secs(1);
 const LIVE_GROWTH: usize = 4 << 20;
+/// "Far": this much below the ceiling, allowing for the tree's growth
+/// since.
+const LIVE_FAR: usize = 64 << 20;
 
 /// The process's memory read now and then during a search, for the
-/// [`crate::search::stoppers::ProcessMemory`] stop.
-#[derive(Debug, Default)]
+/// [`crate::search::stoppers::ProcessMemory`] stop at `ceiling`.
+#[derive(Debug)]
 pub struct LiveMeasure {
+    ceiling: usize,
     /// When, at what tree size and with what result it last measured.
     last: Option<(std::time::Instant, usize, Option<usize>)>,
 }
 
 impl LiveMeasure {
+    pub fn new(ceiling: usize) -> LiveMeasure {
+        LiveMeasure {
+            ceiling,
+            last: None,
+        }
+    }
+
     /// The latest measure, taken again when it is due with the tree at
     /// `tree_bytes`.
     pub fn read(&mut self, tree_bytes: usize) -> Option<usize> {
         let due = match self.last {
             None => true,
-            Some((at, tree, _)) => {
-                at.elapsed() >= LIVE_INTERVAL || tree_bytes >= tree.saturating_add(LIVE_GROWTH)
+            Some((at, tree, measured)) => {
+                let grown = tree_bytes.saturating_sub(tree);
+                let far = measured.is_some_and(|m| {
+                    m.saturating_add(grown).saturating_add(LIVE_FAR) < self.ceiling
+                });
+                let interval = if far {
+                    LIVE_INTERVAL_FAR
+                } else {
+                    LIVE_INTERVAL_NEAR
+                };
+                at.elapsed() >= interval || grown >= LIVE_GROWTH
             }
         };
         if due {
@@ -406,9 +431,12 @@ mod tests {
         let mb = |n: usize| n << 20;
         let ceiling = mb(350) - LIVE_HEADROOM;
         assert_eq!(process_ceiling(mb(350), mb(100), mb(60)), Some(ceiling));
-        // At the ceiling already (a peak measure): the tree's budget only.
-        assert_eq!(process_ceiling(mb(350), ceiling, mb(60)), None);
-        assert_eq!(process_ceiling(mb(350), ceiling - 1, mb(60)), Some(ceiling));
+        // Less than the headroom left below the ceiling as the search
+        // starts (a peak measure, or a tree that could not be pruned):
+        // the tree's budget only.
+        let start = ceiling - LIVE_HEADROOM;
+        assert_eq!(process_ceiling(mb(350), start, mb(60)), None);
+        assert_eq!(process_ceiling(mb(350), start - 1, mb(60)), Some(ceiling));
         // A limit below the engine's own needs: its smallest tree.
         let rest = mb(350) - MARGIN - MIN_TREE;
         assert_eq!(process_ceiling(mb(350), rest, rest), Some(ceiling));

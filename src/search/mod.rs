@@ -293,7 +293,7 @@ impl Searcher {
             excluded: limits.excluded,
             own_node: restricted_root.then(|| Arc::clone(&root)),
         });
-        let (tree_budget, process_ceiling) = self.memory_bounds();
+        let tree_budget = self.tree_budget();
         if self.cache.memory_bytes() > tree_budget / 2 {
             // At most an eighth of the move's target, or until stopped: a
             // cache of gigabytes takes a second to walk, and the next
@@ -322,6 +322,7 @@ impl Searcher {
                 fewest *= 2;
             }
         }
+        let process_ceiling = self.process_ceiling();
         let progress = Progress::default();
         let clock = TimeManager::new(limits.time, limits.since.unwrap_or(start))
             .with_safety_net(self.config.safety_time())
@@ -462,7 +463,7 @@ impl Searcher {
                 let mut live = None;
                 if let Some(ceiling) = process_ceiling {
                     stoppers = stoppers.with(ProcessMemory { ceiling });
-                    live = Some(memory::LiveMeasure::default());
+                    live = Some(memory::LiveMeasure::new(ceiling));
                 }
                 let reason = self.watch(
                     root,
@@ -665,42 +666,42 @@ impl Searcher {
     /// A limit above what the machine has is held to the same half: the
     /// system would kill the process long before the limit is reached.
     pub fn tree_budget(&self) -> usize {
-        self.memory_bounds().0
-    }
-
-    /// The tree's budget (see [`Searcher::tree_budget`]) and the process
-    /// memory at which a search stops whatever the tree counts
-    /// ([`memory::process_ceiling`]; None where not watched: no limit, a
-    /// fixed budget, or no measure).
-    fn memory_bounds(&self) -> (usize, Option<usize>) {
         if let Some(fixed) = self.fixed_tree_budget {
-            return (fixed, None);
+            return fixed;
         }
         let limit = self.config.max_memory;
         let machine = memory::available_bytes().map_or(usize::MAX, |bytes| bytes / 2);
         if limit == usize::MAX {
             // Not measured: no manager counts this process's pages.
-            return (machine, None);
+            return machine;
         }
-        let (budget, ceiling) = match memory::process_private_bytes() {
-            Some(used) => {
-                let tree = self.tree_share_of_measure(used);
-                let rest = used.saturating_sub(tree);
-                (
-                    memory::tree_budget(limit, used, tree),
-                    memory::process_ceiling(limit, used, rest),
-                )
-            }
-            None => (
-                limit.saturating_sub(memory::MARGIN).max(memory::MIN_TREE),
-                None,
-            ),
+        let budget = match memory::process_private_bytes() {
+            Some(used) => memory::tree_budget(limit, used, self.tree_share_of_measure(used)),
+            None => limit.saturating_sub(memory::MARGIN).max(memory::MIN_TREE),
         };
         if limit >= machine.saturating_mul(2) {
-            (budget.min(machine.max(memory::MIN_TREE)), None)
+            budget.min(machine.max(memory::MIN_TREE))
         } else {
-            (budget, ceiling)
+            budget
         }
+    }
+
+    /// The process memory at which this search stops whatever the tree
+    /// counts ([`memory::process_ceiling`]), measured after the prune; None
+    /// where not watched: no limit, a fixed budget, a limit held to the
+    /// machine's memory, or no measure.
+    fn process_ceiling(&self) -> Option<usize> {
+        let limit = self.config.max_memory;
+        if self.fixed_tree_budget.is_some() || limit == usize::MAX {
+            return None;
+        }
+        let machine = memory::available_bytes().map_or(usize::MAX, |bytes| bytes / 2);
+        if limit >= machine.saturating_mul(2) {
+            return None;
+        }
+        let used = memory::process_private_bytes()?;
+        let rest = used.saturating_sub(self.tree_share_of_measure(used));
+        memory::process_ceiling(limit, used, rest)
     }
 
     /// The tree's share of the process's memory measured now (`used`

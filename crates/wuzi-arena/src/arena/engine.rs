@@ -172,7 +172,9 @@ impl EngineProcess {
         // signal): without this it would go on searching with no one to
         // read it. The signal comes when the thread that started it ends,
         // which for a game's engine is its worker, after it has retired
-        // its engines.
+        // its engines. It reaches the started process only: an engine run
+        // by a wrapper script without `exec` is left to end at its end of
+        // input.
         #[cfg(target_os = "linux")]
         {
             use std::os::unix::process::CommandExt;
