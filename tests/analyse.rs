@@ -153,7 +153,7 @@ fn bad_input_is_a_clear_error() {
     std::fs::write(&sgf, "(;FF[4]GM[4]SZ[15]RU[chess];B[hh])").expect("write");
     let (ok, _, err) = analyse(&[sgf.to_str().expect("UTF-8")]);
     assert!(!ok && err.contains("RU[chess]"), "{err}");
-    // A TSV's first game is analysed under its own rule, whatever --rule.
+    // A TSV's first game is analysed under its own rule (without --rule).
     let tsv = dir0.path().join("two.tsv");
     std::fs::write(
         &tsv,
@@ -274,6 +274,26 @@ fn a_tsv_game_is_found_by_the_loaders_id() {
     );
     let (ok, _, err) = run("g9");
     assert!(!ok && err.contains("no game \"g9\""), "{err}");
+    // The record names its rule: --rule may repeat it, not contradict it.
+    let with_rule = |rule: &str| {
+        analyse(&[
+            path.to_str().unwrap(),
+            "--game",
+            "g2",
+            "--rule",
+            rule,
+            "--playouts",
+            "8",
+            "--json",
+        ])
+    };
+    let (ok, _, err) = with_rule("renju");
+    assert!(ok, "{err}");
+    let (ok, _, err) = with_rule("freestyle");
+    assert!(
+        !ok && err.contains("renju") && err.contains("--rule"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -393,6 +413,8 @@ fn conflicting_or_impossible_limits_are_refused() {
         (&["h8", "--playouts", "0"], "--playouts"),
         (&["h8", "--review", "--threshold=-1"], "--threshold"),
         (&["h8", "--review", "--threshold", "nan"], "--threshold"),
+        // A threshold for a review that was not asked for.
+        (&["h8", "--threshold", "0.2"], "--review"),
     ] {
         let (ok, _, err) = analyse(args);
         assert!(!ok, "{args:?} was accepted");

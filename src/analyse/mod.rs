@@ -41,10 +41,11 @@ pub struct AnalyseArgs {
     /// file (.psq, .sgf, .tsv), or `-` to read either from stdin.
     #[arg(value_name = "MOVES|FILE", required = true)]
     pub position: Vec<String>,
-    /// Rule (freestyle, standard, renju, caro); TSV records and SGF records
-    /// with RU carry their own.
-    #[arg(long, default_value = "freestyle")]
-    pub rule: Rule,
+    /// Rule (freestyle, standard, renju, caro; default freestyle). TSV
+    /// records and SGF records with RU carry their own, which --rule may
+    /// repeat but not contradict.
+    #[arg(long)]
+    pub rule: Option<Rule>,
     /// Board size for move lists: N or WIDTHxHEIGHT (files carry theirs).
     #[arg(long, default_value = "15", value_parser = parse_board_size)]
     pub board: BoardSize,
@@ -73,7 +74,7 @@ pub struct AnalyseArgs {
     /// --review: a move is a mistake (`?`) when it loses more than this
     /// share of the expected score against the best move; `??` marks a move
     /// after which the opponent wins by force, from a position not lost.
-    #[arg(long, default_value_t = 0.15, value_parser = parse_threshold)]
+    #[arg(long, default_value_t = 0.15, value_parser = parse_threshold, requires = "review")]
     pub threshold: f64,
     /// Colours in the diagram: auto (on a terminal without NO_COLOR),
     /// always or never.
@@ -123,6 +124,21 @@ pub fn parse_cell(text: &str, size: BoardSize) -> Result<Point, String> {
 
 /// The rule an SGF record names (`RU`, as Wuzi's records and others write
 /// it), if any.
+/// The rule of the game: the one its record names, which --rule may
+/// repeat but not contradict (a record analysed under another rule than it
+/// was played by would be judged by the wrong fives and forbidden moves);
+/// else --rule's, by default freestyle.
+fn rule_of(args: &AnalyseArgs, in_record: Option<Rule>) -> Result<Rule, String> {
+    match (in_record, args.rule) {
+        (Some(record), Some(given)) if record != given => Err(format!(
+            "the game's record says {record}, --rule says {given}: leave --rule out \
+             for a record that names its rule"
+        )),
+        (Some(record), _) => Ok(record),
+        (None, given) => Ok(given.unwrap_or(Rule::Freestyle)),
+    }
+}
+
 fn sgf_rule(game: &SgfGame) -> Result<Option<Rule>, String> {
     let Some(ru) = game.property("RU") else {
         return Ok(None);
@@ -250,7 +266,7 @@ pub fn read_input(args: &AnalyseArgs) -> Result<GameInput, String> {
             .collect::<Result<Vec<_>, _>>()?;
         GameInput {
             size: args.board,
-            rule: args.rule,
+            rule: rule_of(args, None)?,
             moves,
             opening: 0,
         }
@@ -337,7 +353,7 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
             .collect::<Result<Vec<Point>, String>>()?;
         return Ok(GameInput {
             size,
-            rule: args.rule,
+            rule: rule_of(args, None)?,
             moves,
             opening: 0,
         });
@@ -348,7 +364,7 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
         let (size, moves) = sequence_of(&game)?;
         return Ok(GameInput {
             size,
-            rule: sgf_rule(&game)?.unwrap_or(args.rule),
+            rule: rule_of(args, sgf_rule(&game)?)?,
             moves,
             // The set-up stones come first: nobody chose them in the game.
             opening: game.setup.len(),
@@ -414,7 +430,7 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
         // lost on time or by a crash is analysed as far as it went.
         return Ok(GameInput {
             size: game.size,
-            rule: game.rule,
+            rule: rule_of(args, Some(game.rule))?,
             opening: game.opening.min(game.moves.len()),
             moves: game.moves,
         });
@@ -426,7 +442,7 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
         .collect::<Result<Vec<_>, _>>()?;
     Ok(GameInput {
         size: args.board,
-        rule: args.rule,
+        rule: rule_of(args, None)?,
         moves,
         opening: 0,
     })
