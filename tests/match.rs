@@ -20,6 +20,30 @@ fn test_brain() -> PathBuf {
     path
 }
 
+/// The runner's command for a match of two test brains in `mode` (named
+/// first and second), 15x15 from two random stones, without ABOUT; the
+/// caller adds the games, the seed and the rest.
+fn test_brain_match(mode: &str) -> std::process::Command {
+    let brain = test_brain();
+    let engine = |name: &str| {
+        [
+            format!("cmd={}", brain.display()),
+            "arg=--mode".to_string(),
+            format!("arg={mode}"),
+            format!("name={name}"),
+        ]
+    };
+    let mut command = std::process::Command::new(WUZI);
+    command
+        .arg("match")
+        .arg("--engine1")
+        .args(engine("first"))
+        .arg("--engine2")
+        .args(engine("second"))
+        .args(["--board", "15", "--random-stones", "2", "--no-about"]);
+    command
+}
+
 /// Every game is legal, ends by a five, and the engine wins them all (it
 /// blocks fives and makes its own; the random brain does neither reliably).
 #[test]
@@ -74,7 +98,7 @@ fn pbrain_wuzi_beats_the_random_brain() {
 fn an_interrupted_match_prints_the_summary_of_the_games_played() {
     use std::io::{BufRead, BufReader, Read};
     use std::os::unix::process::CommandExt;
-    use std::process::{Child, Command, Stdio};
+    use std::process::{Child, Stdio};
     use std::time::{Duration, Instant};
 
     /// Kills the match if the test fails before it ends.
@@ -86,24 +110,9 @@ fn an_interrupted_match_prints_the_summary_of_the_games_played() {
         }
     }
 
-    let brain = test_brain();
-    let engine = |name: &str| {
-        [
-            format!("cmd={}", brain.display()),
-            "arg=--mode".to_string(),
-            "arg=random".to_string(),
-            format!("name={name}"),
-        ]
-    };
-    let mut command = Command::new(WUZI);
+    let mut command = test_brain_match("random");
     command
-        .arg("match")
-        .arg("--engine1")
-        .args(engine("first"))
-        .arg("--engine2")
-        .args(engine("second"))
-        .args(["--board", "15", "--games", "100000", "--random-stones", "2"])
-        .args(["--seed", "3", "--no-about"])
+        .args(["--games", "100000", "--seed", "3"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -191,7 +200,7 @@ fn an_interrupted_match_prints_the_summary_of_the_games_played() {
 #[cfg(target_os = "linux")]
 #[test]
 fn engines_die_with_a_killed_runner() {
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     use std::time::{Duration, Instant};
 
     /// The processes whose parent is `parent`, from /proc.
@@ -218,23 +227,8 @@ fn engines_die_with_a_killed_runner() {
         matches!(state, Some(s) if s != "Z" && s != "X")
     }
 
-    let brain = test_brain();
-    let engine = |name: &str| {
-        [
-            format!("cmd={}", brain.display()),
-            "arg=--mode".to_string(),
-            "arg=slow-end".to_string(),
-            format!("name={name}"),
-        ]
-    };
-    let mut runner = Command::new(WUZI)
-        .arg("match")
-        .arg("--engine1")
-        .args(engine("first"))
-        .arg("--engine2")
-        .args(engine("second"))
-        .args(["--board", "15", "--games", "100000", "--random-stones", "2"])
-        .args(["--seed", "5", "--no-about", "--quiet"])
+    let mut runner = test_brain_match("slow-end")
+        .args(["--games", "100000", "--seed", "5", "--quiet"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -271,27 +265,12 @@ fn engines_die_with_a_killed_runner() {
 #[test]
 fn a_closed_stdout_does_not_stop_the_records() {
     use std::io::{BufRead, BufReader, Read};
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
 
-    let brain = test_brain();
     let dir = tempfile::tempdir().expect("a temporary folder");
     let psq = dir.path().join("psq");
-    let engine = |name: &str| {
-        [
-            format!("cmd={}", brain.display()),
-            "arg=--mode".to_string(),
-            "arg=random".to_string(),
-            format!("name={name}"),
-        ]
-    };
-    let mut child = Command::new(WUZI)
-        .arg("match")
-        .arg("--engine1")
-        .args(engine("first"))
-        .arg("--engine2")
-        .args(engine("second"))
-        .args(["--board", "15", "--games", "8", "--random-stones", "2"])
-        .args(["--seed", "5", "--no-about", "--psq"])
+    let mut child = test_brain_match("random")
+        .args(["--games", "8", "--seed", "5", "--psq"])
         .arg(&psq)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
