@@ -240,16 +240,19 @@ fn a_tsv_game_is_found_by_the_loaders_id() {
                 renju\t15\tD\t0\t7,7 8,8 9,9\tg2\n\
                 freestyle\t20\tD\t0\t7,7 8,8 9,9 10,10\t\n";
     std::fs::write(&path, text).unwrap();
-    let run = |game: &str| {
-        analyse(&[
+    let run_with = |game: &str, more: &[&str]| {
+        let mut args = vec![
             path.to_str().unwrap(),
             "--game",
             game,
             "--playouts",
             "8",
             "--json",
-        ])
+        ];
+        args.extend_from_slice(more);
+        analyse(&args)
     };
+    let run = |game: &str| run_with(game, &[]);
     // After the second header: its own column order.
     let (ok, json, err) = run("g2");
     assert!(ok, "{err}");
@@ -275,18 +278,7 @@ fn a_tsv_game_is_found_by_the_loaders_id() {
     let (ok, _, err) = run("g9");
     assert!(!ok && err.contains("no game \"g9\""), "{err}");
     // The record names its rule: --rule may repeat it, not contradict it.
-    let with_rule = |rule: &str| {
-        analyse(&[
-            path.to_str().unwrap(),
-            "--game",
-            "g2",
-            "--rule",
-            rule,
-            "--playouts",
-            "8",
-            "--json",
-        ])
-    };
+    let with_rule = |rule: &str| run_with("g2", &["--rule", rule]);
     let (ok, _, err) = with_rule("renju");
     assert!(ok, "{err}");
     let (ok, _, err) = with_rule("freestyle");

@@ -203,6 +203,13 @@ fn engines_die_with_a_killed_runner() {
     use std::process::Stdio;
     use std::time::{Duration, Instant};
 
+    /// The fields of /proc/PID/stat after the name (which may hold
+    /// spaces): state, ppid, ...; none for a process gone.
+    fn stat_fields(pid: u32) -> Vec<String> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        after.split_whitespace().map(str::to_string).collect()
+    }
     /// The processes whose parent is `parent`, from /proc.
     fn children(parent: u32) -> Vec<u32> {
         let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -210,21 +217,12 @@ fn engines_die_with_a_killed_runner() {
         };
         entries
             .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-            .filter(|pid| {
-                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-                // The fields after the name, which may hold spaces: state, ppid.
-                let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-                after.split_whitespace().nth(1) == Some(parent.to_string().as_str())
-            })
+            .filter(|&pid| stat_fields(pid).get(1) == Some(&parent.to_string()))
             .collect()
     }
     /// Running, not a zombie waiting for whoever adopted it.
     fn alive(pid: u32) -> bool {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next());
-        matches!(state, Some(s) if s != "Z" && s != "X")
+        matches!(stat_fields(pid).first().map(String::as_str), Some(s) if s != "Z" && s != "X")
     }
 
     let mut runner = test_brain_match("slow-end")
