@@ -122,8 +122,6 @@ pub fn parse_cell(text: &str, size: BoardSize) -> Result<Point, String> {
     }
 }
 
-/// The rule an SGF record names (`RU`, as Wuzi's records and others write
-/// it), if any.
 /// The rule of the game: the one its record names, which --rule may
 /// repeat but not contradict (a record analysed under another rule than it
 /// was played by would be judged by the wrong fives and forbidden moves);
@@ -139,6 +137,8 @@ fn rule_of(args: &AnalyseArgs, in_record: Option<Rule>) -> Result<Rule, String> 
     }
 }
 
+/// The rule an SGF record names (`RU`, as Wuzi's records and others write
+/// it), if any.
 fn sgf_rule(game: &SgfGame) -> Result<Option<Rule>, String> {
     let Some(ru) = game.property("RU") else {
         return Ok(None);

@@ -178,10 +178,11 @@ impl EngineProcess {
         #[cfg(target_os = "linux")]
         {
             use std::os::unix::process::CommandExt;
+            // SAFETY: getpid has no preconditions.
+            let runner = unsafe { libc::getpid() };
             // SAFETY: the closure runs in the child between fork and exec
             // and calls only async-signal-safe functions (getppid, prctl,
             // _exit).
-            let runner = unsafe { libc::getpid() };
             unsafe {
                 command.pre_exec(move || {
                     if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
