@@ -143,7 +143,8 @@ pub const MAX_SETTING_COUNT: usize = 4096;
 pub const MAX_THREADS: usize = 256;
 
 /// The most nodes a solver run at the root may be given (several seconds
-/// of a core, a table of some tens of MB).
+/// of a core; under a memory limit, a budget is also cut to what the limit
+/// leaves the solver: [`crate::search::memory::solver_nodes_within`]).
 pub const MAX_ROOT_SOLVER_NODES: u64 = 2_000_000;
 /// The most nodes a solver run at a leaf may be given (it runs at every
 /// expansion).

@@ -18,6 +18,27 @@ pub const MARGIN: usize = 24 << 20;
 /// MIN_TREE` the limit cannot be kept.
 pub const MIN_TREE: usize = 4 << 20;
 
+/// The most a threat-space solve holds per node of its budget: a
+/// hash-table entry per node, the old table and the new one both held while
+/// it doubles, and the move lists of the nodes still open (measured in
+/// docs/features.md).
+pub const SOLVER_BYTES_PER_NODE: usize = 160;
+
+/// The solves that run at once (the root's, or one per search thread at
+/// the leaves) take at most this fraction of the memory limit together: a
+/// larger configured budget is cut to it, and the tree's budget leaves
+/// room for it.
+const SOLVER_SHARE_DIVISOR: usize = 8;
+
+/// The most nodes the solves running at once may be given together under
+/// a `limit` of bytes (usize::MAX: no limit, no cut).
+pub fn solver_nodes_within(limit: usize) -> u64 {
+    if limit == usize::MAX {
+        return u64::MAX;
+    }
+    (limit / SOLVER_SHARE_DIVISOR / SOLVER_BYTES_PER_NODE) as u64
+}
+
 /// This process's USS in bytes (private clean + private dirty), or its
 /// resident size where smaps_rollup is missing; on Windows the larger of
 /// its private bytes and its peak working set (what Piskvork reads there).

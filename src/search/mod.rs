@@ -36,7 +36,9 @@ use crate::search::select::{choice_race, choose_edge, select_edge, tempered_prio
 use crate::search::stoppers::{ProcessMemory, SearchProgress, StopCondition, Stoppers};
 use crate::tactics::{forced_win, forced_win_counted, win_plies};
 
-pub use config::{SearchBatch, SearchConfig, MAX_SETTING_COUNT, MAX_THREADS};
+pub use config::{
+    SearchBatch, SearchConfig, MAX_ROOT_SOLVER_NODES, MAX_SETTING_COUNT, MAX_THREADS,
+};
 pub use noise::RootNoise;
 pub use result::{MoveStats, SearchResult, StopReason};
 pub use time::{FallingValue, RootProgress, SafetyNetTime, TimeBudget, TimeControl, TimeManager};
@@ -554,7 +556,7 @@ impl Searcher {
         let mut board = board.clone();
         let opponent = board.side_to_move().opponent();
         loop {
-            let nodes = clock.safety_net_nodes(self.config.safety_vct_nodes);
+            let nodes = clock.safety_net_nodes(self.solver_nodes(self.config.safety_vct_nodes, 1));
             if nodes == 0 {
                 break;
             }
@@ -609,7 +611,7 @@ impl Searcher {
         if root.data.lock().proven.is_known() {
             return;
         }
-        let vct_nodes = clock.root_vct_nodes(self.config.root_vct_nodes);
+        let vct_nodes = clock.root_vct_nodes(self.solver_nodes(self.config.root_vct_nodes, 1));
         let mut board = board.clone();
         let me = board.side_to_move();
         let settings = self.leaf_settings(0, clock);
@@ -642,19 +644,45 @@ impl Searcher {
     }
 
     /// The leaf analysis of a node `ply` moves below the root. The VCT
-    /// budget of the shallow nodes is the time manager's share.
+    /// budget of the shallow nodes is the time manager's share. Every
+    /// search thread may run one at once.
     fn leaf_settings(&self, ply: usize, clock: &TimeManager) -> LeafSettings {
+        let threads = self.config.threads;
         let vct_nodes = if ply == 0 || ply > self.config.vct_plies as usize {
             0
         } else {
-            clock.shallow_vct_nodes(self.config.vct_nodes)
+            clock.shallow_vct_nodes(self.solver_nodes(self.config.vct_nodes, threads))
         };
         LeafSettings {
-            vcf_nodes: self.config.leaf_vcf_nodes,
+            vcf_nodes: self.solver_nodes(self.config.leaf_vcf_nodes, threads),
             vct_nodes,
-            opponent_vcf_nodes: self.config.opponent_vcf_nodes,
+            opponent_vcf_nodes: self.solver_nodes(self.config.opponent_vcf_nodes, threads),
             candidate_distance: self.config.candidate_distance,
         }
+    }
+
+    /// A solve's node budget: the configured one, cut so that `at_once`
+    /// solves running together keep to their share of the memory limit.
+    fn solver_nodes(&self, configured: u64, at_once: usize) -> u64 {
+        let share = memory::solver_nodes_within(self.config.max_memory) / at_once.max(1) as u64;
+        configured.min(share)
+    }
+
+    /// The bytes the solver's tables may hold at once: the root's solves
+    /// run before and after the tree search, the leaves' during it, one
+    /// per thread.
+    fn solver_reserve(&self) -> usize {
+        let config = &self.config;
+        let threads = config.threads.max(1);
+        let root = self.solver_nodes(config.root_vct_nodes.max(config.safety_vct_nodes), 1);
+        let leaf_budget = config
+            .leaf_vcf_nodes
+            .max(config.opponent_vcf_nodes)
+            .max(config.vct_nodes);
+        let leaves = self.solver_nodes(leaf_budget, threads) * threads as u64;
+        usize::try_from(root.max(leaves))
+            .unwrap_or(usize::MAX)
+            .saturating_mul(memory::SOLVER_BYTES_PER_NODE)
     }
 
     /// The bytes the tree may use in this search: what `max_memory` leaves
@@ -675,9 +703,11 @@ impl Searcher {
             // Not measured: no manager counts this process's pages.
             return machine;
         }
+        // The solver's tables come and go beside the tree.
+        let room = limit.saturating_sub(self.solver_reserve());
         let budget = match memory::process_private_bytes() {
-            Some(used) => memory::tree_budget(limit, used, self.tree_share_of_measure(used)),
-            None => limit.saturating_sub(memory::MARGIN).max(memory::MIN_TREE),
+            Some(used) => memory::tree_budget(room, used, self.tree_share_of_measure(used)),
+            None => room.saturating_sub(memory::MARGIN).max(memory::MIN_TREE),
         };
         if limit >= machine.saturating_mul(2) {
             budget.min(machine.max(memory::MIN_TREE))

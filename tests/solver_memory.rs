@@ -1,0 +1,105 @@
+//! The threat-space solver's tables under a memory limit. A test binary of
+//! its own: it reads the process's peak resident size, which tests running
+//! beside it in one process would raise.
+#![cfg(target_os = "linux")]
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use wuzi::game::{Board, BoardSize, Point, Rule};
+use wuzi::nn::{EvalService, Model, NetConfig, ServiceConfig};
+use wuzi::search::{memory, SearchConfig, SearchLimits, Searcher, MAX_ROOT_SOLVER_NODES};
+
+/// The first 40 moves of a 2021 Gomocup freestyle 20x20 game (see
+/// src/bench/positions.rs): a middle game in which a VCT of the side to
+/// move is neither found nor ruled out within the largest root budget.
+const MIDDLE_GAME: &str = "15,15 16,16 15,17 13,15 12,14 15,16 13,16 17,16 18,16 14,13 \
+    16,15 12,15 13,14 15,13 14,14 11,14 10,16 13,13 12,13 11,15 10,15 11,16 11,13 10,14 \
+    9,13 10,11 9,12 9,14 10,12 8,14 7,14 7,13 12,10 12,12 8,11 8,10 6,12 11,18 11,17 6,13";
+
+/// A `/proc/self/status` field in bytes.
+fn status_bytes(field: &str) -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let kb: usize = status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kb| kb.parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/self/status"));
+    kb << 10
+}
+
+/// The largest root budget the configuration allows, under a limit that
+/// cannot hold its table: the root's solve is cut to its share of the
+/// limit, so the process's peak stays near where it was (uncut, the table
+/// alone takes over a hundred MB).
+#[test]
+fn the_root_solver_table_stays_within_its_share_of_the_memory_limit() {
+    let service = EvalService::start_model(
+        Model::random_native(
+            NetConfig {
+                blocks: 1,
+                channels: 16,
+            },
+            3,
+        ),
+        ServiceConfig::default(),
+    )
+    .expect("a random network");
+    let used = memory::process_private_bytes().expect("the process memory is measured here");
+    let limit = used + (96 << 20);
+    let service = Arc::new(service);
+    let config = SearchConfig {
+        threads: 1,
+        max_memory: limit,
+        ..SearchConfig::default()
+    };
+    let usual = Searcher::new(service.clone(), config.clone()).tree_budget();
+    let searcher = Searcher::new(
+        service,
+        SearchConfig {
+            root_vct_nodes: MAX_ROOT_SOLVER_NODES,
+            ..config
+        },
+    );
+    // The tree leaves the larger table its room.
+    assert!(
+        searcher.tree_budget() < usual,
+        "{} bytes for the tree with the largest root budget, {usual} with the usual",
+        searcher.tree_budget()
+    );
+    let mut board = Board::new(
+        BoardSize::square(20).expect("a board size"),
+        Rule::Freestyle,
+    );
+    for mv in MIDDLE_GAME.split_whitespace() {
+        let (x, y) = mv.split_once(',').expect("x,y");
+        let point = Point::new(x.parse().expect("x"), y.parse().expect("y")).expect("on the board");
+        board.play(point).expect("a legal move");
+    }
+    // Resets the peak resident size to the current one.
+    std::fs::write("/proc/self/clear_refs", "5").expect("/proc/self/clear_refs");
+    let before = status_bytes("VmRSS:");
+    let result = searcher.search(
+        &board,
+        &SearchLimits {
+            max_playouts: Some(1),
+            ..SearchLimits::default()
+        },
+        &AtomicBool::new(false),
+    );
+    let peak = status_bytes("VmHWM:").saturating_sub(before);
+    eprintln!(
+        "peak {} kB above the {} kB before the search",
+        peak >> 10,
+        before >> 10
+    );
+    assert!(result.best_move.is_some(), "{result:?}");
+    assert!(
+        peak < limit / 4,
+        "the search's peak took {} MB above the {} MB before it, under a limit of {} MB",
+        peak >> 20,
+        before >> 20,
+        limit >> 20
+    );
+}
