@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use serde_json::Value;
-use wuzi_game::game::{Board, BoardSize, Color, Outcome, Point, Rule};
+use wuzi_game::game::{Board, BoardSize, Color, Outcome, Point, Rule, FORBIDDEN_CHECK_STONES};
 
 const GOMOCUP_TSV: &str = include_str!("fixtures/renju/gomocup_renju_forbidden_points.tsv");
 const QUINTET: &str = include_str!("fixtures/renju/quintet_forbidden_cases.jsonl");
@@ -196,4 +196,58 @@ fn famegon_full_board_is_a_draw() {
     assert_eq!(board.stone_count(), 225);
     assert_eq!(board.outcome(), Some(Outcome::Draw));
     assert!(board.forbidden_points().is_empty());
+}
+
+/// Every labelled position: the Gomocup games', quintet's and famegon's.
+fn labelled_positions() -> Vec<Board> {
+    let mut boards = Vec::new();
+    for line in GOMOCUP_TSV
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let moves: Vec<Point> = line
+            .split('\t')
+            .nth(4)
+            .expect("moves")
+            .split_whitespace()
+            .map(parse_xy)
+            .collect();
+        boards.push(Board::from_moves(size15(), Rule::Renju, &moves).expect("legal game"));
+    }
+    for line in QUINTET.lines().filter(|l| !l.trim().is_empty()) {
+        boards.push(quintet_board(&serde_json::from_str(line).expect("json")));
+    }
+    let doc: Value = serde_json::from_str(FAMEGON_FORBIDDEN).expect("json");
+    for case in doc["cases"].as_array().expect("cases") {
+        boards.push(play_katagomo(case));
+    }
+    boards
+}
+
+/// The bound on a check's recursion decides no labelled position: the
+/// deepest check of any of their empty points places a few stones. Held to
+/// one stone (the point's own), the threes that need a four point's check
+/// are not real, so some double threes turn legal, and nothing else moves.
+#[test]
+fn the_forbidden_checks_bound_is_far_above_what_labelled_positions_need() {
+    let mut most = 0;
+    let mut freed = 0;
+    for mut board in labelled_positions() {
+        for p in board.empty_cells().collect::<Vec<_>>() {
+            let mut budget = FORBIDDEN_CHECK_STONES;
+            let forbidden = board.is_forbidden_within(p, &mut budget);
+            let placed = FORBIDDEN_CHECK_STONES - budget;
+            most = most.max(placed);
+            let capped = board.is_forbidden_within(p, &mut 1);
+            if capped != forbidden {
+                assert!(forbidden && placed > 1, "{p} turned forbidden\n{board}");
+                freed += 1;
+            }
+        }
+    }
+    assert!(
+        most * 64 <= FORBIDDEN_CHECK_STONES,
+        "a check placed {most} stones"
+    );
+    assert!(freed > 0, "no point needed the recursion");
 }

@@ -10,10 +10,25 @@
 use crate::game::pattern::flag;
 use crate::game::{Board, CellKind, Color, Direction, LinePattern, Point};
 
+/// The most stones one forbidden-point check places in its recursion. Real
+/// positions need a handful; without a bound, a position crafted on a large
+/// board could chain double threes whose four points depend on each other,
+/// each asked once per path to it, and hold one check for seconds or more.
+/// Past it, a point still unsettled counts as forbidden, as its lines
+/// alone say (so the three that needed it is not real).
+pub const FORBIDDEN_CHECK_STONES: u32 = 256;
+
 impl Board {
     /// Whether black may not play on `p`. Always false for white, for other
     /// rules, and for occupied or off-board points.
     pub fn is_forbidden(&mut self, p: Point) -> bool {
+        self.is_forbidden_within(p, &mut { FORBIDDEN_CHECK_STONES })
+    }
+
+    /// [`Board::is_forbidden`] placing at most `budget` stones in its
+    /// recursion (see [`FORBIDDEN_CHECK_STONES`]); on return `budget` holds
+    /// what is left.
+    pub fn is_forbidden_within(&mut self, p: Point, budget: &mut u32) -> bool {
         if !self.rule().has_forbidden_moves(Color::Black) || !self.is_empty(p) {
             return false;
         }
@@ -27,7 +42,11 @@ impl Board {
         if flags & flag::FORBID_CANDIDATE == 0 {
             return false;
         }
-        self.has_two_real_threes(p)
+        if *budget == 0 {
+            return true;
+        }
+        *budget -= 1;
+        self.has_two_real_threes(p, budget)
     }
 
     /// Whether black's legality on empty `p` may hang on a double three:
@@ -63,7 +82,7 @@ impl Board {
     }
 
     /// `p` makes two or more line open threes for black: are at least two real?
-    fn has_two_real_threes(&mut self, p: Point) -> bool {
+    fn has_two_real_threes(&mut self, p: Point, budget: &mut u32) -> bool {
         let three_dirs: Vec<Direction> = Direction::ALL
             .into_iter()
             .filter(|&d| self.line_pattern(p, d, Color::Black) == LinePattern::OpenThree)
@@ -71,7 +90,7 @@ impl Board {
         self.put_stone(p, Color::Black);
         let mut real = 0;
         for &dir in &three_dirs {
-            if self.three_is_real(p, dir) {
+            if self.three_is_real(p, dir, budget) {
                 real += 1;
                 if real >= 2 {
                     break;
@@ -86,14 +105,14 @@ impl Board {
     /// become a straight four by a move that is not itself forbidden? A
     /// move there that makes a five (on another line) does not count, as
     /// the Gomocup judge and Piskvork have it: their check calls it foul.
-    fn three_is_real(&mut self, p: Point, dir: Direction) -> bool {
+    fn three_is_real(&mut self, p: Point, dir: Direction, budget: &mut u32) -> bool {
         for k in (-4..=4).filter(|&k| k != 0) {
             let Some(q) = p.step(dir, k) else { continue };
             if self.is_empty(q)
                 && self.line_pattern(q, dir, Color::Black) == LinePattern::OpenFour
                 && self.run_would_contain(q, dir, p)
                 && self.flags(q, Color::Black) & flag::FIVE == 0
-                && !self.is_forbidden(q)
+                && !self.is_forbidden_within(q, budget)
             {
                 return true;
             }

@@ -4,6 +4,7 @@ mod board;
 mod cellset;
 mod color;
 mod forbidden;
+pub use forbidden::FORBIDDEN_CHECK_STONES;
 mod pattern;
 mod point;
 mod rule;
