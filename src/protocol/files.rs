@@ -242,7 +242,7 @@ fn parse_timeouts(text: &str, clock: &mut Clock) -> Result<(), FilesError> {
     // whose timeout_turn takes precedence, has been read.
     let turn_seconds = number("time per move (seconds)")?;
     let left_ms = number("time left (milliseconds)")?;
-    clock.timeout_turn = turn_seconds.saturating_mul(1000);
+    clock.timeout_turn = Some(turn_seconds.saturating_mul(1000));
     clock.time_left = left_ms;
     Ok(())
 }
@@ -313,11 +313,11 @@ impl FileRequest {
         }
         // A negative turn would read as no limit, and the search would
         // never end.
-        if clock.timeout_turn < 0 {
+        if let Some(turn) = clock.timeout_turn.filter(|&turn| turn < 0) {
             return Err(if info_turn {
-                FilesError::NegativeInfoTurn(clock.timeout_turn)
+                FilesError::NegativeInfoTurn(turn)
             } else {
-                FilesError::NegativeTurn(clock.timeout_turn / 1000)
+                FilesError::NegativeTurn(turn / 1000)
             });
         }
         let tah = read(dir, "TAH.DAT")?;
@@ -472,7 +472,7 @@ mod tests {
         std::fs::write(dir.path().join("Info.dat"), "rule 4\ntimeout_turn 300\n").unwrap();
         let request = FileRequest::read(dir.path(), LAG).unwrap();
         assert_eq!(request.board.rule(), Rule::Renju);
-        assert_eq!(request.clock.timeout_turn, 300);
+        assert_eq!(request.clock.timeout_turn, Some(300));
         assert_eq!(file_in(dir.path(), "TAH.DAT"), dir.path().join("Tah.dat"));
         assert_eq!(file_in(dir.path(), "MSG.DAT"), dir.path().join("MSG.DAT"));
     }
@@ -493,7 +493,7 @@ mod tests {
         let info = dir.path().join("INFO.DAT");
         std::fs::write(&info, "timeout_turn 500\n").unwrap();
         let request = FileRequest::read(dir.path(), LAG).unwrap();
-        assert_eq!(request.clock.timeout_turn, 500);
+        assert_eq!(request.clock.timeout_turn, Some(500));
         assert_eq!(request.clock.lag(), LAG);
         std::fs::write(
             &info,
@@ -550,7 +550,7 @@ mod tests {
         }
         let mut clock = Clock::default();
         parse_timeouts("5\n120000\n", &mut clock).unwrap();
-        assert_eq!((clock.timeout_turn, clock.time_left), (5000, 120_000));
+        assert_eq!((clock.timeout_turn, clock.time_left), (Some(5000), 120_000));
         assert!(matches!(
             parse_timeouts("5\n", &mut clock),
             Err(FilesError::MissingTimeout(what)) if what.contains("time left")

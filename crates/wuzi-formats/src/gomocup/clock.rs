@@ -10,8 +10,10 @@ use super::UNLIMITED_MS;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Clock {
     /// `INFO timeout_turn`: time for one move; negative (or, for
-    /// Yixin-Board, 0) is no limit.
-    pub timeout_turn: i64,
+    /// Yixin-Board, 0) is no limit. `None` until the manager sends one:
+    /// Piskvork's 5 s then, or no turn limit where a match limit is known
+    /// (c-gomoku-cli sends timeout_turn only when its games have one).
+    pub timeout_turn: Option<i64>,
     /// `INFO timeout_match`: time for the whole game; 0 or negative is no
     /// limit (Piskvork sends 0, Yixin-Board documents any value up to 0).
     pub timeout_match: i64,
@@ -24,11 +26,12 @@ pub struct Clock {
 }
 
 impl Default for Clock {
-    /// Piskvork's defaults before any INFO: 5 s per move, no match limit
-    /// known (so a `time_left` alone is obeyed), 0.4 s of lag.
+    /// Piskvork's defaults before any INFO: 5 s per move unless a match
+    /// limit is known, no match limit known (so a `time_left` alone is
+    /// obeyed), 0.4 s of lag.
     fn default() -> Clock {
         Clock {
-            timeout_turn: 5000,
+            timeout_turn: None,
             timeout_match: i64::MAX,
             time_left: UNLIMITED_MS,
             increment: 0,
@@ -36,6 +39,9 @@ impl Default for Clock {
         }
     }
 }
+
+/// Piskvork's turn limit before any `INFO timeout_turn`.
+const DEFAULT_TURN_MS: i64 = 5000;
 
 /// The longest `protocol_lag` taken, in INFO or the configuration: more
 /// would leave every move the minimum budget.
@@ -70,7 +76,7 @@ impl Clock {
             return Some(Err(ClockValueError::NotAnInteger));
         };
         match key {
-            "timeout_turn" => self.timeout_turn = v,
+            "timeout_turn" => self.timeout_turn = Some(v),
             "timeout_match" => {
                 self.timeout_match = v;
                 // A manager that never sends time_left still has its match
@@ -115,10 +121,15 @@ impl Clock {
     /// Yixin-Board sends `timeout_turn 0` for "no limit", where Piskvork's
     /// 0 during a search means "move now".
     pub fn turn_limit(&self, zero_is_unlimited: bool) -> Option<Duration> {
-        if self.timeout_turn < 0 || (zero_is_unlimited && self.timeout_turn == 0) {
+        let turn = match self.timeout_turn {
+            Some(turn) => turn,
+            None if self.game_left().is_some() => return None,
+            None => DEFAULT_TURN_MS,
+        };
+        if turn < 0 || (zero_is_unlimited && turn == 0) {
             None
         } else {
-            Some(ms(self.timeout_turn))
+            Some(ms(turn))
         }
     }
 
@@ -209,6 +220,24 @@ mod tests {
         assert_eq!(clock.game_left(), Some(Duration::from_millis(90_000)));
         clock.set("time_increment", "-5");
         assert_eq!(clock.increment(), Duration::ZERO);
+    }
+
+    /// c-gomoku-cli sends no timeout_turn when its games have no turn
+    /// limit: the match clock alone then rules each move, not a default 5 s.
+    #[test]
+    fn without_a_turn_limit_sent_a_match_clock_alone_rules() {
+        let mut clock = Clock::default();
+        assert_eq!(clock.turn_limit(false), Some(Duration::from_secs(5)));
+        clock.set("timeout_match", "120000");
+        clock.set("time_left", "120000");
+        assert_eq!(clock.turn_limit(false), None);
+        assert_eq!(clock.game_left(), Some(Duration::from_secs(120)));
+        clock.set("timeout_turn", "5000");
+        assert_eq!(clock.turn_limit(false), Some(Duration::from_secs(5)));
+        // No match limit either: Piskvork's default turn.
+        let mut untimed = Clock::default();
+        untimed.set("timeout_match", "0");
+        assert_eq!(untimed.turn_limit(false), Some(Duration::from_secs(5)));
     }
 
     #[test]
