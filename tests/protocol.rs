@@ -716,6 +716,30 @@ fn swap2_and_swap_boards() {
     assert!(b.answer().contains("occupied"));
 }
 
+/// Staying with white after three swap2 stones answers at the end of the
+/// turn: the decision's search took half of it (balancing stones might
+/// have been needed), and the move is searched for in the rest, not
+/// played at half time.
+#[test]
+fn staying_after_three_swap2_stones_searches_on_for_the_whole_turn() {
+    let mut b = ready(1);
+    b.send("INFO timeout_turn 3000");
+    b.send("SWAP2BOARD");
+    // Black's stones in the corners, white's in the centre: white's game.
+    for stone in ["0,0", "7,7", "14,14"] {
+        b.send(stone);
+    }
+    let asked = Instant::now();
+    b.send("DONE");
+    let line = b.answer();
+    let took = asked.elapsed();
+    let mv = parse_move(&line).unwrap_or_else(|| panic!("not one move: {line}"));
+    assert!(took >= Duration::from_millis(2000), "{line} after {took:?}");
+    // The move is on the brain's board.
+    b.send(&format!("TAKEBACK {},{}", mv.0, mv.1));
+    assert_eq!(b.answer(), "OK");
+}
+
 #[test]
 fn balance_finds_the_moves_asked_for() {
     let mut b = ready(0);

@@ -760,7 +760,12 @@ impl FrontEnd for Gomocup {
                 message(s, &summary_line(&result, notation));
                 self.answer_move(s, &result);
             }
-            Job::Swap { stones, swap2 } => self.swap_decision(s, &result, stones, swap2),
+            Job::Swap { stones, swap2 } => {
+                if !self.swap_decision(s, &result, stones, swap2) {
+                    // Searching on: the turn is charged when it answers.
+                    return;
+                }
+            }
             Job::YixinSwap2 { stones } => {
                 Self::yixin_swap_decision(s, &result, stones, self.turn_began)
             }

@@ -59,16 +59,26 @@ impl Gomocup {
     /// The engine's swap decision on the position handed over, in the
     /// Gomocup swap commands' answers. Staying with the colour to move is
     /// answered as a TURN is: our move played, or suggested in analysis
-    /// mode.
+    /// mode. Returns false where the answer is still to come: staying after
+    /// three swap2 stones, whose search took half the turn in case
+    /// balancing stones were needed, searches on for the move in the rest
+    /// of it, on the same tree.
     pub(super) fn swap_decision(
         &mut self,
         s: &mut GomocupSession,
         result: &SearchResult,
         stones: usize,
         swap2: bool,
-    ) {
+    ) -> bool {
         let turn_began = self.turn_began;
-        match choice_now(result, stones, swap2) {
+        let choice = choice_now(result, stones, swap2);
+        let half_turn = Job::Swap { stones, swap2 }.turn_share() < 1.0;
+        if choice == SwapChoice::Stay && half_turn && result.reason == StopReason::Time {
+            s.set_received(turn_began);
+            self.think(s, Job::Move);
+            return false;
+        }
+        match choice {
             SwapChoice::TakeBlack => s.send("SWAP"),
             SwapChoice::Balance => {
                 let board = s.engine.board().clone();
@@ -82,6 +92,7 @@ impl Gomocup {
             }
             SwapChoice::Stay => self.answer_move(s, result),
         }
+        true
     }
 
     /// The same decision in Yixin-Board's swap2 messages.
