@@ -686,7 +686,8 @@ impl Searcher {
     }
 
     /// The bytes the tree may use in this search: what `max_memory` leaves
-    /// after the rest of the process (measured now) and a margin. Without a
+    /// after the rest of the process (measured now), the solver's tables
+    /// and a margin. Without a
     /// limit, half the memory the process may use (the machine's or its
     /// control group's): a tree kept from move to move and game to game (and
     /// grown by pondering) would otherwise grow until the system kills the

@@ -74,9 +74,14 @@ impl Gomocup {
         let choice = choice_now(result, stones, swap2);
         let half_turn = Job::Swap { stones, swap2 }.turn_share() < 1.0;
         if choice == SwapChoice::Stay && half_turn && result.reason == StopReason::Time {
+            // The move's clock is the decision's; the line being handled
+            // keeps its own time.
+            let received = s.received();
             s.set_received(turn_began);
             self.think(s, Job::Move);
-            return false;
+            s.set_received(received);
+            // A refusal (the game over, the rule refused) has answered.
+            return !s.busy();
         }
         match choice {
             SwapChoice::TakeBlack => s.send("SWAP"),
