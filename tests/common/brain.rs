@@ -76,7 +76,14 @@ impl Brain {
     }
 
     pub fn expect(&mut self, wanted: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + WAIT;
+        // Under wine a brain starting while others start may stall for
+        // seconds before its first line.
+        let wait = if super::brain_runs_under_wine() {
+            WAIT * 3
+        } else {
+            WAIT
+        };
+        let deadline = Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
@@ -86,10 +93,20 @@ impl Brain {
                         return line;
                     }
                 }
-                Err(_) => panic!(
-                    "no expected line; the brain said:\n{}",
-                    self.seen.join("\n")
-                ),
+                Err(e) => {
+                    let why = match e {
+                        RecvTimeoutError::Timeout => format!("nothing for {wait:?}"),
+                        RecvTimeoutError::Disconnected => format!(
+                            "its output closed (exit: {:?})",
+                            self.child.try_wait().ok().flatten()
+                        ),
+                    };
+                    panic!(
+                        "no expected line ({why}); the brain said:\n{}\nits stderr:\n{}",
+                        self.seen.join("\n"),
+                        self.stderr_text()
+                    )
+                }
             }
         }
     }
