@@ -6,16 +6,14 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use wuzi::game::{Board, BoardSize, Point, Rule};
+use wuzi::bench::positions::FREESTYLE20_GAME;
 use wuzi::nn::{EvalService, Model, NetConfig, ServiceConfig};
 use wuzi::search::{memory, SearchConfig, SearchLimits, Searcher, MAX_ROOT_SOLVER_NODES};
 
-/// The first 40 moves of a 2021 Gomocup freestyle 20x20 game (see
-/// src/bench/positions.rs): a middle game in which a VCT of the side to
-/// move is neither found nor ruled out within the largest root budget.
-const MIDDLE_GAME: &str = "15,15 16,16 15,17 13,15 12,14 15,16 13,16 17,16 18,16 14,13 \
-    16,15 12,15 13,14 15,13 14,14 11,14 10,16 13,13 12,13 11,15 10,15 11,16 11,13 10,14 \
-    9,13 10,11 9,12 9,14 10,12 8,14 7,14 7,13 12,10 12,12 8,11 8,10 6,12 11,18 11,17 6,13";
+/// Moves of the 2021 Gomocup freestyle 20x20 game of the benchmarks after
+/// which a VCT of the side to move is neither found nor ruled out within
+/// the largest root budget: a middle game.
+const MIDDLE_GAME_PLIES: usize = 40;
 
 /// A `/proc/self/status` field in bytes.
 fn status_bytes(field: &str) -> usize {
@@ -69,15 +67,9 @@ fn the_root_solver_table_stays_within_its_share_of_the_memory_limit() {
         usual.saturating_sub(budget) >= 6 << 20,
         "{budget} bytes for the tree with the largest root budget, {usual} with the usual"
     );
-    let mut board = Board::new(
-        BoardSize::square(20).expect("a board size"),
-        Rule::Freestyle,
-    );
-    for mv in MIDDLE_GAME.split_whitespace() {
-        let (x, y) = mv.split_once(',').expect("x,y");
-        let point = Point::new(x.parse().expect("x"), y.parse().expect("y")).expect("on the board");
-        board.play(point).expect("a legal move");
-    }
+    let board = FREESTYLE20_GAME
+        .board_after(MIDDLE_GAME_PLIES)
+        .expect("a legal game");
     // Resets the peak resident size to the current one.
     std::fs::write("/proc/self/clear_refs", "5").expect("/proc/self/clear_refs");
     let before = status_bytes("VmRSS:");
