@@ -20,20 +20,27 @@ fn parse_xy(s: &str) -> Point {
     Point::new(x.parse().expect("x"), y.parse().expect("y")).expect("point")
 }
 
+/// The Gomocup judge's positions: each row's six fields, and its board.
+fn gomocup_positions() -> impl Iterator<Item = (Vec<&'static str>, Board)> {
+    GOMOCUP_TSV
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|line| {
+            let fields: Vec<&str> = line.split('\t').collect();
+            assert_eq!(fields.len(), 6, "{line}");
+            let moves: Vec<Point> = fields[4].split_whitespace().map(parse_xy).collect();
+            let board = Board::from_moves(size15(), Rule::Renju, &moves).expect("legal game");
+            (fields, board)
+        })
+}
+
 #[test]
 fn gomocup_positions_have_exactly_the_judges_forbidden_points() {
     let mut positions = 0;
     let mut points = 0;
     let mut failures = Vec::new();
-    for line in GOMOCUP_TSV
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-    {
-        let fields: Vec<&str> = line.split('\t').collect();
-        assert_eq!(fields.len(), 6, "{line}");
-        let moves: Vec<Point> = fields[4].split_whitespace().map(parse_xy).collect();
+    for (fields, mut board) in gomocup_positions() {
         let expected: BTreeSet<Point> = fields[5].split_whitespace().map(parse_xy).collect();
-        let mut board = Board::from_moves(size15(), Rule::Renju, &moves).expect("legal game");
         assert_eq!(board.side_to_move(), Color::Black);
         let found: BTreeSet<Point> = board.forbidden_points().into_iter().collect();
         // The slow definition-by-definition check agrees with the fast scan.
@@ -200,20 +207,7 @@ fn famegon_full_board_is_a_draw() {
 
 /// Every labelled position: the Gomocup games', quintet's and famegon's.
 fn labelled_positions() -> Vec<Board> {
-    let mut boards = Vec::new();
-    for line in GOMOCUP_TSV
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-    {
-        let moves: Vec<Point> = line
-            .split('\t')
-            .nth(4)
-            .expect("moves")
-            .split_whitespace()
-            .map(parse_xy)
-            .collect();
-        boards.push(Board::from_moves(size15(), Rule::Renju, &moves).expect("legal game"));
-    }
+    let mut boards: Vec<Board> = gomocup_positions().map(|(_, board)| board).collect();
     for line in QUINTET.lines().filter(|l| !l.trim().is_empty()) {
         boards.push(quintet_board(&serde_json::from_str(line).expect("json")));
     }
