@@ -99,9 +99,10 @@ fn random_match(rule: Rule, side: u32, games: usize, extra: &str) {
     let rest = format!(
         "--rule {} --board {side} --games {games} --random-stones 3 --seed 7 \
          --each turn=3000 --tolerance 1000 --init-timeout 10000 --end-grace 500 \
-         --psq {} --sgf {} --log-dir {} {extra}",
+         --psq {} --tsv {} --sgf {} --log-dir {} {extra}",
         rule.gomocup_value(),
         d.join("psq").display(),
+        d.join("records/games.tsv").display(),
         d.join("all.sgf").display(),
         d.join("logs").display()
     );
@@ -138,6 +139,26 @@ fn random_match(rule: Rule, side: u32, games: usize, extra: &str) {
             .map(|m| (m.point.x() as i64, m.point.y() as i64))
             .collect();
         assert_eq!(moves, expected);
+    }
+    // TSV: one line a game under the header, the opening's stones counted
+    // apart, read back by the parser the trainer uses.
+    let text = fs::read_to_string(d.join("records/games.tsv")).unwrap();
+    let mut lines = text.lines();
+    let columns = wuzi_formats::tsv::Columns::from_header(lines.next().unwrap()).unwrap();
+    let records: Vec<_> = lines
+        .map(|line| wuzi_formats::tsv::TsvGame::parse(&columns, line).unwrap())
+        .collect();
+    assert_eq!(records.len(), games);
+    for g in &s.games {
+        let id = format!("game_{:05}", g.index + 1);
+        let r = records.iter().find(|r| r.id == id).unwrap();
+        assert_eq!((r.rule, r.size, r.winner), (rule, size, g.outcome));
+        assert_eq!(r.opening, 3);
+        assert_eq!(r.black, ["alpha", "beta"][g.black]);
+        let moves: Vec<_> = g.moves.iter().map(|m| m.point).collect();
+        assert_eq!(r.moves, moves);
+        assert_eq!(r.end, g.reason.tsv_end());
+        assert!(r.search.is_empty());
     }
     // SGF: every game in the collection, matched by name.
     let sgf = parse_sgf(&fs::read_to_string(d.join("all.sgf")).unwrap()).unwrap();

@@ -69,7 +69,7 @@ Engine settings (--engine1, --engine2, --each): KEY=VALUE words, several per fla
 Example:
   match --engine1 cmd=./pbrain-new name=new --engine2 cmd=./pbrain-old name=old \\
         --each tc=60/5 --rule 4 --board 15 --openings openings/gomocup2021_renju15.txt \\
-        --concurrency 2 --sprt elo0=0 elo1=20 --psq games/ --sgf games.sgf --log-dir logs/";
+        --concurrency 2 --sprt elo0=0 elo1=20 --psq games/ --tsv games.tsv --sgf games.sgf --log-dir logs/";
 
 /// Plays two Gomocup brains against each other.
 #[derive(Debug, Clone, Args)]
@@ -151,6 +151,11 @@ pub struct MatchArgs {
     /// Directory for PSQ records (game_00001.psq, ...).
     #[arg(long, value_name = "DIR")]
     pub psq: Option<PathBuf>,
+    /// Every game as a line of Gomocup TSV in this file (as the results
+    /// archive and self-play write, with the opening's stone count): records
+    /// that `train` reads, the opening's stones not taken for moves.
+    #[arg(long, value_name = "FILE")]
+    pub tsv: Option<PathBuf>,
     /// SGF output: a file ending in .sgf (all games) or a directory.
     #[arg(long, value_name = "PATH")]
     pub sgf: Option<PathBuf>,

@@ -1,5 +1,6 @@
-//! Where a match's games are written: each game's log, its PSQ record and
-//! its SGF (one file for the match, or one per game).
+//! Where a match's games are written: each game's log, its PSQ record, its
+//! SGF (one file for the match, or one per game) and its line of TSV (one
+//! file for the match).
 
 use std::fs;
 use std::io::Write;
@@ -9,6 +10,7 @@ use crate::arena::brain::GameSettings;
 use crate::arena::result::GameSummary;
 use crate::arena::ArenaError;
 use wuzi_formats::record::{psq_text, sgf_text, SgfInfo};
+use wuzi_formats::tsv::{self, TsvGame};
 
 /// Where the SGF records go.
 pub(crate) enum SgfTarget {
@@ -22,12 +24,18 @@ pub(crate) enum SgfTarget {
 pub(crate) struct RecordTargets {
     pub psq: Option<PathBuf>,
     pub sgf: Option<SgfTarget>,
+    pub tsv: Option<PathBuf>,
     pub log_dir: Option<PathBuf>,
 }
 
 impl RecordTargets {
     /// `sgf` is one file where it ends in `.sgf`, a folder otherwise.
-    pub fn new(psq: Option<PathBuf>, sgf: Option<PathBuf>, log_dir: Option<PathBuf>) -> Self {
+    pub fn new(
+        psq: Option<PathBuf>,
+        sgf: Option<PathBuf>,
+        tsv: Option<PathBuf>,
+        log_dir: Option<PathBuf>,
+    ) -> Self {
         let sgf = sgf.map(|p| {
             if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("sgf")) {
                 SgfTarget::File(p)
@@ -35,7 +43,12 @@ impl RecordTargets {
                 SgfTarget::Dir(p)
             }
         });
-        RecordTargets { psq, sgf, log_dir }
+        RecordTargets {
+            psq,
+            sgf,
+            tsv,
+            log_dir,
+        }
     }
 }
 
@@ -69,12 +82,21 @@ pub(crate) fn write_log(
     file.write_all(text.as_bytes()).map_err(io_error(&path))
 }
 
+/// Creates (truncating) the file at `path` and the folders above it.
+fn create_with_parent(path: &Path) -> Result<fs::File, ArenaError> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent).map_err(io_error(parent))?;
+    }
+    fs::File::create(path).map_err(io_error(path))
+}
+
 /// Writes the records of each finished game.
 pub(crate) struct Recorder<'a> {
     targets: &'a RecordTargets,
     labels: &'a [String; 2],
     settings: &'a GameSettings,
     sgf_file: Option<fs::File>,
+    tsv_file: Option<fs::File>,
 }
 
 impl<'a> Recorder<'a> {
@@ -95,12 +117,15 @@ impl<'a> Recorder<'a> {
                 fs::create_dir_all(dir).map_err(io_error(dir))?;
                 None
             }
-            Some(SgfTarget::File(path)) => {
-                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    fs::create_dir_all(parent).map_err(io_error(parent))?;
-                }
-                Some(fs::File::create(path).map_err(io_error(path))?)
-            }
+            Some(SgfTarget::File(path)) => Some(create_with_parent(path)?),
+            None => None,
+        };
+        let tsv_file = match &targets.tsv {
+            Some(path) => Some(create_with_parent(path).and_then(|mut file| {
+                writeln!(file, "{}", tsv::header())
+                    .map_err(io_error(path))
+                    .map(|()| file)
+            })?),
             None => None,
         };
         Ok(Recorder {
@@ -108,6 +133,7 @@ impl<'a> Recorder<'a> {
             labels,
             settings,
             sgf_file,
+            tsv_file,
         })
     }
 
@@ -118,6 +144,24 @@ impl<'a> Recorder<'a> {
             let path = game_file(dir, g.index, "psq");
             fs::write(&path, psq_text(self.settings.size, &g.moves, black, white))
                 .map_err(io_error(&path))?;
+        }
+        if let (Some(file), Some(path)) = (&mut self.tsv_file, &self.targets.tsv) {
+            let game = TsvGame {
+                id: format!("game_{:05}", g.index + 1),
+                league: "match".to_string(),
+                rule: self.settings.rule,
+                size: self.settings.size,
+                black: black.clone(),
+                white: white.clone(),
+                winner: g.outcome,
+                end: g.reason.tsv_end().to_string(),
+                opening: g.opening_stones,
+                moves: g.moves.iter().map(|m| m.point).collect(),
+                search: Vec::new(),
+            };
+            // One write a line: a match cut off leaves whole lines.
+            let line = format!("{}\n", game.line());
+            file.write_all(line.as_bytes()).map_err(io_error(path))?;
         }
         if self.targets.sgf.is_some() {
             let comment = format!(

@@ -69,6 +69,25 @@ impl EndReason {
         )
     }
 
+    /// The `end` column of a TSV record, in the Gomocup results archive's
+    /// words where it has one (`other` for a forfeit or crash,
+    /// `illegal_move`, `black_forbidden`): a trainer reading the record
+    /// then tells a game decided off the board from one played out.
+    pub fn tsv_end(&self) -> &'static str {
+        match self {
+            EndReason::Five => "five",
+            EndReason::BoardFull => "draw",
+            EndReason::DrawAdjudicated { .. } => "draw-adjudicated",
+            EndReason::Forbidden { .. } => "black_forbidden",
+            EndReason::Occupied { .. }
+            | EndReason::OffBoard { .. }
+            | EndReason::Unparsable { .. } => "illegal_move",
+            EndReason::TimeForfeit { .. }
+            | EndReason::Crash { .. }
+            | EndReason::StartFailure { .. } => "other",
+        }
+    }
+
     /// SGF `RE` suffix: `T` time, `F` forfeit, empty otherwise.
     fn sgf_suffix(&self) -> &'static str {
         match self {
@@ -193,6 +212,62 @@ impl GameSummary {
                 format!("{} loses: {}", side(c.opponent()), self.reason.detail())
             }
             Outcome::Win(c) => format!("{} wins: {}", side(c), self.reason.detail()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wuzi_formats::tsv::{self, Columns, TsvGame};
+    use wuzi_game::game::{BoardSize, Rule};
+
+    /// A trainer reading a match's TSV takes the winner of a game played
+    /// out, and leaves undecided one that a fault ended.
+    #[test]
+    fn tsv_end_words_tell_faults_from_games_played_out() {
+        let point = Point::new(3, 4).unwrap();
+        let reasons = [
+            EndReason::Five,
+            EndReason::BoardFull,
+            EndReason::DrawAdjudicated { plies: 200 },
+            EndReason::Forbidden { point },
+            EndReason::Occupied { x: 1, y: 1 },
+            EndReason::OffBoard { x: -1, y: 0 },
+            EndReason::Unparsable {
+                line: "hello".to_string(),
+            },
+            EndReason::TimeForfeit {
+                elapsed_ms: 9,
+                allowed_ms: 5,
+                last_error: None,
+            },
+            EndReason::Crash {
+                detail: "exit".to_string(),
+            },
+            EndReason::StartFailure {
+                detail: "no OK".to_string(),
+            },
+        ];
+        let columns = Columns::from_header(&tsv::header()).unwrap();
+        for reason in reasons {
+            let line = TsvGame {
+                id: "g".to_string(),
+                league: "match".to_string(),
+                rule: Rule::Renju,
+                size: BoardSize::square(15).unwrap(),
+                black: "a".to_string(),
+                white: "b".to_string(),
+                winner: Outcome::Win(Color::White),
+                end: reason.tsv_end().to_string(),
+                opening: 0,
+                moves: vec![point],
+                search: Vec::new(),
+            }
+            .line();
+            let row = columns.row(&line).unwrap();
+            assert_eq!(row.decided_off_the_board(), reason.is_fault(), "{reason:?}");
+            assert_eq!(row.claims_five(), reason == EndReason::Five, "{reason:?}");
         }
     }
 }

@@ -263,7 +263,12 @@ impl Plan {
             concurrency: args.concurrency.min(jobs.len().max(1)),
             jobs,
             sprt,
-            records: RecordTargets::new(args.psq.clone(), args.sgf.clone(), args.log_dir.clone()),
+            records: RecordTargets::new(
+                args.psq.clone(),
+                args.sgf.clone(),
+                args.tsv.clone(),
+                args.log_dir.clone(),
+            ),
             quiet: args.quiet,
             seed,
             openings: openings_desc,
