@@ -149,7 +149,7 @@ impl PlayedGame {
             end: self.end.label().to_string(),
             opening: self.opening,
             moves: self.moves.clone(),
-            search: self.search.clone(),
+            search: Some(self.search.clone()),
         }
         .line()
     }

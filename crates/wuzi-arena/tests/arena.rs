@@ -141,7 +141,7 @@ fn random_match(rule: Rule, side: u32, games: usize, extra: &str) {
         assert_eq!(moves, expected);
     }
     // TSV: one line a game under the header, the opening's stones counted
-    // apart, read back by the parser the trainer uses.
+    // apart, read back by the line parser.
     let text = fs::read_to_string(d.join("records/games.tsv")).unwrap();
     let mut lines = text.lines();
     let columns = wuzi_formats::tsv::Columns::from_header(lines.next().unwrap()).unwrap();
@@ -158,8 +158,16 @@ fn random_match(rule: Rule, side: u32, games: usize, extra: &str) {
         let moves: Vec<_> = g.moves.iter().map(|m| m.point).collect();
         assert_eq!(r.moves, moves);
         assert_eq!(r.end, g.reason.tsv_end());
-        assert!(r.search.is_empty());
+        assert_eq!(r.search, None);
     }
+    // ... and by the trainer's loader, which checks a record's search
+    // column against its moves: every game is a training game.
+    let data =
+        wuzi_data::records::Dataset::load(&[d.join("records/games.tsv")], rule, &[]).unwrap();
+    let st = &data.stats;
+    assert_eq!((st.records, st.skipped()), (games, 0), "{:?}", st.warnings);
+    assert_eq!(st.games + st.evaluation_openings, games, "{st:?}");
+    assert!(st.games > 0, "{st:?}");
     // SGF: every game in the collection, matched by name.
     let sgf = parse_sgf(&fs::read_to_string(d.join("all.sgf")).unwrap()).unwrap();
     assert_eq!(sgf.len(), games);

@@ -83,6 +83,14 @@ pub fn header() -> String {
     format!("#{}", COLUMNS.join("\t"))
 }
 
+/// The header line of games recorded without our search: every column of
+/// [`COLUMNS`] but `search` (no newline). A record with a `search` column
+/// must give one entry per move after the opening, so games between other
+/// engines leave the column out rather than leave it empty.
+pub fn header_without_search() -> String {
+    format!("#{}", COLUMNS[..COLUMNS.len() - 1].join("\t"))
+}
+
 /// A board size as the `board` column writes it: `15`, or `30x20`.
 pub fn board_text(size: BoardSize) -> String {
     if size.width() == size.height() {
@@ -346,12 +354,15 @@ pub struct TsvGame {
     pub end: String,
     pub opening: usize,
     pub moves: Vec<Point>,
-    /// One entry per move after the opening, or none at all.
-    pub search: Vec<Option<SearchTarget>>,
+    /// Self-play's `search` column: one entry per move after the opening.
+    /// `None`: a game whose searches are not ours (a match's, say),
+    /// written under [`header_without_search`].
+    pub search: Option<Vec<Option<SearchTarget>>>,
 }
 
 impl TsvGame {
-    /// The game as a line under [`header`] (no newline; no year: `-`).
+    /// The game as a line (no newline; no year: `-`): under [`header`], or
+    /// under [`header_without_search`] when it has no `search`.
     pub fn line(&self) -> String {
         // Fields are read trimmed: write them so, and a line reads back as written.
         let text = |s: &str| s.replace(['\t', '\r', '\n'], " ").trim().to_string();
@@ -368,8 +379,10 @@ impl TsvGame {
             self.opening.to_string(),
             self.moves.len().to_string(),
             moves_text(&self.moves),
-            search_target::format_column(&self.search),
         ]
+        .into_iter()
+        .chain(self.search.as_deref().map(search_target::format_column))
+        .collect::<Vec<_>>()
         .join("\t")
     }
 
@@ -392,7 +405,7 @@ impl TsvGame {
             end: named("end"),
             opening: row.opening()?,
             moves: row.moves(size)?,
-            search: row.search()?,
+            search: row.has_search().then(|| row.search()).transpose()?,
         })
     }
 }

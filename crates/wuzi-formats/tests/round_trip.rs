@@ -129,7 +129,7 @@ proptest! {
         visits in 1u32..5000,
     ) {
         let opening = opening.min(cells.len());
-        let search = if searched {
+        let search = searched.then(|| {
             cells[opening..]
                 .iter()
                 .enumerate()
@@ -137,9 +137,7 @@ proptest! {
                     (i % 3 != 1).then(|| SearchTarget::new([0.5, 0.2, 0.3], [(p, visits)]).unwrap())
                 })
                 .collect()
-        } else {
-            Vec::new()
-        };
+        });
         let game = TsvGame {
             id: format!("selfplay/1/{name}"),
             league: "selfplay".to_string(),
@@ -153,7 +151,9 @@ proptest! {
             moves: cells,
             search,
         };
-        let columns = Columns::from_header(&tsv::header()).unwrap();
+        // A match's games (no search of ours) have no `search` column.
+        let header = if searched { tsv::header() } else { tsv::header_without_search() };
+        let columns = Columns::from_header(&header).unwrap();
         prop_assert_eq!(TsvGame::parse(&columns, &game.line()), Ok(game));
     }
 }

@@ -152,8 +152,9 @@ pub struct MatchArgs {
     #[arg(long, value_name = "DIR")]
     pub psq: Option<PathBuf>,
     /// Every game as a line of Gomocup TSV in this file (as the results
-    /// archive and self-play write, with the opening's stone count): records
-    /// that `train` reads, the opening's stones not taken for moves.
+    /// archive writes, with the opening's stone count and no `search`
+    /// column): records that `train` reads, the opening's stones not taken
+    /// for moves.
     #[arg(long, value_name = "FILE")]
     pub tsv: Option<PathBuf>,
     /// SGF output: a file ending in .sgf (all games) or a directory.

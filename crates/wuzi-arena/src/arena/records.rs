@@ -122,7 +122,7 @@ impl<'a> Recorder<'a> {
         };
         let tsv_file = match &targets.tsv {
             Some(path) => Some(create_with_parent(path).and_then(|mut file| {
-                writeln!(file, "{}", tsv::header())
+                writeln!(file, "{}", tsv::header_without_search())
                     .map_err(io_error(path))
                     .map(|()| file)
             })?),
@@ -157,7 +157,7 @@ impl<'a> Recorder<'a> {
                 end: g.reason.tsv_end().to_string(),
                 opening: g.opening_stones,
                 moves: g.moves.iter().map(|m| m.point).collect(),
-                search: Vec::new(),
+                search: None,
             };
             // One write a line: a match cut off leaves whole lines.
             let line = format!("{}\n", game.line());

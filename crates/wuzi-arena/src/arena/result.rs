@@ -249,7 +249,7 @@ mod tests {
                 detail: "no OK".to_string(),
             },
         ];
-        let columns = Columns::from_header(&tsv::header()).unwrap();
+        let columns = Columns::from_header(&tsv::header_without_search()).unwrap();
         for reason in reasons {
             let line = TsvGame {
                 id: "g".to_string(),
@@ -262,7 +262,7 @@ mod tests {
                 end: reason.tsv_end().to_string(),
                 opening: 0,
                 moves: vec![point],
-                search: Vec::new(),
+                search: None,
             }
             .line();
             let row = columns.row(&line).unwrap();
