@@ -325,18 +325,13 @@ impl<'a> Row<'a> {
         self.field(self.columns.id).filter(|id| !id.is_empty())
     }
 
-    /// Whether the line has a `search` field (empty or not): a self-play
-    /// record, whose entries must then match its moves.
-    pub fn has_search(&self) -> bool {
-        self.field(self.columns.search).is_some()
-    }
-
-    /// The `search` column's entries (none without the column).
-    pub fn search(&self) -> Result<Vec<Option<SearchTarget>>, SearchTargetError> {
-        match self.field(self.columns.search) {
-            None => Ok(Vec::new()),
-            Some(text) => search_target::parse_column(text),
-        }
+    /// The `search` field's entries: `None` when the line has no such field,
+    /// `Some` (possibly empty) for a self-play record, whose entries must
+    /// then match its moves.
+    pub fn search(&self) -> Result<Option<Vec<Option<SearchTarget>>>, SearchTargetError> {
+        self.field(self.columns.search)
+            .map(search_target::parse_column)
+            .transpose()
     }
 }
 
@@ -405,7 +400,7 @@ impl TsvGame {
             end: named("end"),
             opening: row.opening()?,
             moves: row.moves(size)?,
-            search: row.has_search().then(|| row.search()).transpose()?,
+            search: row.search()?,
         })
     }
 }

@@ -335,7 +335,7 @@ impl Loader<'_> {
                 // A self-play line's entries are checked even when there
                 // are none: an emptied column would make every move a
                 // target, the sampled opening moves among them.
-                if row.has_search() {
+                if let Some(search) = search {
                     let plies = game.moves.len() - game.first_target as usize;
                     let why = if search.len() != plies {
                         Some(format!(
