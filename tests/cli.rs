@@ -818,3 +818,116 @@ fn log_dir_logs_a_gtp_session() {
     assert_eq!(logs.len(), 1, "{logs:?}");
     assert!(logs[0].contains("boardsize 15"), "{}", logs[0]);
 }
+
+/// scripts/gomocup_psq_to_tsv.py: a Gomocup results folder (one .psq per
+/// game, as GomocupJudge writes it) gives back the games of the collection
+/// they came from, line for line: the opening found among the league's
+/// openings (its stones not trained on), black the first engine named, the
+/// winner from the file name. A game turned by a symmetry of the board
+/// keeps its opening's length; one that starts from no opening of the file
+/// is left out and counted.
+#[test]
+fn gomocup_psq_folders_convert_to_the_collections_tsv() {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let cases = [
+        (
+            "gomocup2021_freestyle1_sample.tsv",
+            "../../../crates/wuzi-arena/tests/fixtures/openings/gomocup2021_freestyle20.txt",
+            "Freestyle1",
+            "2021",
+        ),
+        (
+            "gomocup2024_freestyle15_2_sample.tsv",
+            "gomocup2024_freestyle15_openings.txt",
+            "Freestyle15_2",
+            "2024",
+        ),
+    ];
+    for (games, openings, league, year) in cases {
+        let text = std::fs::read_to_string(format!("{fixtures}/games/{games}")).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let dir = tempfile::tempdir().unwrap();
+        // The psq of one TSV line, as the judge writes it: the opening's
+        // stones at 0 ms, the names of the engines' archives.
+        let write_psq = |fields: &[&str], moves: &[(i64, i64)]| {
+            let (board, opening): (i64, usize) =
+                (fields[4].parse().unwrap(), fields[9].parse().unwrap());
+            let mut psq = format!("Piskvorky {board}x{board}, 11:11, 0\n");
+            for (i, (x, y)) in moves.iter().enumerate() {
+                let ms = if i < opening { 0 } else { 100 + i };
+                psq += &format!("{},{},{ms}\n", x + 1, y + 1);
+            }
+            psq += &format!(
+                "{}.zip\n{}.zip\n-1\n1,{}\n",
+                fields[5], fields[6], fields[2]
+            );
+            let name = fields[0].rsplit('/').next().unwrap();
+            std::fs::write(dir.path().join(format!("{name}.psq")), psq).unwrap();
+        };
+        let parse = |moves: &str| -> Vec<(i64, i64)> {
+            moves
+                .split_whitespace()
+                .map(|m| {
+                    let (x, y) = m.split_once(',').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect()
+        };
+        let mut turned = Vec::new();
+        for line in &lines[1..] {
+            let fields: Vec<&str> = line.split('\t').collect();
+            let moves = parse(fields[11]);
+            write_psq(&fields, &moves);
+            // The same game mirrored left to right, under another round.
+            let side: i64 = fields[4].parse().unwrap();
+            let mirrored: Vec<(i64, i64)> = moves.iter().map(|&(x, y)| (side - 1 - x, y)).collect();
+            let id = fields[0].replacen(&format!("/{league}/"), &format!("/{league}/9"), 1);
+            let text: Vec<String> = mirrored.iter().map(|(x, y)| format!("{x},{y}")).collect();
+            let mut mirrored_fields = fields.clone();
+            mirrored_fields[0] = &id;
+            let joined = text.join(" ");
+            mirrored_fields[11] = &joined;
+            write_psq(&mirrored_fields, &mirrored);
+            turned.push(mirrored_fields.join("\t"));
+        }
+        lines.extend(turned);
+        // A game from no opening of the file: a lone stone in the corner.
+        std::fs::write(
+            dir.path().join("99_0_1_1.psq"),
+            "Piskvorky 15x15, 11:11, 0\n1,1,0\n2,2,5\nA.zip\nB.zip\n-1\n",
+        )
+        .unwrap();
+        let out = Command::new("python3")
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/scripts/gomocup_psq_to_tsv.py"
+            ))
+            .args([
+                "--league",
+                league,
+                "--year",
+                year,
+                "--rule",
+                "freestyle",
+                "--openings",
+            ])
+            .arg(format!("{fixtures}/games/{openings}"))
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let mut got: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect();
+        assert_eq!(got.first(), lines.first(), "header");
+        got[1..].sort();
+        lines[1..].sort();
+        assert_eq!(got, lines, "{games}");
+        assert!(
+            stderr.contains("left out 1: no opening of the file"),
+            "{stderr}"
+        );
+    }
+}
