@@ -828,6 +828,7 @@ fn log_dir_logs_a_gtp_session() {
 /// is left out and counted.
 #[test]
 fn gomocup_psq_folders_convert_to_the_collections_tsv() {
+    use wuzi_formats::tsv::{moves_text, Columns, TsvGame};
     let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
     let cases = [
         (
@@ -846,49 +847,49 @@ fn gomocup_psq_folders_convert_to_the_collections_tsv() {
     for (games, openings, league, year) in cases {
         let text = std::fs::read_to_string(format!("{fixtures}/games/{games}")).unwrap();
         let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let columns = Columns::from_header(&lines[0]).unwrap();
         let dir = tempfile::tempdir().unwrap();
-        // The psq of one TSV line, as the judge writes it: the opening's
+        // The psq of one game, as the judge writes it: the opening's
         // stones at 0 ms, the names of the engines' archives.
-        let write_psq = |fields: &[&str], moves: &[(i64, i64)]| {
-            let (board, opening): (i64, usize) =
-                (fields[4].parse().unwrap(), fields[9].parse().unwrap());
-            let mut psq = format!("Piskvorky {board}x{board}, 11:11, 0\n");
-            for (i, (x, y)) in moves.iter().enumerate() {
-                let ms = if i < opening { 0 } else { 100 + i };
-                psq += &format!("{},{},{ms}\n", x + 1, y + 1);
+        let write_psq = |game: &TsvGame| {
+            let (width, height) = (game.size.width(), game.size.height());
+            let mut psq = format!("Piskvorky {width}x{height}, 11:11, 0\n");
+            for (i, p) in game.moves.iter().enumerate() {
+                let ms = if i < game.opening { 0 } else { 100 + i };
+                psq += &format!("{},{},{ms}\n", p.x() + 1, p.y() + 1);
             }
             psq += &format!(
                 "{}.zip\n{}.zip\n-1\n1,{}\n",
-                fields[5], fields[6], fields[2]
+                game.black, game.white, game.league
             );
-            let name = fields[0].rsplit('/').next().unwrap();
+            let name = game.id.rsplit('/').next().unwrap();
             std::fs::write(dir.path().join(format!("{name}.psq")), psq).unwrap();
-        };
-        let parse = |moves: &str| -> Vec<(i64, i64)> {
-            moves
-                .split_whitespace()
-                .map(|m| {
-                    let (x, y) = m.split_once(',').unwrap();
-                    (x.parse().unwrap(), y.parse().unwrap())
-                })
-                .collect()
         };
         let mut turned = Vec::new();
         for line in &lines[1..] {
-            let fields: Vec<&str> = line.split('\t').collect();
-            let moves = parse(fields[11]);
-            write_psq(&fields, &moves);
+            let game = TsvGame::parse(&columns, line).unwrap();
+            write_psq(&game);
             // The same game mirrored left to right, under another round.
-            let side: i64 = fields[4].parse().unwrap();
-            let mirrored: Vec<(i64, i64)> = moves.iter().map(|&(x, y)| (side - 1 - x, y)).collect();
-            let id = fields[0].replacen(&format!("/{league}/"), &format!("/{league}/9"), 1);
-            let text: Vec<String> = mirrored.iter().map(|(x, y)| format!("{x},{y}")).collect();
-            let mut mirrored_fields = fields.clone();
-            mirrored_fields[0] = &id;
-            let joined = text.join(" ");
-            mirrored_fields[11] = &joined;
-            write_psq(&mirrored_fields, &mirrored);
-            turned.push(mirrored_fields.join("\t"));
+            let right = i32::from(game.size.width()) - 1;
+            let mirrored = TsvGame {
+                id: game
+                    .id
+                    .replacen(&format!("/{league}/"), &format!("/{league}/9"), 1),
+                moves: (game.moves.iter())
+                    .map(|p| {
+                        let (x, y) = (i32::from(p.x()), i32::from(p.y()));
+                        game.size.point(right - x, y).unwrap()
+                    })
+                    .collect(),
+                ..game.clone()
+            };
+            write_psq(&mirrored);
+            // Its line: the collection's, but for the id and the moves.
+            let mut fields: Vec<&str> = line.split('\t').collect();
+            let moves = moves_text(&mirrored.moves);
+            fields[0] = &mirrored.id;
+            fields[11] = &moves;
+            turned.push(fields.join("\t"));
         }
         lines.extend(turned);
         // A game from no opening of the file: a lone stone in the corner.
