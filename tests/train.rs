@@ -581,6 +581,67 @@ fn zero_steps_validate_the_network_untouched() {
     assert!((before.policy_loss - stepped.policy_loss).abs() > 1e-6);
 }
 
+/// A Gomocup results folder (one PSQ file per game) trains with the
+/// league's opening file: the same positions as the collection's TSV of
+/// those games, and a game from none of the openings left out.
+#[test]
+fn psq_folders_train_after_the_tournament_openings() {
+    let tsv = fixture("gomocup2024_freestyle15_2_sample.tsv");
+    let text = fs::read_to_string(&tsv).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("Freestyle15_2");
+    fs::create_dir(&folder).unwrap();
+    // "x,y x,y ..." (0-based) as the judge's PSQ file (1-based, a time each).
+    let psq = |moves: &str| {
+        let mut text = String::from("Piskvorky 15x15, 11:11, 0\n");
+        for xy in moves.split(' ') {
+            let (x, y) = xy.split_once(',').unwrap();
+            let one = |v: &str| v.parse::<u32>().unwrap() + 1;
+            text += &format!("{},{},0\n", one(x), one(y));
+        }
+        text
+    };
+    for (i, line) in text.lines().skip(1).enumerate() {
+        let moves = line.split('\t').nth(11).unwrap();
+        fs::write(folder.join(format!("{i}.psq")), psq(moves)).unwrap();
+    }
+    fs::write(folder.join("elsewhere.psq"), psq(BLACK_FIVE)).unwrap();
+
+    let out = dir.path().join("out");
+    let mut args = tiny_run(dir.path(), &out, &["--checkpoint-every", "0"]);
+    args.max_steps = Some(0);
+    args.data = vec![folder.clone()];
+    args.psq_openings = Some(fixture("gomocup2024_freestyle15_openings.txt"));
+    let summary = run(&args).unwrap();
+    let collection = Dataset::load(&[tsv], Rule::Freestyle, &[]).unwrap();
+    assert!(collection.stats.games >= 40);
+    assert_eq!(
+        summary.data.games, collection.stats.games,
+        "{}",
+        summary.data
+    );
+    assert_eq!(summary.data.positions, collection.stats.positions);
+    assert_eq!(summary.data.psq_without_opening, 1);
+
+    // Without the openings, the judge's stones are moves like the others.
+    args.psq_openings = None;
+    let all = run(&args).unwrap();
+    assert_eq!(all.data.games, collection.stats.games + 1);
+    let opening_stones: usize = (collection.games.iter())
+        .map(|g| usize::from(g.first_target))
+        .sum();
+    let nine = BLACK_FIVE.split(' ').count();
+    assert_eq!(
+        all.data.positions,
+        collection.stats.positions + opening_stones + nine
+    );
+
+    // An opening file that cannot be read stops the run, naming it.
+    args.psq_openings = Some(dir.path().join("no-such-openings.txt"));
+    let why = run(&args).unwrap_err();
+    assert!(why.contains("no-such-openings.txt"), "{why}");
+}
+
 /// `--split-seed` picks the validation games alone: a run with another
 /// `--seed` (another order and other symmetries) holds out the same games.
 #[test]

@@ -28,6 +28,7 @@ use crate::nn::device::{select_device, tune_cpu};
 use crate::nn::precision::{Calibration, Precision, PrecisionSetting};
 use crate::nn::{NetConfig, Network};
 use tch::Kind;
+use wuzi_data::tournament::TournamentOpenings;
 
 pub use data::{Dataset, LoadStats};
 pub use trainer::{LoopResult, Schedule, ValMetrics};
@@ -46,6 +47,13 @@ pub struct TrainArgs {
     /// and are read as games of --rule.
     #[arg(required = true, value_name = "DATA")]
     pub data: Vec<PathBuf>,
+    /// The tournament's opening file (offset or pos notation) for the PSQ
+    /// files, which do not mark the judge's opening stones: each PSQ game's
+    /// longest first part that is one of these openings, anywhere and
+    /// turned, is not trained on, and a PSQ game from none of them is left
+    /// out (Gomocup results folders; TSV records name their own openings).
+    #[arg(long, value_name = "FILE")]
+    pub psq_openings: Option<PathBuf>,
     /// Rule of the games to train on (freestyle, standard, renju, caro).
     #[arg(long)]
     pub rule: Rule,
@@ -431,7 +439,15 @@ fn train(args: &TrainArgs) -> Result<TrainSummary, String> {
         .and_then(|()| std::fs::remove_file(&probe))
         .map_err(|e| format!("cannot write into {}: {e}", args.out.display()))?;
 
-    let mut dataset = Dataset::load(&args.data, args.rule, &args.boards)?;
+    let mut dataset = match &args.psq_openings {
+        None => Dataset::load(&args.data, args.rule, &args.boards)?,
+        Some(path) => Dataset::load_with_psq_openings(
+            &args.data,
+            args.rule,
+            &args.boards,
+            TournamentOpenings::read(path)?,
+        )?,
+    };
     if !args.quiet {
         eprintln!("train: {}", dataset.stats);
         for w in &dataset.stats.warnings {

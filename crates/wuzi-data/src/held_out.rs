@@ -40,9 +40,7 @@ const EVALUATION_SETS: [(Rule, u32, &str, &str); 4] = [
 #[derive(Clone, Debug, Default)]
 pub struct EvaluationOpenings {
     file: &'static str,
-    shapes: BTreeSet<OpeningShape>,
-    /// Stones of the longest of them.
-    most_stones: usize,
+    shapes: OpeningShapes,
 }
 
 impl EvaluationOpenings {
@@ -66,11 +64,7 @@ impl EvaluationOpenings {
     pub fn named(file: &'static str, openings: &[Vec<(i64, i64)>], size: BoardSize) -> Self {
         EvaluationOpenings {
             file,
-            shapes: openings
-                .iter()
-                .map(|moves| canonical_shape(moves, size))
-                .collect(),
-            most_stones: openings.iter().map(Vec::len).max().unwrap_or(0),
+            shapes: OpeningShapes::new(openings, size),
         }
     }
 
@@ -81,21 +75,65 @@ impl EvaluationOpenings {
 
     /// Stones of the longest opening.
     pub fn most_stones(&self) -> usize {
-        self.most_stones
+        self.shapes.most_stones()
     }
 
     /// The evaluation file that holds `moves`' shape, if one does.
     pub fn holds(&self, moves: &[(i64, i64)], size: BoardSize) -> Option<&'static str> {
-        self.shapes
-            .contains(&canonical_shape(moves, size))
-            .then_some(self.file)
+        self.shapes.contains(moves, size).then_some(self.file)
     }
 
     /// The evaluation file one of whose openings `moves` passes through
     /// (a first part of `moves` in playing order has its shape), if one
     /// does: every position after it is one the evaluation games reach.
     pub fn passed_through(&self, moves: &[(i64, i64)], size: BoardSize) -> Option<&'static str> {
-        (1..=moves.len().min(self.most_stones)).find_map(|n| self.holds(&moves[..n], size))
+        self.shapes.shortest_opening(moves, size).map(|_| self.file)
+    }
+}
+
+/// A set of openings by their shape on one board (the board's symmetries
+/// and shifts taken out: `wuzi_formats::opening::canonical_shape`).
+#[derive(Clone, Debug, Default)]
+pub struct OpeningShapes {
+    shapes: BTreeSet<OpeningShape>,
+    /// Stones of the longest of them.
+    most_stones: usize,
+}
+
+impl OpeningShapes {
+    /// `openings` (cells in playing order) on a board of `size`.
+    pub fn new(openings: &[Vec<(i64, i64)>], size: BoardSize) -> OpeningShapes {
+        OpeningShapes {
+            shapes: openings
+                .iter()
+                .map(|moves| canonical_shape(moves, size))
+                .collect(),
+            most_stones: openings.iter().map(Vec::len).max().unwrap_or(0),
+        }
+    }
+
+    /// Stones of the longest opening.
+    pub fn most_stones(&self) -> usize {
+        self.most_stones
+    }
+
+    /// Whether `moves`, as a whole, have the shape of one of the openings.
+    pub fn contains(&self, moves: &[(i64, i64)], size: BoardSize) -> bool {
+        self.shapes.contains(&canonical_shape(moves, size))
+    }
+
+    /// The length of the shortest first part of `moves` that is one of the
+    /// openings, if one is.
+    pub fn shortest_opening(&self, moves: &[(i64, i64)], size: BoardSize) -> Option<usize> {
+        (1..=moves.len().min(self.most_stones)).find(|&n| self.contains(&moves[..n], size))
+    }
+
+    /// The length of the longest first part of `moves` that is one of the
+    /// openings, if one is.
+    pub fn longest_opening(&self, moves: &[(i64, i64)], size: BoardSize) -> Option<usize> {
+        (1..=moves.len().min(self.most_stones))
+            .rev()
+            .find(|&n| self.contains(&moves[..n], size))
     }
 }
 

@@ -6,3 +6,4 @@
 pub mod export;
 pub mod held_out;
 pub mod records;
+pub mod tournament;

@@ -13,6 +13,7 @@ use wuzi_game::game::{BoardSize, Rule};
 
 use super::*;
 use crate::held_out::{cells, EvaluationOpenings};
+use crate::tournament::TournamentOpenings;
 
 /// The kinds of record file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,16 +125,24 @@ pub(super) struct Loader<'a> {
     stats: LoadStats,
     /// The evaluation openings of each board size met, as they are needed.
     held_out: Vec<(BoardSize, EvaluationOpenings)>,
+    /// The tournament's openings, which tell where a PSQ game's opening
+    /// ends; without them a PSQ game has none.
+    psq_openings: Option<TournamentOpenings>,
 }
 
 impl Loader<'_> {
-    pub(super) fn new(rule: Rule, sizes: &[BoardSize]) -> Loader<'_> {
+    pub(super) fn new(
+        rule: Rule,
+        sizes: &[BoardSize],
+        psq_openings: Option<TournamentOpenings>,
+    ) -> Loader<'_> {
         Loader {
             rule,
             sizes,
             games: Vec::new(),
             stats: LoadStats::default(),
             held_out: Vec::new(),
+            psq_openings,
         }
     }
 
@@ -393,8 +402,18 @@ impl Loader<'_> {
                         }
                     }
                 }
+                let opening = match &mut self.psq_openings {
+                    None => 0,
+                    Some(openings) => match openings.opening_length(&points, size) {
+                        Some(n) => n,
+                        None => {
+                            self.stats.psq_without_opening += 1;
+                            return;
+                        }
+                    },
+                };
                 let id = file.display().to_string();
-                let result = check_game(id, size, self.rule, points, 0, None, false);
+                let result = check_game(id, size, self.rule, points, opening, None, false);
                 self.add(result, file, 1);
             }
         }

@@ -17,6 +17,8 @@ pub use wuzi_formats::search_target::SearchTarget;
 use wuzi_game::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 use wuzi_game::symmetry::Symmetry;
 
+use crate::tournament::TournamentOpenings;
+
 /// Warnings kept for the summary (the counts cover everything).
 const MAX_WARNINGS: usize = 12;
 
@@ -154,6 +156,9 @@ pub struct LoadStats {
     /// Games that pass through an evaluation opening ([`crate::held_out`]):
     /// left out, as no training may use those positions.
     pub evaluation_openings: usize,
+    /// PSQ games that start from none of the tournament openings given
+    /// ([`crate::tournament`]): left out, as their opening is unknown.
+    pub psq_without_opening: usize,
     /// Renju games kept whose last (losing) black move was forbidden: that
     /// move is not a target.
     pub forbidden_last_move: usize,
@@ -254,6 +259,13 @@ impl fmt::Display for LoadStats {
                 self.evaluation_openings
             )?;
         }
+        if self.psq_without_opening > 0 {
+            write!(
+                f,
+                "; {} PSQ games start from none of the tournament openings (left out)",
+                self.psq_without_opening
+            )?;
+        }
         if self.forbidden_last_move > 0 {
             write!(
                 f,
@@ -301,7 +313,21 @@ impl Dataset {
     /// they are read as games of `rule`. Unreadable files are errors;
     /// malformed records are counted and skipped.
     pub fn load(paths: &[PathBuf], rule: Rule, sizes: &[BoardSize]) -> Result<Dataset, String> {
-        Dataset::load_up_to(paths, rule, sizes, MAX_FILE_BYTES)
+        Dataset::load_up_to(paths, rule, sizes, None, MAX_FILE_BYTES)
+    }
+
+    /// [`Dataset::load`] of a tournament's PSQ records: each PSQ game's
+    /// opening is the longest first part of its moves that is one of
+    /// `psq_openings` (not trained on), and a PSQ game that starts from
+    /// none of them is left out (counted in
+    /// [`LoadStats::psq_without_opening`]). TSV records name their own.
+    pub fn load_with_psq_openings(
+        paths: &[PathBuf],
+        rule: Rule,
+        sizes: &[BoardSize],
+        psq_openings: TournamentOpenings,
+    ) -> Result<Dataset, String> {
+        Dataset::load_up_to(paths, rule, sizes, Some(psq_openings), MAX_FILE_BYTES)
     }
 
     /// [`Dataset::load`] with a limit on each file's size.
@@ -309,10 +335,11 @@ impl Dataset {
         paths: &[PathBuf],
         rule: Rule,
         sizes: &[BoardSize],
+        psq_openings: Option<TournamentOpenings>,
         limit: u64,
     ) -> Result<Dataset, String> {
         let files = collect_files(paths)?;
-        let mut loader = Loader::new(rule, sizes);
+        let mut loader = Loader::new(rule, sizes, psq_openings);
         for file in &files {
             let bytes = read_file_bytes(file, limit)
                 .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
@@ -330,7 +357,7 @@ impl Dataset {
         rule: Rule,
         sizes: &[BoardSize],
     ) -> Result<Dataset, String> {
-        let mut loader = Loader::new(rule, sizes);
+        let mut loader = Loader::new(rule, sizes, None);
         loader.text(name, text)?;
         Ok(loader.finish())
     }
@@ -505,9 +532,9 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let paths = [path.clone()];
         let size = text.len() as u64;
-        let data = Dataset::load_up_to(&paths, Rule::Freestyle, &[], size).unwrap();
+        let data = Dataset::load_up_to(&paths, Rule::Freestyle, &[], None, size).unwrap();
         assert_eq!(data.games.len(), 1);
-        let why = Dataset::load_up_to(&paths, Rule::Freestyle, &[], size - 1).unwrap_err();
+        let why = Dataset::load_up_to(&paths, Rule::Freestyle, &[], None, size - 1).unwrap_err();
         assert!(why.contains(&path.display().to_string()), "{why}");
         assert!(why.contains("larger than"), "{why}");
     }
@@ -528,6 +555,91 @@ mod tests {
         let why = Dataset::load(&[path.clone()], Rule::Freestyle, &[]).unwrap_err();
         assert!(why.contains(&format!("{}:5:", path.display())), "{why}");
         assert!(why.contains("winner"), "{why}");
+    }
+
+    /// With the tournament's openings, a PSQ game's opening stones are no
+    /// targets, and a game from none of them is left out and counted;
+    /// without them every move is one.
+    #[test]
+    fn psq_games_are_learned_after_the_tournament_opening() {
+        let dir = tempfile::tempdir().unwrap();
+        // 0-based x,y pairs to a PSQ file (1-based, with a time each).
+        let psq = |moves: &str| {
+            let mut text = String::from("Piskvork 15x15, 11:11, 0\n");
+            for xy in moves.split(' ') {
+                let (x, y) = xy.split_once(',').unwrap();
+                let one = |v: &str| v.parse::<u8>().unwrap() + 1;
+                text.push_str(&format!("{},{},0\n", one(x), one(y)));
+            }
+            text
+        };
+        // Black's five after the opening placed with its corner at (5,5).
+        let opened = "5,5 6,5 5,6 9,9 5,7 9,10 5,8 9,11 5,9";
+        let elsewhere = "7,7 12,2 7,8 2,12 7,9 12,12 7,10 2,2 7,11";
+        std::fs::write(dir.path().join("a.psq"), psq(opened)).unwrap();
+        std::fs::write(dir.path().join("b.psq"), psq(elsewhere)).unwrap();
+        let paths = [dir.path().to_path_buf()];
+        let openings =
+            TournamentOpenings::parse(Path::new("openings.txt"), "0,0, 1,0, 0,1\n").unwrap();
+
+        let data = Dataset::load_with_psq_openings(&paths, Rule::Freestyle, &[], openings).unwrap();
+        assert_eq!(data.games.len(), 1, "{}", data.stats);
+        assert!(data.games[0].id.ends_with("a.psq"));
+        assert_eq!(data.games[0].first_target, 3);
+        assert_eq!(data.games[0].targets(), 6);
+        assert_eq!(data.stats.psq_without_opening, 1);
+        assert!(
+            data.stats
+                .to_string()
+                .contains("1 PSQ games start from none"),
+            "{}",
+            data.stats
+        );
+
+        let data = Dataset::load(&paths, Rule::Freestyle, &[]).unwrap();
+        assert_eq!(data.games.len(), 2, "{}", data.stats);
+        assert!(data.games.iter().all(|g| g.first_target == 0));
+        assert_eq!(data.stats.psq_without_opening, 0);
+    }
+
+    /// A Gomocup league's games as the judge's PSQ files, read with the
+    /// league's opening file, are the games of its TSV collection, with
+    /// the same openings left out.
+    #[test]
+    fn psq_files_with_the_league_openings_are_the_collections_games() {
+        use wuzi_formats::tsv::{Columns, TsvGame};
+        let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/games");
+        let tsv = PathBuf::from(format!("{fixtures}/gomocup2024_freestyle15_2_sample.tsv"));
+        let text = std::fs::read_to_string(&tsv).unwrap();
+        let mut lines = text.lines();
+        let columns = Columns::from_header(lines.next().unwrap()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        for (i, line) in lines.enumerate() {
+            let game = TsvGame::parse(&columns, line).unwrap();
+            let (width, height) = (game.size.width(), game.size.height());
+            let mut psq = format!("Piskvorky {width}x{height}, 11:11, 0\n");
+            for p in &game.moves {
+                psq += &format!("{},{},0\n", p.x() + 1, p.y() + 1);
+            }
+            std::fs::write(dir.path().join(format!("{i}.psq")), psq).unwrap();
+        }
+        let openings = format!("{fixtures}/gomocup2024_freestyle15_openings.txt");
+        let openings = TournamentOpenings::read(Path::new(&openings)).unwrap();
+        let paths = [dir.path().to_path_buf()];
+        let from_psq =
+            Dataset::load_with_psq_openings(&paths, Rule::Freestyle, &[], openings).unwrap();
+        let from_tsv = Dataset::load(&[tsv], Rule::Freestyle, &[]).unwrap();
+        let kept = |data: &Dataset| {
+            let mut games: Vec<(Vec<Point>, u16, u16)> = (data.games.iter())
+                .map(|g| (g.moves.clone(), g.first_target, g.end_target))
+                .collect();
+            games.sort();
+            games
+        };
+        assert_eq!(from_psq.stats.psq_without_opening, 0);
+        assert!(from_tsv.games.len() >= 40, "{}", from_tsv.stats);
+        assert!(from_tsv.games.iter().all(|g| g.first_target > 0));
+        assert_eq!(kept(&from_psq), kept(&from_tsv));
     }
 
     /// A PSQ error names the line it is on, once.

@@ -1,0 +1,186 @@
+//! A tournament's opening file, for reading the PSQ records of its games.
+//! The Gomocup judge places each game's first stones from the league's
+//! opening file before the engines play, and a PSQ file records them as
+//! moves like the rest: a network trained on them would learn the judge's
+//! placement as play. A game's opening is the longest first part of its
+//! moves that is one of the file's openings, anywhere on the board and
+//! under any of its symmetries (the judge shifts and turns them).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use wuzi_formats::opening::{parse_file, read_file_text, OpeningFormat};
+use wuzi_game::game::{BoardSize, Point};
+
+use crate::held_out::{cells, OpeningShapes};
+
+/// The openings of a tournament's opening file (offset or pos notation,
+/// one opening per line), with their shapes on each board size met.
+#[derive(Clone, Debug)]
+pub struct TournamentOpenings {
+    path: PathBuf,
+    /// Each opening's cells, shifted so that the smallest x and y are 0:
+    /// where the file puts them does not matter, only their shape.
+    openings: Vec<Vec<(i64, i64)>>,
+    by_size: Vec<(BoardSize, OpeningShapes)>,
+}
+
+impl TournamentOpenings {
+    /// Reads the opening file at `path`.
+    pub fn read(path: &Path) -> Result<TournamentOpenings, String> {
+        let text =
+            read_file_text(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        TournamentOpenings::parse(path, &text)
+    }
+
+    /// The openings of a file's `text`; `path` names it in errors.
+    pub fn parse(path: &Path, text: &str) -> Result<TournamentOpenings, String> {
+        // Offsets count from a board's centre; any board will do, since
+        // only the shape is kept.
+        let any = BoardSize::square(15).map_err(|e| e.to_string())?;
+        let (raw, _) = parse_file(text, OpeningFormat::Auto, any)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut openings = Vec::with_capacity(raw.len());
+        for opening in raw {
+            let (Some(min_x), Some(min_y)) = (
+                opening.moves.iter().map(|c| c.0).min(),
+                opening.moves.iter().map(|c| c.1).min(),
+            ) else {
+                return Err(format!(
+                    "{}: line {}: an opening without a stone",
+                    path.display(),
+                    opening.line
+                ));
+            };
+            openings.push(
+                opening
+                    .moves
+                    .iter()
+                    .map(|&(x, y)| (x.saturating_sub(min_x), y.saturating_sub(min_y)))
+                    .collect(),
+            );
+        }
+        if openings.is_empty() {
+            return Err(format!("{}: no opening in the file", path.display()));
+        }
+        Ok(TournamentOpenings {
+            path: path.to_path_buf(),
+            openings,
+            by_size: Vec::new(),
+        })
+    }
+
+    /// The file the openings were read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The number of stones of `moves`' opening: the longest first part of
+    /// them that is one of the openings, if one is.
+    pub fn opening_length(&mut self, moves: &[Point], size: BoardSize) -> Option<usize> {
+        let shapes = self.shapes(size);
+        let first = &moves[..moves.len().min(shapes.most_stones())];
+        shapes.longest_opening(&cells(first), size)
+    }
+
+    /// The openings' shapes on a board of `size`, computed once: an opening
+    /// too wide or too tall for the board is not among them.
+    fn shapes(&mut self, size: BoardSize) -> &OpeningShapes {
+        let index = match self.by_size.iter().position(|(s, _)| *s == size) {
+            Some(i) => i,
+            None => {
+                let (w, h) = (i64::from(size.width()), i64::from(size.height()));
+                let fitting: Vec<Vec<(i64, i64)>> = self
+                    .openings
+                    .iter()
+                    .filter(|cells| cells.iter().all(|&(x, y)| x < w && y < h))
+                    .cloned()
+                    .collect();
+                self.by_size
+                    .push((size, OpeningShapes::new(&fitting, size)));
+                self.by_size.len() - 1
+            }
+        };
+        &self.by_size[index].1
+    }
+}
+
+impl fmt::Display for TournamentOpenings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({} openings)",
+            self.path.display(),
+            self.openings.len()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn points(size: BoardSize, cells: &[(i32, i32)]) -> Vec<Point> {
+        cells
+            .iter()
+            .map(|&(x, y)| size.point(x, y).expect("on the board"))
+            .collect()
+    }
+
+    #[test]
+    fn the_opening_is_the_longest_first_part_that_is_one_anywhere_and_turned() {
+        // Three stones, and a longer one that begins with the same three.
+        let text = "# two openings\n0,0, 1,0, 0,1\n0,0, 1,0, 0,1, 2,2, -3,3\n";
+        let mut openings = TournamentOpenings::parse(Path::new("o.txt"), text).unwrap();
+        let size = BoardSize::square(15).unwrap();
+        // The short one in a corner, mirrored left-right: (x, y) -> (-x, y).
+        let game = points(size, &[(3, 2), (2, 2), (3, 3), (9, 9), (10, 10)]);
+        assert_eq!(openings.opening_length(&game, size), Some(3));
+        // The long one, turned by a quarter: (x, y) -> (-y, x), shifted.
+        let long: Vec<(i32, i32)> = [(0, 0), (1, 0), (0, 1), (2, 2), (-3, 3)]
+            .iter()
+            .map(|&(x, y)| (7 - y, 7 + x))
+            .collect();
+        let mut game = points(size, &long);
+        game.extend(points(size, &[(0, 0), (14, 14)]));
+        assert_eq!(openings.opening_length(&game, size), Some(5));
+        // Colours matter: the same three cells with the corner stone's
+        // colour exchanged for its neighbour's are no opening.
+        let swapped = points(size, &[(1, 0), (0, 0), (0, 1), (5, 5)]);
+        assert_eq!(openings.opening_length(&swapped, size), None);
+        // A game from elsewhere.
+        let other = points(size, &[(7, 7), (8, 8), (9, 9), (10, 10)]);
+        assert_eq!(openings.opening_length(&other, size), None);
+    }
+
+    #[test]
+    fn an_opening_too_large_for_a_board_is_none_of_its_openings() {
+        let text = "0,0, 1,0, 8,8\n0,0, 1,1, 0,2\n";
+        let mut openings = TournamentOpenings::parse(Path::new("o.txt"), text).unwrap();
+        let small = BoardSize::square(7).unwrap();
+        // Cut to the board, the first opening would be its first two
+        // stones, and every game starting with such a pair would match.
+        let pair = points(small, &[(2, 2), (3, 2), (4, 4), (5, 5)]);
+        assert_eq!(openings.opening_length(&pair, small), None);
+        let fits = points(small, &[(0, 0), (1, 1), (0, 2), (5, 5)]);
+        assert_eq!(openings.opening_length(&fits, small), Some(3));
+        let large = BoardSize::square(15).unwrap();
+        let wide = points(large, &[(2, 2), (3, 2), (10, 10), (0, 14)]);
+        assert_eq!(openings.opening_length(&wide, large), Some(3));
+        let pair = points(large, &[(2, 2), (3, 2), (4, 4), (5, 5)]);
+        assert_eq!(openings.opening_length(&pair, large), None);
+    }
+
+    #[test]
+    fn a_file_without_openings_or_with_a_bad_line_is_refused_naming_it() {
+        let why = TournamentOpenings::parse(Path::new("o.txt"), "# nothing\n\n").unwrap_err();
+        assert!(why.contains("o.txt") && why.contains("no opening"), "{why}");
+        let why = TournamentOpenings::parse(Path::new("o.txt"), "0,0, 1\n").unwrap_err();
+        assert!(why.contains("o.txt") && why.contains("line 1"), "{why}");
+        let why = TournamentOpenings::parse(Path::new("o.txt"), "0,0\n , \n").unwrap_err();
+        assert!(
+            why.contains("line 2") && why.contains("without a stone"),
+            "{why}"
+        );
+    }
+}
