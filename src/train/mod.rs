@@ -28,7 +28,6 @@ use crate::nn::device::{select_device, tune_cpu};
 use crate::nn::precision::{Calibration, Precision, PrecisionSetting};
 use crate::nn::{NetConfig, Network};
 use tch::Kind;
-use wuzi_data::tournament::TournamentOpenings;
 
 pub use data::{Dataset, LoadStats};
 pub use trainer::{LoopResult, Schedule, ValMetrics};
@@ -439,15 +438,12 @@ fn train(args: &TrainArgs) -> Result<TrainSummary, String> {
         .and_then(|()| std::fs::remove_file(&probe))
         .map_err(|e| format!("cannot write into {}: {e}", args.out.display()))?;
 
-    let mut dataset = match &args.psq_openings {
-        None => Dataset::load(&args.data, args.rule, &args.boards)?,
-        Some(path) => Dataset::load_with_psq_openings(
-            &args.data,
-            args.rule,
-            &args.boards,
-            TournamentOpenings::read(path)?,
-        )?,
-    };
+    let mut dataset = Dataset::load_with_psq_openings(
+        &args.data,
+        args.rule,
+        &args.boards,
+        args.psq_openings.as_deref(),
+    )?;
     if !args.quiet {
         eprintln!("train: {}", dataset.stats);
         for w in &dataset.stats.warnings {

@@ -96,25 +96,42 @@ impl EvaluationOpenings {
 #[derive(Clone, Debug, Default)]
 pub struct OpeningShapes {
     shapes: BTreeSet<OpeningShape>,
-    /// Stones of the longest of them.
-    most_stones: usize,
+    /// The openings' numbers of stones, longest first.
+    lengths: Vec<usize>,
 }
 
 impl OpeningShapes {
-    /// `openings` (cells in playing order) on a board of `size`.
+    /// `openings` (cells in playing order) on a board of `size`, wherever
+    /// they are placed. One wider or taller than the board is left out: cut
+    /// to the board, it would be the shape of its first stones.
     pub fn new(openings: &[Vec<(i64, i64)>], size: BoardSize) -> OpeningShapes {
+        let (width, height) = (i64::from(size.width()), i64::from(size.height()));
+        let mut shapes = BTreeSet::new();
+        let mut lengths = BTreeSet::new();
+        for cells in openings {
+            let (Some(min_x), Some(min_y)) = (
+                cells.iter().map(|c| c.0).min(),
+                cells.iter().map(|c| c.1).min(),
+            ) else {
+                continue;
+            };
+            let placed: Vec<(i64, i64)> = (cells.iter())
+                .map(|&(x, y)| (x.saturating_sub(min_x), y.saturating_sub(min_y)))
+                .collect();
+            if placed.iter().all(|&(x, y)| x < width && y < height) {
+                shapes.insert(canonical_shape(&placed, size));
+                lengths.insert(placed.len());
+            }
+        }
         OpeningShapes {
-            shapes: openings
-                .iter()
-                .map(|moves| canonical_shape(moves, size))
-                .collect(),
-            most_stones: openings.iter().map(Vec::len).max().unwrap_or(0),
+            shapes,
+            lengths: lengths.into_iter().rev().collect(),
         }
     }
 
     /// Stones of the longest opening.
     pub fn most_stones(&self) -> usize {
-        self.most_stones
+        self.lengths.first().copied().unwrap_or(0)
     }
 
     /// Whether `moves`, as a whole, have the shape of one of the openings.
@@ -125,15 +142,17 @@ impl OpeningShapes {
     /// The length of the shortest first part of `moves` that is one of the
     /// openings, if one is.
     pub fn shortest_opening(&self, moves: &[(i64, i64)], size: BoardSize) -> Option<usize> {
-        (1..=moves.len().min(self.most_stones)).find(|&n| self.contains(&moves[..n], size))
+        (self.lengths.iter().rev())
+            .copied()
+            .find(|&n| n <= moves.len() && self.contains(&moves[..n], size))
     }
 
     /// The length of the longest first part of `moves` that is one of the
     /// openings, if one is.
     pub fn longest_opening(&self, moves: &[(i64, i64)], size: BoardSize) -> Option<usize> {
-        (1..=moves.len().min(self.most_stones))
-            .rev()
-            .find(|&n| self.contains(&moves[..n], size))
+        (self.lengths.iter())
+            .copied()
+            .find(|&n| n <= moves.len() && self.contains(&moves[..n], size))
     }
 }
 

@@ -19,11 +19,14 @@ use crate::held_out::{cells, OpeningShapes};
 #[derive(Clone, Debug)]
 pub struct TournamentOpenings {
     path: PathBuf,
-    /// Each opening's cells, shifted so that the smallest x and y are 0:
-    /// where the file puts them does not matter, only their shape.
     openings: Vec<Vec<(i64, i64)>>,
     by_size: Vec<(BoardSize, OpeningShapes)>,
 }
+
+/// The farthest a cell of an opening may be from the board's centre: far
+/// beyond any board, near enough that no arithmetic on it saturates (two
+/// saturated cells would fall together).
+const MAX_OFFSET: i64 = 1 << 16;
 
 impl TournamentOpenings {
     /// Reads the opening file at `path`.
@@ -42,23 +45,23 @@ impl TournamentOpenings {
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let mut openings = Vec::with_capacity(raw.len());
         for opening in raw {
-            let (Some(min_x), Some(min_y)) = (
-                opening.moves.iter().map(|c| c.0).min(),
-                opening.moves.iter().map(|c| c.1).min(),
-            ) else {
-                return Err(format!(
-                    "{}: line {}: an opening without a stone",
-                    path.display(),
-                    opening.line
-                ));
+            let why = if opening.moves.is_empty() {
+                Some("an opening without a stone")
+            } else if (opening.moves.iter())
+                .any(|&(x, y)| x.abs() > MAX_OFFSET || y.abs() > MAX_OFFSET)
+            {
+                Some("a stone far off any board")
+            } else if (1..opening.moves.len())
+                .any(|i| opening.moves[..i].contains(&opening.moves[i]))
+            {
+                Some("two stones on one cell")
+            } else {
+                None
             };
-            openings.push(
-                opening
-                    .moves
-                    .iter()
-                    .map(|&(x, y)| (x.saturating_sub(min_x), y.saturating_sub(min_y)))
-                    .collect(),
-            );
+            if let Some(why) = why {
+                return Err(format!("{}: line {}: {why}", path.display(), opening.line));
+            }
+            openings.push(opening.moves);
         }
         if openings.is_empty() {
             return Err(format!("{}: no opening in the file", path.display()));
@@ -83,21 +86,13 @@ impl TournamentOpenings {
         shapes.longest_opening(&cells(first), size)
     }
 
-    /// The openings' shapes on a board of `size`, computed once: an opening
-    /// too wide or too tall for the board is not among them.
+    /// The openings' shapes on a board of `size`, computed once.
     fn shapes(&mut self, size: BoardSize) -> &OpeningShapes {
         let index = match self.by_size.iter().position(|(s, _)| *s == size) {
             Some(i) => i,
             None => {
-                let (w, h) = (i64::from(size.width()), i64::from(size.height()));
-                let fitting: Vec<Vec<(i64, i64)>> = self
-                    .openings
-                    .iter()
-                    .filter(|cells| cells.iter().all(|&(x, y)| x < w && y < h))
-                    .cloned()
-                    .collect();
-                self.by_size
-                    .push((size, OpeningShapes::new(&fitting, size)));
+                let shapes = OpeningShapes::new(&self.openings, size);
+                self.by_size.push((size, shapes));
                 self.by_size.len() - 1
             }
         };

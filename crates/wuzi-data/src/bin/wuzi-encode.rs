@@ -21,6 +21,11 @@ struct Args {
     /// searched recursively for *.tsv and *.psq.
     #[arg(required = true, value_name = "DATA")]
     data: Vec<PathBuf>,
+    /// The tournament's opening file for the PSQ files (as `pbrain-wuzi
+    /// train --psq-openings`): each PSQ game's opening stones, placed by
+    /// the judge, are not trained on, and a game from none is left out.
+    #[arg(long, value_name = "FILE")]
+    psq_openings: Option<PathBuf>,
     /// Rule of the games to keep (freestyle, standard, renju, caro).
     #[arg(long)]
     rule: Rule,
@@ -66,7 +71,12 @@ fn run(args: &Args) -> Result<(), String> {
     std::fs::create_dir_all(&args.out)
         .map_err(|e| format!("--out {}: cannot create it: {e}", args.out.display()))?;
     let started = Instant::now();
-    let data = Dataset::load(&args.data, args.rule, &args.boards)?;
+    let data = Dataset::load_with_psq_openings(
+        &args.data,
+        args.rule,
+        &args.boards,
+        args.psq_openings.as_deref(),
+    )?;
     eprintln!("wuzi-encode: {}", data.stats);
     if data.games.is_empty() {
         return Err(format!("no usable {} game in the data", args.rule));

@@ -316,18 +316,20 @@ impl Dataset {
         Dataset::load_up_to(paths, rule, sizes, None, MAX_FILE_BYTES)
     }
 
-    /// [`Dataset::load`] of a tournament's PSQ records: each PSQ game's
-    /// opening is the longest first part of its moves that is one of
-    /// `psq_openings` (not trained on), and a PSQ game that starts from
-    /// none of them is left out (counted in
-    /// [`LoadStats::psq_without_opening`]). TSV records name their own.
+    /// [`Dataset::load`], with a tournament's opening file (`psq_openings`,
+    /// read here) for its PSQ records: each PSQ game's opening is the
+    /// longest first part of its moves that is one of those openings (not
+    /// trained on), and a PSQ game that starts from none of them is left
+    /// out (counted in [`LoadStats::psq_without_opening`], before the game
+    /// is checked). TSV records name their own openings.
     pub fn load_with_psq_openings(
         paths: &[PathBuf],
         rule: Rule,
         sizes: &[BoardSize],
-        psq_openings: TournamentOpenings,
+        psq_openings: Option<&Path>,
     ) -> Result<Dataset, String> {
-        Dataset::load_up_to(paths, rule, sizes, Some(psq_openings), MAX_FILE_BYTES)
+        let openings = psq_openings.map(TournamentOpenings::read).transpose()?;
+        Dataset::load_up_to(paths, rule, sizes, openings, MAX_FILE_BYTES)
     }
 
     /// [`Dataset::load`] with a limit on each file's size.
@@ -579,8 +581,10 @@ mod tests {
         std::fs::write(dir.path().join("a.psq"), psq(opened)).unwrap();
         std::fs::write(dir.path().join("b.psq"), psq(elsewhere)).unwrap();
         let paths = [dir.path().to_path_buf()];
-        let openings =
-            TournamentOpenings::parse(Path::new("openings.txt"), "0,0, 1,0, 0,1\n").unwrap();
+        // Beside the records: a .txt file is not read as one.
+        let openings = dir.path().join("openings.txt");
+        std::fs::write(&openings, "0,0, 1,0, 0,1\n").unwrap();
+        let openings = Some(openings.as_path());
 
         let data = Dataset::load_with_psq_openings(&paths, Rule::Freestyle, &[], openings).unwrap();
         assert_eq!(data.games.len(), 1, "{}", data.stats);
@@ -624,7 +628,7 @@ mod tests {
             std::fs::write(dir.path().join(format!("{i}.psq")), psq).unwrap();
         }
         let openings = format!("{fixtures}/gomocup2024_freestyle15_openings.txt");
-        let openings = TournamentOpenings::read(Path::new(&openings)).unwrap();
+        let openings = Some(Path::new(&openings));
         let paths = [dir.path().to_path_buf()];
         let from_psq =
             Dataset::load_with_psq_openings(&paths, Rule::Freestyle, &[], openings).unwrap();
