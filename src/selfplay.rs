@@ -140,6 +140,7 @@ impl PlayedGame {
     pub fn tsv_line(&self, seed: u64, player: &str) -> String {
         TsvGame {
             id: format!("selfplay/{seed}/{}", self.index),
+            year: None,
             league: "selfplay".to_string(),
             rule: self.rule,
             size: self.size,

@@ -6,13 +6,19 @@
 //! moves that is one of the file's openings, anywhere on the board and
 //! under any of its symmetries (the judge shifts and turns them).
 
+use std::collections::BTreeMap;
 use std::fmt;
+use std::fs;
 use std::path::{Path, PathBuf};
 
+use wuzi_formats::bounded_read::read_file_bytes;
 use wuzi_formats::opening::{parse_file, read_file_text, OpeningFormat};
-use wuzi_game::game::{BoardSize, Point};
+use wuzi_formats::record::parse_psq_record;
+use wuzi_formats::tsv::TsvGame;
+use wuzi_game::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 
 use crate::held_out::{cells, OpeningShapes};
+use crate::records::MAX_FILE_BYTES;
 
 /// The openings of a tournament's opening file (offset or pos notation,
 /// one opening per line), with their shapes on each board size met.
@@ -98,6 +104,125 @@ impl TournamentOpenings {
         };
         &self.by_size[index].1
     }
+}
+
+/// A league of a Gomocup results archive: what its folder's games are.
+#[derive(Clone, Debug)]
+pub struct League {
+    /// The folder's name, e.g. `Freestyle15_1`.
+    pub name: String,
+    pub year: u16,
+    /// Freestyle or standard: the rules whose games end in a five alone
+    /// (a renju or caro record needs the endings of its rule).
+    pub rule: Rule,
+}
+
+/// The games of a Gomocup results folder (one PSQ file per game, which the
+/// judge names `ROUND_I_J_R.psq`, R the result: 1 black won, 2 white, 0 a
+/// draw), in the order of their file names, as lines of the Gomocup TSV
+/// layout: black the first player named, the opening found among
+/// `openings`, the end `five` when the winner's last move makes one,
+/// `draw`, or else `other` (a forfeit). Also the files left out, counted
+/// by why.
+pub fn results_folder_games(
+    folder: &Path,
+    league: &League,
+    openings: &mut TournamentOpenings,
+) -> Result<(Vec<TsvGame>, BTreeMap<&'static str, usize>), String> {
+    if !matches!(league.rule, Rule::Freestyle | Rule::Standard) {
+        return Err(format!(
+            "{} games are not converted (their records end by the rule's own endings too): \
+             freestyle or standard",
+            league.rule
+        ));
+    }
+    let unreadable = |e: std::io::Error| format!("cannot read {}: {e}", folder.display());
+    let mut files = Vec::new();
+    for entry in fs::read_dir(folder).map_err(unreadable)? {
+        let path = entry.map_err(unreadable)?.path();
+        let psq = (path.extension().and_then(|e| e.to_str()))
+            .is_some_and(|e| e.eq_ignore_ascii_case("psq"));
+        if psq && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    let mut games = Vec::with_capacity(files.len());
+    let mut left_out = BTreeMap::new();
+    for file in files {
+        let bytes = read_file_bytes(&file, MAX_FILE_BYTES)
+            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        match results_game(&file, &String::from_utf8_lossy(&bytes), league, openings) {
+            Ok(game) => games.push(game),
+            Err(why) => *left_out.entry(why).or_insert(0) += 1,
+        }
+    }
+    Ok((games, left_out))
+}
+
+/// One game of [`results_folder_games`], or why it is left out.
+fn results_game(
+    file: &Path,
+    text: &str,
+    league: &League,
+    openings: &mut TournamentOpenings,
+) -> Result<TsvGame, &'static str> {
+    let record = parse_psq_record(text).map_err(|_| "not a psq record")?;
+    let [black, white] = &record.players[..] else {
+        return Err("not two engine names");
+    };
+    let stem = (file.file_stem().and_then(|s| s.to_str())).unwrap_or_default();
+    let winner = match stem.rsplit('_').next() {
+        Some("1") => Outcome::Win(Color::Black),
+        Some("2") => Outcome::Win(Color::White),
+        Some("0") => Outcome::Draw,
+        _ => return Err("no result digit in the name"),
+    };
+    let size = record.size;
+    let repeated = "an off-board or repeated move";
+    let moves = (record.moves.iter())
+        .map(|&(x, y)| {
+            let x = i32::try_from(x).ok()?;
+            size.point(x, i32::try_from(y).ok()?)
+        })
+        .collect::<Option<Vec<Point>>>()
+        .ok_or(repeated)?;
+    let mut board = Board::new(size, league.rule);
+    let (last, before) = match moves.split_last() {
+        Some((last, before)) => (Some(*last), before),
+        None => (None, &moves[..]),
+    };
+    for &p in before {
+        board.play(p).map_err(|_| repeated)?;
+    }
+    let five = match last {
+        Some(p) if !board.is_empty(p) => return Err(repeated),
+        Some(p) => {
+            Outcome::Win(board.side_to_move()) == winner
+                && board.is_winning_move(p, board.side_to_move())
+        }
+        None => false,
+    };
+    let opening = (openings.opening_length(&moves, size)).ok_or("no opening of the file")?;
+    let end = match winner {
+        Outcome::Draw => "draw",
+        _ if five => "five",
+        _ => "other",
+    };
+    Ok(TsvGame {
+        id: format!("{}/{}/{stem}", league.year, league.name),
+        year: Some(league.year),
+        league: league.name.clone(),
+        rule: league.rule,
+        size,
+        black: black.clone(),
+        white: white.clone(),
+        winner,
+        end: end.to_string(),
+        opening,
+        moves,
+        search: None,
+    })
 }
 
 impl fmt::Display for TournamentOpenings {

@@ -48,6 +48,8 @@ pub enum TsvError {
     Winner { text: String },
     #[error("n_opening {text:?} is not a number")]
     Opening { text: String },
+    #[error("year {text:?} is neither a year nor -")]
+    Year { text: String },
     /// The header names `n_opening` but the line has no such field.
     #[error("no n_opening field")]
     NoOpening,
@@ -339,6 +341,8 @@ impl<'a> Row<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TsvGame {
     pub id: String,
+    /// The tournament's year; `None` (`-`) for games of our own.
+    pub year: Option<u16>,
     pub league: String,
     pub rule: Rule,
     pub size: BoardSize,
@@ -356,14 +360,15 @@ pub struct TsvGame {
 }
 
 impl TsvGame {
-    /// The game as a line (no newline; no year: `-`): under [`header`], or
-    /// under [`header_without_search`] when it has no `search`.
+    /// The game as a line (no newline): under [`header`], or under
+    /// [`header_without_search`] when it has no `search`.
     pub fn line(&self) -> String {
         // Fields are read trimmed: write them so, and a line reads back as written.
         let text = |s: &str| s.replace(['\t', '\r', '\n'], " ").trim().to_string();
         [
             text(&self.id),
-            "-".to_string(),
+            self.year
+                .map_or_else(|| "-".to_string(), |year| year.to_string()),
             text(&self.league),
             self.rule.to_string(),
             board_text(self.size),
@@ -389,8 +394,15 @@ impl TsvGame {
             row.field(column).unwrap_or_default().to_string()
         };
         let size = row.board()?;
+        let year = match named("year").as_str() {
+            "" | "-" => None,
+            text => Some(text.parse().map_err(|_| TsvError::Year {
+                text: text.to_string(),
+            })?),
+        };
         Ok(TsvGame {
             id: row.id().unwrap_or_default().to_string(),
+            year,
             league: named("league"),
             rule: row.rule()?,
             size,

@@ -127,6 +127,7 @@ proptest! {
         name in "[a-z0-9-]{1,12}",
         searched in any::<bool>(),
         visits in 1u32..5000,
+        year in prop::option::of(any::<u16>()),
     ) {
         let opening = opening.min(cells.len());
         let search = searched.then(|| {
@@ -140,6 +141,7 @@ proptest! {
         });
         let game = TsvGame {
             id: format!("selfplay/1/{name}"),
+            year,
             league: "selfplay".to_string(),
             rule,
             size,

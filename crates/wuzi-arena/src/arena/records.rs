@@ -148,6 +148,7 @@ impl<'a> Recorder<'a> {
         if let (Some(file), Some(path)) = (&mut self.tsv_file, &self.targets.tsv) {
             let game = TsvGame {
                 id: format!("game_{:05}", g.index + 1),
+                year: None,
                 league: "match".to_string(),
                 rule: self.settings.rule,
                 size: self.settings.size,

@@ -253,6 +253,7 @@ mod tests {
         for reason in reasons {
             let line = TsvGame {
                 id: "g".to_string(),
+                year: None,
                 league: "match".to_string(),
                 rule: Rule::Renju,
                 size: BoardSize::square(15).unwrap(),

@@ -6,7 +6,7 @@ pub mod sgf;
 
 use wuzi_game::game::{Color, Point};
 
-pub use psq::{parse_psq, psq_text, PsqError};
+pub use psq::{parse_psq, parse_psq_record, psq_text, PsqError, PsqRecord};
 pub use sgf::{parse_first_sgf_game, parse_sgf, sgf_text, SgfError, SgfGame, SgfInfo};
 
 /// One stone of a game record.

@@ -63,6 +63,23 @@ pub enum PsqError {
 /// form. Returns the size and the moves made 0-based (not yet checked
 /// against the board).
 pub fn parse_psq(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), PsqError> {
+    parse_psq_record(text).map(|record| (record.size, record.moves))
+}
+
+/// A PSQ file read whole: [`parse_psq`]'s size and moves, and the players.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PsqRecord {
+    pub size: BoardSize,
+    /// 0-based, not yet checked against the board.
+    pub moves: Vec<(i64, i64)>,
+    /// The lines after the moves, black's player first, as far as there
+    /// are two: Piskvork writes the players' names there, the Gomocup judge
+    /// their archives' (`RAPFI21.zip`, the `.zip` left out here).
+    pub players: Vec<String>,
+}
+
+/// Parses a PSQ file with its players ([`PsqRecord`]).
+pub fn parse_psq_record(text: &str) -> Result<PsqRecord, PsqError> {
     let mut lines = text.lines();
     let first = lines
         .next()
@@ -86,7 +103,9 @@ pub fn parse_psq(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), PsqError> {
     let size = BoardSize::new(size.0, size.1)?;
     let cells = size.width() as usize * size.height() as usize;
     let mut moves = Vec::new();
-    for (i, line) in lines.enumerate() {
+    // The first line after the moves.
+    let mut after = None;
+    for (i, line) in lines.by_ref().enumerate() {
         // At most four fields: a line of a million commas is not a
         // million of them in memory.
         let fields: Vec<&str> = line.trim().splitn(4, ',').map(str::trim).collect();
@@ -106,6 +125,7 @@ pub fn parse_psq(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), PsqError> {
             }
         }
         if fields.len() != 3 {
+            after = Some(line);
             break;
         }
         // The time as wide as any the printer writes (a u64).
@@ -128,10 +148,27 @@ pub fn parse_psq(text: &str) -> Result<(BoardSize, Vec<(i64, i64)>), PsqError> {
                     text: line.trim().to_string(),
                 })
             }
-            _ => break,
+            _ => {
+                after = Some(line);
+                break;
+            }
         }
     }
-    Ok((size, moves))
+    let players = (after.into_iter().chain(lines))
+        .take(2)
+        .map(|line| {
+            let name = line.trim();
+            let archive = name.len().checked_sub(4).filter(|&cut| {
+                name.is_char_boundary(cut) && name[cut..].eq_ignore_ascii_case(".zip")
+            });
+            archive.map_or(name, |cut| &name[..cut]).to_string()
+        })
+        .collect();
+    Ok(PsqRecord {
+        size,
+        moves,
+        players,
+    })
 }
 
 #[cfg(test)]
@@ -183,6 +220,23 @@ mod tests {
             let text = psq_text(size, &[rec(7, 7, Color::Black)], name, "w");
             assert_eq!(parse_psq(&text), Ok((size, vec![(7, 7)])), "{text}");
         }
+    }
+
+    #[test]
+    fn the_players_follow_the_moves() {
+        let size = BoardSize::square(15).unwrap();
+        let text = psq_text(size, &[rec(7, 7, Color::Black)], "black one", "white");
+        let record = parse_psq_record(&text).unwrap();
+        assert_eq!(record.moves, [(7, 7)]);
+        assert_eq!(record.players, ["black one", "white"]);
+        // The Gomocup judge's: archives, then its own lines.
+        let judge = "Piskvork 15x15, 11:11, 0\n8,8,0\n9,9,120\nRAPFI21.zip\nEMBRYO21.F.ZIP\n-1\n1,Freestyle1\n";
+        let record = parse_psq_record(judge).unwrap();
+        assert_eq!(record.moves, [(7, 7), (8, 8)]);
+        assert_eq!(record.players, ["RAPFI21", "EMBRYO21.F"]);
+        // A record cut after the moves has no players.
+        let cut = parse_psq_record("Piskvork 15x15, 11:11, 0\n8,8,0\n").unwrap();
+        assert!(cut.players.is_empty());
     }
 
     #[test]
