@@ -18,7 +18,6 @@ use wuzi_formats::tsv::TsvGame;
 use wuzi_game::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 
 use crate::held_out::{cells, OpeningShapes};
-use crate::records::MAX_FILE_BYTES;
 
 /// The openings of a tournament's opening file (offset or pos notation,
 /// one opening per line), with their shapes on each board size met.
@@ -109,7 +108,7 @@ impl TournamentOpenings {
 /// A league of a Gomocup results archive: what its folder's games are.
 #[derive(Clone, Debug)]
 pub struct League {
-    /// The folder's name, e.g. `Freestyle15_1`.
+    /// Its name in the game ids, e.g. `Freestyle15_1` (the judge's folder).
     pub name: String,
     pub year: u16,
     /// Freestyle or standard: the rules whose games end in a five alone
@@ -150,14 +149,32 @@ pub fn results_folder_games(
     let mut games = Vec::with_capacity(files.len());
     let mut left_out = BTreeMap::new();
     for file in files {
-        let bytes = read_file_bytes(&file, MAX_FILE_BYTES)
-            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        match results_game(&file, &String::from_utf8_lossy(&bytes), league, openings) {
+        let too_large = "larger than any game's record";
+        let game = match read_file_bytes(&file, MAX_PSQ_BYTES) {
+            Ok(bytes) => results_game(&file, &judge_text(&bytes), league, openings),
+            Err(_) if fs::metadata(&file).is_ok_and(|m| m.len() > MAX_PSQ_BYTES) => Err(too_large),
+            Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+        };
+        match game {
             Ok(game) => games.push(game),
             Err(why) => *left_out.entry(why).or_insert(0) += 1,
         }
     }
     Ok((games, left_out))
+}
+
+/// The largest PSQ file read: a game of the largest board with its times
+/// and names is a few kilobytes.
+const MAX_PSQ_BYTES: u64 = 1 << 20;
+
+/// A judge's file as text: UTF-8 where it is, else Latin-1 (the judge
+/// writes names in its system's code page), so that no name loses a
+/// character.
+fn judge_text(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_string(),
+        Err(_) => bytes.iter().map(|&b| char::from(b)).collect(),
+    }
 }
 
 /// One game of [`results_folder_games`], or why it is left out.
@@ -171,6 +188,9 @@ fn results_game(
     let [black, white] = &record.players[..] else {
         return Err("not two engine names");
     };
+    if black.is_empty() || white.is_empty() {
+        return Err("not two engine names");
+    }
     let stem = (file.file_stem().and_then(|s| s.to_str())).unwrap_or_default();
     let winner = match stem.rsplit('_').next() {
         Some("1") => Outcome::Win(Color::Black),
@@ -289,6 +309,61 @@ mod tests {
         assert_eq!(openings.opening_length(&wide, large), Some(3));
         let pair = points(large, &[(2, 2), (3, 2), (4, 4), (5, 5)]);
         assert_eq!(openings.opening_length(&pair, large), None);
+    }
+
+    /// The judge's files that are no game are left out by why; a name in
+    /// the judge's code page keeps its letters.
+    #[test]
+    fn results_files_that_are_no_game_are_counted_by_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let head = "Piskvork 15x15, 11:11, 0\n";
+        // Black's five from the opening 0,0 1,0 0,1 placed at (5,5).
+        let moves = "6,6,0\n7,6,0\n6,7,0\n10,10,5\n6,8,5\n10,11,5\n6,9,5\n10,12,5\n6,10,5\n";
+        let write =
+            |name: &str, bytes: &[u8]| std::fs::write(dir.path().join(name), bytes).unwrap();
+        let mut latin = format!("{head}{moves}").into_bytes();
+        latin.extend_from_slice(b"B\xd6SE.zip\nGOOD.zip\n-1\n1,League\n");
+        write("0_1_2_1.psq", &latin);
+        write(
+            "0_1_3_1.psq",
+            format!("{head}{moves}\nGOOD.zip\n").as_bytes(),
+        );
+        write(
+            "0_1_4.psq",
+            format!("{head}{moves}A.zip\nB.zip\n").as_bytes(),
+        );
+        write(
+            "0_1_5_2.psq",
+            format!("{head}8,8,0\n9,9,0\nA.zip\nB.zip\n").as_bytes(),
+        );
+        write("0_1_6_1.psq", &vec![b'1'; (MAX_PSQ_BYTES + 1) as usize]);
+        write("notes.txt", b"not a game");
+        let league = League {
+            name: "League".to_string(),
+            year: 2024,
+            rule: Rule::Freestyle,
+        };
+        let mut openings =
+            TournamentOpenings::parse(Path::new("o.txt"), "0,0, 1,0, 0,1\n").unwrap();
+        let (games, left_out) = results_folder_games(dir.path(), &league, &mut openings).unwrap();
+        assert_eq!(games.len(), 1, "{left_out:?}");
+        assert_eq!(games[0].black, "B\u{d6}SE");
+        assert_eq!((games[0].opening, games[0].end.as_str()), (3, "five"));
+        assert_eq!(games[0].id, "2024/League/0_1_2_1");
+        let expected: BTreeMap<&str, usize> = [
+            ("not two engine names", 1),
+            ("no result digit in the name", 1),
+            ("no opening of the file", 1),
+            ("larger than any game's record", 1),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(left_out, expected);
+        let renju = League {
+            rule: Rule::Renju,
+            ..league
+        };
+        assert!(results_folder_games(dir.path(), &renju, &mut openings).is_err());
     }
 
     #[test]

@@ -48,8 +48,6 @@ pub enum TsvError {
     Winner { text: String },
     #[error("n_opening {text:?} is not a number")]
     Opening { text: String },
-    #[error("year {text:?} is neither a year nor -")]
-    Year { text: String },
     /// The header names `n_opening` but the line has no such field.
     #[error("no n_opening field")]
     NoOpening,
@@ -341,7 +339,9 @@ impl<'a> Row<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TsvGame {
     pub id: String,
-    /// The tournament's year; `None` (`-`) for games of our own.
+    /// The tournament's year, where one is known; `None` is written `-`,
+    /// and a year column that holds no number (`2019-20`) reads as `None`:
+    /// it is the record's provenance, not its game.
     pub year: Option<u16>,
     pub league: String,
     pub rule: Rule,
@@ -394,12 +394,7 @@ impl TsvGame {
             row.field(column).unwrap_or_default().to_string()
         };
         let size = row.board()?;
-        let year = match named("year").as_str() {
-            "" | "-" => None,
-            text => Some(text.parse().map_err(|_| TsvError::Year {
-                text: text.to_string(),
-            })?),
-        };
+        let year = named("year").parse().ok();
         Ok(TsvGame {
             id: row.id().unwrap_or_default().to_string(),
             year,
