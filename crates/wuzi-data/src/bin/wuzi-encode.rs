@@ -106,12 +106,5 @@ fn run(args: &Args) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("wuzi-encode: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    wuzi_data::exit("wuzi-encode", run(&Args::parse()))
 }

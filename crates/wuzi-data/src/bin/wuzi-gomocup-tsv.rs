@@ -57,12 +57,5 @@ fn run(args: &Args) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("wuzi-gomocup-tsv: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    wuzi_data::exit("wuzi-gomocup-tsv", run(&Args::parse()))
 }
