@@ -7,9 +7,8 @@
 //! under any of its symmetries (the judge shifts and turns them).
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use wuzi_formats::bounded_read::read_file_bytes;
 use wuzi_formats::opening::{parse_file, read_file_text, OpeningFormat};
@@ -23,7 +22,6 @@ use crate::held_out::{cells, OpeningShapes};
 /// one opening per line), with their shapes on each board size met.
 #[derive(Clone, Debug)]
 pub struct TournamentOpenings {
-    path: PathBuf,
     openings: Vec<Vec<(i64, i64)>>,
     by_size: Vec<(BoardSize, OpeningShapes)>,
 }
@@ -72,15 +70,9 @@ impl TournamentOpenings {
             return Err(format!("{}: no opening in the file", path.display()));
         }
         Ok(TournamentOpenings {
-            path: path.to_path_buf(),
             openings,
             by_size: Vec::new(),
         })
-    }
-
-    /// The file the openings were read from.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// The number of stones of `moves`' opening: the longest first part of
@@ -243,17 +235,6 @@ fn results_game(
         moves,
         search: None,
     })
-}
-
-impl fmt::Display for TournamentOpenings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} ({} openings)",
-            self.path.display(),
-            self.openings.len()
-        )
-    }
 }
 
 #[cfg(test)]
