@@ -192,29 +192,16 @@ fn results_game(
     };
     let size = record.size;
     let repeated = "an off-board or repeated move";
+    let mut board = Board::new(size, league.rule);
     let moves = (record.moves.iter())
         .map(|&(x, y)| {
-            let x = i32::try_from(x).ok()?;
-            size.point(x, i32::try_from(y).ok()?)
+            let p = board.point(x, y).ok()?;
+            board.play(p).ok().map(|()| p)
         })
         .collect::<Option<Vec<Point>>>()
         .ok_or(repeated)?;
-    let mut board = Board::new(size, league.rule);
-    let (last, before) = match moves.split_last() {
-        Some((last, before)) => (Some(*last), before),
-        None => (None, &moves[..]),
-    };
-    for &p in before {
-        board.play(p).map_err(|_| repeated)?;
-    }
-    let five = match last {
-        Some(p) if !board.is_empty(p) => return Err(repeated),
-        Some(p) => {
-            Outcome::Win(board.side_to_move()) == winner
-                && board.is_winning_move(p, board.side_to_move())
-        }
-        None => false,
-    };
+    // The winner's last move made a five (a forfeit's does not).
+    let five = board.outcome() == Some(winner);
     let opening = (openings.opening_length(&moves, size)).ok_or("no opening of the file")?;
     let end = match winner {
         Outcome::Draw => "draw",
