@@ -337,18 +337,14 @@ fn parse_text(text: &str, name: &Path, args: &AnalyseArgs) -> Result<GameInput, 
             .into_iter()
             .enumerate()
             .map(|(i, (x, y))| {
-                i32::try_from(x)
-                    .ok()
-                    .zip(i32::try_from(y).ok())
-                    .and_then(|(x, y)| size.point(x, y))
-                    .ok_or_else(|| {
-                        format!(
-                            "PSQ move {}: {},{} is off the {size} board",
-                            i + 1,
-                            x.saturating_add(1),
-                            y.saturating_add(1)
-                        )
-                    })
+                size.point_from_i64(x, y).ok_or_else(|| {
+                    format!(
+                        "PSQ move {}: {},{} is off the {size} board",
+                        i + 1,
+                        x.saturating_add(1),
+                        y.saturating_add(1)
+                    )
+                })
             })
             .collect::<Result<Vec<Point>, String>>()?;
         return Ok(GameInput {

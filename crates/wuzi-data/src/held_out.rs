@@ -91,6 +91,35 @@ impl EvaluationOpenings {
     }
 }
 
+/// Something computed once per board size, as the sizes are met (a
+/// loader's files hold one or two sizes: a list is enough).
+#[derive(Clone, Debug)]
+pub(crate) struct PerBoardSize<T> {
+    computed: Vec<(BoardSize, T)>,
+}
+
+impl<T> Default for PerBoardSize<T> {
+    fn default() -> Self {
+        PerBoardSize {
+            computed: Vec::new(),
+        }
+    }
+}
+
+impl<T> PerBoardSize<T> {
+    /// The value for `size`, made by `make` the first time.
+    pub(crate) fn get_or_make(&mut self, size: BoardSize, make: impl FnOnce() -> T) -> &T {
+        let index = match self.computed.iter().position(|(s, _)| *s == size) {
+            Some(i) => i,
+            None => {
+                self.computed.push((size, make()));
+                self.computed.len() - 1
+            }
+        };
+        &self.computed[index].1
+    }
+}
+
 /// A set of openings by their shape on one board (the board's symmetries
 /// and shifts taken out: `wuzi_formats::opening::canonical_shape`).
 #[derive(Clone, Debug, Default)]

@@ -16,14 +16,14 @@ use wuzi_formats::record::parse_psq_record;
 use wuzi_formats::tsv::TsvGame;
 use wuzi_game::game::{Board, BoardSize, Color, Outcome, Point, Rule};
 
-use crate::held_out::{cells, OpeningShapes};
+use crate::held_out::{cells, OpeningShapes, PerBoardSize};
 
 /// The openings of a tournament's opening file (offset or pos notation,
 /// one opening per line), with their shapes on each board size met.
 #[derive(Clone, Debug)]
 pub struct TournamentOpenings {
     openings: Vec<Vec<(i64, i64)>>,
-    by_size: Vec<(BoardSize, OpeningShapes)>,
+    by_size: PerBoardSize<OpeningShapes>,
 }
 
 /// The farthest a cell of an opening may be from the board's centre: far
@@ -71,7 +71,7 @@ impl TournamentOpenings {
         }
         Ok(TournamentOpenings {
             openings,
-            by_size: Vec::new(),
+            by_size: PerBoardSize::default(),
         })
     }
 
@@ -85,15 +85,9 @@ impl TournamentOpenings {
 
     /// The openings' shapes on a board of `size`, computed once.
     fn shapes(&mut self, size: BoardSize) -> &OpeningShapes {
-        let index = match self.by_size.iter().position(|(s, _)| *s == size) {
-            Some(i) => i,
-            None => {
-                let shapes = OpeningShapes::new(&self.openings, size);
-                self.by_size.push((size, shapes));
-                self.by_size.len() - 1
-            }
-        };
-        &self.by_size[index].1
+        let openings = &self.openings;
+        self.by_size
+            .get_or_make(size, || OpeningShapes::new(openings, size))
     }
 }
 

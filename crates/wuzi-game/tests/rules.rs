@@ -247,6 +247,12 @@ fn rectangular_boards_and_size_limits() {
         Err(MoveError::Occupied(p(31, 0)))
     );
     assert_eq!(b.stone_count(), 4, "a refused move changes nothing");
+    // The wide coordinates of record parsers: the i32 overflow is off the board too.
+    assert_eq!(size.point_from_i64(31, 4), Some(p(31, 4)));
+    assert_eq!(size.point_from_i64(32, 4), None);
+    assert_eq!(size.point_from_i64(0, -1), None);
+    assert_eq!(size.point_from_i64(1 << 32, 0), None, "not wrapped to 0");
+    assert_eq!(size.point_from_i64(i64::MIN, 0), None);
 }
 
 #[test]

@@ -12,7 +12,7 @@ use wuzi_formats::tsv::{self, MovesError, TsvError};
 use wuzi_game::game::{BoardSize, Rule};
 
 use super::*;
-use crate::held_out::{cells, EvaluationOpenings};
+use crate::held_out::{cells, EvaluationOpenings, PerBoardSize};
 use crate::tournament::TournamentOpenings;
 
 /// The kinds of record file.
@@ -124,7 +124,7 @@ pub(super) struct Loader<'a> {
     games: Vec<Game>,
     stats: LoadStats,
     /// The evaluation openings of each board size met, as they are needed.
-    held_out: Vec<(BoardSize, EvaluationOpenings)>,
+    held_out: PerBoardSize<EvaluationOpenings>,
     /// The tournament's openings, which tell where a PSQ game's opening
     /// ends; without them a PSQ game has none.
     psq_openings: Option<TournamentOpenings>,
@@ -141,23 +141,17 @@ impl Loader<'_> {
             sizes,
             games: Vec::new(),
             stats: LoadStats::default(),
-            held_out: Vec::new(),
+            held_out: PerBoardSize::default(),
             psq_openings,
         }
     }
 
     /// Whether `game` passes through an evaluation opening of its league.
     fn passes_through_held_out(&mut self, game: &Game) -> bool {
-        let size = game.size;
-        let index = match self.held_out.iter().position(|(s, _)| *s == size) {
-            Some(i) => i,
-            None => {
-                self.held_out
-                    .push((size, EvaluationOpenings::of(self.rule, size)));
-                self.held_out.len() - 1
-            }
-        };
-        let held = &self.held_out[index].1;
+        let (size, rule) = (game.size, self.rule);
+        let held = self
+            .held_out
+            .get_or_make(size, || EvaluationOpenings::of(rule, size));
         let first = &game.moves[..game.moves.len().min(held.most_stones())];
         held.passed_through(&cells(first), size).is_some()
     }
@@ -384,11 +378,7 @@ impl Loader<'_> {
                 }
                 let mut points = Vec::with_capacity(moves.len());
                 for (i, &(x, y)) in moves.iter().enumerate() {
-                    match i32::try_from(x)
-                        .ok()
-                        .zip(i32::try_from(y).ok())
-                        .and_then(|(x, y)| size.point(x, y))
-                    {
+                    match size.point_from_i64(x, y) {
                         Some(p) => points.push(p),
                         None => {
                             let why = format!(

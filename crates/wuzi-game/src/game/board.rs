@@ -225,9 +225,7 @@ impl Board {
             y,
             size: self.size,
         };
-        let x32 = i32::try_from(x).map_err(|_| off)?;
-        let y32 = i32::try_from(y).map_err(|_| off)?;
-        self.size.point(x32, y32).ok_or(off)
+        self.size.point_from_i64(x, y).ok_or(off)
     }
 
     /// Plays `p` for the side to move. Forbidden moves are *not* refused

@@ -190,6 +190,12 @@ impl BoardSize {
         Point::from_signed(x, y).filter(|&p| self.contains(p))
     }
 
+    /// [`BoardSize::point`] for the wide coordinates that record parsers
+    /// read (a file can say anything).
+    pub fn point_from_i64(self, x: i64, y: i64) -> Option<Point> {
+        self.point(i32::try_from(x).ok()?, i32::try_from(y).ok()?)
+    }
+
     /// All points of the board, row by row.
     pub fn points(self) -> impl Iterator<Item = Point> {
         let (w, h) = (self.width, self.height);
