@@ -178,11 +178,12 @@ fn results_game(
         return Err("not two engine names");
     }
     let stem = (file.file_stem().and_then(|s| s.to_str())).unwrap_or_default();
-    let winner = match stem.rsplit('_').next() {
-        Some("1") => Outcome::Win(Color::Black),
-        Some("2") => Outcome::Win(Color::White),
-        Some("0") => Outcome::Draw,
-        _ => return Err("no result digit in the name"),
+    // The judge's result; older judges (2016: `0x1-29(1).psq`) name none.
+    let named = match stem.rsplit_once('_').map(|(_, digit)| digit) {
+        Some("1") => Some(Outcome::Win(Color::Black)),
+        Some("2") => Some(Outcome::Win(Color::White)),
+        Some("0") => Some(Outcome::Draw),
+        _ => None,
     };
     let size = record.size;
     let repeated = "an off-board or repeated move";
@@ -194,6 +195,11 @@ fn results_game(
         })
         .collect::<Option<Vec<Point>>>()
         .ok_or(repeated)?;
+    // Without the judge's word, only a five or a full board tells the
+    // result: a game lost on time or by a crash says nothing of its moves.
+    let winner = named
+        .or(board.outcome())
+        .ok_or("no result in the name and none on the board")?;
     // The winner's last move made a five (a forfeit's does not).
     let five = board.outcome() == Some(winner);
     let opening = (openings.opening_length(&moves, size)).ok_or("no opening of the file")?;
@@ -290,9 +296,15 @@ mod tests {
             "0_1_3_1.psq",
             format!("{head}{moves}\nGOOD.zip\n").as_bytes(),
         );
+        // 2016's judge named no result: the five on the board gives it, and
+        // a game without one (lost on time) is left out.
         write(
-            "0_1_4.psq",
+            "0x1-9(1).psq",
             format!("{head}{moves}A.zip\nB.zip\n").as_bytes(),
+        );
+        write(
+            "0x1-5(2).psq",
+            format!("{head}6,6,0\n7,6,0\n6,7,0\n10,10,5\n6,8,5\nA.zip\nB.zip\n").as_bytes(),
         );
         write(
             "0_1_5_2.psq",
@@ -308,13 +320,16 @@ mod tests {
         let mut openings =
             TournamentOpenings::parse(Path::new("o.txt"), "0,0, 1,0, 0,1\n").unwrap();
         let (games, left_out) = results_folder_games(dir.path(), &league, &mut openings).unwrap();
-        assert_eq!(games.len(), 1, "{left_out:?}");
+        assert_eq!(games.len(), 2, "{left_out:?}");
         assert_eq!(games[0].black, "B\u{d6}SE");
         assert_eq!((games[0].opening, games[0].end.as_str()), (3, "five"));
         assert_eq!(games[0].id, "2024/League/0_1_2_1");
+        assert_eq!(games[1].id, "2024/League/0x1-9(1)");
+        assert_eq!(games[1].winner, Outcome::Win(Color::Black));
+        assert_eq!((games[1].opening, games[1].end.as_str()), (3, "five"));
         let expected: BTreeMap<&str, usize> = [
             ("not two engine names", 1),
-            ("no result digit in the name", 1),
+            ("no result in the name and none on the board", 1),
             ("no opening of the file", 1),
             ("larger than any game's record", 1),
         ]

@@ -17,7 +17,9 @@ use wuzi_game::game::Rule;
 #[command(name = "wuzi-gomocup-tsv", version)]
 struct Args {
     /// The folder of PSQ files, one game each (named ROUND_I_J_R.psq by the
-    /// judge, R the result: 1 black won, 2 white won, 0 a draw).
+    /// judge, R the result: 1 black won, 2 white won, 0 a draw; where the
+    /// name has no result, as in 2016's, the five or full board decides and
+    /// a game with neither is left out).
     folder: PathBuf,
     /// The league's opening file (offset or pos notation): each game's
     /// opening is the longest first part of its moves that is one of them,
