@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::p;
-use wuzi::engine::{Engine, SearchKind};
+use wuzi::engine::{Engine, Finished, SearchKind};
 use wuzi::game::{BoardSize, CellSet, Color, MoveError, Rule};
 use wuzi::nn::{EvalService, Model, NetConfig, ServiceConfig};
-use wuzi::protocol::session::Session;
+use wuzi::protocol::session::{Driver, Flow, FrontEnd, Session, Urgency};
 use wuzi::search::{SearchBatch, SearchConfig, StopReason};
 
 fn engine(rule: Rule) -> Engine {
@@ -80,6 +80,79 @@ fn repeated_settings_leave_a_ponder_running_and_new_ones_stop_it() {
     e.configure(|c| c.threads = threads + 1);
     assert_eq!(e.search_kind(), None);
     assert_eq!(e.config().threads, threads + 1);
+}
+
+/// A front end of two commands: a ponder, and a setting that keeps it.
+struct PonderAndSet;
+
+enum Line {
+    Ponder(Option<Duration>),
+    Threads(usize),
+}
+
+impl FrontEnd for PonderAndSet {
+    type Command = Line;
+    type Job = ();
+    fn urgency(&self, _: &Line) -> Urgency {
+        Urgency::InTurn
+    }
+    fn keeps_background(&self, line: &Line) -> bool {
+        matches!(line, Line::Threads(_))
+    }
+    fn execute(&mut self, s: &mut Session<()>, line: Line) -> Flow {
+        match line {
+            Line::Ponder(limit) => s.ponder(limit),
+            Line::Threads(n) => s.engine.configure(|c| c.threads = n),
+        }
+        Flow::Continue
+    }
+    fn finished(&mut self, _: &mut Session<()>, _: (), _: Finished) {}
+    fn refuse(&mut self, _: &mut Session<()>, _: Line, _: &str) {}
+}
+
+/// A setting that restarts the search (a new thread count) while the
+/// engine ponders: the ponder goes on under it, for what is left of its
+/// limit; a ponder that has ended is not started again.
+#[test]
+fn a_ponder_goes_on_after_a_setting_that_restarts_the_search() {
+    let mut e = engine(Rule::Freestyle);
+    e.play(p(7, 7)).unwrap();
+    let threads = e.config().threads;
+    let session: Session<()> = Session::new(e, Box::new(std::io::sink()));
+    let mut driver = Driver::new(PonderAndSet, session);
+    driver.handle(Line::Ponder(None));
+    assert_eq!(
+        driver.session.engine.search_kind(),
+        Some(SearchKind::Ponder(None))
+    );
+    driver.handle(Line::Threads(threads + 1));
+    assert_eq!(driver.session.engine.config().threads, threads + 1);
+    assert_eq!(
+        driver.session.engine.search_kind(),
+        Some(SearchKind::Ponder(None)),
+        "pondering again"
+    );
+    // A limited ponder keeps what is left of its limit.
+    let limit = Duration::from_secs(600);
+    driver.handle(Line::Ponder(Some(limit)));
+    driver.handle(Line::Threads(threads));
+    match driver.session.engine.search_kind() {
+        Some(SearchKind::Ponder(Some(left))) => assert!(left < limit, "{left:?}"),
+        other => panic!("not pondering: {other:?}"),
+    }
+    // One that has run out stays ended.
+    driver.handle(Line::Ponder(Some(Duration::from_millis(50))));
+    let start = Instant::now();
+    while driver.session.engine.is_searching() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the ponder did not end"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    driver.handle(Line::Threads(threads + 1));
+    assert_eq!(driver.session.engine.search_kind(), None);
+    driver.session.engine.stop();
 }
 
 /// Nodes keep the moves and priors they were expanded with: a setting

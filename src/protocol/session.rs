@@ -28,8 +28,9 @@ enum Activity<J> {
     /// Analysis until the next command, which ends it; the front end
     /// reports on it and closes it.
     Analysis(J),
-    /// Thinking on the opponent's time: nothing comes of it.
-    Ponder,
+    /// Thinking on the opponent's time, until `until` if it has a limit:
+    /// nothing comes of it.
+    Ponder { until: Option<Instant> },
 }
 
 /// The engine, the current search and the output, shared by the front ends.
@@ -105,8 +106,39 @@ impl<J: Clone> Session<J> {
 
     /// Ponders the game's position, for at most `limit`.
     pub fn ponder(&mut self, limit: Option<Duration>) {
+        // Before the start, which may first make room for a new game: the
+        // limit counts from the request, as the search's own does.
+        let until = limit.map(|limit| Instant::now() + limit);
         self.engine.start(SearchKind::Ponder(limit));
-        self.activity = Some(Activity::Ponder);
+        self.activity = Some(Activity::Ponder { until });
+    }
+
+    /// Ends a ponder, if one runs (a search that must answer or an
+    /// analysis goes on).
+    pub fn end_ponder(&mut self) {
+        if matches!(self.activity, Some(Activity::Ponder { .. })) {
+            self.engine.stop();
+            self.activity = None;
+        }
+    }
+
+    /// A ponder that a setting stopped (a new thread count or memory limit
+    /// restarts the search: `Engine::configure`) goes on under the new
+    /// setting, for what is left of its limit: the opponent is still
+    /// thinking.
+    fn resume_ponder(&mut self) {
+        let Some(Activity::Ponder { until }) = self.activity else {
+            return;
+        };
+        if self.engine.search_kind().is_some() {
+            return;
+        }
+        let left = until.map(|until| until.saturating_duration_since(Instant::now()));
+        if left == Some(Duration::ZERO) || self.engine.board().outcome().is_some() {
+            self.activity = None;
+            return;
+        }
+        self.engine.start(SearchKind::Ponder(left));
     }
 
     /// After answering a move: ponder if asked to and the game goes on.
@@ -137,7 +169,7 @@ impl<J: Clone> Session<J> {
     fn in_background(&self) -> bool {
         matches!(
             self.activity,
-            Some(Activity::Ponder | Activity::Analysis(_))
+            Some(Activity::Ponder { .. } | Activity::Analysis(_))
         )
     }
 
@@ -317,10 +349,15 @@ impl<F: FrontEnd> Driver<F> {
     /// Runs a command in its turn, ending a ponder or an analysis first
     /// unless the front end keeps it for this command.
     fn dispatch(&mut self, command: F::Command) -> bool {
-        if self.session.in_background() && !self.front.keeps_background(&command) {
+        let kept = self.session.in_background() && self.front.keeps_background(&command);
+        if self.session.in_background() && !kept {
             self.stop_search();
         }
-        self.execute(command)
+        let go_on = self.execute(command);
+        if kept {
+            self.session.resume_ponder();
+        }
+        go_on
     }
 
     /// Stops the search: a stopped job answers now (an analysis closes), a

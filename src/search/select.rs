@@ -87,8 +87,9 @@ const SPREAD_PRIOR_WEIGHT: f32 = 2.0;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 pub enum FinalMove {
     /// The best lower confidence bound of the utility among the moves with
-    /// at least a tenth of the most visits: a move that won its few visits
-    /// on luck is not played over one that held up under many.
+    /// at least a tenth of the most visits (and at least five, where the
+    /// most visited has them): a move that won its few visits on luck is
+    /// not played over one that held up under many.
     #[serde(rename = "lcb")]
     LowerConfidenceBound,
     /// The most visited move (ties: the higher prior), as AlphaZero.
@@ -216,6 +217,10 @@ pub fn lower_bound(q: f32, visits: u32) -> f32 {
     q - 1.96 * (variance / visits.max(1) as f32).sqrt()
 }
 
+/// Visits a move needs to be played by its lower bound when the most
+/// visited move has at least as many (a tenth of the most, past 50).
+const MIN_LCB_VISITS: u32 = 5;
+
 /// The move to play: the shortest proven win; else by the [`FinalMove`]
 /// rule among the moves not proven lost; when every move is proven lost,
 /// the longest resistance.
@@ -236,7 +241,11 @@ pub fn choose_edge(
         .map(|i| edges[i].visits)
         .max()
         .unwrap_or(0);
-    let threshold = (max_visits / 10).max(1);
+    // A tenth of the most visits, and in a small search (under fifty
+    // visits for the best) at least a few: one or two values are no
+    // spread to bound, and a move the search barely tried would be played
+    // on its network value alone.
+    let threshold = (max_visits / 10).max(max_visits.min(MIN_LCB_VISITS)).max(1);
     // Compared first; equal scores fall to visits, then to the prior.
     let score = |e: &Edge| -> f32 {
         let lcb = lower_confidence_bound(e, choice.draw_weight);
@@ -664,6 +673,30 @@ mod tests {
         let sharp = normalised(2.0);
         assert!(sharp[0] > 0.9 && sharp[2] < 0.02, "{sharp:?}");
         assert_eq!(tempered_prior(-0.0, 0.5), 0.0);
+    }
+
+    #[test]
+    fn in_a_small_search_a_move_of_one_or_two_visits_is_not_chosen() {
+        // 19 playouts: move 0 holds 50% over 16, move 1 won its 2 and
+        // move 2 its 1; their bounds (about 0.86 and 0.80 against 0.26)
+        // would play them.
+        let data = node_with(vec![
+            edge(0, 0.6, 16, 8.0),
+            edge(1, 0.2, 2, 2.0),
+            edge(2, 0.2, 1, 1.0),
+        ]);
+        let mut d = data.lock();
+        assert_eq!(choose_edge(&d, LCB, None), Some(0));
+        // With the few visits the floor asks for, the record counts.
+        d.edges[1].visits = 5;
+        d.edges[1].win_sum = 5.0;
+        assert_eq!(choose_edge(&d, LCB, None), Some(1));
+        // A search of five playouts: the floor is the most visits.
+        d.edges[0].visits = 2;
+        d.edges[0].win_sum = 1.0;
+        d.edges[1].visits = 2;
+        d.edges[1].win_sum = 2.0;
+        assert_eq!(choose_edge(&d, LCB, None), Some(1));
     }
 
     #[test]

@@ -48,9 +48,17 @@ impl Gomocup {
                 Err(_) => bad(s, "expected a size in KiB"),
             },
             "rule" => match number() {
+                // A ponder under the old rule ends: the new one is searched
+                // with its own network, or refused.
                 Ok(v) => match self.dialect.rule(v) {
-                    Some(rule) => self.set_rule(s, rule),
+                    Some(rule) => {
+                        if rule != s.engine.rule() {
+                            s.end_ponder();
+                        }
+                        self.set_rule(s, rule)
+                    }
                     None => {
+                        s.end_ponder();
                         let expected = if self.dialect == Dialect::YixinBoard {
                             "0 (freestyle), 1 (standard), 2 (renju) or 8 (caro)"
                         } else {

@@ -510,7 +510,8 @@ pub(super) fn play_and_answer(s: &mut GomocupSession, mv: Point) -> bool {
 /// are ignored) right after each of our moves, which would otherwise end
 /// every ponder as it starts.
 fn leaves_ponder_running(command: &Command) -> bool {
-    // Pondering turned off ends the ponder that runs.
+    // Pondering turned off ends the ponder that runs (a new rule ends it
+    // as it is applied: GUIs repeat the rule with every setting).
     if let Command::Info { key, value } = command {
         let off = value.trim().parse::<i64>() == Ok(0);
         return !(matches!(key.as_str(), "pondering" | "auto_pondering") && off);
