@@ -6,10 +6,12 @@
 #                          at most 8 MB, the Gomocup's limit.
 #   wuzi-linux-x64.tar.gz  the same for x86-64 Linux (a static binary).
 # Both are the libtorch-free build (native backend; AVX-512, AVX2 or
-# portable kernels chosen at run time). Each package holds one network per
-# rule: where config/wuzi.toml names a rule's fp32 network (the one that
-# plays better on CPUs without AVX512-BF16, as the Gomocup's AVX2 EPYCs),
-# the package plays that one everywhere; both would not fit in 8 MB.
+# portable kernels chosen at run time). Each package holds the networks
+# config/wuzi.toml names, stored in f16 (half the bytes; they answer as
+# their f32 files within rounding, tests/native.rs), one per rule and
+# board side: where it names a rule's fp32 network (the one that plays
+# better on CPUs without AVX512-BF16, as the Gomocup's AVX2 EPYCs), the
+# package plays that one everywhere; both would not fit in 8 MB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LIMIT=$((8 * 1000 * 1000))
@@ -22,17 +24,18 @@ python3 - config/wuzi.toml dist/stage/wuzi.toml <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 def value(key):
-    m = re.search(r'^%s = "(.*)"$' % key, text, re.M)
-    return m.group(1) if m else ""
+    # A path ("" for none) or a table of board sides, as written.
+    m = re.search(r'^%s = (.*)$' % key, text, re.M)
+    return m.group(1).strip() if m else '""'
 text = re.sub(r'^backend = .*$', 'backend = "native"', text, flags=re.M)
 for rule in ("freestyle", "standard", "renju", "caro"):
     fp32 = value(rule + "_fp32")
-    if fp32:
-        text = re.sub(r'^%s = .*$' % rule, '%s = "%s"' % (rule, fp32), text, flags=re.M)
+    if fp32 != '""':
+        text = re.sub(r'^%s = .*$' % rule, lambda _: '%s = %s' % (rule, fp32), text, flags=re.M)
     text = re.sub(r'^%s_fp32 = .*$' % rule, '%s_fp32 = ""' % rule, text, flags=re.M)
 open(sys.argv[2], "w").write(text)
 PY
-networks=$(sed -n 's/^\(freestyle\|standard\|renju\|caro\) = "\(.\+\)"$/\2/p' dist/stage/wuzi.toml | sort -u)
+networks=$(grep -E '^(freestyle|standard|renju|caro) = ' dist/stage/wuzi.toml | grep -o '"[^"]\+"' | tr -d '"' | sort -u)
 
 # The package's networks/README.md: the rows of the project's table that
 # describe the networks shipped (the whole file, with every training run,
@@ -51,7 +54,9 @@ if len(header) != 2 or missing:
 with open(out, "w") as f:
     f.write("# The networks of this package\n\n")
     f.write("Which network plays each rule is set in config/wuzi.toml. How each was\n")
-    f.write("trained and measured: networks/README.md of the Wuzi source.\n\n")
+    f.write("trained and measured: networks/README.md of the Wuzi source. The files\n")
+    f.write("here store the weights in f16, half the bytes of the f32 files the table\n")
+    f.write("describes; they answer as those within rounding.\n\n")
     f.write("\n".join(header + rows) + "\n")
 PY
 }
@@ -61,19 +66,23 @@ stage() { # stage DIR BINARY
   mkdir -p "$dir/config" "$dir/networks"
   cp "$2" "$dir/"
   cp dist/stage/wuzi.toml "$dir/config/wuzi.toml"
-  for n in $networks; do cp "$n" "$dir/networks/"; done
+  for n in $networks; do
+    "$linux_binary" network "$n" --out "$dir/networks/$(basename "$n")" --storage f16 >/dev/null
+  done
   networks_readme "$dir/networks/README.md"
   cp LICENSE "$dir/"
   cp docs/package-readme.txt "$dir/README.txt"
 }
 
-exe=$(bash scripts/build-windows.sh --profile dist | tail -1)
-stage wuzi-windows-x64 "$exe"
-
+# The Linux build first: it also stores the networks in f16 for both.
 linux_target=x86_64-unknown-linux-musl
 bash scripts/setup-musl.sh >/dev/null
 cargo build --profile dist --no-default-features --target $linux_target --bin pbrain-wuzi
-stage wuzi-linux-x64 "target/$linux_target/dist/pbrain-wuzi"
+linux_binary=target/$linux_target/dist/pbrain-wuzi
+stage wuzi-linux-x64 "$linux_binary"
+
+exe=$(bash scripts/build-windows.sh --profile dist | tail -1)
+stage wuzi-windows-x64 "$exe"
 
 rm -f dist/wuzi-windows-x64.zip dist/wuzi-linux-x64.tar.gz
 python3 - <<'PY'

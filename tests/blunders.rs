@@ -46,7 +46,7 @@ fn run_suite(config: SearchConfig) -> blunders::Summary {
     let searcher = shipped_searcher(config);
     blunders::evaluate(
         &positions,
-        |rule| {
+        |rule, _size| {
             assert_eq!(rule, Rule::Freestyle);
             Ok(Arc::clone(&searcher))
         },

@@ -818,3 +818,56 @@ fn log_dir_logs_a_gtp_session() {
     assert_eq!(logs.len(), 1, "{logs:?}");
     assert!(logs[0].contains("boardsize 15"), "{}", logs[0]);
 }
+
+/// `network` describes a file, and with --out writes it in f16 at about
+/// half the bytes, which reads back as f16; a broken file or a storage it
+/// does not know is refused with a message, writing nothing.
+#[test]
+fn network_describes_a_file_and_stores_it_in_f16() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/networks/freestyle-4x32.safetensors"
+    );
+    let out = dir.path().join("half.safetensors");
+    let text = stdout_of(wuzi().args(["network", source, "--out", out.to_str().unwrap()]));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[0].contains("4x32 network") && lines[0].contains("stored in f32"),
+        "{text}"
+    );
+    assert!(lines[1].contains("stored in f16"), "{text}");
+    let (full, half) = (
+        std::fs::metadata(source).unwrap().len(),
+        std::fs::metadata(&out).unwrap().len(),
+    );
+    assert!(half < full * 55 / 100, "{half} of {full}");
+    let described = stdout_of(wuzi().args(["network", out.to_str().unwrap()]));
+    assert_eq!(described.trim(), lines[1], "{described}");
+    let broken = dir.path().join("broken.safetensors");
+    std::fs::write(&broken, b"not a network").unwrap();
+    let never = dir.path().join("never.safetensors");
+    for args in [
+        vec![
+            "network",
+            broken.to_str().unwrap(),
+            "--out",
+            never.to_str().unwrap(),
+        ],
+        vec![
+            "network",
+            source,
+            "--out",
+            never.to_str().unwrap(),
+            "--storage",
+            "int4",
+        ],
+        vec!["network", source, "--storage", "f16"],
+    ] {
+        let run = wuzi().args(&args).output().unwrap();
+        assert!(!run.status.success(), "{args:?}");
+        assert!(!String::from_utf8_lossy(&run.stderr).is_empty(), "{args:?}");
+        assert!(!never.exists(), "{args:?}");
+    }
+}

@@ -25,11 +25,13 @@ fn network_path(name: &str) -> String {
     format!("{}/networks/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The shipped network of each fixture's rule.
-fn network_for(rule: Rule) -> &'static str {
+/// The shipped network of each fixture's rule and board side (as
+/// config/wuzi.toml names them).
+fn network_for(rule: Rule, side: usize) -> &'static str {
     match rule {
         Rule::Standard => "standard15-6x64.safetensors",
         Rule::Renju => "renju15-6x64.safetensors",
+        _ if side >= 18 => "freestyle20-6x64.safetensors",
         _ => "freestyle-6x64.safetensors",
     }
 }
@@ -236,7 +238,7 @@ const TOLERANCE: f32 = 5e-5;
 fn native_forward_equals_a_direct_f64_computation_of_the_file() {
     for tsv in FIXTURE_GAMES {
         let (inputs, h, w, rule) = positions(tsv, 6);
-        let path = network_path(network_for(rule));
+        let path = network_path(network_for(rule, h));
         let weights = Weights::read(Path::new(&path)).unwrap();
         let network = Arc::new(NativeNetwork::new(&weights));
         let wants: Vec<_> = inputs
@@ -423,7 +425,7 @@ fn bf16_products_move_answers_far_less_than_a_board_symmetry() {
         let (inputs, side, w, rule) = positions(tsv, 500);
         assert_eq!(side, w, "square boards");
         let area = side * side;
-        let path = network_path(network_for(rule));
+        let path = network_path(network_for(rule, side));
         let network = Arc::new(NativeNetwork::load(Path::new(&path)).unwrap());
         let kernels =
             |precision| NativeEvaluator::with_kernels(Arc::clone(&network), Isa::Avx512, precision);
@@ -479,6 +481,89 @@ fn bf16_products_move_answers_far_less_than_a_board_symmetry() {
             "{rule:?}: the same first move in {} of {n}",
             rounding.same_first_move
         );
+    }
+}
+
+/// Each shipped network written in f16 (as the packages store them) and
+/// read back, against its f32 file on 500 real positions of each rule,
+/// with the fp32 kernels: rounding the weights to 11 significant bits must
+/// move the answers far less than transposing the board does, and less
+/// than the bf16 products (8 bits) that AVX512-BF16 machines play with.
+/// Written in bf16, the file must read back as bf16 and stay as close.
+#[test]
+fn a_network_stored_in_half_precision_answers_as_its_f32_file() {
+    use wuzi::nn::native::Storage;
+    use wuzi::nn::Precision;
+    let dir = tempfile::tempdir().unwrap();
+    for tsv in FIXTURE_GAMES {
+        let (inputs, side, w, rule) = positions(tsv, 500);
+        assert_eq!(side, w, "square boards");
+        let name = network_for(rule, side);
+        let path = network_path(name);
+        let weights = Weights::read(Path::new(&path)).unwrap();
+        assert_eq!(weights.storage, Storage::F32, "{name}");
+        let area = side * side;
+        let kernels = |network: NativeNetwork| {
+            NativeEvaluator::with_kernels(Arc::new(network), Isa::Avx2, Precision::Fp32)
+        };
+        let mut exact = kernels(NativeNetwork::new(&weights));
+        for storage in [Storage::F16, Storage::Bf16] {
+            let stored = dir.path().join(format!("{storage}-{name}"));
+            weights.write(&stored, storage).unwrap();
+            let read = Weights::read(&stored).unwrap();
+            assert_eq!(read.storage, storage, "{name}");
+            let bytes = std::fs::metadata(&stored).unwrap().len();
+            let full = std::fs::metadata(&path).unwrap().len();
+            assert!(
+                bytes < full * 52 / 100,
+                "{name} in {storage}: {bytes} bytes of {full}"
+            );
+            let mut half = kernels(NativeNetwork::new(&read));
+            let apart = || Apart {
+                policy_max: 0.0,
+                wdl_max: 0.0,
+                wdl_sum: 0.0,
+                same_first_move: 0,
+            };
+            let (mut rounding, mut symmetry) = (apart(), apart());
+            for chunk in inputs.chunks(32) {
+                let batch = chunk.concat();
+                let a = answer(&mut exact, &batch, side, side);
+                rounding.add(&a, &answer(&mut half, &batch, side, side), area, |c| c);
+                let mirrored = answer(&mut exact, &transposed(&batch, side), side, side);
+                symmetry.add(&a, &mirrored, area, |c| c % side * side + c / side);
+            }
+            let n = inputs.len() as f64;
+            eprintln!(
+                "{name} ({rule:?} {side}x{side}) in {storage}: largest deviation policy {:.2e}, \
+                 wdl {:.2e} (mean {:.2e}); same first move in {} of {n}; transposed: mean wdl {:.2e}",
+                rounding.policy_max,
+                rounding.wdl_max,
+                rounding.wdl_sum / n,
+                rounding.same_first_move,
+                symmetry.wdl_sum / n
+            );
+            let (share, most) = match storage {
+                Storage::F16 => (0.02, 0.01),
+                _ => (0.1, 0.1),
+            };
+            assert!(rounding.wdl_max > 0.0, "{name}: the weights were rounded");
+            assert!(
+                rounding.wdl_sum < share * symmetry.wdl_sum,
+                "{name} in {storage}: the values move by {}, a transposition by {}",
+                rounding.wdl_sum / n,
+                symmetry.wdl_sum / n
+            );
+            assert!(
+                rounding.policy_max < most && rounding.wdl_max < most,
+                "{name} in {storage}"
+            );
+            assert!(
+                rounding.same_first_move as f64 >= 0.97 * n,
+                "{name} in {storage}: the same first move in {} of {n}",
+                rounding.same_first_move
+            );
+        }
     }
 }
 
@@ -673,7 +758,7 @@ fn native_agrees_with_libtorch_on_a_thousand_positions_of_each_rule() {
             "{rule:?}: only {} positions",
             inputs.len()
         );
-        let path = network_path(network_for(rule));
+        let path = network_path(network_for(rule, h));
         let torch = Network::load(Path::new(&path), tch::Device::Cpu).unwrap();
         let mut frozen = torch.freeze(Precision::Fp32);
         let mut native =
@@ -809,7 +894,7 @@ fn networks_whose_answers_overflow_are_refused_and_unused_fp32_networks_named() 
     ))
     .unwrap();
     let e = NetworkProvider::new(&config.network)
-        .service_for(Rule::Freestyle)
+        .service_for(Rule::Freestyle, BoardSize::FIFTEEN)
         .err()
         .expect("refused");
     assert!(
@@ -827,7 +912,7 @@ fn networks_whose_answers_overflow_are_refused_and_unused_fp32_networks_named() 
         ))
         .unwrap();
         let (service, note) = NetworkProvider::new(&config.network)
-            .service_for(Rule::Freestyle)
+            .service_for(Rule::Freestyle, BoardSize::FIFTEEN)
             .unwrap();
         let note = note.unwrap_or_default();
         let name = fp32.file_name().unwrap().to_string_lossy().into_owned();

@@ -145,17 +145,38 @@ fn weights_round_trip_and_bad_files_are_refused_with_their_reason() {
         "{err}"
     );
 
-    let half: Vec<(String, Tensor)> = Tensor::read_safetensors(&path)
-        .unwrap()
-        .into_iter()
-        .map(|(n, t)| (n, t.to_kind(Kind::Half)))
-        .collect();
+    // Every tensor in f16 (as libtorch writes a half network) loads, as
+    // the values rounded to f16; one in f64 is refused, naming its type.
+    let as_kind = |kind: Kind| -> Vec<(String, Tensor)> {
+        Tensor::read_safetensors(&path)
+            .unwrap()
+            .into_iter()
+            .map(|(n, t)| (n, t.to_kind(kind)))
+            .collect()
+    };
     let half_path = dir.path().join("half.safetensors");
-    Tensor::write_safetensors(&half, &half_path).unwrap();
-    let err = Network::load(&half_path, Device::Cpu)
+    Tensor::write_safetensors(&as_kind(Kind::Half), &half_path).unwrap();
+    let half = wuzi::nn::native::Weights::read(&half_path).unwrap();
+    assert_eq!(half.storage, wuzi::nn::native::Storage::F16);
+    let full = wuzi::nn::native::Weights::read(&path).unwrap();
+    let rounded: Vec<f32> = full
+        .get("stem.weight")
+        .iter()
+        .map(|v| {
+            Tensor::from(*v)
+                .to_kind(Kind::Half)
+                .to_kind(Kind::Float)
+                .double_value(&[]) as f32
+        })
+        .collect();
+    assert_eq!(half.get("stem.weight"), rounded.as_slice());
+    Network::load(&half_path, Device::Cpu).unwrap();
+    let double_path = dir.path().join("double.safetensors");
+    Tensor::write_safetensors(&as_kind(Kind::Double), &double_path).unwrap();
+    let err = Network::load(&double_path, Device::Cpu)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("F16"), "{err}");
+    assert!(err.contains("F64"), "{err}");
 
     // Values the native loader refuses, libtorch's refuses too: a NaN
     // weight would make every answer NaN.
@@ -492,7 +513,7 @@ fn the_fp32_network_is_used_only_in_fp32() {
     for (precision, expected) in [("fp32", small()), ("bf16", large_config)] {
         let mut provider = NetworkProvider::new(&config_for(precision).network);
         for rule in [Rule::Freestyle, Rule::Caro] {
-            let (service, note) = provider.service_for(rule).unwrap();
+            let (service, note) = provider.service_for(rule, BoardSize::FIFTEEN).unwrap();
             assert!(note.is_none(), "{note:?}");
             assert_eq!(
                 service.network_config(),
@@ -508,7 +529,7 @@ fn the_fp32_network_is_used_only_in_fp32() {
     ))
     .unwrap();
     let (service, _) = NetworkProvider::new(&config.network)
-        .service_for(Rule::Freestyle)
+        .service_for(Rule::Freestyle, BoardSize::FIFTEEN)
         .unwrap();
     assert_eq!(service.network_config(), Some(large_config));
     // The native kernels too: the fp32 network wherever fp32 is all they
@@ -540,7 +561,7 @@ fn the_fp32_network_is_used_only_in_fp32() {
         ))
         .unwrap();
         let (service, note) = NetworkProvider::new(&config.network)
-            .service_for(Rule::Freestyle)
+            .service_for(Rule::Freestyle, BoardSize::FIFTEEN)
             .unwrap();
         assert!(note.is_none(), "{note:?}");
         assert_eq!(service.backend(), Some(wuzi::nn::Backend::Native));
@@ -568,7 +589,7 @@ fn the_fp32_network_is_used_only_in_fp32() {
     for order in [[Rule::Freestyle, Rule::Caro], [Rule::Caro, Rule::Freestyle]] {
         let mut provider = NetworkProvider::new(&config.network);
         for rule in order {
-            let (service, _) = provider.service_for(rule).unwrap();
+            let (service, _) = provider.service_for(rule, BoardSize::FIFTEEN).unwrap();
             let expected = if rule == Rule::Caro {
                 other_config
             } else {
@@ -584,7 +605,7 @@ fn the_fp32_network_is_used_only_in_fp32() {
     ))
     .unwrap();
     let (service, _) = NetworkProvider::new(&config.network)
-        .service_for(Rule::Freestyle)
+        .service_for(Rule::Freestyle, BoardSize::FIFTEEN)
         .unwrap();
     assert_eq!(service.network_config(), Some(large_config));
     // network.isa chooses the native kernels' instruction set; portable
@@ -595,7 +616,7 @@ fn the_fp32_network_is_used_only_in_fp32() {
     ))
     .unwrap();
     let (service, note) = NetworkProvider::new(&config.network)
-        .service_for(Rule::Freestyle)
+        .service_for(Rule::Freestyle, BoardSize::FIFTEEN)
         .unwrap();
     assert!(note.is_none(), "{note:?}");
     let description = service.description().unwrap_or_default();

@@ -974,6 +974,95 @@ fn a_rule_without_its_network_is_refused_and_the_others_play() {
     b.expect_move();
 }
 
+/// A rule's networks by board side: a START of each size plays the file of
+/// the side nearest its longer one; a missing file refuses only the boards
+/// that would play it, and the log names the network each game used.
+#[test]
+fn each_board_size_plays_the_network_of_its_nearest_listed_side() {
+    if std::env::var("WUZI_TEST_BRAIN").is_ok_and(|b| !b.trim().is_empty()) {
+        // The configuration names this checkout's files by absolute path.
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let small = common::checkout_network("freestyle-4x32.safetensors");
+    let missing = dir.path().join("large-missing.safetensors");
+    let config = common::config_file(
+        dir.path(),
+        &format!("[network]\nfreestyle = {{ 15 = {small:?}, 20 = {missing:?} }}\n"),
+    );
+    let mut b = Brain::start(&["--config", config.to_str().unwrap(), "--threads", "1"]);
+    for (start, plays) in [
+        ("START 20", false),
+        ("START 15", true),
+        ("RECTSTART 12,19", false),
+        ("START 17", true),
+        ("START 18", false),
+    ] {
+        b.send(start);
+        assert_eq!(b.answer(), "OK", "{start}");
+        b.send("INFO timeout_turn 100");
+        b.send("BEGIN");
+        if plays {
+            b.expect_move();
+        } else {
+            let answer = b.answer();
+            assert!(
+                answer.starts_with("ERROR") && answer.contains("large-missing.safetensors"),
+                "{start}: {answer}"
+            );
+        }
+    }
+    b.send("END");
+    // Both files present: the log of each game names its network.
+    let logs = tempfile::tempdir().unwrap();
+    let large = common::checkout_network("freestyle20-6x64.safetensors");
+    let config = common::config_file(
+        dir.path(),
+        &format!("[network]\nfreestyle = {{ 15 = {small:?}, 20 = {large:?} }}\n"),
+    );
+    let mut b = Brain::start(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--threads",
+        "1",
+        "--log-dir",
+        logs.path().to_str().unwrap(),
+    ]);
+    let mut evaluators = Vec::new();
+    for (start, size) in [
+        ("START 20", "6x64"),
+        ("START 15", "4x32"),
+        ("START 19", "6x64"),
+    ] {
+        b.send(start);
+        assert_eq!(b.answer(), "OK");
+        b.send("INFO timeout_turn 100");
+        b.send("BEGIN");
+        b.expect_move();
+        evaluators.push(size);
+    }
+    b.send("END");
+    assert!(b.wait_exit(std::time::Duration::from_secs(10)).is_some());
+    let mut files: Vec<_> = std::fs::read_dir(logs.path())
+        .unwrap()
+        .map(|f| f.unwrap().path())
+        .collect();
+    files.sort();
+    let used: Vec<String> = files
+        .iter()
+        .flat_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            text.lines()
+                .filter_map(|l| Some(l.split_once("evaluator: ")?.1.to_string()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(used.len(), 3, "{used:?}");
+    for (line, size) in used.iter().zip(evaluators) {
+        assert!(line.contains(&format!(" {size} ")), "{used:?}");
+    }
+}
+
 #[test]
 fn the_tactics_only_fallback_plays_without_a_network_when_configured() {
     let dir = tempfile::tempdir().unwrap();

@@ -470,14 +470,14 @@ fn limits(args: &AnalyseArgs) -> SearchLimits {
     }
 }
 
-/// Runs `analyse` with `searcher_for` giving the search of a rule; returns
-/// what to print.
+/// Runs `analyse` with `searcher_for` giving the search of a rule on a
+/// board size; returns what to print.
 pub fn run(
     args: &AnalyseArgs,
-    searcher_for: impl FnOnce(Rule) -> Result<Searcher, String>,
+    searcher_for: impl FnOnce(Rule, BoardSize) -> Result<Searcher, String>,
 ) -> Result<String, String> {
     let game = read_input(args)?;
-    let searcher = searcher_for(game.rule)?;
+    let searcher = searcher_for(game.rule, game.size)?;
     if args.review {
         let bar = (!args.json && std::io::stderr().is_terminal()).then(|| {
             let bar = indicatif::ProgressBar::new(game.moves.len() as u64);

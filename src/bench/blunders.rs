@@ -177,7 +177,7 @@ impl Summary {
 /// solver does not confirm too) and the move played is also judged by it.
 pub fn evaluate(
     blunders: &[Blunder],
-    mut searcher_for: impl FnMut(Rule) -> Result<Arc<Searcher>, String>,
+    mut searcher_for: impl FnMut(Rule, BoardSize) -> Result<Arc<Searcher>, String>,
     playouts: u64,
     reference: Option<&EngineSpec>,
 ) -> Result<Summary, String> {
@@ -197,7 +197,7 @@ pub fn evaluate(
             });
             continue;
         }
-        let searcher = searcher_for(blunder.rule)?;
+        let searcher = searcher_for(blunder.rule, board.size())?;
         searcher.cache().clear();
         let limits = SearchLimits {
             max_playouts: Some(playouts),

@@ -146,16 +146,16 @@ pub(crate) fn bench_blunders(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
     let mut searchers = HashMap::new();
     let summary = blunders::evaluate(
         &positions,
-        |rule| {
-            if let Some(searcher) = searchers.get(&rule) {
+        |rule, size| {
+            if let Some(searcher) = searchers.get(&(rule, size)) {
                 return Ok(Arc::clone(searcher));
             }
-            let (service, note) = provider.service_for(rule)?;
+            let (service, note) = provider.service_for(rule, size)?;
             if let Some(note) = note {
                 eprintln!("note: {note}");
             }
             let searcher = Arc::new(crate::search::Searcher::new(service, search.clone()));
-            searchers.insert(rule, Arc::clone(&searcher));
+            searchers.insert((rule, size), Arc::clone(&searcher));
             Ok(searcher)
         },
         args.playouts,
@@ -312,7 +312,8 @@ fn bench_matching(cli: &Cli, args: &BenchArgs) -> io::Result<()> {
             .map(|_| ());
     }
     let config = configure(cli).map_err(io::Error::other)?;
-    let (service, note) = network_service(&config, rule)?;
+    // The positions are of every size; the network of 15x15 measures them.
+    let (service, note) = network_service(&config, rule, crate::game::BoardSize::FIFTEEN)?;
     if let Some(note) = note {
         eprintln!("note: {note}");
     }

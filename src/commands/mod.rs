@@ -3,6 +3,7 @@
 //! has a module here; the work itself is in the library's modules.
 
 mod bench;
+mod network;
 mod play;
 mod serve;
 
@@ -69,6 +70,10 @@ enum Command {
     /// Plays the engine against itself and writes the games as training
     /// records (the configured network of the rule, or --network).
     Selfplay(crate::selfplay::SelfplayArgs),
+    /// Prints what a network file holds (size, parameters, storage), and
+    /// with --out writes it again in another storage (f16: half the bytes,
+    /// as the packages ship their networks).
+    Network(network::NetworkArgs),
     /// Speaks GTP version 2 on stdin/stdout (gomoku conventions of
     /// KataGomo; lz-analyze and kata-analyze for Lizzie and LizzieYzy).
     Gtp,
@@ -128,20 +133,7 @@ pub(crate) fn configure(cli: &Cli) -> Result<Config, ConfigError> {
         config.log.dir = dir.clone();
     }
     if let Some(network) = &cli.network {
-        config.network.freestyle = network.clone();
-        config.network.standard = network.clone();
-        config.network.renju = network.clone();
-        config.network.caro = network.clone();
-        // The one network in every precision: a CPU without bf16 would
-        // otherwise play the configured smaller fp32 networks instead.
-        for fp32 in [
-            &mut config.network.freestyle_fp32,
-            &mut config.network.standard_fp32,
-            &mut config.network.renju_fp32,
-            &mut config.network.caro_fp32,
-        ] {
-            *fp32 = PathBuf::new();
-        }
+        config.network.use_one_network(network);
     }
     Ok(config)
 }
@@ -175,19 +167,21 @@ pub(crate) fn refuse_unused_flags(
     )))
 }
 
-/// The configured network of `rule` behind an evaluation service, saying
-/// on stderr when the device had to change; the note says why the network
-/// could not be used (the service then evaluates uniformly, where
-/// `network.tactics_only_fallback` allows it; otherwise this fails).
+/// The configured network of `rule` on a board of `size` behind an
+/// evaluation service, saying on stderr when the device had to change; the
+/// note says why the network could not be used (the service then evaluates
+/// uniformly, where `network.tactics_only_fallback` allows it; otherwise
+/// this fails).
 pub(crate) fn network_service(
     config: &Config,
     rule: crate::game::Rule,
+    size: crate::game::BoardSize,
 ) -> io::Result<(std::sync::Arc<crate::nn::EvalService>, Option<String>)> {
     let mut provider = crate::nn::provider::NetworkProvider::new(&config.network);
     if let Some(note) = &provider.device_note {
         eprintln!("note: {note}");
     }
-    provider.service_for(rule).map_err(io::Error::other)
+    provider.service_for(rule, size).map_err(io::Error::other)
 }
 
 /// Runs the command line of this process (`pbrain-wuzi`, or `wuzi-files`).
@@ -266,6 +260,13 @@ pub fn main() -> ExitCode {
             }
         }),
         Some(Command::Selfplay(args)) => play::selfplay(&cli, args),
+        Some(Command::Network(args)) => refuse_unused_flags(
+            &cli,
+            &[],
+            "network",
+            "it reads the file it is given and no configuration",
+        )
+        .and_then(|()| network::run(args)),
         Some(Command::Files { dir }) => {
             let dir = dir.clone().unwrap_or_else(|| PathBuf::from("."));
             return play::files_protocol(&cli, &dir, started);

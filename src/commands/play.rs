@@ -15,8 +15,8 @@ pub(crate) fn analyse(cli: &Cli, args: &crate::analyse::AnalyseArgs) -> io::Resu
         "it writes its analysis on stdout and no engine log",
     )?;
     let config = configure(cli).map_err(io::Error::other)?;
-    let text = crate::analyse::run(args, |rule| {
-        let (service, note) = network_service(&config, rule).map_err(|e| e.to_string())?;
+    let text = crate::analyse::run(args, |rule, size| {
+        let (service, note) = network_service(&config, rule, size).map_err(|e| e.to_string())?;
         if let Some(note) = note {
             eprintln!("note: {note}");
         }
@@ -44,12 +44,13 @@ pub(crate) fn selfplay(cli: &Cli, args: &crate::selfplay::SelfplayArgs) -> io::R
     if let Some(batch) = args.eval_batch {
         config.network.batch_size = batch;
     }
-    let (service, note) = network_service(&config, args.rule)?;
+    let size = args.board;
+    let (service, note) = network_service(&config, args.rule, size)?;
     if let Some(note) = note {
         // Self-play without the network would write worthless targets.
         return Err(io::Error::other(note));
     }
-    let player = crate::selfplay::player_label(config.network.network_for(args.rule))
+    let player = crate::selfplay::player_label(config.network.network_for(args.rule, size))
         .map_err(io::Error::other)?;
     let summary = crate::selfplay::run(
         args,

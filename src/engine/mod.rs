@@ -391,6 +391,15 @@ impl Engine {
         self.fit_evaluators();
     }
 
+    /// Evaluates with `service` from now on, unless it is the one in use:
+    /// another network's evaluations would not be the tree's, but the same
+    /// network keeps the tree and its cache.
+    pub fn use_service(&mut self, service: Arc<EvalService>) {
+        if !Arc::ptr_eq(self.searcher.read().service(), &service) {
+            self.set_service(service);
+        }
+    }
+
     /// What evaluates positions: backend, network size, precision and
     /// instruction set (`None`: no network, tactics only).
     pub fn evaluator_description(&self) -> Option<String> {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 #[cfg(feature = "torch")]
 use std::time::Duration;
 
-use crate::game::Rule;
+use crate::game::{BoardSize, Rule};
 use crate::nn::backend::{Backend, BackendSetting, Model};
 use crate::nn::native::simd::parse_isa_setting;
 use crate::nn::native::{Isa, NativeNetwork};
@@ -33,9 +33,9 @@ pub struct NetworkProvider {
     current: Option<NetworkFiles>,
     /// Files that failed, with the reason (never retried).
     failed: HashMap<PathBuf, String>,
-    /// Rules that cannot be played, with the reason: their network failed
-    /// and `network.tactics_only_fallback` is off.
-    refused: HashMap<Rule, String>,
+    /// Networks that cannot be played, with the reason: they failed and
+    /// `network.tactics_only_fallback` is off.
+    refused: HashMap<NetworkFiles, String>,
     /// A message about the device choice (e.g. CUDA missing), shown once.
     pub device_note: Option<String>,
 }
@@ -70,24 +70,52 @@ impl NetworkProvider {
         }
     }
 
-    /// The service for `rule`, with a note when it is not the rule's
-    /// network. When the rule's network cannot be used: a uniform evaluator
-    /// (tactics only) with the reason as the note where
+    /// The files the configuration names for `rule` on a board of `size`.
+    fn files_for(&self, rule: Rule, size: BoardSize) -> NetworkFiles {
+        (
+            self.settings.network_for(rule, size).to_path_buf(),
+            self.settings
+                .fp32_network_for(rule, size)
+                .map(Path::to_path_buf),
+        )
+    }
+
+    /// Loads every network the configuration may play, each rule on each
+    /// board size that picks another file; the notes of those that fell
+    /// back or were refused.
+    pub fn load_all(&mut self) -> Vec<String> {
+        let mut notes = Vec::new();
+        for rule in Rule::ALL {
+            for size in self.settings.board_sizes_of(rule) {
+                if let Some(note) = self.service_for(rule, size).map_or_else(Some, |(_, n)| n) {
+                    if !notes.contains(&note) {
+                        notes.push(note);
+                    }
+                }
+            }
+        }
+        notes
+    }
+
+    /// The service for `rule` on a board of `size`, with a note when it is
+    /// not the configured network. When that network cannot be used: a
+    /// uniform evaluator (tactics only) with the reason as the note where
     /// `network.tactics_only_fallback` allows it; otherwise the reason as
-    /// the error, and the rule is refused ([`NetworkProvider::refusal`]).
-    /// A tournament brain must not play on silently without its network.
+    /// the error, and the rule is refused on such boards
+    /// ([`NetworkProvider::refusal`]). A tournament brain must not play on
+    /// silently without its network.
     pub fn service_for(
         &mut self,
         rule: Rule,
+        size: BoardSize,
     ) -> Result<(Arc<EvalService>, Option<String>), String> {
-        let path = self.settings.network_for(rule).to_path_buf();
-        let fp32_path = self.settings.fp32_network_for(rule).map(Path::to_path_buf);
-        let files = (path.clone(), fp32_path.clone());
+        let files = self.files_for(rule, size);
+        let (path, fp32_path) = files.clone();
         if let Some(service) = self.loaded.get(&files) {
             self.current = Some(files);
             return Ok((Arc::clone(service), None));
         }
-        if let Some(why) = self.refused.get(&rule) {
+        if let Some(why) = self.refused.get(&files) {
             return Err(why.clone());
         }
         let (service, note) = match self.load(&path, fp32_path.as_deref()) {
@@ -104,7 +132,7 @@ impl NetworkProvider {
                     "{why}; {rule} cannot be played without its network \
                      (network.tactics_only_fallback = true plays it with tactics only)"
                 );
-                self.refused.insert(rule, why.clone());
+                self.refused.insert(files, why.clone());
                 return Err(why);
             }
         };
@@ -114,17 +142,27 @@ impl NetworkProvider {
         Ok((service, note))
     }
 
-    /// Why `rule` cannot be played, if its network failed to load (in
-    /// [`NetworkProvider::service_for`]) and no fallback is allowed.
-    pub fn refusal(&self, rule: Rule) -> Option<&str> {
-        self.refused.get(&rule).map(String::as_str)
+    /// Why `rule` cannot be played on a board of `size`, if its network
+    /// failed to load (in [`NetworkProvider::service_for`]) and no fallback
+    /// is allowed.
+    pub fn refusal(&self, rule: Rule, size: BoardSize) -> Option<&str> {
+        self.refused
+            .get(&self.files_for(rule, size))
+            .map(String::as_str)
     }
 
-    /// Why no rule can be played, if every rule is refused (freestyle's
-    /// reason): a brain without any network.
+    /// Why nothing can be played, if every network of every rule was
+    /// refused (the reason of freestyle's on 15x15): a brain without any
+    /// network.
     pub fn refusal_of_every_rule(&self) -> Option<&str> {
-        if Rule::ALL.iter().all(|r| self.refused.contains_key(r)) {
-            self.refusal(Rule::Freestyle)
+        let every_one_refused = Rule::ALL.iter().all(|&rule| {
+            self.settings
+                .board_sizes_of(rule)
+                .into_iter()
+                .all(|size| self.refused.contains_key(&self.files_for(rule, size)))
+        });
+        if every_one_refused {
+            self.refusal(Rule::Freestyle, BoardSize::FIFTEEN)
         } else {
             None
         }

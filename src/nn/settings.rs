@@ -3,11 +3,12 @@
 //! here, beside what reads it (the provider), and embedded by the
 //! configuration file's reader.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::game::Rule;
+use crate::game::{BoardSize, Rule};
 use crate::nn::service::EvaluatorThreads;
 
 /// The network settings, with defaults for anything the file leaves out.
@@ -33,19 +34,20 @@ pub struct NetworkSettings {
     pub symmetry: String,
     /// `auto`, `fp32`, `bf16` or `half`: the inference precision.
     pub precision: String,
-    /// Network file per rule (caro uses the freestyle network when empty).
-    pub freestyle: PathBuf,
-    pub standard: PathBuf,
-    pub renju: PathBuf,
-    pub caro: PathBuf,
+    /// Network file per rule, or per rule and board side (caro uses the
+    /// freestyle network when empty).
+    pub freestyle: RuleNetwork,
+    pub standard: RuleNetwork,
+    pub renju: RuleNetwork,
+    pub caro: RuleNetwork,
     /// Network file per rule when the precision resolves to fp32, with
     /// either backend (a CPU without bf16 hardware, or `isa = "avx2"`,
     /// where a larger network may be too slow to be the stronger); empty:
     /// the rule's network everywhere. Caro uses freestyle's when empty.
-    pub freestyle_fp32: PathBuf,
-    pub standard_fp32: PathBuf,
-    pub renju_fp32: PathBuf,
-    pub caro_fp32: PathBuf,
+    pub freestyle_fp32: RuleNetwork,
+    pub standard_fp32: RuleNetwork,
+    pub renju_fp32: RuleNetwork,
+    pub caro_fp32: RuleNetwork,
     /// When a rule's network file is missing or unusable: `false` refuses
     /// to play that rule (an error naming the file), `true` plays it with
     /// the tactics and a uniform policy.
@@ -63,14 +65,17 @@ impl Default for NetworkSettings {
             batch_size: 16,
             symmetry: "random".to_string(),
             precision: "auto".to_string(),
-            freestyle: PathBuf::from("networks/freestyle-6x64.safetensors"),
-            standard: PathBuf::from("networks/standard15-6x64.safetensors"),
-            renju: PathBuf::from("networks/renju15-6x64.safetensors"),
-            caro: PathBuf::new(),
-            freestyle_fp32: PathBuf::new(),
-            standard_fp32: PathBuf::new(),
-            renju_fp32: PathBuf::new(),
-            caro_fp32: PathBuf::new(),
+            freestyle: RuleNetwork::by_side([
+                (15, "networks/freestyle-6x64.safetensors"),
+                (20, "networks/freestyle20-6x64.safetensors"),
+            ]),
+            standard: RuleNetwork::every("networks/standard15-6x64.safetensors"),
+            renju: RuleNetwork::every("networks/renju15-6x64.safetensors"),
+            caro: RuleNetwork::None,
+            freestyle_fp32: RuleNetwork::None,
+            standard_fp32: RuleNetwork::None,
+            renju_fp32: RuleNetwork::None,
+            caro_fp32: RuleNetwork::None,
             tactics_only_fallback: false,
         }
     }
@@ -145,7 +150,15 @@ impl NetworkSettings {
     /// Makes the relative network paths relative to `base` (the folder the
     /// configuration belongs to).
     pub fn resolve_paths(&mut self, base: &Path) {
-        for path in [
+        for network in self.rule_networks_mut() {
+            for path in network.paths_mut() {
+                resolve_relative(path, base);
+            }
+        }
+    }
+
+    fn rule_networks_mut(&mut self) -> [&mut RuleNetwork; 8] {
+        [
             &mut self.freestyle,
             &mut self.standard,
             &mut self.renju,
@@ -154,36 +167,202 @@ impl NetworkSettings {
             &mut self.standard_fp32,
             &mut self.renju_fp32,
             &mut self.caro_fp32,
-        ] {
-            resolve_relative(path, base);
+        ]
+    }
+
+    /// One network file for every rule, board and precision (the
+    /// command line's `--network`).
+    pub fn use_one_network(&mut self, path: &Path) {
+        for (i, network) in self.rule_networks_mut().into_iter().enumerate() {
+            // The first four are the rules' networks, the rest their fp32
+            // ones: a CPU without bf16 would otherwise play those instead.
+            *network = if i < 4 {
+                RuleNetwork::every(path)
+            } else {
+                RuleNetwork::None
+            };
         }
     }
 
-    /// The network file for `rule`.
-    pub fn network_for(&self, rule: Rule) -> &Path {
+    /// The configured networks of `rule` (caro: freestyle's when its own
+    /// are empty), and its fp32 ones.
+    fn networks_of(&self, rule: Rule) -> (&RuleNetwork, &RuleNetwork) {
         match rule {
-            Rule::Freestyle => &self.freestyle,
-            Rule::Standard => &self.standard,
-            Rule::Renju => &self.renju,
-            Rule::Caro if self.caro.as_os_str().is_empty() => &self.freestyle,
-            Rule::Caro => &self.caro,
+            Rule::Freestyle => (&self.freestyle, &self.freestyle_fp32),
+            Rule::Standard => (&self.standard, &self.standard_fp32),
+            Rule::Renju => (&self.renju, &self.renju_fp32),
+            Rule::Caro if self.caro.is_none() && self.caro_fp32.is_none() => {
+                (&self.freestyle, &self.freestyle_fp32)
+            }
+            Rule::Caro if self.caro.is_none() => (&self.freestyle, &self.caro_fp32),
+            Rule::Caro => (&self.caro, &self.caro_fp32),
         }
     }
 
-    /// The network file for `rule` when inference runs in fp32, if one
-    /// other than [`NetworkSettings::network_for`]'s is configured.
-    pub fn fp32_network_for(&self, rule: Rule) -> Option<&Path> {
-        let n = self;
-        let path = match rule {
-            Rule::Freestyle => &n.freestyle_fp32,
-            Rule::Standard => &n.standard_fp32,
-            Rule::Renju => &n.renju_fp32,
-            Rule::Caro if n.caro.as_os_str().is_empty() && n.caro_fp32.as_os_str().is_empty() => {
-                &n.freestyle_fp32
+    /// The network file for `rule` on a board of `size` (an empty path
+    /// where none is configured).
+    pub fn network_for(&self, rule: Rule, size: BoardSize) -> &Path {
+        self.networks_of(rule)
+            .0
+            .file_for(size)
+            .unwrap_or(Path::new(""))
+    }
+
+    /// The network file for `rule` on a board of `size` when inference runs
+    /// in fp32, if one other than [`NetworkSettings::network_for`]'s is
+    /// configured.
+    pub fn fp32_network_for(&self, rule: Rule, size: BoardSize) -> Option<&Path> {
+        self.networks_of(rule).1.file_for(size)
+    }
+
+    /// A board size for each network the configuration can choose for
+    /// `rule`: loading the rule's network for each loads every file it may
+    /// play with.
+    pub fn board_sizes_of(&self, rule: Rule) -> Vec<BoardSize> {
+        let (network, fp32) = self.networks_of(rule);
+        let mut sides: Vec<u8> = network.sides().chain(fp32.sides()).collect();
+        sides.push(BoardSize::FIFTEEN.width());
+        sides.sort_unstable();
+        sides.dedup();
+        let mut sizes: Vec<BoardSize> = sides
+            .into_iter()
+            .filter_map(|side| BoardSize::square(side.into()).ok())
+            .collect();
+        // Sides that pick the same files need one load.
+        sizes.dedup_by_key(|size| {
+            (
+                self.network_for(rule, *size).to_path_buf(),
+                self.fp32_network_for(rule, *size).map(Path::to_path_buf),
+            )
+        });
+        sizes
+    }
+}
+
+/// The network of a rule: none, one file for every board, or one file per
+/// board side, where a board plays the file listed for the side nearest its
+/// longer side (the smaller side of two as near). Written in the file as a
+/// path (`""` for none) or as a table of sides
+/// (`{ 15 = "a.safetensors", 20 = "b.safetensors" }`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum RuleNetwork {
+    #[default]
+    None,
+    Every(PathBuf),
+    /// At least one side, each `MIN_SIDE..=MAX_SIDE`, each file named.
+    BySide(BTreeMap<u8, PathBuf>),
+}
+
+impl RuleNetwork {
+    pub fn every(path: impl Into<PathBuf>) -> RuleNetwork {
+        let path = path.into();
+        if path.as_os_str().is_empty() {
+            RuleNetwork::None
+        } else {
+            RuleNetwork::Every(path)
+        }
+    }
+
+    /// Files by board side (sides out of range and empty paths are left
+    /// out; none left: no network).
+    pub fn by_side<P: Into<PathBuf>>(files: impl IntoIterator<Item = (u8, P)>) -> RuleNetwork {
+        let files: BTreeMap<u8, PathBuf> = files
+            .into_iter()
+            .map(|(side, path)| (side, path.into()))
+            .filter(|(side, path)| {
+                BoardSize::square((*side).into()).is_ok() && !path.as_os_str().is_empty()
+            })
+            .collect();
+        if files.is_empty() {
+            RuleNetwork::None
+        } else {
+            RuleNetwork::BySide(files)
+        }
+    }
+
+    pub fn is_none(&self) -> bool {
+        matches!(self, RuleNetwork::None)
+    }
+
+    /// The file for a board of `size`.
+    pub fn file_for(&self, size: BoardSize) -> Option<&Path> {
+        match self {
+            RuleNetwork::None => None,
+            RuleNetwork::Every(path) => Some(path),
+            RuleNetwork::BySide(files) => {
+                let side = size.width().max(size.height());
+                files
+                    .iter()
+                    .min_by_key(|(listed, _)| (listed.abs_diff(side), **listed))
+                    .map(|(_, path)| path.as_path())
             }
-            Rule::Caro => &n.caro_fp32,
+        }
+    }
+
+    /// The sides listed (none for a file of every board).
+    fn sides(&self) -> impl Iterator<Item = u8> + '_ {
+        let listed = match self {
+            RuleNetwork::BySide(files) => Some(files.keys().copied()),
+            _ => None,
         };
-        (!path.as_os_str().is_empty()).then_some(path.as_path())
+        listed.into_iter().flatten()
+    }
+
+    fn paths_mut(&mut self) -> Vec<&mut PathBuf> {
+        match self {
+            RuleNetwork::None => Vec::new(),
+            RuleNetwork::Every(path) => vec![path],
+            RuleNetwork::BySide(files) => files.values_mut().collect(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RuleNetwork {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<RuleNetwork, D::Error> {
+        use serde::de::Error;
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            Path(PathBuf),
+            BySide(BTreeMap<String, PathBuf>),
+        }
+        let expected = "a network file (\"\" for none) or a table of board sides, \
+                        as { 15 = \"a.safetensors\", 20 = \"b.safetensors\" }";
+        match Written::deserialize(deserializer).map_err(|_| D::Error::custom(expected))? {
+            Written::Path(path) => Ok(RuleNetwork::every(path)),
+            Written::BySide(files) => {
+                let (min, max) = (crate::game::MIN_SIDE, crate::game::MAX_SIDE);
+                let mut sides = BTreeMap::new();
+                for (side, path) in files {
+                    let parsed = side
+                        .trim()
+                        .parse::<u8>()
+                        .ok()
+                        .filter(|s| (min..=max).contains(s));
+                    let Some(parsed) = parsed else {
+                        return Err(D::Error::custom(format!(
+                            "board side {side:?}: expected a number {min}..={max}"
+                        )));
+                    };
+                    if path.as_os_str().is_empty() {
+                        return Err(D::Error::custom(format!(
+                            "board side {side}: no network file named"
+                        )));
+                    }
+                    if sides.insert(parsed, path).is_some() {
+                        return Err(D::Error::custom(format!(
+                            "board side {parsed} is listed twice"
+                        )));
+                    }
+                }
+                if sides.is_empty() {
+                    return Err(D::Error::custom(format!(
+                        "an empty table: expected {expected}"
+                    )));
+                }
+                Ok(RuleNetwork::BySide(sides))
+            }
+        }
     }
 }
 
@@ -236,5 +415,117 @@ where
 pub fn resolve_relative(path: &mut PathBuf, base: &Path) {
     if !path.as_os_str().is_empty() && path.is_relative() {
         *path = base.join(&*path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    fn square(side: u32) -> BoardSize {
+        BoardSize::square(side).unwrap()
+    }
+
+    #[test]
+    fn a_table_of_sides_gives_each_board_the_file_of_the_nearest_side() {
+        let config = Config::parse(
+            "[network]\nfreestyle = { 15 = \"a.safetensors\", 20 = \"b.safetensors\" }\n\
+             caro = \"\"\ncaro_fp32 = \"\"\nfreestyle_fp32 = { 20 = \"c.safetensors\" }\n",
+        )
+        .unwrap();
+        let n = &config.network;
+        for (size, file) in [
+            (square(5), "a"),
+            (square(15), "a"),
+            (square(17), "a"),
+            // As near to 15 as to 20 would go to 15; 18 is nearer 20.
+            (square(18), "b"),
+            (square(20), "b"),
+            (square(32), "b"),
+            // The longer side decides.
+            (BoardSize::new(15, 20).unwrap(), "b"),
+            (BoardSize::new(19, 6).unwrap(), "b"),
+            (BoardSize::new(16, 12).unwrap(), "a"),
+        ] {
+            let expected = PathBuf::from(format!("{file}.safetensors"));
+            assert_eq!(n.network_for(Rule::Freestyle, size), expected, "{size:?}");
+            // Caro without networks of its own plays freestyle's.
+            assert_eq!(n.network_for(Rule::Caro, size), expected, "{size:?}");
+            // One fp32 file listed: every board plays it in fp32.
+            let fp32 = Some(Path::new("c.safetensors"));
+            assert_eq!(n.fp32_network_for(Rule::Freestyle, size), fp32);
+        }
+        // A tie between two listed sides goes to the smaller.
+        let tie = RuleNetwork::by_side([(10, "x"), (14, "y")]);
+        assert_eq!(tie.file_for(square(12)), Some(Path::new("x")));
+        assert_eq!(tie.file_for(square(13)), Some(Path::new("y")));
+        // One board size per file: loading those loads every file.
+        assert_eq!(
+            n.board_sizes_of(Rule::Freestyle),
+            vec![square(15), square(20)]
+        );
+        assert_eq!(n.board_sizes_of(Rule::Standard), vec![square(15)]);
+        // A path alone plays every board.
+        assert_eq!(
+            n.network_for(Rule::Standard, square(20)),
+            Path::new("networks/standard15-6x64.safetensors")
+        );
+    }
+
+    #[test]
+    fn a_table_that_names_no_board_side_or_no_file_is_refused() {
+        for (text, wanted) in [
+            ("freestyle = { 4 = \"a.safetensors\" }", "board side \"4\""),
+            (
+                "freestyle = { 33 = \"a.safetensors\" }",
+                "board side \"33\"",
+            ),
+            (
+                "freestyle = { big = \"a.safetensors\" }",
+                "board side \"big\"",
+            ),
+            ("freestyle = { 15 = \"\" }", "no network file named"),
+            ("freestyle = {}", "an empty table"),
+            (
+                "freestyle = { 15 = \"a.safetensors\", 015 = \"b.safetensors\" }",
+                "listed twice",
+            ),
+            ("freestyle = 15", "a network file"),
+            ("freestyle = { 15 = 3 }", "a network file"),
+        ] {
+            let e = Config::parse(&format!("[network]\n{text}\n")).unwrap_err();
+            assert!(e.to_string().contains(wanted), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn relative_files_of_a_table_are_the_configurations_folders() {
+        let mut config = Config::parse(
+            "[network]\nrenju = { 15 = \"a.safetensors\", 20 = \"/abs/b.safetensors\" }\n",
+        )
+        .unwrap();
+        config.network.resolve_paths(Path::new("/install"));
+        assert_eq!(
+            config.network.network_for(Rule::Renju, square(15)),
+            Path::new("/install/a.safetensors")
+        );
+        assert_eq!(
+            config.network.network_for(Rule::Renju, square(20)),
+            Path::new("/abs/b.safetensors")
+        );
+        // --network: one file for every rule, board and precision.
+        config
+            .network
+            .use_one_network(Path::new("/one.safetensors"));
+        for rule in Rule::ALL {
+            for side in [15, 20] {
+                assert_eq!(
+                    config.network.network_for(rule, square(side)),
+                    Path::new("/one.safetensors")
+                );
+                assert_eq!(config.network.fp32_network_for(rule, square(side)), None);
+            }
+        }
     }
 }

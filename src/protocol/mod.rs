@@ -58,8 +58,8 @@ pub fn memory_limit_note(engine: &Engine, setting: &str, limit: usize) -> Option
     })
 }
 
-/// An engine on an empty `size` board under `rule`, evaluating with that
-/// rule's network from `networks`; the note says when the network fell
+/// An engine on an empty `size` board under `rule`, evaluating with the
+/// network `networks` names for them; the note says when the network fell
 /// back or the rule is refused (the engine then has a service that
 /// evaluates nothing, and the front end refuses to search:
 /// [`NetworkProvider::refusal`]).
@@ -69,34 +69,50 @@ fn engine_for(
     size: BoardSize,
     rule: Rule,
 ) -> (Engine, Option<String>) {
-    let (service, note) = service_or_refusal(networks, rule);
+    let (service, note) = service_or_refusal(networks, rule, size);
     (
         Engine::new(service, config.search_config(), size, rule),
         note,
     )
 }
 
-/// Switches `engine` to `rule` and that rule's network (the same stones);
-/// nothing when it is the rule already. The note says when the network
-/// fell back or the rule is refused.
+/// Switches `engine` to `rule` and the network for it on the game's board
+/// (the same stones); nothing when it is the rule already. The note says
+/// when the network fell back or the rule is refused.
 fn switch_rule(engine: &mut Engine, networks: &mut NetworkProvider, rule: Rule) -> Option<String> {
     if rule == engine.rule() {
         return None;
     }
-    let (service, note) = service_or_refusal(networks, rule);
+    let (service, note) = service_or_refusal(networks, rule, engine.board().size());
     engine.set_rule(rule, service);
     note
 }
 
-/// The rule's service and note, or for a refused rule a service that
-/// evaluates nothing and the reason: front ends keep running so that they
-/// can answer every later command with that reason.
+/// Starts a new game on `engine`, an empty `size` board under `rule`, with
+/// the network for them (another board size may have its own). The note
+/// says when the network fell back or the rule is refused.
+fn new_game(
+    engine: &mut Engine,
+    networks: &mut NetworkProvider,
+    size: BoardSize,
+    rule: Rule,
+) -> Option<String> {
+    let (service, note) = service_or_refusal(networks, rule, size);
+    engine.new_game(size, rule);
+    engine.use_service(service);
+    note
+}
+
+/// The service and note for `rule` on a board of `size`, or for a refused
+/// rule a service that evaluates nothing and the reason: front ends keep
+/// running so that they can answer every later command with that reason.
 fn service_or_refusal(
     networks: &mut NetworkProvider,
     rule: Rule,
+    size: BoardSize,
 ) -> (Arc<EvalService>, Option<String>) {
     networks
-        .service_for(rule)
+        .service_for(rule, size)
         .unwrap_or_else(|why| (Arc::new(EvalService::stopped()), Some(why)))
 }
 

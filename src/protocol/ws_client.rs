@@ -297,10 +297,7 @@ impl Player {
         self.state = State::Ready;
         self.refusals = 0;
         let board = position(config)?;
-        if let Some(note) = super::switch_rule(&mut self.engine, &mut self.networks, board.rule()) {
-            warn(&note);
-        }
-        if let Some(why) = self.networks.refusal(board.rule()) {
+        if let Some(why) = self.networks.refusal(board.rule(), board.size()) {
             return Err(ClientError::Network(why.to_string()));
         }
         self.color = color.into();
@@ -319,10 +316,18 @@ impl Player {
             remaining = remaining.saturating_sub(Duration::from_millis(config.idle_delta_time));
         }
         self.remaining = remaining;
-        // A game of its own: the cache makes room for it at its first
-        // search, as the other front ends' new games do (the last games'
-        // trees would otherwise fill it, the same opening recurring).
-        self.engine.new_game(board.size(), board.rule());
+        // A game of its own, with the network of its rule and size: the
+        // cache makes room for it at its first search, as the other front
+        // ends' new games do (the last games' trees would otherwise fill
+        // it, the same opening recurring).
+        if let Some(note) = super::new_game(
+            &mut self.engine,
+            &mut self.networks,
+            board.size(),
+            board.rule(),
+        ) {
+            warn(&note);
+        }
         set_position(&mut self.engine, board);
         if self.engine.board().side_to_move() == self.color {
             self.think();
@@ -668,9 +673,7 @@ pub fn run(config: Config, url: &str, name: &str) -> Result<(), ClientError> {
     let mut player = Player::new(&config);
     // Every rule's network now: a client without any would resign every
     // game it is given, for ever.
-    for rule in Rule::ALL {
-        let _ = player.networks.service_for(rule);
-    }
+    let _ = player.networks.load_all();
     if let Some(why) = player.networks.refusal_of_every_rule() {
         return Err(ClientError::Network(why.to_string()));
     }

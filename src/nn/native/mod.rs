@@ -27,7 +27,7 @@ use crate::nn::precision::{Precision, PrecisionSetting};
 pub use gemm::bf16_supported;
 pub use simd::Isa;
 use simd::{padded, LANES};
-pub use weights::Weights;
+pub use weights::{Storage, Weights};
 use winograd::{Plane, Tiling};
 
 /// Index of the "legal move" input plane.

@@ -16,11 +16,110 @@ const MAX_PROBLEMS_SHOWN: usize = 20;
 pub struct Weights {
     pub config: NetConfig,
     tensors: HashMap<String, Vec<f32>>,
+    /// How the file stored them (`F32` for weights built in memory).
+    pub storage: Storage,
+}
+
+/// How a network file stores its weights: every tensor in f32, or the
+/// convolutions' and linear layers' weights (nearly all the bytes) in a
+/// 16-bit type and the batch norms and biases in f32. Read back, the
+/// values are those of the 16-bit type as f32: f16 keeps 11 significant
+/// bits, finer than the bf16 products of the native kernels (8), so a
+/// network stored in f16 plays as its f32 file within rounding, in half
+/// the bytes (docs/native-backend.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Storage {
+    #[default]
+    F32,
+    F16,
+    Bf16,
+}
+
+impl std::fmt::Display for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Storage::F32 => "f32",
+            Storage::F16 => "f16",
+            Storage::Bf16 => "bf16",
+        })
+    }
+}
+
+impl std::str::FromStr for Storage {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Storage, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "f32" | "fp32" => Ok(Storage::F32),
+            "f16" | "fp16" | "half" => Ok(Storage::F16),
+            "bf16" => Ok(Storage::Bf16),
+            _ => Err(format!("storage {s:?}: expected f32, f16 or bf16")),
+        }
+    }
+}
+
+impl Storage {
+    /// The type of the tensor of `shape`: the weights (two dimensions or
+    /// more) in this storage, vectors in f32.
+    fn dtype_of(self, shape: &[usize]) -> Dtype {
+        match self {
+            _ if shape.len() < 2 => Dtype::F32,
+            Storage::F32 => Dtype::F32,
+            Storage::F16 => Dtype::F16,
+            Storage::Bf16 => Dtype::BF16,
+        }
+    }
+}
+
+/// The little-endian values of a tensor of `dtype` as f32 (`None` for a
+/// type no network is stored in).
+fn values_of(dtype: Dtype, data: &[u8]) -> Option<Vec<f32>> {
+    let pairs = || {
+        data.chunks_exact(2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    match dtype {
+        Dtype::F32 => Some(
+            data.chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        ),
+        Dtype::F16 => Some(pairs().map(|v| half::f16::from_bits(v).to_f32()).collect()),
+        Dtype::BF16 => Some(pairs().map(|v| half::bf16::from_bits(v).to_f32()).collect()),
+        _ => None,
+    }
+}
+
+/// `values` as little-endian bytes of `dtype` (F32, F16 or BF16); `None`
+/// when one is beyond the type's range (the network would change).
+fn bytes_of(dtype: Dtype, values: &[f32]) -> Option<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(values.len() * dtype.bitsize() / 8);
+    for &v in values {
+        match dtype {
+            Dtype::F16 => {
+                let h = half::f16::from_f32(v);
+                if !h.is_finite() {
+                    return None;
+                }
+                bytes.extend(h.to_bits().to_le_bytes());
+            }
+            Dtype::BF16 => {
+                let h = half::bf16::from_f32(v);
+                if !h.is_finite() {
+                    return None;
+                }
+                bytes.extend(h.to_bits().to_le_bytes());
+            }
+            _ => bytes.extend(v.to_le_bytes()),
+        }
+    }
+    Some(bytes)
 }
 
 impl Weights {
     /// Reads and checks `path`: every tensor of [`NetConfig::tensor_shapes`]
-    /// present with its shape, in fp32, and no other.
+    /// present with its shape, in f32 or a [`Storage`]'s 16-bit type, and
+    /// no other.
     pub fn read(path: &Path) -> Result<Weights, NetError> {
         let fail = |what: String| NetError::new(path, what);
         let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
@@ -64,24 +163,26 @@ impl Weights {
         let expected = config.tensor_shapes();
         let mut problems = Vec::new();
         let mut tensors = HashMap::with_capacity(expected.len());
+        let mut storage = Storage::F32;
         for (name, shape) in &expected {
             let Ok(view) = file.tensor(name) else {
                 problems.push(format!("missing tensor {name}"));
                 continue;
             };
-            if view.dtype() != Dtype::F32 || view.shape() != shape.as_slice() {
+            let values = values_of(view.dtype(), view.data());
+            let (Some(values), true) = (values, view.shape() == shape.as_slice()) else {
                 problems.push(format!(
-                    "{name} is {:?} {:?}, expected F32 {shape:?}",
+                    "{name} is {:?} {:?}, expected F32 (or F16, BF16) {shape:?}",
                     view.dtype(),
                     view.shape()
                 ));
                 continue;
+            };
+            match view.dtype() {
+                Dtype::F16 => storage = Storage::F16,
+                Dtype::BF16 => storage = Storage::Bf16,
+                _ => {}
             }
-            let values = view
-                .data()
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect::<Vec<f32>>();
             if values.iter().any(|v| !v.is_finite()) {
                 problems.push(format!("{name} holds a value that is not finite"));
                 continue;
@@ -112,9 +213,46 @@ impl Weights {
             }
             return Err(fail(problems.join("; ")));
         }
-        let weights = Weights { config, tensors };
+        let weights = Weights {
+            config,
+            tensors,
+            storage,
+        };
         weights.check_batch_norms().map_err(fail)?;
         Ok(weights)
+    }
+
+    /// Writes the weights to `path` in `storage` (a file beside it, then
+    /// renamed over it, so that nothing reads it half written). Refused,
+    /// naming the tensor, where a value is beyond the 16-bit type's range.
+    pub fn write(&self, path: &Path, storage: Storage) -> Result<(), NetError> {
+        let fail = |what: String| NetError::new(path, what);
+        let mut encoded = Vec::new();
+        for (name, shape) in self.config.tensor_shapes() {
+            let dtype = storage.dtype_of(&shape);
+            let bytes = bytes_of(dtype, self.get(&name)).ok_or_else(|| {
+                fail(format!(
+                    "{name} holds a value beyond the range of {storage}"
+                ))
+            })?;
+            encoded.push((name, dtype, shape, bytes));
+        }
+        let views = encoded
+            .iter()
+            .map(|(name, dtype, shape, bytes)| {
+                safetensors::tensor::TensorView::new(*dtype, shape.clone(), bytes)
+                    .map(|view| (name.as_str(), view))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| fail(format!("cannot encode ({e})")))?;
+        let partial = path.with_extension("partial.safetensors");
+        let written = safetensors::tensor::serialize_to_file(views, None, &partial)
+            .map_err(|e| e.to_string())
+            .and_then(|()| std::fs::rename(&partial, path).map_err(|e| e.to_string()));
+        written.map_err(|e| {
+            let _ = std::fs::remove_file(&partial);
+            fail(format!("cannot write ({e})"))
+        })
     }
 
     /// Finite values may still fold into infinite ones (a huge scale over a
@@ -181,7 +319,11 @@ impl Weights {
                 None => return Err(format!("missing tensor {name}")),
             }
         }
-        Ok(Weights { config, tensors })
+        Ok(Weights {
+            config,
+            tensors,
+            storage: Storage::F32,
+        })
     }
 
     /// Random weights of a network of `config`'s size (He-scaled uniform
@@ -213,7 +355,16 @@ impl Weights {
                 (name, values)
             })
             .collect();
-        Weights { config, tensors }
+        Weights {
+            config,
+            tensors,
+            storage: Storage::F32,
+        }
+    }
+
+    /// The values of every tensor (batch-norm statistics included).
+    pub fn parameter_count(&self) -> usize {
+        self.tensors.values().map(Vec::len).sum()
     }
 
     /// The tensor `name` (present: checked when read).

@@ -202,12 +202,9 @@ impl Gomocup {
         // panics is caught and refused, and must say nothing on stderr.
         std::panic::set_hook(Box::new(|info| tracing::error!("{info}")));
         let mut networks = NetworkProvider::new(&config.network);
-        // Every rule's network now, so that INFO rule costs no turn time.
-        let mut notes: Vec<String> = Rule::ALL
-            .iter()
-            .filter_map(|&r| networks.service_for(r).map_or_else(Some, |(_, note)| note))
-            .collect();
-        notes.dedup();
+        // Every network now, so that INFO rule and a START of another
+        // size cost no turn time.
+        let notes = networks.load_all();
         let (engine, _) =
             super::engine_for(&config, &mut networks, BoardSize::FIFTEEN, Rule::Freestyle);
         let mut session = Session::new(engine, out);
@@ -294,7 +291,9 @@ impl Gomocup {
             self.blocked = CellSet::new();
         }
         self.new_game_clock(s);
-        s.engine.new_game(size, rule);
+        // Its note was said when the networks loaded, and a refused
+        // network is answered at each request that needs it.
+        let _ = super::new_game(&mut s.engine, &mut self.networks, size, rule);
         // A file per game, but Yixin-Board's START comes before every
         // position (a game made dozens): there, one per board size.
         let same_session = self.dialect == Dialect::YixinBoard && self.log.is_open() && !resized;
@@ -439,7 +438,10 @@ impl Gomocup {
             self.refuse_request(s, why);
             return true;
         }
-        match self.networks.refusal(s.engine.rule()) {
+        match self
+            .networks
+            .refusal(s.engine.rule(), s.engine.board().size())
+        {
             Some(why) => {
                 self.refuse_request(s, why);
                 true

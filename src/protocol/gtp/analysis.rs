@@ -14,7 +14,10 @@ impl Gtp {
         args: &[String],
         format: AnalysisFormat,
     ) {
-        if let Some(why) = self.networks.refusal(s.engine.rule()) {
+        if let Some(why) = self
+            .networks
+            .refusal(s.engine.rule(), s.engine.board().size())
+        {
             return failure(s, id, why.to_string());
         }
         let AnalyseArgs {

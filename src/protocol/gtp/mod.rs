@@ -144,13 +144,8 @@ impl Gtp {
     /// start, writing to `out`.
     pub fn engine(config: Config, out: Box<dyn std::io::Write + Send>) -> Driver<Gtp> {
         let mut networks = NetworkProvider::new(&config.network);
-        for rule in Rule::ALL {
-            if let Some(note) = networks
-                .service_for(rule)
-                .map_or_else(Some, |(_, note)| note)
-            {
-                tracing::warn!("{note}");
-            }
+        for note in networks.load_all() {
+            tracing::warn!("{note}");
         }
         let (engine, _) =
             super::engine_for(&config, &mut networks, BoardSize::FIFTEEN, Rule::Freestyle);
@@ -171,7 +166,9 @@ impl Gtp {
 
     fn new_game(&mut self, s: &mut GtpSession, size: BoardSize) {
         let rule = s.engine.rule();
-        s.engine.new_game(size, rule);
+        // Its note was logged when the networks loaded; a refused network
+        // fails each command that needs it.
+        let _ = super::new_game(&mut s.engine, &mut self.networks, size, rule);
         self.setup_stones = 0;
         self.passes.clear();
         self.sides_before.clear();
@@ -210,7 +207,8 @@ impl Gtp {
                 format!("the stones on the board hold a five under {rule}: clear_board first"),
             );
         }
-        let (service, note) = match self.networks.service_for(rule) {
+        let size = s.engine.board().size();
+        let (service, note) = match self.networks.service_for(rule, size) {
             Ok(found) => found,
             Err(why) => return failure(s, id, format!("unsupported rule: {why}")),
         };
@@ -302,7 +300,10 @@ impl Gtp {
         else {
             return failure(s, id, "syntax error: genmove COLOR");
         };
-        if let Some(why) = self.networks.refusal(s.engine.rule()) {
+        if let Some(why) = self
+            .networks
+            .refusal(s.engine.rule(), s.engine.board().size())
+        {
             return failure(s, id, why.to_string());
         }
         let side_before = s.engine.board().side_to_move();
