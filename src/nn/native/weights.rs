@@ -436,3 +436,52 @@ fn shown_name(name: &str) -> String {
         None => name.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_weight_beyond_the_16_bit_range_is_refused_naming_its_tensor() {
+        let config = NetConfig::new(1, 8).unwrap();
+        let mut tensors: HashMap<String, Vec<f32>> = config
+            .tensor_shapes()
+            .into_iter()
+            .map(|(name, shape)| (name, vec![0.5; shape.iter().product()]))
+            .collect();
+        if let Some(weight) = tensors.get_mut("blocks.0.conv2.weight") {
+            weight[3] = 1.0e5;
+        }
+        let weights = Weights::from_tensors(config, tensors).unwrap();
+        let dir = std::env::temp_dir().join(format!("wuzi-weights-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("net.safetensors");
+        let e = weights.write(&path, Storage::F16).unwrap_err().to_string();
+        assert!(
+            e.contains("blocks.0.conv2.weight") && e.contains("range of f16"),
+            "{e}"
+        );
+        assert!(!path.exists() && !path.with_extension("partial.safetensors").exists());
+        // bf16 has f32's range: it keeps the value, rounded.
+        weights.write(&path, Storage::Bf16).unwrap();
+        let read = Weights::read(&path).unwrap();
+        assert_eq!(read.storage, Storage::Bf16);
+        assert_eq!(read.get("blocks.0.conv2.weight")[3], 99840.0);
+        // Vectors stay f32 whatever the storage.
+        assert_eq!(Storage::F16.dtype_of(&[8]), Dtype::F32);
+        assert_eq!(Storage::F16.dtype_of(&[8, 8, 3, 3]), Dtype::F16);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn storages_parse_and_print_themselves() {
+        for storage in [Storage::F32, Storage::F16, Storage::Bf16] {
+            assert_eq!(storage.to_string().parse::<Storage>(), Ok(storage));
+        }
+        assert_eq!("half".parse::<Storage>(), Ok(Storage::F16));
+        assert!("int8"
+            .parse::<Storage>()
+            .unwrap_err()
+            .contains("f32, f16 or bf16"));
+    }
+}
