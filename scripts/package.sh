@@ -20,22 +20,39 @@ mkdir -p dist/stage
 
 # The shipped configuration with what differs for a package: the native
 # backend, and a rule's fp32 network, where one is named, as its only one.
-python3 - config/wuzi.toml dist/stage/wuzi.toml <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-def value(key):
-    # A path ("" for none) or a table of board sides, as written.
-    m = re.search(r'^%s = (.*)$' % key, text, re.M)
-    return m.group(1).strip() if m else '""'
-text = re.sub(r'^backend = .*$', 'backend = "native"', text, flags=re.M)
+python3 - config/wuzi.toml dist/stage/wuzi.toml dist/stage/networks.txt <<'PY'
+import json, re, sys, tomllib
+source = open(sys.argv[1]).read()
+network = tomllib.loads(source).get("network", {})
+def written(value):
+    # A path, or a table of board sides, as TOML (JSON's string escapes
+    # are TOML's).
+    if isinstance(value, str):
+        return json.dumps(value)
+    return "{ " + ", ".join("%s = %s" % (side, json.dumps(path)) for side, path in value.items()) + " }"
+def files(value):
+    return {value} if isinstance(value, str) else set(value.values())
+text = re.sub(r'^backend = .*$', 'backend = "native"', source, flags=re.M)
+shipped = set()
 for rule in ("freestyle", "standard", "renju", "caro"):
-    fp32 = value(rule + "_fp32")
-    if fp32 != '""':
-        text = re.sub(r'^%s = .*$' % rule, lambda _: '%s = %s' % (rule, fp32), text, flags=re.M)
+    if rule not in network:
+        sys.exit("package.sh: config/wuzi.toml names no network.%s" % rule)
+    fp32 = network.get(rule + "_fp32", "")
+    if fp32 != "":
+        text = re.sub(r'^%s = .*$' % rule, lambda _: "%s = %s" % (rule, written(fp32)), text, flags=re.M)
     text = re.sub(r'^%s_fp32 = .*$' % rule, '%s_fp32 = ""' % rule, text, flags=re.M)
+    shipped |= files(fp32 if fp32 != "" else network[rule])
+# What the package reads must be what was meant: each rule's network as
+# chosen above, no fp32 one.
+staged = tomllib.loads(text)["network"]
+for rule in ("freestyle", "standard", "renju", "caro"):
+    wanted = network.get(rule + "_fp32", "") or network[rule]
+    if staged[rule] != wanted or staged.get(rule + "_fp32", "") != "":
+        sys.exit("package.sh: could not rewrite network.%s in the package's configuration" % rule)
 open(sys.argv[2], "w").write(text)
+open(sys.argv[3], "w").write("\n".join(sorted(shipped - {""})) + "\n")
 PY
-networks=$(grep -E '^(freestyle|standard|renju|caro) = ' dist/stage/wuzi.toml | grep -o '"[^"]\+"' | tr -d '"' | sort -u)
+networks=$(cat dist/stage/networks.txt)
 
 # The package's networks/README.md: the rows of the project's table that
 # describe the networks shipped (the whole file, with every training run,

@@ -991,25 +991,30 @@ fn each_board_size_plays_the_network_of_its_nearest_listed_side() {
         &format!("[network]\nfreestyle = {{ 15 = {small:?}, 20 = {missing:?} }}\n"),
     );
     let mut b = Brain::start(&["--config", config.to_str().unwrap(), "--threads", "1"]);
-    for (start, plays) in [
-        ("START 20", false),
-        ("START 15", true),
-        ("RECTSTART 12,19", false),
-        ("START 17", true),
-        ("START 18", false),
+    for (start, refused_on) in [
+        ("START 20", Some("20x20")),
+        ("START 15", None),
+        ("RECTSTART 12,19", Some("12x19")),
+        ("START 17", None),
+        ("START 18", Some("18x18")),
     ] {
         b.send(start);
         assert_eq!(b.answer(), "OK", "{start}");
         b.send("INFO timeout_turn 100");
         b.send("BEGIN");
-        if plays {
-            b.expect_move();
-        } else {
-            let answer = b.answer();
-            assert!(
-                answer.starts_with("ERROR") && answer.contains("large-missing.safetensors"),
-                "{start}: {answer}"
-            );
+        match refused_on {
+            None => {
+                b.expect_move();
+            }
+            Some(size) => {
+                let answer = b.answer();
+                assert!(
+                    answer.starts_with("ERROR")
+                        && answer.contains("large-missing.safetensors")
+                        && answer.contains(&format!("freestyle on {size} cannot be played")),
+                    "{start}: {answer}"
+                );
+            }
         }
     }
     b.send("END");

@@ -202,7 +202,8 @@ impl Network {
     /// Loads a network from a safetensors file, reading its size from the
     /// tensors. The file is read and checked once, by the native backend's
     /// reader: every tensor of the architecture present with its exact shape
-    /// in fp32, no other, every weight finite and no negative variance
+    /// in f32 (or f16, bf16: read as f32), no other, every weight finite and
+    /// no negative variance
     /// (libtorch's own loader accepts extra tensors, broadcastable shapes and
     /// other float types without a word, and a NaN weight would make every
     /// output NaN, which the search would take for uniform priors). Its

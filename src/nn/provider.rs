@@ -33,8 +33,8 @@ pub struct NetworkProvider {
     current: Option<NetworkFiles>,
     /// Files that failed, with the reason (never retried).
     failed: HashMap<PathBuf, String>,
-    /// Networks that cannot be played, with the reason: they failed and
-    /// `network.tactics_only_fallback` is off.
+    /// Networks that cannot be played, with the reason they failed
+    /// (`network.tactics_only_fallback` is off).
     refused: HashMap<NetworkFiles, String>,
     /// A message about the device choice (e.g. CUDA missing), shown once.
     pub device_note: Option<String>,
@@ -116,7 +116,7 @@ impl NetworkProvider {
             return Ok((Arc::clone(service), None));
         }
         if let Some(why) = self.refused.get(&files) {
-            return Err(why.clone());
+            return Err(refusal_text(why, rule, size));
         }
         let (service, note) = match self.load(&path, fp32_path.as_deref()) {
             Ok(loaded) => loaded,
@@ -128,12 +128,9 @@ impl NetworkProvider {
                 }
             }
             Err(why) => {
-                let why = format!(
-                    "{why}; {rule} cannot be played without its network \
-                     (network.tactics_only_fallback = true plays it with tactics only)"
-                );
-                self.refused.insert(files, why.clone());
-                return Err(why);
+                let refusal = refusal_text(&why, rule, size);
+                self.refused.insert(files, why);
+                return Err(refusal);
             }
         };
         let service = Arc::new(service);
@@ -145,16 +142,16 @@ impl NetworkProvider {
     /// Why `rule` cannot be played on a board of `size`, if its network
     /// failed to load (in [`NetworkProvider::service_for`]) and no fallback
     /// is allowed.
-    pub fn refusal(&self, rule: Rule, size: BoardSize) -> Option<&str> {
+    pub fn refusal(&self, rule: Rule, size: BoardSize) -> Option<String> {
         self.refused
             .get(&self.files_for(rule, size))
-            .map(String::as_str)
+            .map(|why| refusal_text(why, rule, size))
     }
 
     /// Why nothing can be played, if every network of every rule was
     /// refused (the reason of freestyle's on 15x15): a brain without any
     /// network.
-    pub fn refusal_of_every_rule(&self) -> Option<&str> {
+    pub fn refusal_of_every_rule(&self) -> Option<String> {
         let every_one_refused = Rule::ALL.iter().all(|&rule| {
             self.settings
                 .board_sizes_of(rule)
@@ -436,6 +433,15 @@ impl NetworkProvider {
             why
         })
     }
+}
+
+/// Why `rule` cannot be played on a board of `size`: its network failed
+/// for `why` (two rules, or two sizes, may share the file).
+fn refusal_text(why: &str, rule: Rule, size: BoardSize) -> String {
+    format!(
+        "{why}; {rule} on {size} cannot be played without its network \
+         (network.tactics_only_fallback = true plays it with tactics only)"
+    )
 }
 
 /// `load`'s result, or its panic as the error of the network at `path`:

@@ -215,27 +215,23 @@ impl NetworkSettings {
         self.networks_of(rule).1.file_for(size)
     }
 
-    /// A board size for each network the configuration can choose for
-    /// `rule`: loading the rule's network for each loads every file it may
-    /// play with.
+    /// A board size for each pair of files (network, fp32 network) the
+    /// configuration can choose for `rule`, 15x15 first: loading the rule's
+    /// networks for each loads every file it may play with. Every side is
+    /// tried, as two tables of sides may pair their files on sides that
+    /// neither lists.
     pub fn board_sizes_of(&self, rule: Rule) -> Vec<BoardSize> {
-        let (network, fp32) = self.networks_of(rule);
-        let mut sides: Vec<u8> = network.sides().chain(fp32.sides()).collect();
-        sides.push(BoardSize::FIFTEEN.width());
-        sides.sort_unstable();
-        sides.dedup();
-        let mut sizes: Vec<BoardSize> = sides
-            .into_iter()
+        let mut seen = std::collections::HashSet::new();
+        std::iter::once(BoardSize::FIFTEEN.width())
+            .chain(crate::game::MIN_SIDE..=crate::game::MAX_SIDE)
             .filter_map(|side| BoardSize::square(side.into()).ok())
-            .collect();
-        // Sides that pick the same files need one load.
-        sizes.dedup_by_key(|size| {
-            (
-                self.network_for(rule, *size).to_path_buf(),
-                self.fp32_network_for(rule, *size).map(Path::to_path_buf),
-            )
-        });
-        sizes
+            .filter(|size| {
+                seen.insert((
+                    self.network_for(rule, *size).to_path_buf(),
+                    self.fp32_network_for(rule, *size).map(Path::to_path_buf),
+                ))
+            })
+            .collect()
     }
 }
 
@@ -297,15 +293,6 @@ impl RuleNetwork {
                     .map(|(_, path)| path.as_path())
             }
         }
-    }
-
-    /// The sides listed (none for a file of every board).
-    fn sides(&self) -> impl Iterator<Item = u8> + '_ {
-        let listed = match self {
-            RuleNetwork::BySide(files) => Some(files.keys().copied()),
-            _ => None,
-        };
-        listed.into_iter().flatten()
     }
 
     fn paths_mut(&mut self) -> Vec<&mut PathBuf> {
@@ -460,10 +447,37 @@ mod tests {
         let tie = RuleNetwork::by_side([(10, "x"), (14, "y")]);
         assert_eq!(tie.file_for(square(12)), Some(Path::new("x")));
         assert_eq!(tie.file_for(square(13)), Some(Path::new("y")));
-        // One board size per file: loading those loads every file.
+        // One board size per pair of files: loading those loads each.
+        let pairs = |n: &NetworkSettings| -> Vec<(PathBuf, Option<PathBuf>)> {
+            n.board_sizes_of(Rule::Freestyle)
+                .into_iter()
+                .map(|size| {
+                    (
+                        n.network_for(Rule::Freestyle, size).to_path_buf(),
+                        n.fp32_network_for(Rule::Freestyle, size)
+                            .map(Path::to_path_buf),
+                    )
+                })
+                .collect()
+        };
+        let pair = |a: &str, b: &str| (PathBuf::from(a), Some(PathBuf::from(b)));
         assert_eq!(
-            n.board_sizes_of(Rule::Freestyle),
-            vec![square(15), square(20)]
+            pairs(n),
+            vec![
+                pair("a.safetensors", "c.safetensors"),
+                pair("b.safetensors", "c.safetensors")
+            ]
+        );
+        // Two tables pair their files on sides that neither lists (16 and
+        // 17 play b with c).
+        let crossed = Config::parse(
+            "[network]\nfreestyle = { 10 = \"a\", 20 = \"b\" }\n\
+             freestyle_fp32 = { 5 = \"c\", 30 = \"d\" }\n",
+        )
+        .unwrap();
+        assert_eq!(
+            pairs(&crossed.network),
+            vec![pair("a", "c"), pair("b", "c"), pair("b", "d")]
         );
         assert_eq!(n.board_sizes_of(Rule::Standard), vec![square(15)]);
         // A path alone plays every board.

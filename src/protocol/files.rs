@@ -369,7 +369,7 @@ fn answer(config: Config, dir: &Path, started: Instant) -> Result<String, FilesE
     let mut networks = NetworkProvider::new(&config.network);
     let (mut engine, note) = super::engine_for(&config, &mut networks, request.board.size(), rule);
     if let Some(why) = networks.refusal(rule, request.board.size()) {
-        return Err(FilesError::Network(why.to_string()));
+        return Err(FilesError::Network(why));
     }
     let mut memory_note = None;
     if let Some(bytes) = request.max_memory {

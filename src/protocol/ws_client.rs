@@ -297,8 +297,10 @@ impl Player {
         self.state = State::Ready;
         self.refusals = 0;
         let board = position(config)?;
-        if let Some(why) = self.networks.refusal(board.rule(), board.size()) {
-            return Err(ClientError::Network(why.to_string()));
+        // Loaded (once) before anything changes: a network that fails is
+        // refused here, not played as a service that evaluates nothing.
+        if let Err(why) = self.networks.service_for(board.rule(), board.size()) {
+            return Err(ClientError::Network(why));
         }
         self.color = color.into();
         let mut remaining =
@@ -675,7 +677,7 @@ pub fn run(config: Config, url: &str, name: &str) -> Result<(), ClientError> {
     // game it is given, for ever.
     let _ = player.networks.load_all();
     if let Some(why) = player.networks.refusal_of_every_rule() {
-        return Err(ClientError::Network(why.to_string()));
+        return Err(ClientError::Network(why));
     }
     let mut first = Some(open(url).map_err(|source| ClientError::Connect {
         url: url.to_string(),

@@ -280,7 +280,7 @@ impl Gomocup {
         // when no rule can be played at all; a rule without its network is
         // refused at the first request that needs it.
         if let Some(why) = self.networks.refusal_of_every_rule() {
-            error(s, why);
+            error(s, &why);
             return;
         }
         let rule = s.engine.rule();
@@ -443,7 +443,7 @@ impl Gomocup {
             .refusal(s.engine.rule(), s.engine.board().size())
         {
             Some(why) => {
-                self.refuse_request(s, why);
+                self.refuse_request(s, &why);
                 true
             }
             None => false,

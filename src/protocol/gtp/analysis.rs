@@ -18,7 +18,7 @@ impl Gtp {
             .networks
             .refusal(s.engine.rule(), s.engine.board().size())
         {
-            return failure(s, id, why.to_string());
+            return failure(s, id, why);
         }
         let AnalyseArgs {
             color,

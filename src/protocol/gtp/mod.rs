@@ -304,7 +304,7 @@ impl Gtp {
             .networks
             .refusal(s.engine.rule(), s.engine.board().size())
         {
-            return failure(s, id, why.to_string());
+            return failure(s, id, why);
         }
         let side_before = s.engine.board().side_to_move();
         if s.engine.board().outcome().is_some() {
