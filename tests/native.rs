@@ -410,6 +410,33 @@ impl Apart {
     }
 }
 
+/// How far `other`'s answers on `inputs` (positions of a `side` board) are
+/// from `exact`'s, and how far `exact`'s own move when the board is
+/// transposed: the yardstick of the rounding tests.
+fn rounding_and_symmetry(
+    exact: &mut NativeEvaluator,
+    other: &mut NativeEvaluator,
+    inputs: &[Vec<f32>],
+    side: usize,
+) -> (Apart, Apart) {
+    let area = side * side;
+    let apart = || Apart {
+        policy_max: 0.0,
+        wdl_max: 0.0,
+        wdl_sum: 0.0,
+        same_first_move: 0,
+    };
+    let (mut rounding, mut symmetry) = (apart(), apart());
+    for chunk in inputs.chunks(32) {
+        let batch = chunk.concat();
+        let a = answer(exact, &batch, side, side);
+        rounding.add(&a, &answer(other, &batch, side, side), area, |c| c);
+        let mirrored = answer(exact, &transposed(&batch, side), side, side);
+        symmetry.add(&a, &mirrored, area, |c| c % side * side + c / side);
+    }
+    (rounding, symmetry)
+}
+
 /// bf16 products (AVX512-BF16) against the fp32 kernels on 500 real
 /// positions of each square-board rule, each with its shipped network. The
 /// yardstick is how far the fp32 answers of the same positions move when
@@ -424,7 +451,6 @@ fn bf16_products_move_answers_far_less_than_a_board_symmetry() {
     for tsv in FIXTURE_GAMES {
         let (inputs, side, w, rule) = positions(tsv, 500);
         assert_eq!(side, w, "square boards");
-        let area = side * side;
         let path = network_path(network_for(rule, side));
         let network = Arc::new(NativeNetwork::load(Path::new(&path)).unwrap());
         let kernels =
@@ -436,20 +462,7 @@ fn bf16_products_move_answers_far_less_than_a_board_symmetry() {
             Precision::Fp32
         };
         assert_eq!(bf16.precision(), expected);
-        let apart = || Apart {
-            policy_max: 0.0,
-            wdl_max: 0.0,
-            wdl_sum: 0.0,
-            same_first_move: 0,
-        };
-        let (mut rounding, mut symmetry) = (apart(), apart());
-        for chunk in inputs.chunks(32) {
-            let batch = chunk.concat();
-            let exact = answer(&mut fp32, &batch, side, side);
-            rounding.add(&exact, &answer(&mut bf16, &batch, side, side), area, |c| c);
-            let mirrored = answer(&mut fp32, &transposed(&batch, side), side, side);
-            symmetry.add(&exact, &mirrored, area, |c| c % side * side + c / side);
-        }
+        let (rounding, symmetry) = rounding_and_symmetry(&mut fp32, &mut bf16, &inputs, side);
         let n = inputs.len() as f64;
         for (what, a) in [("bf16", &rounding), ("transposed", &symmetry)] {
             eprintln!(
@@ -502,7 +515,6 @@ fn a_network_stored_in_half_precision_answers_as_its_f32_file() {
         let path = network_path(name);
         let weights = Weights::read(Path::new(&path)).unwrap();
         assert_eq!(weights.storage, Storage::F32, "{name}");
-        let area = side * side;
         let kernels = |network: NativeNetwork| {
             NativeEvaluator::with_kernels(Arc::new(network), Isa::Avx2, Precision::Fp32)
         };
@@ -519,20 +531,7 @@ fn a_network_stored_in_half_precision_answers_as_its_f32_file() {
                 "{name} in {storage}: {bytes} bytes of {full}"
             );
             let mut half = kernels(NativeNetwork::new(&read));
-            let apart = || Apart {
-                policy_max: 0.0,
-                wdl_max: 0.0,
-                wdl_sum: 0.0,
-                same_first_move: 0,
-            };
-            let (mut rounding, mut symmetry) = (apart(), apart());
-            for chunk in inputs.chunks(32) {
-                let batch = chunk.concat();
-                let a = answer(&mut exact, &batch, side, side);
-                rounding.add(&a, &answer(&mut half, &batch, side, side), area, |c| c);
-                let mirrored = answer(&mut exact, &transposed(&batch, side), side, side);
-                symmetry.add(&a, &mirrored, area, |c| c % side * side + c / side);
-            }
+            let (rounding, symmetry) = rounding_and_symmetry(&mut exact, &mut half, &inputs, side);
             let n = inputs.len() as f64;
             eprintln!(
                 "{name} ({rule:?} {side}x{side}) in {storage}: largest deviation policy {:.2e}, \
