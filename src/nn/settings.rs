@@ -150,37 +150,42 @@ impl NetworkSettings {
     /// Makes the relative network paths relative to `base` (the folder the
     /// configuration belongs to).
     pub fn resolve_paths(&mut self, base: &Path) {
-        for network in self.rule_networks_mut() {
+        let (networks, fp32_networks) = self.rule_networks_mut();
+        for network in networks.into_iter().chain(fp32_networks) {
             for path in network.paths_mut() {
                 resolve_relative(path, base);
             }
         }
     }
 
-    fn rule_networks_mut(&mut self) -> [&mut RuleNetwork; 8] {
-        [
-            &mut self.freestyle,
-            &mut self.standard,
-            &mut self.renju,
-            &mut self.caro,
-            &mut self.freestyle_fp32,
-            &mut self.standard_fp32,
-            &mut self.renju_fp32,
-            &mut self.caro_fp32,
-        ]
+    /// The rules' networks and their fp32 ones.
+    fn rule_networks_mut(&mut self) -> ([&mut RuleNetwork; 4], [&mut RuleNetwork; 4]) {
+        (
+            [
+                &mut self.freestyle,
+                &mut self.standard,
+                &mut self.renju,
+                &mut self.caro,
+            ],
+            [
+                &mut self.freestyle_fp32,
+                &mut self.standard_fp32,
+                &mut self.renju_fp32,
+                &mut self.caro_fp32,
+            ],
+        )
     }
 
     /// One network file for every rule, board and precision (the
     /// command line's `--network`).
     pub fn use_one_network(&mut self, path: &Path) {
-        for (i, network) in self.rule_networks_mut().into_iter().enumerate() {
-            // The first four are the rules' networks, the rest their fp32
-            // ones: a CPU without bf16 would otherwise play those instead.
-            *network = if i < 4 {
-                RuleNetwork::every(path)
-            } else {
-                RuleNetwork::None
-            };
+        let (networks, fp32_networks) = self.rule_networks_mut();
+        for network in networks {
+            *network = RuleNetwork::every(path);
+        }
+        // No fp32 ones: a CPU without bf16 would otherwise play those.
+        for network in fp32_networks {
+            *network = RuleNetwork::None;
         }
     }
 
