@@ -266,15 +266,8 @@ impl Network {
                 format!("not saved: {name} holds NaN or infinite values (the training diverged)"),
             ));
         }
-        // Still named .safetensors: the format follows the extension.
-        let partial = path.with_extension("partial.safetensors");
-        self.vs.save(&partial).map_err(|e| {
-            let _ = std::fs::remove_file(&partial);
-            NetError::new(path, format!("cannot save ({})", first_line(e)))
-        })?;
-        std::fs::rename(&partial, path).map_err(|e| {
-            let _ = std::fs::remove_file(&partial);
-            NetError::new(path, format!("cannot save ({e})"))
+        crate::nn::network_file::write_whole(path, "cannot save", |partial| {
+            self.vs.save(partial).map_err(first_line)
         })
     }
 

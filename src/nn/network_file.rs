@@ -74,6 +74,25 @@ impl NetError {
     }
 }
 
+/// Writes a network file to `path` whole: `write` writes it beside `path`,
+/// then it is renamed over it, so that a match or a run reading the file
+/// while it is written (a checkpoint) never finds it half written; on a
+/// failure nothing is left behind, and the error reads "`failed` (why)".
+pub(crate) fn write_whole(
+    path: &Path,
+    failed: &str,
+    write: impl FnOnce(&Path) -> Result<(), String>,
+) -> Result<(), NetError> {
+    // Still named .safetensors: the format follows the extension.
+    let partial = path.with_extension("partial.safetensors");
+    write(&partial)
+        .and_then(|()| std::fs::rename(&partial, path).map_err(|e| e.to_string()))
+        .map_err(|why| {
+            let _ = std::fs::remove_file(&partial);
+            NetError::new(path, format!("{failed} ({why})"))
+        })
+}
+
 /// Residual blocks of a network file: one more than the highest `N` of its
 /// `blocks.N.*` tensor names (0 without any).
 pub fn block_count<'a>(names: impl IntoIterator<Item = &'a str>) -> usize {

@@ -245,13 +245,8 @@ impl Weights {
             })
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| fail(format!("cannot encode ({e})")))?;
-        let partial = path.with_extension("partial.safetensors");
-        let written = safetensors::tensor::serialize_to_file(views, None, &partial)
-            .map_err(|e| e.to_string())
-            .and_then(|()| std::fs::rename(&partial, path).map_err(|e| e.to_string()));
-        written.map_err(|e| {
-            let _ = std::fs::remove_file(&partial);
-            fail(format!("cannot write ({e})"))
+        crate::nn::network_file::write_whole(path, "cannot write", |partial| {
+            safetensors::tensor::serialize_to_file(views, None, partial).map_err(|e| e.to_string())
         })
     }
 
