@@ -882,7 +882,12 @@ fn genmove_without_the_network_fails_naming_the_file() {
     let mut e = Engine {
         process: Brain::start(&["--network", missing.to_str().unwrap(), "gtp"]),
     };
-    assert_eq!(e.ask("boardsize 15"), success(None, ""));
+    // No size can be played: boardsize says why, and the board stays.
+    let r = e.ask("boardsize 15");
+    assert!(
+        !r.success && r.text.contains("missing.safetensors"),
+        "{r:?}"
+    );
     assert_eq!(e.ask("play b H8"), success(None, ""));
     let r = e.ask("genmove w");
     assert!(
@@ -1036,4 +1041,68 @@ fn a_rule_switch_that_cannot_be_played_is_refused() {
         e.ask("kata-set-rule basicrule freestyle"),
         success(None, "")
     );
+}
+
+/// A board size the rule has no network for is refused and changes
+/// nothing, as a rule without its network is: the stones stay and
+/// genmove still plays; under a rule whose network covers that size the
+/// same size is accepted.
+#[test]
+fn a_board_size_without_its_network_is_refused() {
+    if std::env::var("WUZI_TEST_BRAIN").is_ok_and(|b| !b.trim().is_empty()) {
+        // The configuration names this checkout's files by absolute path.
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = common::config_file(
+        dir.path(),
+        &format!(
+            "[network]\nfreestyle = {{ 15 = {:?}, 20 = \"large-missing.safetensors\" }}\n\
+             standard = {:?}\nfreestyle_fp32 = \"\"\nstandard_fp32 = \"\"\n",
+            common::checkout_network("freestyle-4x32.safetensors"),
+            common::checkout_network("standard15-4x32.safetensors"),
+        ),
+    );
+    let mut e = Engine {
+        process: Brain::start(&[
+            "--config",
+            config.to_str().unwrap(),
+            "--threads",
+            "1",
+            "gtp",
+        ]),
+    };
+    assert_eq!(e.ask("play b H8"), success(None, ""));
+    for command in [
+        "boardsize 20",
+        "rectangular_boardsize 15 19",
+        "boardsize 18 12",
+    ] {
+        let refused = e.ask(command);
+        assert!(
+            !refused.success
+                && refused.text.starts_with("unacceptable size: ")
+                && refused.text.contains("large-missing.safetensors"),
+            "{command}: {refused:?}"
+        );
+    }
+    let stones = shown_stones(&e.ok("showboard"), 15);
+    assert_eq!(stones[7][7], 1, "H8 is still black's");
+    assert_eq!(e.ask("time_settings 0 1 1"), success(None, ""));
+    let reply = e.ok("genmove w");
+    let (x, y) = cell(&reply, 15).unwrap_or_else(|| panic!("not a move: {reply}"));
+    assert_eq!(shown_stones(&e.ok("showboard"), 15)[y][x], 2, "{reply}");
+    // The 15 file plays up to 17x17; standard's one file plays every size.
+    assert_eq!(e.ask("boardsize 17"), success(None, ""));
+    assert!(shown_stones(&e.ok("showboard"), 17)
+        .iter()
+        .flatten()
+        .all(|&s| s == 0));
+    assert_eq!(e.ask("kata-set-rule basicrule standard"), success(None, ""));
+    assert_eq!(e.ask("boardsize 20"), success(None, ""));
+    assert!(
+        !e.ask("kata-set-rule basicrule freestyle").success,
+        "freestyle on 20x20"
+    );
+    e.ok("quit");
 }

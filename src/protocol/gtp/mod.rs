@@ -228,13 +228,17 @@ impl Gtp {
             Some([w, h]) => BoardSize::new(*w, *h),
             _ => return failure(s, id, format!("syntax error: {usage}")),
         };
-        match size {
-            Ok(size) => {
-                self.new_game(s, size);
-                success(s, id, "");
-            }
-            Err(_) => failure(s, id, "unacceptable size"),
+        let Ok(size) = size else {
+            return failure(s, id, "unacceptable size");
+        };
+        // As `set_rule` refuses a rule the current size has no network for,
+        // a size the current rule has no network for is refused here, with
+        // the game as it was (its answer to genmove would be a failure).
+        if let Some(why) = self.networks.refusal(s.engine.rule(), size) {
+            return failure(s, id, format!("unacceptable size: {why}"));
         }
+        self.new_game(s, size);
+        success(s, id, "")
     }
 
     fn play(&mut self, s: &mut GtpSession, id: Option<u64>, args: &[String]) {
