@@ -183,3 +183,15 @@ fn the_rapfi_renju_fixture_replays_and_our_solver_confirms_its_part() {
     assert_eq!(positions, 30);
     assert!(confirmed >= 12, "{confirmed} of {positions} confirmed");
 }
+
+const RAPFI_FASTGAME20: &str = include_str!("fixtures/blunders/rapfi-fastgame20.tsv");
+
+/// Freestyle 20x20 at the fastgame clock against Rapfi, quiet blunders
+/// included: every position and Rapfi's line replay on the 20x20 board,
+/// and our solver confirms the part it reaches (3 of 15).
+#[test]
+fn the_rapfi_fastgame20_fixture_replays_and_our_solver_confirms_its_part() {
+    let (positions, confirmed) = replay_and_confirm(RAPFI_FASTGAME20);
+    assert_eq!(positions, 15);
+    assert!(confirmed >= 3, "{confirmed} of {positions} confirmed");
+}

@@ -882,10 +882,12 @@ fn genmove_without_the_network_fails_naming_the_file() {
     let mut e = Engine {
         process: Brain::start(&["--network", missing.to_str().unwrap(), "gtp"]),
     };
-    // No size can be played: boardsize says why, and the board stays.
+    // No rule can be played: boardsize says why, and the board stays.
     let r = e.ask("boardsize 15");
     assert!(
-        !r.success && r.text.contains("missing.safetensors"),
+        !r.success
+            && r.text.starts_with("unacceptable size: ")
+            && r.text.contains("missing.safetensors"),
         "{r:?}"
     );
     assert_eq!(e.ask("play b H8"), success(None, ""));
@@ -1043,12 +1045,13 @@ fn a_rule_switch_that_cannot_be_played_is_refused() {
     );
 }
 
-/// A board size the rule has no network for is refused and changes
-/// nothing, as a rule without its network is: the stones stay and
-/// genmove still plays; under a rule whose network covers that size the
-/// same size is accepted.
+/// A board size the rule has no network for is accepted, as a rule may
+/// follow it (Gomocup's START takes the size before the rule too): genmove
+/// then fails naming the file, and under a rule whose network covers that
+/// size the game plays. With no network at all, `boardsize` is refused
+/// (`genmove_without_the_network_fails_naming_the_file`).
 #[test]
-fn a_board_size_without_its_network_is_refused() {
+fn a_board_size_without_its_network_waits_for_the_rule() {
     if std::env::var("WUZI_TEST_BRAIN").is_ok_and(|b| !b.trim().is_empty()) {
         // The configuration names this checkout's files by absolute path.
         return;
@@ -1072,37 +1075,40 @@ fn a_board_size_without_its_network_is_refused() {
             "gtp",
         ]),
     };
-    assert_eq!(e.ask("play b H8"), success(None, ""));
+    assert_eq!(e.ask("time_settings 0 1 1"), success(None, ""));
     for command in [
         "boardsize 20",
         "rectangular_boardsize 15 19",
         "boardsize 18 12",
     ] {
-        let refused = e.ask(command);
+        assert_eq!(e.ask(command), success(None, ""), "{command}");
+        assert_eq!(e.ask("play b H8"), success(None, ""), "{command}");
+        let refused = e.ask("genmove w");
         assert!(
-            !refused.success
-                && refused.text.starts_with("unacceptable size: ")
-                && refused.text.contains("large-missing.safetensors"),
+            !refused.success && refused.text.contains("large-missing.safetensors"),
             "{command}: {refused:?}"
         );
+        // The refusal played nothing.
+        assert!(e.ok("showboard").contains("white to move"), "{command}");
     }
-    let stones = shown_stones(&e.ok("showboard"), 15);
-    assert_eq!(stones[7][7], 1, "H8 is still black's");
-    assert_eq!(e.ask("time_settings 0 1 1"), success(None, ""));
-    let reply = e.ok("genmove w");
-    let (x, y) = cell(&reply, 15).unwrap_or_else(|| panic!("not a move: {reply}"));
-    assert_eq!(shown_stones(&e.ok("showboard"), 15)[y][x], 2, "{reply}");
-    // The 15 file plays up to 17x17; standard's one file plays every size.
-    assert_eq!(e.ask("boardsize 17"), success(None, ""));
-    assert!(shown_stones(&e.ok("showboard"), 17)
-        .iter()
-        .flatten()
-        .all(|&s| s == 0));
+    // Standard's one file plays every size; back to freestyle is refused
+    // on 18x12.
     assert_eq!(e.ask("kata-set-rule basicrule standard"), success(None, ""));
-    assert_eq!(e.ask("boardsize 20"), success(None, ""));
+    let refused = e.ask("kata-set-rule basicrule freestyle");
     assert!(
-        !e.ask("kata-set-rule basicrule freestyle").success,
-        "freestyle on 20x20"
+        !refused.success && refused.text.contains("large-missing.safetensors"),
+        "{refused:?}"
     );
+    let reply = e.ok("genmove w");
+    assert!(reply.len() >= 2, "a move: {reply}");
+    // The 15 file plays freestyle up to 17x17.
+    assert_eq!(e.ask("boardsize 17"), success(None, ""));
+    assert_eq!(
+        e.ask("kata-set-rule basicrule freestyle"),
+        success(None, "")
+    );
+    let reply = e.ok("genmove b");
+    let (x, y) = cell(&reply, 17).unwrap_or_else(|| panic!("not a move: {reply}"));
+    assert_eq!(shown_stones(&e.ok("showboard"), 17)[y][x], 1, "{reply}");
     e.ok("quit");
 }

@@ -231,10 +231,11 @@ impl Gtp {
         let Ok(size) = size else {
             return failure(s, id, "unacceptable size");
         };
-        // As `set_rule` refuses a rule the current size has no network for,
-        // a size the current rule has no network for is refused here, with
-        // the game as it was (its answer to genmove would be a failure).
-        if let Some(why) = self.networks.refusal(s.engine.rule(), size) {
+        // Refused, with the game as it was, only when no rule can be played
+        // (as Gomocup's START): a controller may set the rule after the
+        // size, so a rule without its network on this size is refused at
+        // the first command that needs it (genmove, analysis).
+        if let Some(why) = self.networks.refusal_of_every_rule() {
             return failure(s, id, format!("unacceptable size: {why}"));
         }
         self.new_game(s, size);
