@@ -30,6 +30,21 @@ impl Engine {
         }
     }
 
+    /// `pbrain-wuzi gtp` with one search thread and a configuration
+    /// (written in `dir`) whose `[network]` table is `networks`.
+    fn with_networks(dir: &std::path::Path, networks: &str) -> Engine {
+        let config = common::config_file(dir, &format!("[network]\n{networks}"));
+        Engine {
+            process: Brain::start(&[
+                "--config",
+                config.to_str().unwrap(),
+                "--threads",
+                "1",
+                "gtp",
+            ]),
+        }
+    }
+
     /// Sends one command and reads its whole response (up to the empty line).
     fn ask(&mut self, command: &str) -> Response {
         self.process.send(command);
@@ -992,24 +1007,15 @@ fn a_rule_switch_that_cannot_be_played_is_refused() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let config = common::config_file(
+    let mut e = Engine::with_networks(
         dir.path(),
         &format!(
-            "[network]\nfreestyle = {:?}\nstandard = {:?}\nrenju = \"renju-missing.safetensors\"\n\
+            "freestyle = {:?}\nstandard = {:?}\nrenju = \"renju-missing.safetensors\"\n\
              freestyle_fp32 = \"\"\nstandard_fp32 = \"\"\nrenju_fp32 = \"\"\n",
             common::checkout_network("freestyle-4x32.safetensors"),
             common::checkout_network("standard15-4x32.safetensors"),
         ),
     );
-    let mut e = Engine {
-        process: Brain::start(&[
-            "--config",
-            config.to_str().unwrap(),
-            "--threads",
-            "1",
-            "gtp",
-        ]),
-    };
     assert_eq!(e.ask("kata-set-rule basicrule standard"), success(None, ""));
     for (b, w) in [
         ("A1", "A3"),
@@ -1057,24 +1063,15 @@ fn a_board_size_without_its_network_waits_for_the_rule() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let config = common::config_file(
+    let mut e = Engine::with_networks(
         dir.path(),
         &format!(
-            "[network]\nfreestyle = {{ 15 = {:?}, 20 = \"large-missing.safetensors\" }}\n\
+            "freestyle = {{ 15 = {:?}, 20 = \"large-missing.safetensors\" }}\n\
              standard = {:?}\nfreestyle_fp32 = \"\"\nstandard_fp32 = \"\"\n",
             common::checkout_network("freestyle-4x32.safetensors"),
             common::checkout_network("standard15-4x32.safetensors"),
         ),
     );
-    let mut e = Engine {
-        process: Brain::start(&[
-            "--config",
-            config.to_str().unwrap(),
-            "--threads",
-            "1",
-            "gtp",
-        ]),
-    };
     assert_eq!(e.ask("time_settings 0 1 1"), success(None, ""));
     for command in [
         "boardsize 20",
