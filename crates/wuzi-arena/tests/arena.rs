@@ -472,10 +472,9 @@ fn an_engine_failing_to_start_again_and_again_stops_the_match() {
     );
 }
 
-/// Two engines that both fail to start: each failure counts for the
-/// engine that failed, so the match stops after three games (it played
-/// every game before, each lost by whichever was black), and the game that
-/// stops it is recorded like the others.
+/// Two engines that both fail to start: the game has no loser, so it is
+/// neither scored (against black, as it once was) nor recorded, and the
+/// match stops at once saying why each failed.
 #[cfg(unix)]
 #[test]
 fn two_engines_failing_to_start_stop_the_match() {
@@ -490,11 +489,52 @@ fn two_engines_failing_to_start_stop_the_match() {
     )
     .unwrap_err()
     .to_string();
+    assert!(err.contains("neither engine started game 1 "), "{err}");
     assert!(
-        err.contains("one failed to start 3 games in a row"),
+        err.contains("one (black): ") && err.contains("two (white): "),
         "{err}"
     );
-    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 3);
+    assert!(err.contains("exited"), "{err}");
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// One engine started, then both failed: the games the first played are
+/// results all the same, and the match stops at the game neither started.
+#[cfg(unix)]
+#[test]
+fn a_match_stopped_by_two_start_failures_keeps_its_games() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    // A brain that starts its first two processes and then exits at
+    // once: a counter file beside it.
+    let count = dir.path().join("count");
+    let engine = dir.path().join("engine.sh");
+    fs::write(
+        &engine,
+        format!(
+            "#!/bin/sh\nn=$(cat {c} 2>/dev/null || echo 0)\necho $((n + 1)) > {c}\n\
+             [ \"$n\" -ge 2 ] && exit 1\nexec {BRAIN} --mode random \"$@\"\n",
+            c = count.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&engine, fs::Permissions::from_mode(0o755)).unwrap();
+    let psq = dir.path().join("psq");
+    fs::create_dir(&psq).unwrap();
+    let err = play(
+        &format!("cmd={} name=flaky", engine.display()),
+        "cmd=/bin/false name=broken",
+        &format!(
+            "--games 20 --random-stones 2 --seed 6 --new-process --psq {}",
+            psq.display()
+        ),
+    )
+    .unwrap_err()
+    .to_string();
+    // Games 1 and 2: flaky started, broken did not (a loss for broken);
+    // game 3: neither.
+    assert!(err.contains("neither engine started game 3 "), "{err}");
+    assert_eq!(fs::read_dir(&psq).unwrap().count(), 2);
 }
 
 /// Openings whose every colour and symmetry would be played exceed the

@@ -237,14 +237,28 @@ pub(crate) fn play_game(
     // is what tells a broken engine from its opponent's failures, and a
     // launched process left unstarted would lose its answer to ABOUT.
     let mut start_failure = None;
+    let mut refusals = Vec::with_capacity(2);
     for (color, launched) in Color::BOTH.into_iter().zip(launches) {
         let e = engine_of(color);
         match handshake(settings, &mut slots[e], launched, log)? {
             Ok(()) => summary.started[e] = true,
             Err(detail) => {
+                refusals.push(format!("{} ({color}): {detail}", slots[e].label));
                 start_failure.get_or_insert((color, detail));
             }
         }
+    }
+    // A game neither engine could start has no loser: scoring it against
+    // black would hand white's engine a win it did not play for. Whatever
+    // stops both (a size or rule neither plays, a shared missing file, no
+    // memory) stops every later game too.
+    if refusals.len() == 2 {
+        return Err(ArenaError::Config(format!(
+            "neither engine started game {} ({}): {}",
+            job.index + 1,
+            job.opening_name,
+            refusals.join("; ")
+        )));
     }
 
     if let Some((color, detail)) = start_failure {
