@@ -380,6 +380,12 @@ impl Engine {
         self.searcher.read().tree_share_of_measure(used)
     }
 
+    /// The bytes the solvers' tables may hold beside the tree
+    /// ([`Searcher::solver_reserve`]).
+    pub fn solver_reserve(&self) -> usize {
+        self.searcher.read().solver_reserve()
+    }
+
     pub fn config(&self) -> SearchConfig {
         self.searcher.read().config().clone()
     }

@@ -35,8 +35,9 @@ use session::{Driver, FrontEnd};
 use std::sync::Arc;
 
 /// Why `limit` (bytes, the whole process's, set by `setting`) is too low,
-/// when it is below what the engine holds without a tree plus the margin
-/// and the smallest tree: the search then keeps to the smallest tree.
+/// when it is below what the engine holds without a tree plus its solvers'
+/// tables, the margin and the smallest tree: the search then keeps to the
+/// smallest tree.
 pub fn memory_limit_note(engine: &Engine, setting: &str, limit: usize) -> Option<String> {
     use crate::search::memory;
     const MB: f64 = (1 << 20) as f64;
@@ -45,7 +46,7 @@ pub fn memory_limit_note(engine: &Engine, setting: &str, limit: usize) -> Option
     // cleared since (Piskvork repeats every INFO after each START) would
     // otherwise make the engine look larger than the budget finds it.
     let baseline = used.saturating_sub(engine.tree_share_of_measure(used));
-    let floor = memory::minimum_limit(baseline);
+    let floor = memory::minimum_limit(baseline, engine.solver_reserve());
     (limit < floor).then(|| {
         format!(
             "{setting} {:.0} MB is below the {:.0} MB this engine needs ({:.0} MB for its \

@@ -259,7 +259,7 @@ pub const LIVE_HEADROOM: usize = MARGIN / 2;
 /// game would).
 pub fn process_ceiling(limit: usize, used: usize, rest: usize) -> Option<usize> {
     let ceiling = limit.saturating_sub(LIVE_HEADROOM);
-    (limit >= minimum_limit(rest) && used.saturating_add(LIVE_HEADROOM) < ceiling)
+    (limit >= minimum_limit(rest, 0) && used.saturating_add(LIVE_HEADROOM) < ceiling)
         .then_some(ceiling)
 }
 
@@ -407,9 +407,11 @@ pub fn tree_budget(limit: usize, used: usize, tree: usize) -> usize {
 }
 
 /// The smallest limit under which the engine can stay, given that it holds
-/// `baseline` bytes without a tree.
-pub fn minimum_limit(baseline: usize) -> usize {
-    baseline + MARGIN + MIN_TREE
+/// `baseline` bytes without a tree and its solvers may hold
+/// `solver_reserve` more: the limit at which [`tree_budget`], given the
+/// limit less that reserve, leaves the smallest tree.
+pub fn minimum_limit(baseline: usize, solver_reserve: usize) -> usize {
+    baseline + solver_reserve + MARGIN + MIN_TREE
 }
 
 #[cfg(test)]
@@ -489,7 +491,16 @@ mod tests {
         );
         // A limit below the baseline still leaves the smallest tree.
         assert_eq!(tree_budget(100 * MB, 150 * MB, 0), MIN_TREE);
-        assert_eq!(minimum_limit(150 * MB), 150 * MB + MARGIN + MIN_TREE);
+        // At the minimum limit the tree gets the smallest tree, its solvers'
+        // reserve taken first as the search takes it; above it, more.
+        let (baseline, reserve) = (150 * MB, 3 * MB);
+        let floor = minimum_limit(baseline, reserve);
+        assert_eq!(tree_budget(floor - reserve, baseline, 0), MIN_TREE);
+        assert_eq!(
+            tree_budget(floor - reserve + MB, baseline, 0),
+            MIN_TREE + MB
+        );
+        assert_eq!(tree_budget(floor - reserve - MB, baseline, 0), MIN_TREE);
         let uss = process_private_bytes().expect("Linux and Windows report the process memory");
         assert!(uss > 1 << 20, "{uss}");
     }

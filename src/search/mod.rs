@@ -671,7 +671,7 @@ impl Searcher {
     /// The bytes the solver's tables may hold at once: the root's solves
     /// run before and after the tree search, the leaves' during it, one
     /// per thread.
-    fn solver_reserve(&self) -> usize {
+    pub fn solver_reserve(&self) -> usize {
         let config = &self.config;
         let threads = config.threads.max(1);
         let root = self.solver_nodes(config.root_vct_nodes.max(config.safety_vct_nodes), 1);
