@@ -46,14 +46,17 @@ pub fn memory_limit_note(engine: &Engine, setting: &str, limit: usize) -> Option
     // cleared since (Piskvork repeats every INFO after each START) would
     // otherwise make the engine look larger than the budget finds it.
     let baseline = used.saturating_sub(engine.tree_share_of_measure(used));
-    let floor = memory::minimum_limit(baseline, engine.solver_reserve());
+    let solvers = engine.solver_reserve();
+    let floor = memory::minimum_limit(baseline, solvers);
     (limit < floor).then(|| {
         format!(
             "{setting} {:.0} MB is below the {:.0} MB this engine needs ({:.0} MB for its \
-             code and network): searching with the smallest tree ({:.0} MB)",
+             code and network, {:.0} MB for its solvers' tables): searching with the \
+             smallest tree ({:.0} MB)",
             limit as f64 / MB,
             floor as f64 / MB,
             baseline as f64 / MB,
+            solvers as f64 / MB,
             memory::MIN_TREE as f64 / MB
         )
     })

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// buffers, thread stacks, allocator slack).
 pub const MARGIN: usize = 24 << 20;
 
-/// The smallest tree the search works with; below `baseline + MARGIN +
-/// MIN_TREE` the limit cannot be kept.
+/// The smallest tree the search works with; below [`minimum_limit`] the
+/// limit cannot be kept.
 pub const MIN_TREE: usize = 4 << 20;
 
 /// The most a threat-space solve holds per node of its budget: a
@@ -259,6 +259,8 @@ pub const LIVE_HEADROOM: usize = MARGIN / 2;
 /// game would).
 pub fn process_ceiling(limit: usize, used: usize, rest: usize) -> Option<usize> {
     let ceiling = limit.saturating_sub(LIVE_HEADROOM);
+    // No solver reserve here: the solvers' live tables are in the measure,
+    // so the watch can still keep a limit the notes call too low for them.
     (limit >= minimum_limit(rest, 0) && used.saturating_add(LIVE_HEADROOM) < ceiling)
         .then_some(ceiling)
 }

@@ -472,9 +472,9 @@ fn an_engine_failing_to_start_again_and_again_stops_the_match() {
     );
 }
 
-/// Two engines that both fail to start: the game has no loser, so it is
-/// neither scored (against black, as it once was) nor recorded, and the
-/// match stops at once saying why each failed.
+/// Two engines that both fail to start: no game has a loser, so none is
+/// scored (against black, as they once were) or recorded; each counts as
+/// a start failure of both, and the match stops after three, saying why.
 #[cfg(unix)]
 #[test]
 fn two_engines_failing_to_start_stop_the_match() {
@@ -489,52 +489,69 @@ fn two_engines_failing_to_start_stop_the_match() {
     )
     .unwrap_err()
     .to_string();
-    assert!(err.contains("neither engine started game 1 "), "{err}");
     assert!(
-        err.contains("one (black): ") && err.contains("two (white): "),
+        err.contains("one failed to start 3 games in a row (game 3: neither engine started: "),
         "{err}"
     );
+    assert!(err.contains("one (") && err.contains("two ("), "{err}");
     assert!(err.contains("exited"), "{err}");
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
-/// One engine started, then both failed: the games the first played are
-/// results all the same, and the match stops at the game neither started.
+/// An engine (a script around the test brain) whose `fail_at`-th launch
+/// exits at once, counted in a file beside it.
 #[cfg(unix)]
-#[test]
-fn a_match_stopped_by_two_start_failures_keeps_its_games() {
+fn failing_once(dir: &Path, name: &str, fail_at: u32) -> String {
     use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    // A brain that starts its first two processes and then exits at
-    // once: a counter file beside it.
-    let count = dir.path().join("count");
-    let engine = dir.path().join("engine.sh");
+    let count = dir.join(format!("{name}.count"));
+    let engine = dir.join(format!("{name}.sh"));
     fs::write(
         &engine,
         format!(
-            "#!/bin/sh\nn=$(cat {c} 2>/dev/null || echo 0)\necho $((n + 1)) > {c}\n\
-             [ \"$n\" -ge 2 ] && exit 1\nexec {BRAIN} --mode random \"$@\"\n",
+            "#!/bin/sh\nn=$(( $(cat {c} 2>/dev/null || echo 0) + 1 ))\necho $n > {c}\n\
+             [ $n -eq {fail_at} ] && exit 1\nexec {BRAIN} --mode random \"$@\"\n",
             c = count.display()
         ),
     )
     .unwrap();
     fs::set_permissions(&engine, fs::Permissions::from_mode(0o755)).unwrap();
-    let psq = dir.path().join("psq");
+    format!("cmd={} name={name}", engine.display())
+}
+
+/// One game that neither engine started (a busy moment, say) is left
+/// unscored, its log kept, and the match goes on.
+#[cfg(unix)]
+#[test]
+fn a_game_neither_engine_started_goes_unscored_and_the_match_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (psq, logs) = (dir.path().join("psq"), dir.path().join("logs"));
     fs::create_dir(&psq).unwrap();
-    let err = play(
-        &format!("cmd={} name=flaky", engine.display()),
-        "cmd=/bin/false name=broken",
+    let s = play(
+        &failing_once(dir.path(), "a", 2),
+        &failing_once(dir.path(), "b", 2),
         &format!(
-            "--games 20 --random-stones 2 --seed 6 --new-process --psq {}",
-            psq.display()
+            "--games 4 --random-stones 2 --seed 6 --new-process --psq {} --log-dir {}",
+            psq.display(),
+            logs.display()
         ),
     )
-    .unwrap_err()
-    .to_string();
-    // Games 1 and 2: flaky started, broken did not (a loss for broken);
-    // game 3: neither.
-    assert!(err.contains("neither engine started game 3 "), "{err}");
-    assert_eq!(fs::read_dir(&psq).unwrap().count(), 2);
+    .unwrap();
+    assert_eq!(s.unstarted, 1, "{s}");
+    let played: Vec<usize> = s.games.iter().map(|g| g.index).collect();
+    assert_eq!(played, [0, 2, 3], "{s}");
+    assert!(s.games.iter().all(|g| !g.reason.is_fault()), "{s}");
+    assert_eq!(s.total.games(), 3, "{s}");
+    assert!(
+        s.to_string()
+            .contains("Not played: 1 games that neither engine started"),
+        "{s}"
+    );
+    assert_eq!(fs::read_dir(&psq).unwrap().count(), 3);
+    let log_of_game_2 = fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| fs::read_to_string(e.unwrap().path()).unwrap())
+        .find(|text| text.contains("game 2 at unix time"));
+    assert!(log_of_game_2.is_some(), "no log of the unstarted game");
 }
 
 /// Openings whose every colour and symmetry would be played exceed the

@@ -183,6 +183,13 @@ pub(crate) struct Job {
     pub black: usize,
 }
 
+/// What became of a scheduled game.
+pub(crate) enum Played {
+    Game(GameSummary),
+    /// Neither engine started it (why each failed): no result.
+    Unstarted(String),
+}
+
 /// Plays one game; `Err` only for errors that stop the match (an engine
 /// that cannot be started at all).
 pub(crate) fn play_game(
@@ -190,7 +197,7 @@ pub(crate) fn play_game(
     slots: &mut [Slot<'_>; 2],
     job: &Job,
     log: &mut GameLog,
-) -> Result<GameSummary, ArenaError> {
+) -> Result<Played, ArenaError> {
     let engine_of = |c: Color| match c {
         Color::Black => job.black,
         Color::White => 1 - job.black,
@@ -249,14 +256,13 @@ pub(crate) fn play_game(
         }
     }
     // A game neither engine could start has no loser: scoring it against
-    // black would hand white's engine a win it did not play for. Whatever
-    // stops both (a size or rule neither plays, a shared missing file, no
-    // memory) stops every later game too.
+    // black would hand white's engine a win it did not play for. It counts
+    // as a start failure of each (the runner stops a match after a few in a
+    // row), but one busy moment that made both miss START's deadline does
+    // not end a long match.
     if refusals.len() == 2 {
-        return Err(ArenaError::Config(format!(
-            "neither engine started game {} ({}): {}",
-            job.index + 1,
-            job.opening_name,
+        return Ok(Played::Unstarted(format!(
+            "neither engine started: {}",
             refusals.join("; ")
         )));
     }
@@ -473,7 +479,7 @@ pub(crate) fn play_game(
     // most of its memory.
     moves.shrink_to_fit();
     summary.moves = moves;
-    Ok(summary)
+    Ok(Played::Game(summary))
 }
 
 #[cfg(test)]

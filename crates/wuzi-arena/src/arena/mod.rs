@@ -291,6 +291,8 @@ pub struct MatchSummary {
     /// A signal stopped the match before every game was played
     /// ([`interrupt`]): no game was started once it was seen.
     pub interrupted: bool,
+    /// Games neither engine started: not played, not in `games`.
+    pub unstarted: usize,
     /// Engine processes killed because they did not exit after END.
     pub end_kills: [u32; 2],
     /// ABOUT answers, when the engines gave one.
@@ -443,6 +445,13 @@ impl fmt::Display for MatchSummary {
                 s.lower,
                 s.upper,
                 if self.stopped_early { ", match stopped" } else { "" }
+            )?;
+        }
+        if self.unstarted > 0 {
+            writeln!(
+                f,
+                "Not played: {} games that neither engine started (no result)",
+                self.unstarted
             )?;
         }
         if self.interrupted {

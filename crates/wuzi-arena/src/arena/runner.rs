@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::arena::brain::{retire_slots, GameSettings, Slot};
 use crate::arena::config::{parse_engine, EngineSpec};
 use crate::arena::engine::GameLog;
-use crate::arena::game::{play_game, Job};
+use crate::arena::game::{play_game, Job, Played};
 use crate::arena::openings::{
     self as openings, check_opening, parse_file, random_opening, OpeningFormat, OpeningOrder,
 };
@@ -284,6 +284,11 @@ enum WorkerMsg {
         summary: Box<GameSummary>,
         recorded: crossbeam_channel::Sender<()>,
     },
+    /// A game neither engine started (why each failed): no result.
+    Unstarted {
+        index: usize,
+        detail: String,
+    },
     Failed(ArenaError),
     Done {
         end_kills: [u32; 2],
@@ -329,8 +334,24 @@ fn worker(
                 ),
             );
         }
-        match play_game(&plan.settings, &mut slots, job, &mut log) {
-            Ok(summary) => {
+        let played = play_game(&plan.settings, &mut slots, job, &mut log);
+        if !matches!(played, Ok(Played::Game(_))) {
+            // The engines' own words on why they did not start are here.
+            if let (Some(dir), Some(text)) = (&plan.records.log_dir, log.take()) {
+                let _ = write_log(dir, job.index, &text, false);
+            }
+        }
+        match played {
+            Ok(Played::Unstarted(detail)) => {
+                let msg = WorkerMsg::Unstarted {
+                    index: job.index,
+                    detail,
+                };
+                if tx.send(msg).is_err() {
+                    break;
+                }
+            }
+            Ok(Played::Game(summary)) => {
                 // A log that cannot be written stops the match, after the
                 // game it logged is counted: it was played.
                 let log_failure = match (&plan.records.log_dir, log.take()) {
@@ -481,6 +502,7 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
     let mut stopped_early = false;
     let mut sprt_decided_after = None;
     let mut interrupted = false;
+    let mut unstarted = 0;
 
     std::thread::scope(|scope| {
         for w in 0..plan.concurrency {
@@ -591,10 +613,37 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
                         if status.decision != SprtDecision::Continue {
                             sprt_decided_after = Some(paired.games() as usize);
                             stop.store(true, Ordering::Relaxed);
-                            stopped_early = games.len() < plan.jobs.len();
+                            stopped_early = games.len() + unstarted < plan.jobs.len();
                         }
                     }
                     let _ = recorded.send(());
+                }
+                WorkerMsg::Unstarted { index, detail } => {
+                    unstarted += 1;
+                    for (e, failures) in start_failures.iter_mut().enumerate() {
+                        *failures += 1;
+                        if *failures == START_FAILURES_STOP && failure.is_none() {
+                            failure = Some(ArenaError::Config(format!(
+                                "{} failed to start {START_FAILURES_STOP} games in a row \
+                                 (game {}: {detail}): the match stops",
+                                plan.labels[e],
+                                index + 1
+                            )));
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    if !plan.quiet {
+                        let job = &plan.jobs[index];
+                        let line = format!(
+                            "Game {} ({} vs {}, {}): no result, {detail}",
+                            index + 1,
+                            plan.labels[job.black],
+                            plan.labels[1 - job.black],
+                            job.opening_name,
+                        );
+                        pb.suspend(|| super::print_out(&format!("{line}\n")));
+                    }
+                    pb.inc(1);
                 }
                 WorkerMsg::Failed(e) => {
                     if failure.is_none() {
@@ -627,7 +676,7 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
         sprt_status = Some((*params, params.status(paired, &pairs)));
     }
     // Only when the signal left games unplayed.
-    let interrupted = interrupted && games.len() < plan.jobs.len();
+    let interrupted = interrupted && games.len() + unstarted < plan.jobs.len();
     let summary = MatchSummary {
         names: plan.labels.clone(),
         board: plan.settings.size,
@@ -647,6 +696,7 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
         sprt_decided_after,
         stopped_early,
         interrupted,
+        unstarted,
         end_kills,
         about,
         overhead: tally.overhead,
