@@ -243,16 +243,12 @@ pub(crate) fn play_game(
     // Both are started even when black fails: whether each engine starts
     // is what tells a broken engine from its opponent's failures, and a
     // launched process left unstarted would lose its answer to ABOUT.
-    let mut start_failure = None;
-    let mut refusals = Vec::with_capacity(2);
+    let mut start_failures = Vec::with_capacity(2);
     for (color, launched) in Color::BOTH.into_iter().zip(launches) {
         let e = engine_of(color);
         match handshake(settings, &mut slots[e], launched, log)? {
             Ok(()) => summary.started[e] = true,
-            Err(detail) => {
-                refusals.push(format!("{} ({color}): {detail}", slots[e].label));
-                start_failure.get_or_insert((color, detail));
-            }
+            Err(detail) => start_failures.push((color, detail)),
         }
     }
     // A game neither engine could start has no loser: scoring it against
@@ -260,14 +256,20 @@ pub(crate) fn play_game(
     // as a start failure of each (the runner stops a match after a few in a
     // row), but one busy moment that made both miss START's deadline does
     // not end a long match.
-    if refusals.len() == 2 {
+    if start_failures.len() == 2 {
+        let each: Vec<String> = start_failures
+            .iter()
+            .map(|(color, detail)| {
+                format!("{} ({color}): {detail}", slots[engine_of(*color)].label)
+            })
+            .collect();
         return Ok(Played::Unstarted(format!(
             "neither engine started: {}",
-            refusals.join("; ")
+            each.join("; ")
         )));
     }
 
-    if let Some((color, detail)) = start_failure {
+    if let Some((color, detail)) = start_failures.pop() {
         summary.outcome = Outcome::Win(color.opponent());
         summary.reason = EndReason::StartFailure { detail };
     } else {

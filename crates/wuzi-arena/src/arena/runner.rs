@@ -335,12 +335,12 @@ fn worker(
             );
         }
         let played = play_game(&plan.settings, &mut slots, job, &mut log);
-        if !matches!(played, Ok(Played::Game(_))) {
-            // The engines' own words on why they did not start are here.
-            if let (Some(dir), Some(text)) = (&plan.records.log_dir, log.take()) {
-                let _ = write_log(dir, job.index, &text, false);
-            }
-        }
+        // Every game's log is written, an unstarted one's too (the engines'
+        // own words on why they did not start are there).
+        let log_failure = match (&plan.records.log_dir, log.take()) {
+            (Some(dir), Some(text)) => write_log(dir, job.index, &text, false).err(),
+            _ => None,
+        };
         match played {
             Ok(Played::Unstarted(detail)) => {
                 let msg = WorkerMsg::Unstarted {
@@ -352,12 +352,6 @@ fn worker(
                 }
             }
             Ok(Played::Game(summary)) => {
-                // A log that cannot be written stops the match, after the
-                // game it logged is counted: it was played.
-                let log_failure = match (&plan.records.log_dir, log.take()) {
-                    (Some(dir), Some(text)) => write_log(dir, job.index, &text, false).err(),
-                    _ => None,
-                };
                 last_game = Some(job.index);
                 // A channel per game, so that a message dropped unanswered
                 // (the process quitting) disconnects it.
@@ -374,6 +368,8 @@ fn worker(
                 // it (on a busy machine this thread could otherwise play
                 // several).
                 let _ = recorded.recv();
+                // A log that cannot be written stops the match, after the
+                // game it logged is counted: it was played.
                 if let Some(e) = log_failure {
                     let _ = tx.send(WorkerMsg::Failed(e));
                     break;
@@ -555,14 +551,10 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
                     // broken (its network missing, say), not weak: its
                     // losses would decide the SPRT within a few dozen games.
                     for (e, failures) in start_failures.iter_mut().enumerate() {
-                        *failures = if g.started[e] { 0 } else { *failures + 1 };
-                        if *failures == START_FAILURES_STOP && failure.is_none() {
-                            failure = Some(ArenaError::Config(format!(
-                                "{} failed to start {START_FAILURES_STOP} games in a row ({}): \
-                                 the match stops",
-                                plan.labels[e],
-                                g.describe(&plan.labels)
-                            )));
+                        let why = || g.describe(&plan.labels);
+                        if let Some(err) = count_start(failures, g.started[e], &plan.labels[e], why)
+                        {
+                            failure.get_or_insert(err);
                             stop.store(true, Ordering::Relaxed);
                         }
                     }
@@ -591,11 +583,8 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
                     }
                     if !plan.quiet {
                         let line = format!(
-                            "Game {} ({} vs {}, {}): {} {}",
-                            g.index + 1,
-                            plan.labels[g.black],
-                            plan.labels[1 - g.black],
-                            g.opening,
+                            "{}: {} {}",
+                            game_heading(&plan.labels, g.index, g.black, &g.opening),
                             g.score_text(),
                             g.describe(&plan.labels)
                         );
@@ -621,25 +610,17 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
                 WorkerMsg::Unstarted { index, detail } => {
                     unstarted += 1;
                     for (e, failures) in start_failures.iter_mut().enumerate() {
-                        *failures += 1;
-                        if *failures == START_FAILURES_STOP && failure.is_none() {
-                            failure = Some(ArenaError::Config(format!(
-                                "{} failed to start {START_FAILURES_STOP} games in a row \
-                                 (game {}: {detail}): the match stops",
-                                plan.labels[e],
-                                index + 1
-                            )));
+                        let why = || format!("game {}: {detail}", index + 1);
+                        if let Some(err) = count_start(failures, false, &plan.labels[e], why) {
+                            failure.get_or_insert(err);
                             stop.store(true, Ordering::Relaxed);
                         }
                     }
                     if !plan.quiet {
                         let job = &plan.jobs[index];
                         let line = format!(
-                            "Game {} ({} vs {}, {}): no result, {detail}",
-                            index + 1,
-                            plan.labels[job.black],
-                            plan.labels[1 - job.black],
-                            job.opening_name,
+                            "{}: no result, {detail}",
+                            game_heading(&plan.labels, index, job.black, &job.opening_name)
                         );
                         pb.suspend(|| super::print_out(&format!("{line}\n")));
                     }
@@ -713,6 +694,34 @@ pub(crate) fn run_plan(plan: &Plan) -> Result<MatchSummary, ArenaError> {
 
 /// Games in a row an engine may fail to start before the match stops.
 const START_FAILURES_STOP: u32 = 3;
+
+/// Counts whether engine `label` `started` a game into its run of
+/// `failures`; the error that stops the match once the run reaches
+/// [`START_FAILURES_STOP`] (`why` describes the last game).
+fn count_start(
+    failures: &mut u32,
+    started: bool,
+    label: &str,
+    why: impl FnOnce() -> String,
+) -> Option<ArenaError> {
+    *failures = if started { 0 } else { *failures + 1 };
+    (*failures == START_FAILURES_STOP).then(|| {
+        ArenaError::Config(format!(
+            "{label} failed to start {START_FAILURES_STOP} games in a row ({}): the match stops",
+            why()
+        ))
+    })
+}
+
+/// "Game N (BLACK vs WHITE, OPENING)", as each game's line begins.
+fn game_heading(labels: &[String; 2], index: usize, black: usize, opening: &str) -> String {
+    format!(
+        "Game {} ({} vs {}, {opening})",
+        index + 1,
+        labels[black],
+        labels[1 - black]
+    )
+}
 
 /// Raises the stop flag if dropped while the thread panics.
 struct StopOnUnwind<'a>(&'a AtomicBool);
