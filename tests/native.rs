@@ -497,6 +497,70 @@ fn bf16_products_move_answers_far_less_than_a_board_symmetry() {
     }
 }
 
+/// int16 products (the AVX2 kernels) against the fp32 kernels on the same
+/// 500 real positions of each square-board rule, in both Winograd tilings:
+/// quantizing each product's operands to 16-bit integers (per row of
+/// channels and per column of weights) must move the answers far less
+/// than transposing the board, as bf16 must. Without AVX2 the evaluator
+/// must say fp32 and compute it.
+#[test]
+fn int16_products_move_answers_far_less_than_a_board_symmetry() {
+    use wuzi::nn::Precision;
+    for tsv in FIXTURE_GAMES {
+        let (inputs, side, w, rule) = positions(tsv, 500);
+        assert_eq!(side, w, "square boards");
+        let path = network_path(network_for(rule, side));
+        let network = Arc::new(NativeNetwork::load(Path::new(&path)).unwrap());
+        let expected = if Isa::Avx2.is_supported() {
+            Precision::Int16
+        } else {
+            Precision::Fp32
+        };
+        for tiling in [Tiling::F4, Tiling::F5] {
+            let kernels = |precision| {
+                let mut evaluator =
+                    NativeEvaluator::with_kernels(Arc::clone(&network), Isa::Avx2, precision);
+                evaluator.hold_tiling(Some(tiling));
+                evaluator
+            };
+            let (mut fp32, mut int16) = (kernels(Precision::Fp32), kernels(Precision::Int16));
+            assert_eq!(int16.precision(), expected);
+            let (rounding, symmetry) = rounding_and_symmetry(&mut fp32, &mut int16, &inputs, side);
+            let n = inputs.len() as f64;
+            for (what, a) in [("int16", &rounding), ("transposed", &symmetry)] {
+                eprintln!(
+                    "{rule:?} {side}x{side} {tiling:?} {what}: largest deviation policy {:.2e}, \
+                     wdl {:.2e} (mean {:.2e}); same first move in {} of {n}",
+                    a.policy_max,
+                    a.wdl_max,
+                    a.wdl_sum / n,
+                    a.same_first_move
+                );
+            }
+            if expected == Precision::Fp32 {
+                assert_eq!((rounding.policy_max, rounding.wdl_max), (0.0, 0.0));
+                continue;
+            }
+            assert!(rounding.policy_max > 0.0, "{rule:?}: int16 rounds");
+            assert!(
+                rounding.wdl_sum < 0.1 * symmetry.wdl_sum,
+                "{rule:?} {tiling:?}: int16 moves the values by {}, a transposition by {}",
+                rounding.wdl_sum / n,
+                symmetry.wdl_sum / n
+            );
+            assert!(
+                rounding.policy_max < 0.1 && rounding.wdl_max < 0.1,
+                "{rule:?} {tiling:?}"
+            );
+            assert!(
+                rounding.same_first_move as f64 >= 0.95 * n,
+                "{rule:?} {tiling:?}: the same first move in {} of {n}",
+                rounding.same_first_move
+            );
+        }
+    }
+}
+
 /// Each shipped network written in f16 (as the packages store them) and
 /// read back, against its f32 file on 500 real positions of each rule,
 /// with the fp32 kernels: rounding the weights to 11 significant bits must
@@ -779,26 +843,37 @@ fn native_agrees_with_libtorch_on_a_thousand_positions_of_each_rule() {
     }
 }
 
-/// `precision = "auto"` on the native kernels: fp32 at once where bf16
-/// products cannot run; where they can, a measured choice that then holds
-/// for the process, bf16 only when more than 1.1 times as fast. A fixed
-/// precision is taken as the CPU allows it.
+/// `precision = "auto"` on the native kernels: fp32 at once where neither
+/// bf16 nor int16 products can run (the portable kernels, AVX-512 without
+/// AVX512-BF16); where one can (bf16 with the AVX-512 kernels, int16 with
+/// the AVX2 ones), a measured choice between it and fp32 that then holds
+/// for the process, bf16 only when more than 1.1 times as fast, int16
+/// 1.03 times. A fixed precision is taken as the CPU allows it.
 #[test]
-fn native_precision_auto_is_fp32_without_bf16_and_measured_once_with_it() {
+fn native_precision_auto_is_fp32_without_a_candidate_and_measured_once_with_one() {
     use wuzi::nn::native::{bf16_supported, choose_precision, faster_precision};
     use wuzi::nn::{Precision, PrecisionSetting};
-    assert_eq!(faster_precision(1000.0, 1000.0), Precision::Fp32);
-    assert_eq!(faster_precision(1000.0, 1090.0), Precision::Fp32);
-    assert_eq!(faster_precision(1000.0, 1110.0), Precision::Bf16);
-    assert_eq!(faster_precision(1000.0, 600.0), Precision::Fp32);
+    let bf16 = Precision::Bf16;
+    assert_eq!(faster_precision(1000.0, bf16, 1000.0), Precision::Fp32);
+    assert_eq!(faster_precision(1000.0, bf16, 1090.0), Precision::Fp32);
+    assert_eq!(faster_precision(1000.0, bf16, 1110.0), Precision::Bf16);
+    assert_eq!(faster_precision(1000.0, bf16, 600.0), Precision::Fp32);
+    let int16 = Precision::Int16;
+    assert_eq!(faster_precision(1000.0, int16, 1020.0), Precision::Fp32);
+    assert_eq!(faster_precision(1000.0, int16, 1040.0), Precision::Int16);
     let network = Arc::new(
         NativeNetwork::load(Path::new(&network_path("freestyle-6x64.safetensors"))).unwrap(),
     );
     for isa in Isa::all_supported() {
-        let bf16_possible = isa == Isa::Avx512 && bf16_supported();
+        let candidate = match isa {
+            Isa::Avx512 if bf16_supported() => Some(Precision::Bf16),
+            Isa::Avx2 => Some(Precision::Int16),
+            _ => None,
+        };
         let auto = choose_precision(&network, PrecisionSetting::Auto, isa, 8);
-        if !bf16_possible {
-            assert_eq!(auto, Precision::Fp32, "{isa}");
+        match candidate {
+            None => assert_eq!(auto, Precision::Fp32, "{isa}"),
+            Some(candidate) => assert!([Precision::Fp32, candidate].contains(&auto), "{isa}"),
         }
         assert_eq!(
             choose_precision(&network, PrecisionSetting::Auto, isa, 8),
@@ -809,22 +884,19 @@ fn native_precision_auto_is_fp32_without_bf16_and_measured_once_with_it() {
             choose_precision(&network, PrecisionSetting::Fixed(Precision::Fp32), isa, 8),
             Precision::Fp32
         );
-        let bf16 = if bf16_possible {
-            Precision::Bf16
-        } else {
-            Precision::Fp32
+        let fixed = |precision, possible: bool| {
+            let got = choose_precision(&network, PrecisionSetting::Fixed(precision), isa, 8);
+            let want = if possible { precision } else { Precision::Fp32 };
+            assert_eq!(got, want, "{isa} {precision}");
         };
-        assert_eq!(
-            choose_precision(&network, PrecisionSetting::Fixed(Precision::Bf16), isa, 8),
-            bf16,
-            "{isa}"
-        );
+        fixed(Precision::Bf16, isa == Isa::Avx512 && bf16_supported());
+        fixed(Precision::Int16, isa != Isa::Portable);
     }
 }
 
-/// The measurement behind `precision = "auto"` runs on every CPU (with
-/// the same precision twice where bf16 cannot run) and gives finite,
-/// positive rates.
+/// The measurement behind `precision = "auto"` runs on every instruction
+/// set of this CPU (with the same precision twice where neither bf16 nor
+/// int16 can run) and gives finite, positive rates.
 #[test]
 fn measuring_precisions_gives_rates() {
     use wuzi::nn::native::{bf16_supported, measure_precisions};
@@ -832,23 +904,24 @@ fn measuring_precisions_gives_rates() {
     let network = Arc::new(
         NativeNetwork::load(Path::new(&network_path("freestyle-4x32.safetensors"))).unwrap(),
     );
-    let isa = Isa::detect();
-    let second = if isa == Isa::Avx512 && bf16_supported() {
-        Precision::Bf16
-    } else {
-        Precision::Fp32
-    };
-    for batch in [1, 4] {
-        let rates = measure_precisions(&network, isa, batch, [Precision::Fp32, second]);
-        assert!(
-            rates.iter().all(|r| r.is_finite() && *r > 0.0),
-            "batch {batch}: {rates:?}"
-        );
+    for isa in Isa::all_supported() {
+        let second = match isa {
+            Isa::Avx512 if bf16_supported() => Precision::Bf16,
+            Isa::Avx2 => Precision::Int16,
+            _ => Precision::Fp32,
+        };
+        for batch in [1, 4] {
+            let rates = measure_precisions(&network, isa, batch, [Precision::Fp32, second]);
+            assert!(
+                rates.iter().all(|r| r.is_finite() && *r > 0.0),
+                "{isa} batch {batch}: {rates:?}"
+            );
+        }
     }
 }
 
 /// Each board and precision gets its tiling: F(5x5) on 15x15 and 20x20 in
-/// fp32, F(4x4) on 16x16 and under bf16 products.
+/// fp32 and int16, F(4x4) on 16x16 and under bf16 products.
 #[test]
 fn evaluators_tile_each_board_as_for_board_says() {
     use wuzi::nn::Precision;
@@ -859,13 +932,17 @@ fn evaluators_tile_each_board_as_for_board_says() {
     assert_eq!(fp32.tiling(15, 15), Tiling::F5);
     assert_eq!(fp32.tiling(20, 20), Tiling::F5);
     assert_eq!(fp32.tiling(16, 16), Tiling::F4);
-    let bf16 = NativeEvaluator::with_kernels(network, Isa::Avx512, Precision::Bf16);
+    let bf16 = NativeEvaluator::with_kernels(Arc::clone(&network), Isa::Avx512, Precision::Bf16);
     let want = if bf16.precision() == Precision::Bf16 {
         Tiling::F4
     } else {
         Tiling::F5
     };
     assert_eq!(bf16.tiling(15, 15), want);
+    // int16 products keep fp32's tilings: their rounding is far smaller.
+    let int16 = NativeEvaluator::with_kernels(network, Isa::Avx2, Precision::Int16);
+    assert_eq!(int16.tiling(20, 20), Tiling::F5);
+    assert_eq!(int16.tiling(16, 16), Tiling::F4);
 }
 
 /// A network whose weights are all finite but whose answers overflow (a

@@ -487,7 +487,7 @@ fn a_service_reports_its_precision() {
 /// without bf16 hardware): the provider uses it exactly when the precision
 /// resolves to fp32, with either backend.
 #[test]
-fn the_fp32_network_is_used_only_in_fp32() {
+fn the_fp32_network_is_used_only_without_bf16() {
     use wuzi::config::{Config, ConfigError};
     use wuzi::nn::provider::NetworkProvider;
     let dir = tempfile::tempdir().unwrap();
@@ -532,10 +532,10 @@ fn the_fp32_network_is_used_only_in_fp32() {
         .service_for(Rule::Freestyle, BoardSize::FIFTEEN)
         .unwrap();
     assert_eq!(service.network_config(), Some(large_config));
-    // The native kernels too: the fp32 network wherever fp32 is all they
-    // can run (held to AVX2, told fp32, or a CPU without AVX512-BF16), the
-    // rule's own where bf16 products can run, in bf16 when told so and in
-    // the measured choice under auto.
+    // The native kernels too: the fp32 network wherever bf16 products
+    // cannot run (held to AVX2, told fp32, or a CPU without AVX512-BF16),
+    // the rule's own where they can, in bf16 when told so and in the
+    // measured choice under auto.
     let native_bf16 = wuzi::nn::native::bf16_supported()
         && wuzi::nn::native::simd::resolve_isa(None) == wuzi::nn::Isa::Avx512;
     let auto_precision = wuzi::nn::native::choose_precision(
@@ -549,9 +549,17 @@ fn the_fp32_network_is_used_only_in_fp32() {
     } else {
         Precision::Fp32
     };
+    // Held to AVX2, `auto` measures int16 against fp32 on the fp32 network
+    // (once per process: this is the answer the service gets).
+    let avx2_auto = wuzi::nn::native::choose_precision(
+        &std::sync::Arc::new(wuzi::nn::NativeNetwork::load(&small_file).unwrap()),
+        PrecisionSetting::Auto,
+        wuzi::nn::native::simd::resolve_isa(Some(wuzi::nn::Isa::Avx2)),
+        config_for("auto").network.batch_size,
+    );
     for (settings, fp32, precision) in [
         ("precision = \"fp32\"", true, Precision::Fp32),
-        ("isa = \"avx2\"", true, Precision::Fp32),
+        ("isa = \"avx2\"", true, avx2_auto),
         ("precision = \"bf16\"", !native_bf16, bf16_where_possible),
         ("precision = \"auto\"", !native_bf16, auto_precision),
     ] {

@@ -46,7 +46,7 @@ pub(crate) struct BenchArgs {
     /// `[search] batch_size` of --config for the backend measured).
     #[arg(long, value_delimiter = ',', value_parser = crate::cli::count_at_most(crate::search::MAX_SETTING_COUNT))]
     batches: Option<Vec<usize>>,
-    /// nn, search: inference precision of the service (auto, fp32, bf16, half).
+    /// nn, search: inference precision of the service (auto, fp32, bf16, int16, half).
     #[arg(long, default_value = "auto")]
     precision: crate::nn::PrecisionSetting,
     /// blunders: the suite's fixture file.

@@ -476,7 +476,7 @@ impl Frozen {
     pub fn evaluate(&self, input: &Tensor) -> (Tensor, Tensor) {
         tch::no_grad(|| {
             let x = match self.precision {
-                Precision::Fp32 => input.shallow_clone(),
+                Precision::Fp32 | Precision::Int16 => input.shallow_clone(),
                 Precision::Bf16 => input
                     .to_kind(Kind::BFloat16)
                     .permute([0, 2, 3, 1])

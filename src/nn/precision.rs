@@ -18,6 +18,10 @@ pub enum Precision {
     Bf16,
     /// fp16, for CUDA.
     Half,
+    /// The native kernels' 3x3 convolutions with their products' operands
+    /// in 16-bit integers, on CPUs with AVX2 (libtorch has none: it runs
+    /// fp32 for it).
+    Int16,
 }
 
 #[cfg(feature = "torch")]
@@ -28,6 +32,8 @@ impl Precision {
             Precision::Fp32 => Kind::Float,
             Precision::Bf16 => Kind::BFloat16,
             Precision::Half => Kind::Half,
+            // Never asked of libtorch (`resolve` gives fp32 for it).
+            Precision::Int16 => Kind::Float,
         }
     }
 }
@@ -38,6 +44,7 @@ impl fmt::Display for Precision {
             Precision::Fp32 => "fp32",
             Precision::Bf16 => "bf16",
             Precision::Half => "half",
+            Precision::Int16 => "int16",
         })
     }
 }
@@ -62,8 +69,9 @@ impl FromStr for PrecisionSetting {
             "fp32" => Ok(PrecisionSetting::Fixed(Precision::Fp32)),
             "bf16" => Ok(PrecisionSetting::Fixed(Precision::Bf16)),
             "half" | "fp16" => Ok(PrecisionSetting::Fixed(Precision::Half)),
+            "int16" | "i16" => Ok(PrecisionSetting::Fixed(Precision::Int16)),
             other => Err(format!(
-                "precision {other:?}: expected auto, fp32, bf16 or half"
+                "precision {other:?}: expected auto, fp32, bf16, int16 or half"
             )),
         }
     }
@@ -174,6 +182,7 @@ mod measure {
         batch: usize,
     ) -> (Precision, Option<Calibration>) {
         match setting {
+            PrecisionSetting::Fixed(Precision::Int16) => (Precision::Fp32, None),
             PrecisionSetting::Fixed(precision) => (precision, None),
             PrecisionSetting::Auto if network.device() != Device::Cpu => (Precision::Half, None),
             PrecisionSetting::Auto if !bf16_may_be_native() => (Precision::Fp32, None),
@@ -236,6 +245,10 @@ mod tests {
             Ok(PrecisionSetting::Fixed(Precision::Bf16))
         );
         assert_eq!("fp32".parse(), Ok(PrecisionSetting::Fixed(Precision::Fp32)));
+        assert_eq!(
+            "int16".parse(),
+            Ok(PrecisionSetting::Fixed(Precision::Int16))
+        );
         assert!("fp8".parse::<PrecisionSetting>().is_err());
     }
 }

@@ -357,10 +357,11 @@ impl NetworkProvider {
     ) -> (Model, Option<String>, &'a Path) {
         let setting = self.service_config.precision;
         let isa = crate::nn::native::simd::resolve_isa(self.isa);
-        // The fp32 network is for CPUs where fp32 is all the kernels can
-        // run; where `auto` measures fp32 the faster, the rule's own
+        // The fp32 network is for CPUs without bf16 products (fp32 or
+        // int16 kernels, about half as fast); where bf16 products can run
+        // (under `auto` even if measured no faster), the rule's own
         // network is fast enough.
-        let fp32 = crate::nn::native::resolve_precision(setting, isa) == Precision::Fp32;
+        let fp32 = crate::nn::native::resolve_precision(setting, isa) != Precision::Bf16;
         let (network, note, used) = match fp32_path {
             Some(fp32_path) if fp32 && fp32_path != path => match self.load_native(fp32_path) {
                 Ok(fp32_network) => (fp32_network, None, fp32_path),

@@ -174,6 +174,9 @@ fn parse_training_precision(s: &str) -> Result<PrecisionSetting, String> {
         PrecisionSetting::Fixed(Precision::Half) => {
             Err("half precision needs loss scaling, which the trainer does not do: use bf16".into())
         }
+        PrecisionSetting::Fixed(Precision::Int16) => {
+            Err("int16 is a precision of the native inference kernels, not of training: use fp32 or bf16".into())
+        }
         setting => Ok(setting),
     }
 }

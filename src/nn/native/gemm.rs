@@ -34,6 +34,21 @@ pub struct Panels {
     /// one column (the even row's in the low half), as `vdpbf16ps` takes
     /// them. The panel of columns `j..j + 16` starts at `j * k.div_ceil(2)`.
     bf16: OnceLock<Vec<u32>>,
+    /// The same weights as 16-bit integers for [`multiply_i16`], made at
+    /// its first use.
+    i16: OnceLock<I16Panels>,
+}
+
+/// A weight matrix quantized for [`multiply_i16`]: each column scaled to
+/// the integers of [`I16Bits::weights`] bits by its largest magnitude,
+/// laid out as the bf16 panels are (pairs of rows, the even row's in the
+/// low half, as `vpmaddwd` takes them).
+#[derive(Clone, Debug)]
+struct I16Panels {
+    pairs: Vec<u32>,
+    /// What a column's integers are multiplied by to give its weights,
+    /// padded as the panels are (zero past `n`).
+    column_scale: Vec<f32>,
 }
 
 impl Panels {
@@ -51,7 +66,36 @@ impl Panels {
             n,
             data,
             bf16: OnceLock::new(),
+            i16: OnceLock::new(),
         }
+    }
+
+    fn i16_panels(&self) -> &I16Panels {
+        self.i16.get_or_init(|| {
+            let (k, n) = (self.k, self.n);
+            let bits = I16Bits::for_depth(k).weights;
+            let pairs = k.div_ceil(2);
+            let columns = PANEL * n.div_ceil(PANEL);
+            let mut out = vec![0u32; pairs * columns];
+            let mut column_scale = vec![0.0f32; columns];
+            for (j, width) in panels(n) {
+                let panel = &self.data[j * k..][..k * width];
+                let dst = &mut out[j * pairs..][..pairs * PANEL];
+                for col in 0..width {
+                    let column = (0..k).map(|row| panel[row * width + col]);
+                    let (scale, to_int) = quantizer(column.clone(), bits);
+                    column_scale[j + col] = scale;
+                    for (row, x) in column.enumerate() {
+                        let q = to_int(x) as u16 as u32;
+                        dst[row / 2 * PANEL + col] |= q << (16 * (row % 2));
+                    }
+                }
+            }
+            I16Panels {
+                pairs: out,
+                column_scale,
+            }
+        })
     }
 
     fn bf16_panels(&self) -> &[u32] {
@@ -71,6 +115,140 @@ impl Panels {
             out
         })
     }
+}
+
+/// The bits (sign excluded) of [`multiply_i16`]'s quantized operands for
+/// products over `k` terms: as many as keep a sum of `k` products within
+/// an i32, at most 15 (an i16), shared about evenly, the weights taking
+/// the odd one (they are quantized once, with care; the activations per
+/// call).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct I16Bits {
+    pub activations: u32,
+    pub weights: u32,
+}
+
+impl I16Bits {
+    pub fn for_depth(k: usize) -> I16Bits {
+        // |a| < 2^A and |b| < 2^B give |sum| < k 2^(A+B) <= 2^31.
+        let depth_bits = k.max(1).next_power_of_two().trailing_zeros();
+        let both = 31u32.saturating_sub(depth_bits).max(2);
+        let weights = both.div_ceil(2).min(15);
+        let activations = (both - weights).min(15);
+        I16Bits {
+            activations,
+            weights,
+        }
+    }
+}
+
+/// For values `xs`: the scale that turns their integers back into values,
+/// and the rounding of a value to an integer of `bits` bits (magnitude
+/// below `2^bits`), the largest magnitude among `xs` taken to the largest
+/// integer. All zeros (or no values) give scale 0 and integers 0; a NaN
+/// or infinity makes every integer 0 and the scale NaN, so that the
+/// products come out NaN as fp32's would (the service then answers with
+/// the no-knowledge evaluation).
+fn quantizer(xs: impl Iterator<Item = f32>, bits: u32) -> (f32, impl Fn(f32) -> i16) {
+    let largest = xs.fold(0.0f32, |m, x| {
+        if m.is_nan() || !x.is_finite() {
+            f32::NAN
+        } else {
+            m.max(x.abs())
+        }
+    });
+    let top = ((1u32 << bits) - 1) as f32;
+    let (scale, factor) = if largest.is_nan() {
+        (f32::NAN, 0.0)
+    } else if largest == 0.0 {
+        (0.0, 0.0)
+    } else {
+        (largest / top, top / largest)
+    };
+    (scale, move |x: f32| {
+        (x * factor).round_ties_even().clamp(-top, top) as i16
+    })
+}
+
+/// `m x k` values (rows `lda` apart) quantized for [`multiply_i16`]: each
+/// row to integers of [`I16Bits::activations`] bits by its largest
+/// magnitude, in pairs as [`multiply_i16`] takes them (`pairs`: `m` rows
+/// of `k.div_ceil(2)`), with the scale that turns each row's integers
+/// back into values (`row_scale`: `m`).
+#[cfg(test)]
+pub fn quantize_rows(
+    isa: Isa,
+    m: usize,
+    k: usize,
+    a: &[f32],
+    lda: usize,
+    pairs: &mut [u32],
+    row_scale: &mut [f32],
+) {
+    let kp = k.div_ceil(2);
+    assert!(
+        lda >= k && extent(m, lda, k).is_some_and(|e| a.len() >= e),
+        "quantize a"
+    );
+    assert!(
+        pairs.len() >= m * kp && row_scale.len() >= m,
+        "quantize out"
+    );
+    let bits = I16Bits::for_depth(k).activations;
+    for i in 0..m {
+        row_scale[i] = quantize_row(isa, &a[i * lda..][..k], bits, &mut pairs[i * kp..][..kp]);
+    }
+}
+
+/// [`quantize_row`] for several rows of `k` values of `a`, the `i`-th
+/// starting at `starts[i]`: its pairs go to `pairs` from `starts[i] / 2`
+/// (`starts` even), its scale to the `i`-th of `scales`. One call for a
+/// tile's rows lets their latencies overlap.
+pub fn quantize_rows_at<'a>(
+    isa: Isa,
+    a: &[f32],
+    k: usize,
+    starts: impl Iterator<Item = usize>,
+    pairs: &mut [u32],
+    scales: impl Iterator<Item = &'a mut f32>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if isa != Isa::Portable && isa.is_supported() && k.is_multiple_of(8) {
+        // SAFETY: the CPU has AVX2 (every supported instruction set but
+        // the portable one includes it).
+        unsafe { x86::quantize_rows_at(a, k, starts, pairs, scales) };
+        return;
+    }
+    let bits = I16Bits::for_depth(k).activations;
+    for (start, scale) in starts.zip(scales) {
+        let out = &mut pairs[start / 2..][..k.div_ceil(2)];
+        *scale = quantize_row(isa, &a[start..][..k], bits, out);
+    }
+}
+
+/// One row of [`quantize_rows`]: `row` as integers of `bits` bits, in
+/// pairs, into `out` (`row.len().div_ceil(2)` of them); returns the scale
+/// that turns them back into values.
+#[inline]
+pub fn quantize_row(isa: Isa, row: &[f32], bits: u32, out: &mut [u32]) -> f32 {
+    let k = row.len();
+    assert!(out.len() >= k.div_ceil(2), "quantize out");
+    #[cfg(target_arch = "x86_64")]
+    if isa != Isa::Portable && isa.is_supported() && k.is_multiple_of(8) {
+        // SAFETY: the CPU has AVX2 (every supported instruction set but
+        // the portable one includes it); `out` holds `k / 2` pairs.
+        if let Some(scale) = unsafe { x86::quantize_row(row, bits, out) } {
+            return scale;
+        }
+    }
+    let _ = isa;
+    let (scale, to_int) = quantizer(row.iter().copied(), bits);
+    for (p, two) in out.iter_mut().zip(row.chunks(2)) {
+        let low = to_int(two[0]) as u16 as u32;
+        let high = two.get(1).map_or(0, |&x| to_int(x) as u16 as u32);
+        *p = low | high << 16;
+    }
+    scale
 }
 
 /// `x` rounded to the nearest bf16 (ties to even), as the upper half of
@@ -234,6 +412,62 @@ pub fn multiply_pairs(cpu: Bf16Cpu, m: usize, a: &[u32], b: &Panels, c: &mut [f3
     {
         let _ = (a, b_pairs, c);
         cpu.unreachable()
+    }
+}
+
+/// `c = a b` as [`multiply`] computes it, but with both operands quantized
+/// to 16-bit integers and the sums in 32-bit ones, each scaled back by its
+/// row's and column's scale: `vpmaddwd` makes two products per 32-bit lane
+/// per instruction, and CPUs with AVX2 alone (the Gomocup's) run it at the
+/// rate of their fp32 FMAs or better. `a` comes as [`quantize_rows`] makes
+/// it (`m` rows of `k.div_ceil(2)` pairs and `m` scales); `b` is
+/// quantized once, at its first use. Without AVX2 the same integer sums
+/// are made by plain loops.
+pub fn multiply_i16(isa: Isa, m: usize, a: &[u32], row_scale: &[f32], b: &Panels, c: &mut [f32]) {
+    let (kp, n) = (b.k.div_ceil(2), b.n);
+    check_extents(m, a, kp, (kp, n), c);
+    assert!(row_scale.len() >= m, "gemm row scales");
+    if m == 0 {
+        return;
+    }
+    let quantized = b.i16_panels();
+    #[cfg(target_arch = "x86_64")]
+    if isa != Isa::Portable && isa.is_supported() {
+        // SAFETY: the CPU has AVX2 (every supported instruction set but
+        // the portable one includes it), the extents of `a`, `row_scale`
+        // and `c` were asserted, and `panels` is the i16 layout of a
+        // `k x n` matrix.
+        unsafe {
+            x86::multiply_i16(
+                m,
+                kp,
+                n,
+                a.as_ptr(),
+                row_scale.as_ptr(),
+                quantized.pairs.as_ptr(),
+                quantized.column_scale.as_ptr(),
+                c.as_mut_ptr(),
+            )
+        };
+        return;
+    }
+    let _ = isa;
+    for i in 0..m {
+        for (j, width) in panels(n) {
+            let panel = &quantized.pairs[j * kp..][..kp * PANEL];
+            for col in 0..width {
+                let sum: i32 = (0..kp)
+                    .map(|p| {
+                        let (x, w) = (a[i * kp + p], panel[p * PANEL + col]);
+                        let low = (x as u16 as i16 as i32) * (w as u16 as i16 as i32);
+                        let high =
+                            ((x >> 16) as u16 as i16 as i32) * ((w >> 16) as u16 as i16 as i32);
+                        low + high
+                    })
+                    .sum();
+                c[i * n + j + col] = sum as f32 * row_scale[i] * quantized.column_scale[j + col];
+            }
+        }
     }
 }
 
@@ -575,6 +809,179 @@ mod x86 {
             strip_bf16::<12, 1>(m, kp, a, b.add(j * kp), n, c.add(j), 0x00ff);
         }
     }
+
+    /// [`super::quantize_rows_at`] for `k` a multiple of 8.
+    ///
+    /// # Safety
+    /// AVX2 present.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn quantize_rows_at<'a>(
+        a: &[f32],
+        k: usize,
+        starts: impl Iterator<Item = usize>,
+        pairs: &mut [u32],
+        scales: impl Iterator<Item = &'a mut f32>,
+    ) {
+        let bits = super::I16Bits::for_depth(k).activations;
+        for (start, scale) in starts.zip(scales) {
+            let (row, out) = (&a[start..][..k], &mut pairs[start / 2..][..k / 2]);
+            *scale = match quantize_row(row, bits, out) {
+                Some(scale) => scale,
+                None => super::quantize_row(super::Isa::Portable, row, bits, out),
+            };
+        }
+    }
+
+    /// One row of [`super::quantize_rows`] (`row.len()` a multiple of 8),
+    /// rounding as its portable loop does; `None` where the row holds a
+    /// NaN or an infinity, which the portable loop handles.
+    ///
+    /// # Safety
+    /// AVX2 present; `out` holds `row.len() / 2` pairs.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    pub unsafe fn quantize_row(row: &[f32], bits: u32, out: &mut [u32]) -> Option<f32> {
+        let k = row.len();
+        let sign = _mm256_set1_ps(-0.0);
+        let mut largest = _mm256_setzero_ps();
+        let mut unordered = _mm256_setzero_ps();
+        for j in (0..k).step_by(8) {
+            let x = _mm256_loadu_ps(row.as_ptr().add(j));
+            largest = _mm256_max_ps(largest, _mm256_andnot_ps(sign, x));
+            unordered = _mm256_or_ps(unordered, _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x));
+        }
+        if _mm256_movemask_ps(unordered) != 0 {
+            return None;
+        }
+        let mut lanes = [0f32; 8];
+        _mm256_storeu_ps(lanes.as_mut_ptr(), largest);
+        let largest = lanes.iter().fold(0f32, |m, &x| m.max(x));
+        if !largest.is_finite() {
+            return None;
+        }
+        if largest == 0.0 {
+            out[..k / 2].fill(0);
+            return Some(0.0);
+        }
+        let top = ((1u32 << bits) - 1) as f32;
+        let factor = _mm256_set1_ps(top / largest);
+        let mut j = 0;
+        while j + 16 <= k {
+            let lo =
+                _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(row.as_ptr().add(j)), factor));
+            let hi = _mm256_cvtps_epi32(_mm256_mul_ps(
+                _mm256_loadu_ps(row.as_ptr().add(j + 8)),
+                factor,
+            ));
+            // packs works within 128-bit halves: put the four quarters back in order.
+            let packed = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi32(lo, hi));
+            _mm256_storeu_si256(out.as_mut_ptr().add(j / 2).cast(), packed);
+            j += 16;
+        }
+        if j < k {
+            let lo =
+                _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(row.as_ptr().add(j)), factor));
+            let packed = _mm_packs_epi32(
+                _mm256_castsi256_si128(lo),
+                _mm256_extracti128_si256::<1>(lo),
+            );
+            _mm_storeu_si128(out.as_mut_ptr().add(j / 2).cast(), packed);
+        }
+        Some(largest / top)
+    }
+
+    /// The register-blocked kernel on 16-bit integer pairs: `ROWS` rows by
+    /// `VECS` registers of 8 columns (a panel is two), summing in 32-bit
+    /// integers, each sum then scaled by its row's and column's scale.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn block_i16<const ROWS: usize, const VECS: usize>(
+        kp: usize,
+        a: *const u32,
+        row_scale: *const f32,
+        b: *const u32,
+        column_scale: *const f32,
+        n: usize,
+        c: *mut f32,
+    ) {
+        let mut acc = [[_mm256_setzero_si256(); VECS]; ROWS];
+        for p in 0..kp {
+            let mut bv = [_mm256_setzero_si256(); VECS];
+            for (w, v) in bv.iter_mut().enumerate() {
+                *v = _mm256_loadu_si256(b.add(w / 2 * 16 * kp + p * 16 + w % 2 * 8).cast());
+            }
+            for (r, sums) in acc.iter_mut().enumerate() {
+                let av = _mm256_set1_epi32(*a.add(r * kp + p) as i32);
+                for (s, v) in sums.iter_mut().zip(bv) {
+                    *s = _mm256_add_epi32(*s, _mm256_madd_epi16(av, v));
+                }
+            }
+        }
+        for (r, sums) in acc.iter().enumerate() {
+            let row = _mm256_set1_ps(*row_scale.add(r));
+            for (w, s) in sums.iter().enumerate() {
+                let columns = _mm256_loadu_ps(column_scale.add(8 * w));
+                let value = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(*s), row), columns);
+                _mm256_storeu_ps(c.add(r * n + 8 * w), value);
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn strip_i16<const VECS: usize>(
+        m: usize,
+        kp: usize,
+        a: *const u32,
+        row_scale: *const f32,
+        b: *const u32,
+        column_scale: *const f32,
+        n: usize,
+        c: *mut f32,
+    ) {
+        let mut i = 0;
+        while i + 6 <= m {
+            let (a, s, c) = (a.add(i * kp), row_scale.add(i), c.add(i * n));
+            block_i16::<6, VECS>(kp, a, s, b, column_scale, n, c);
+            i += 6;
+        }
+        let (a, s, c) = (a.add(i * kp), row_scale.add(i), c.add(i * n));
+        match m - i {
+            5 => block_i16::<5, VECS>(kp, a, s, b, column_scale, n, c),
+            4 => block_i16::<4, VECS>(kp, a, s, b, column_scale, n, c),
+            3 => block_i16::<3, VECS>(kp, a, s, b, column_scale, n, c),
+            2 => block_i16::<2, VECS>(kp, a, s, b, column_scale, n, c),
+            1 => block_i16::<1, VECS>(kp, a, s, b, column_scale, n, c),
+            _ => {}
+        }
+    }
+
+    /// # Safety
+    /// AVX2 present; `a` valid for `m x kp` pairs and `row_scale` for `m`,
+    /// `b` the i16 panels of a matrix of `kp` pairs of rows by `n` columns
+    /// and `column_scale` their scales, `c` valid for `m x n`.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn multiply_i16(
+        m: usize,
+        kp: usize,
+        n: usize,
+        a: *const u32,
+        row_scale: *const f32,
+        b: *const u32,
+        column_scale: *const f32,
+        c: *mut f32,
+    ) {
+        let mut j = 0;
+        while j + 16 <= n {
+            let (b, s) = (b.add(j * kp), column_scale.add(j));
+            strip_i16::<2>(m, kp, a, row_scale, b, s, n, c.add(j));
+            j += 16;
+        }
+        if j < n {
+            let (b, s) = (b.add(j * kp), column_scale.add(j));
+            strip_i16::<1>(m, kp, a, row_scale, b, s, n, c.add(j));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -688,6 +1095,151 @@ mod tests {
             let pairs = bf16_pairs(m, k, &a, lda);
             multiply_pairs(cpu, m, &pairs, &Panels::new(&b, k, n), &mut c);
             assert_is_product("bf16", (m, k, n, lda), (&a, &b, &c), round);
+        }
+    }
+
+    /// The i16 product is the exact product of the quantized operands,
+    /// scaled back: every instruction set gives the same sums, and the
+    /// result is within the quantization's error of the fp32 product.
+    #[test]
+    fn i16_products_are_the_products_of_the_quantized_operands() {
+        let mut noise = noise(7);
+        for (m, k, n, lda) in SHAPES {
+            let a: Vec<f32> = (0..m * lda).map(|_| noise()).collect();
+            let b: Vec<f32> = (0..k * n).map(|_| noise()).collect();
+            let kp = k.div_ceil(2);
+            let (mut pairs, mut scales) = (vec![0u32; m * kp], vec![0f32; m]);
+            quantize_rows(Isa::Portable, m, k, &a, lda, &mut pairs, &mut scales);
+            for isa in Isa::all_supported() {
+                let (mut same, mut same_scales) = (vec![0u32; m * kp], vec![0f32; m]);
+                quantize_rows(isa, m, k, &a, lda, &mut same, &mut same_scales);
+                assert_eq!(
+                    (&same, &same_scales),
+                    (&pairs, &scales),
+                    "{isa} {m}x{k} quantized"
+                );
+            }
+            let panels = Panels::new(&b, k, n);
+            let quantized = panels.i16_panels();
+            let bits = I16Bits::for_depth(k);
+            // The quantized operands as values, and the exact product.
+            let a_int =
+                |i: usize, kk: usize| (pairs[i * kp + kk / 2] >> (16 * (kk % 2))) as u16 as i16;
+            let b_int = |kk: usize, j: usize| {
+                let (panel, col) = (j / PANEL * PANEL, j % PANEL);
+                let w = quantized.pairs[panel * kp + kk / 2 * PANEL + col];
+                (w >> (16 * (kk % 2))) as u16 as i16
+            };
+            let mut want = vec![0f64; m * n];
+            for i in 0..m {
+                for kk in 0..k {
+                    assert!((a_int(i, kk) as i32).abs() < 1 << bits.activations);
+                    let error = (a_int(i, kk) as f32 * scales[i] - a[i * lda + kk]).abs();
+                    assert!(error <= scales[i] * 0.5001, "{m}x{k}x{n} a at {i},{kk}");
+                }
+                for j in 0..n {
+                    let sum: i64 = (0..k)
+                        .map(|kk| a_int(i, kk) as i64 * b_int(kk, j) as i64)
+                        .sum();
+                    want[i * n + j] =
+                        sum as f64 * scales[i] as f64 * quantized.column_scale[j] as f64;
+                }
+            }
+            for isa in Isa::all_supported() {
+                let mut c = vec![f32::NAN; m * n];
+                multiply_i16(isa, m, &pairs, &scales, &panels, &mut c);
+                for (idx, (&got, &want)) in c.iter().zip(&want).enumerate() {
+                    assert!(
+                        (got as f64 - want).abs() <= 1e-5 * want.abs().max(1e-3),
+                        "{isa} {m}x{k}x{n} at {idx}: {got} != {want}"
+                    );
+                }
+                // Within the quantization's error of the fp32 product: a
+                // few thousandths of the terms' magnitude here.
+                let mut exact = vec![0f32; m * n];
+                multiply(Isa::Portable, m, &a, lda, &panels, &mut exact);
+                for (idx, (&got, &exact)) in c.iter().zip(&exact).enumerate() {
+                    assert!(
+                        (got - exact).abs() < 2e-3 * (k as f32).sqrt(),
+                        "{isa} {m}x{k}x{n} at {idx}: {got} vs {exact}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn i16_operands_keep_their_sums_within_an_i32() {
+        for k in [1, 2, 3, 8, 64, 65, 128, 256, 4096] {
+            let bits = I16Bits::for_depth(k);
+            assert!(
+                bits.activations <= 15 && bits.weights <= 15,
+                "{k}: {bits:?}"
+            );
+            let largest = (k as f64)
+                * ((1u64 << bits.activations) - 1) as f64
+                * ((1u64 << bits.weights) - 1) as f64;
+            assert!(largest <= i32::MAX as f64, "{k}: {bits:?}");
+        }
+        assert_eq!(
+            I16Bits::for_depth(64),
+            I16Bits {
+                activations: 12,
+                weights: 13
+            }
+        );
+    }
+
+    #[test]
+    fn i16_quantization_keeps_nan_and_zero_rows() {
+        // Rows of 8 (the vector path) and of 2.
+        for isa in Isa::all_supported() {
+            let mut a = [0.5f32; 24];
+            a[..8].fill(0.0);
+            a[9] = f32::INFINITY;
+            let (mut pairs, mut scales) = (vec![7u32; 12], vec![0f32; 3]);
+            quantize_rows(isa, 3, 8, &a, 8, &mut pairs, &mut scales);
+            assert_eq!(
+                (&pairs[..4], scales[0]),
+                (&[0u32; 4][..], 0.0),
+                "{isa}: zeros"
+            );
+            assert!(
+                scales[1].is_nan() && pairs[4..8] == [0; 4],
+                "{isa}: an infinity"
+            );
+            let top = (1u32 << I16Bits::for_depth(8).activations) - 1;
+            assert!(
+                scales[2] > 0.0 && pairs[8..] == [top | top << 16; 4],
+                "{isa}"
+            );
+        }
+        let a = [0.0f32, 0.0, 1.0, f32::NAN, 0.5, -0.25];
+        let (mut pairs, mut scales) = (vec![0u32; 3], vec![0f32; 3]);
+        quantize_rows(Isa::Portable, 3, 2, &a, 2, &mut pairs, &mut scales);
+        assert_eq!((pairs[0], scales[0]), (0, 0.0), "a row of zeros");
+        assert!(scales[1].is_nan(), "a NaN makes its row's scale NaN");
+        let top = (1i32 << I16Bits::for_depth(2).activations) - 1;
+        assert_eq!(
+            pairs[2] as u16 as i16 as i32, top,
+            "the largest value takes the largest integer"
+        );
+        assert_eq!(
+            (pairs[2] >> 16) as u16 as i16 as i32,
+            -(top + 1) / 2,
+            "half of it, rounded away from zero"
+        );
+        let b = Panels::new(&[1.0; 16], 2, 8);
+        let mut c = vec![0f32; 24];
+        for isa in Isa::all_supported() {
+            multiply_i16(isa, 3, &pairs, &scales, &b, &mut c);
+            assert!(c[..8].iter().all(|&x| x == 0.0), "{isa}");
+            assert!(c[8..16].iter().all(|x| x.is_nan()), "{isa}");
+            assert!(
+                c[16..].iter().all(|&x| (x - 0.25).abs() < 1e-3),
+                "{isa}: {:?}",
+                &c[16..]
+            );
         }
     }
 }

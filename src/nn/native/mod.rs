@@ -239,8 +239,10 @@ struct Scratch {
     m: Vec<f32>,
     /// Both heads' hidden channels per cell.
     heads: Vec<f32>,
-    /// A product's left operand in bf16 (bf16 products only).
+    /// A product's left operand in bf16 or 16-bit integers (bf16 and
+    /// int16 products only), and its rows' scales (int16).
     pairs: Vec<u32>,
+    scales: Vec<f32>,
 }
 
 impl Scratch {
@@ -274,29 +276,35 @@ fn sized<T: Copy + Default>(buffer: &mut Vec<T>, len: usize) -> &mut [T] {
 /// The precision that the native kernels can run for a setting
 /// (`network.precision`) in an instruction set: bf16 products where it is
 /// asked for, or `auto`, and the CPU has AVX512-BF16 with the AVX-512
-/// kernels chosen; fp32 everywhere else (there are no native half
-/// kernels). Under `auto` bf16 is then only a candidate, which
-/// [`choose_precision`] measures against fp32.
+/// kernels chosen; int16 products where they are asked for and the CPU
+/// has AVX2, or under `auto` where the AVX2 kernels are chosen; fp32
+/// everywhere else (there are no native half kernels). Under `auto` bf16
+/// or int16 is then only a candidate, which [`choose_precision`] measures
+/// against fp32.
 pub fn resolve_precision(setting: PrecisionSetting, isa: Isa) -> Precision {
     let bf16 = isa == Isa::Avx512 && bf16_supported();
+    let int16 = isa != Isa::Portable && isa.is_supported();
     match setting {
         PrecisionSetting::Fixed(Precision::Bf16) | PrecisionSetting::Auto if bf16 => {
             Precision::Bf16
         }
+        PrecisionSetting::Fixed(Precision::Int16) if int16 => Precision::Int16,
+        PrecisionSetting::Auto if int16 && isa == Isa::Avx2 => Precision::Int16,
         _ => Precision::Fp32,
     }
 }
 
 /// The precision of the native kernels for a setting on `network` at
 /// `batch` positions a call: a fixed one as [`resolve_precision`] allows
-/// it; `auto`, where bf16 products can run, whichever of fp32 and bf16
-/// [`faster_precision`] finds faster on 15x15 and 20x20 boards at up to 4
-/// positions a batch, measured once per network size, instruction set and
-/// batch, in alternating rounds of one batch each (a shared machine's
-/// speed drifts). Which is faster depends on the CPU: bf16 doubles the
-/// products per instruction, but some CPUs run it at half the rate of
-/// their fp32 FMAs, and the fp32 products tile 15x15 and 20x20 by F(5x5)
-/// where bf16 keeps F(4x4) (docs/native-backend.md).
+/// it; `auto`, where bf16 or int16 products can run, whichever of fp32 and
+/// that one [`faster_precision`] finds faster on 15x15 and 20x20 boards at
+/// up to 4 positions a batch, measured once per network size, instruction
+/// set and batch, in alternating rounds of one batch each (a shared
+/// machine's speed drifts). Which is faster depends on the CPU: bf16 and
+/// int16 double the products per instruction, but some CPUs run them at
+/// half the rate of their fp32 FMAs; the fp32 products tile 15x15 and
+/// 20x20 by F(5x5) where bf16 keeps F(4x4), and int16 quantizes every
+/// transformed tile first (docs/native-backend.md).
 pub fn choose_precision(
     network: &Arc<NativeNetwork>,
     setting: PrecisionSetting,
@@ -307,9 +315,9 @@ pub fn choose_precision(
     use std::sync::Mutex;
     type Chosen = Mutex<HashMap<(NetConfig, Isa, usize), Precision>>;
     static CHOSEN: OnceLock<Chosen> = OnceLock::new();
-    let possible = resolve_precision(setting, isa);
-    if setting != PrecisionSetting::Auto || possible == Precision::Fp32 {
-        return possible;
+    let candidate = resolve_precision(setting, isa);
+    if setting != PrecisionSetting::Auto || candidate == Precision::Fp32 {
+        return candidate;
     }
     // Held while measuring: a second caller waits for the first's answer
     // rather than measuring beside it and perhaps disagreeing.
@@ -326,10 +334,10 @@ pub fn choose_precision(
     if let Some(&precision) = chosen.get(&key) {
         return precision;
     }
-    let [fp32, bf16] = measure_precisions(network, isa, batch, [Precision::Fp32, Precision::Bf16]);
-    let precision = faster_precision(fp32, bf16);
+    let [fp32, rate] = measure_precisions(network, isa, batch, [Precision::Fp32, candidate]);
+    let precision = faster_precision(fp32, candidate, rate);
     tracing::info!(
-        "native precision auto at batch {batch}: fp32 {fp32:.0} positions/s, bf16 {bf16:.0}: {precision}"
+        "native precision auto at batch {batch}: fp32 {fp32:.0} positions/s, {candidate} {rate:.0}: {precision}"
     );
     chosen.insert(key, precision);
     precision
@@ -385,11 +393,18 @@ pub fn measure_precisions(
     })
 }
 
-/// bf16 only where it is clearly the faster, given the positions per
-/// second of each: it rounds, and a measurement at start-up is noisy.
-pub fn faster_precision(fp32: f64, bf16: f64) -> Precision {
-    if bf16 > 1.1 * fp32 {
-        Precision::Bf16
+/// `candidate` (bf16 or int16) only where it is clearly the faster than
+/// fp32, given the positions per second of each (`fp32`, `rate`): both
+/// round, and a measurement at start-up is noisy. bf16 must be 1.1 times
+/// as fast; int16, whose answers stay about ten times closer to fp32's
+/// (docs/native-backend.md), 1.03 times.
+pub fn faster_precision(fp32: f64, candidate: Precision, rate: f64) -> Precision {
+    let margin = match candidate {
+        Precision::Int16 => 1.03,
+        _ => 1.1,
+    };
+    if rate > margin * fp32 {
+        candidate
     } else {
         Precision::Fp32
     }
@@ -400,9 +415,7 @@ pub fn faster_precision(fp32: f64, bf16: f64) -> Precision {
 pub struct NativeEvaluator {
     network: Arc<NativeNetwork>,
     isa: Isa,
-    /// The bf16 kernels' CPU where the products are in bf16; `None` for
-    /// fp32.
-    bf16: Option<gemm::Bf16Cpu>,
+    products: Products,
     /// The Winograd tiling when held to one; `None`: each board's
     /// ([`Tiling::for_board`]).
     tiling: Option<Tiling>,
@@ -434,11 +447,15 @@ impl NativeEvaluator {
         } else {
             Isa::detect()
         };
-        let precision = resolve_precision(PrecisionSetting::Fixed(precision), isa);
+        let products = match resolve_precision(PrecisionSetting::Fixed(precision), isa) {
+            Precision::Bf16 => gemm::Bf16Cpu::detect().map_or(Products::Fp32, Products::Bf16),
+            Precision::Int16 => Products::Int16,
+            _ => Products::Fp32,
+        };
         NativeEvaluator {
             network,
             isa,
-            bf16: gemm::Bf16Cpu::detect().filter(|_| precision == Precision::Bf16),
+            products,
             tiling: None,
             scratch: Scratch::default(),
         }
@@ -449,10 +466,10 @@ impl NativeEvaluator {
     }
 
     pub fn precision(&self) -> Precision {
-        if self.bf16.is_some() {
-            Precision::Bf16
-        } else {
-            Precision::Fp32
+        match self.products {
+            Products::Fp32 => Precision::Fp32,
+            Products::Bf16(_) => Precision::Bf16,
+            Products::Int16 => Precision::Int16,
         }
     }
 
@@ -471,8 +488,10 @@ impl NativeEvaluator {
     /// The Winograd tiling of this evaluator's convolutions on a `height x
     /// width` board.
     pub fn tiling(&self, height: usize, width: usize) -> Tiling {
-        self.tiling
-            .unwrap_or_else(|| Tiling::for_board(height, width, self.bf16.is_some()))
+        self.tiling.unwrap_or_else(|| {
+            let bf16 = matches!(self.products, Products::Bf16(_));
+            Tiling::for_board(height, width, bf16)
+        })
     }
 
     /// The network's policy and win/draw/loss for each encoded position.
@@ -514,12 +533,13 @@ impl NativeEvaluator {
         }
         let kernels = Kernels {
             isa,
-            bf16: self.bf16,
+            products: self.products,
         };
         let buffers = &mut ConvBuffers {
             tiles: &mut s.v,
             products: &mut s.m,
             pairs: &mut s.pairs,
+            scales: &mut s.scales,
         };
         conv3x3(
             kernels, &net.stem, &s.input, in_plane, None, &mut s.x, buffers,
@@ -596,12 +616,22 @@ impl NativeEvaluator {
     }
 }
 
+/// What the 3x3 convolutions' products take their operands in.
+#[derive(Clone, Copy, Debug)]
+enum Products {
+    Fp32,
+    /// bf16, on the CPU that proves it can.
+    Bf16(gemm::Bf16Cpu),
+    /// 16-bit integers scaled per row and column (AVX2 kernels).
+    Int16,
+}
+
 /// How a convolution computes: the instruction set of its kernels, and
-/// whether its products are in bf16 (on the CPU that proves it can).
+/// what its products take their operands in.
 #[derive(Clone, Copy)]
 struct Kernels {
     isa: Isa,
-    bf16: Option<gemm::Bf16Cpu>,
+    products: Products,
 }
 
 /// A convolution's working buffers.
@@ -610,14 +640,16 @@ struct ConvBuffers<'a> {
     tiles: &'a mut Vec<f32>,
     /// The products, before the output transform.
     products: &'a mut Vec<f32>,
-    /// The transformed tiles in bf16 (bf16 products only).
+    /// The transformed tiles in bf16 or 16-bit integers (bf16 and int16
+    /// products only), and the integer rows' scales.
     pairs: &'a mut Vec<u32>,
+    scales: &'a mut Vec<f32>,
 }
 
 /// One 3x3 convolution (bias, optional residual, ReLU) of `src` (stored
 /// as `input` says) into `dst`, a chunk of tiles at a time.
 fn conv3x3(
-    Kernels { isa, bf16 }: Kernels,
+    Kernels { isa, products }: Kernels,
     conv: &Conv3x3,
     src: &[f32],
     input: Plane,
@@ -629,6 +661,7 @@ fn conv3x3(
         tiles: v,
         products: m,
         pairs,
+        scales,
     } = buffers;
     let output = Plane {
         channels: conv.outputs,
@@ -647,27 +680,47 @@ fn conv3x3(
             winograd::point_stride(count, cin),
             winograd::point_stride(count, cout),
         );
-        if let Some(cpu) = bf16 {
-            let pairs = sized(pairs, winograd::transformed_len(tiling, count, cin) / 2);
-            winograd::transform_input_bf16(cpu, src, input, chunk, pairs);
-            for (point, b) in kernel.iter().enumerate() {
-                let a = &pairs[point * in_stride / 2..][..count * cin / 2];
-                let c = &mut m[point * out_stride..][..count * cout];
-                gemm::multiply_pairs(cpu, count, a, b, c);
+        match products {
+            Products::Bf16(cpu) => {
+                let pairs = sized(pairs, winograd::transformed_len(tiling, count, cin) / 2);
+                winograd::transform_input_bf16(cpu, src, input, chunk, pairs);
+                for (point, b) in kernel.iter().enumerate() {
+                    let a = &pairs[point * in_stride / 2..][..count * cin / 2];
+                    let c = &mut m[point * out_stride..][..count * cout];
+                    gemm::multiply_pairs(cpu, count, a, b, c);
+                }
             }
-        } else {
-            let v = sized(v, winograd::transformed_len(tiling, count, cin));
-            winograd::transform_input(isa, src, input, chunk, v);
-            let more_chunks = first + count < tiles;
-            for (point, b) in kernel.iter().enumerate() {
-                let a = &v[point * in_stride..][..count * cin];
-                let c = &mut m[point * out_stride..][..count * cout];
-                // The next point's weights, or the first point's where a
-                // chunk follows (after the last one, nothing).
-                let next = kernel
-                    .get(point + 1)
-                    .or_else(|| kernel.first().filter(|_| more_chunks));
-                gemm::multiply_prefetching(isa, count, a, cin, b, c, next);
+            Products::Int16 => {
+                let len = winograd::transformed_len(tiling, count, cin);
+                let (v, pairs) = (sized(v, len), sized(pairs, len / 2));
+                let scales = sized(scales, tiling.points() * count);
+                let out = winograd::QuantizedTiles {
+                    v,
+                    pairs: &mut *pairs,
+                    scales: &mut *scales,
+                };
+                winograd::transform_input_i16(isa, src, input, chunk, isa, out);
+                for (point, b) in kernel.iter().enumerate() {
+                    let a = &pairs[point * in_stride / 2..][..count * cin / 2];
+                    let row_scale = &scales[point * count..][..count];
+                    let c = &mut m[point * out_stride..][..count * cout];
+                    gemm::multiply_i16(isa, count, a, row_scale, b, c);
+                }
+            }
+            Products::Fp32 => {
+                let v = sized(v, winograd::transformed_len(tiling, count, cin));
+                winograd::transform_input(isa, src, input, chunk, v);
+                let more_chunks = first + count < tiles;
+                for (point, b) in kernel.iter().enumerate() {
+                    let a = &v[point * in_stride..][..count * cin];
+                    let c = &mut m[point * out_stride..][..count * cout];
+                    // The next point's weights, or the first point's where a
+                    // chunk follows (after the last one, nothing).
+                    let next = kernel
+                        .get(point + 1)
+                        .or_else(|| kernel.first().filter(|_| more_chunks));
+                    gemm::multiply_prefetching(isa, count, a, cin, b, c, next);
+                }
             }
         }
         winograd::transform_output(isa, m, output, chunk, &conv.bias, residual, dst);

@@ -13,7 +13,7 @@
 //! [`LANES`]; every transform runs over eight channels at a time.
 
 use super::gemm;
-use super::simd::{dispatch, LANES, V8};
+use super::simd::{dispatch, Isa, LANES, V8};
 
 /// A Winograd tiling of the board: F(t x t, 3x3) for an output tile side t.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -316,8 +316,10 @@ pub struct Chunk {
 /// `V = B^T d B` of the `P x P` patches of the tiles of `chunk` in `src`
 /// (tiled by `L`'s tiling): `store(point, at, value)` receives eight
 /// channels of one point, `at` being `tile * channels + channel` within
-/// the point's matrix. One body for both tilings and for the fp32 and bf16
-/// outputs, inlined into each.
+/// the point's matrix. A tile's stores come together, eight channels of
+/// every point at a time, so the last point of its last eight channels
+/// is its last. One body for both tilings and for the fp32, bf16 and
+/// 16-bit integer outputs, inlined into each.
 #[inline(always)]
 fn input_tiles<L: Lines<T, P>, const T: usize, const P: usize>(
     src: &[f32],
@@ -344,12 +346,16 @@ fn input_tiles<L: Lines<T, P>, const T: usize, const P: usize>(
                     *value = V8::load(&patch[(r * cols + c) * channels + ch..]);
                 }
                 let line = L::input(column);
-                for (r, value) in line.into_iter().enumerate() {
-                    rows[r][c] = value;
+                // Indexed, not by `into_iter`: moving the array iterator
+                // through the stack stalled the 16-bit transform on
+                // store forwarding.
+                for (r, row) in rows.iter_mut().enumerate() {
+                    row[c] = line[r];
                 }
             }
             for (r, row) in rows.iter().enumerate() {
-                for (c, value) in L::input(*row).into_iter().enumerate() {
+                let line = L::input(*row);
+                for (c, &value) in line.iter().enumerate() {
                     store(r * P + c, i * channels + ch, value);
                 }
             }
@@ -378,6 +384,49 @@ pub fn transform_input(src: &[f32], plane: Plane, chunk: Chunk, v: &mut [f32]) {
 }
 }
 
+/// Where [`transform_input_i16`] writes: the fp32 tiles as
+/// [`transform_input`] lays them out (`v`), the same quantized, two
+/// channels to a `u32` (`pairs`, laid out as `v`), and the scale of each
+/// point's row of channels in each tile (`scales`, `[points][count]`).
+pub struct QuantizedTiles<'a> {
+    pub v: &'a mut [f32],
+    pub pairs: &'a mut [u32],
+    pub scales: &'a mut [f32],
+}
+
+dispatch! {
+/// [`transform_input`] into `out.v`, each tile's points then quantized
+/// (by `quantizing`'s kernels, as [`gemm::quantize_row`] does, a row being
+/// a point's channels in one tile) into `out.pairs` and `out.scales`: the
+/// left operands of [`gemm::multiply_i16`]. A tile is quantized as soon
+/// as its last value is stored, while it is still in L1, rather than in a
+/// pass over the chunk.
+pub fn transform_input_i16(
+    src: &[f32],
+    plane: Plane,
+    chunk: Chunk,
+    quantizing: Isa,
+    out: QuantizedTiles<'_>,
+) {
+    let QuantizedTiles { v, pairs, scales } = out;
+    let channels = plane.channels;
+    let stride = point_stride(chunk.count, channels);
+    let points = plane.tiling.points();
+    let rows = TileRows {
+        points,
+        stride,
+        channels,
+        count: chunk.count,
+    };
+    input_tiles_of(src, plane, chunk, |point, at, value| {
+        value.store(&mut v[point * stride + at..]);
+        if point + 1 == points && at % channels + LANES == channels {
+            rows.quantize(quantizing, at / channels, v, pairs, scales);
+        }
+    });
+}
+}
+
 /// [`transform_input`] with every value rounded to bf16 as it is stored
 /// (as [`gemm::bf16_bits`], ties to even), two channels to a `u32`, the
 /// even channel in the low half: the left operands of
@@ -402,6 +451,27 @@ pub fn transform_input_bf16(
     {
         let _ = (src, plane, chunk, v);
         cpu.unreachable()
+    }
+}
+
+/// Where the rows of one tile lie in [`transform_input_i16`]'s buffers.
+#[derive(Clone, Copy)]
+struct TileRows {
+    points: usize,
+    stride: usize,
+    channels: usize,
+    count: usize,
+}
+
+impl TileRows {
+    /// Quantizes tile `tile`'s rows. Kept out of line so that the store
+    /// it follows stays small enough to be inlined into the transform.
+    #[inline(never)]
+    fn quantize(self, isa: Isa, tile: usize, v: &[f32], pairs: &mut [u32], scales: &mut [f32]) {
+        let first = tile * self.channels;
+        let starts = (0..self.points).map(|point| point * self.stride + first);
+        let scales = scales.iter_mut().skip(tile).step_by(self.count);
+        gemm::quantize_rows_at(isa, v, self.channels, starts, pairs, scales);
     }
 }
 
