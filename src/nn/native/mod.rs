@@ -1,7 +1,8 @@
 //! The native inference backend: the network evaluated by the engine's own
 //! CPU kernels, without libtorch. It reads the same safetensors files and
-//! computes what `model::Frozen::evaluate` computes in fp32 (or, on CPUs
-//! with AVX512-BF16, the same with the products' operands in bf16).
+//! computes what `model::Frozen::evaluate` computes in fp32 (or the same
+//! with the products' operands in bf16, on CPUs with AVX512-BF16, or in
+//! 16-bit integers, on CPUs with AVX2).
 //!
 //! Why not libtorch on the CPU: at the batch sizes a search makes (1-32)
 //! its convolutions run at about half of one core's fp32 peak, and it
@@ -393,7 +394,7 @@ pub fn measure_precisions(
     })
 }
 
-/// `candidate` (bf16 or int16) only where it is clearly the faster than
+/// `candidate` (bf16 or int16) only where it is clearly faster than
 /// fp32, given the positions per second of each (`fp32`, `rate`): both
 /// round, and a measurement at start-up is noisy. bf16 must be 1.1 times
 /// as fast; int16, whose answers stay about ten times closer to fp32's
