@@ -314,18 +314,17 @@ pub struct Chunk {
 }
 
 /// `V = B^T d B` of the `P x P` patches of the tiles of `chunk` in `src`
-/// (tiled by `L`'s tiling): `store(point, at, value)` receives eight
-/// channels of one point, `at` being `tile * channels + channel` within
-/// the point's matrix. A tile's stores come together, eight channels of
-/// every point at a time, so the last point of its last eight channels
-/// is its last. One body for both tilings and for the fp32, bf16 and
-/// 16-bit integer outputs, inlined into each.
+/// (tiled by `L`'s tiling): `store(point, at, value, last)` receives
+/// eight channels of one point, `at` being `tile * channels + channel`
+/// within the point's matrix, `last` telling the tile's last store. One
+/// body for both tilings and for the fp32, bf16 and 16-bit integer
+/// outputs, inlined into each.
 #[inline(always)]
 fn input_tiles<L: Lines<T, P>, const T: usize, const P: usize>(
     src: &[f32],
     plane: Plane,
     chunk: Chunk,
-    mut store: impl FnMut(usize, usize, V8),
+    mut store: impl FnMut(usize, usize, V8, bool),
 ) {
     debug_assert_eq!(plane.tiling.tile(), T);
     let Chunk { first, count } = chunk;
@@ -356,7 +355,8 @@ fn input_tiles<L: Lines<T, P>, const T: usize, const P: usize>(
             for (r, row) in rows.iter().enumerate() {
                 let line = L::input(*row);
                 for (c, &value) in line.iter().enumerate() {
-                    store(r * P + c, i * channels + ch, value);
+                    let last = ch + LANES == channels && r * P + c + 1 == P * P;
+                    store(r * P + c, i * channels + ch, value, last);
                 }
             }
         }
@@ -365,7 +365,12 @@ fn input_tiles<L: Lines<T, P>, const T: usize, const P: usize>(
 
 /// [`input_tiles`] in the tiling of `plane`.
 #[inline(always)]
-fn input_tiles_of(src: &[f32], plane: Plane, chunk: Chunk, store: impl FnMut(usize, usize, V8)) {
+fn input_tiles_of(
+    src: &[f32],
+    plane: Plane,
+    chunk: Chunk,
+    store: impl FnMut(usize, usize, V8, bool),
+) {
     match plane.tiling {
         Tiling::F4 => input_tiles::<F4Lines, 4, 6>(src, plane, chunk, store),
         Tiling::F5 => input_tiles::<F5Lines, 5, 7>(src, plane, chunk, store),
@@ -378,7 +383,7 @@ dispatch! {
 /// [`point_stride`] apart.
 pub fn transform_input(src: &[f32], plane: Plane, chunk: Chunk, v: &mut [f32]) {
     let stride = point_stride(chunk.count, plane.channels);
-    input_tiles_of(src, plane, chunk, |point, at, value| {
+    input_tiles_of(src, plane, chunk, |point, at, value, _| {
         value.store(&mut v[point * stride + at..]);
     });
 }
@@ -418,9 +423,9 @@ pub fn transform_input_i16(
         channels,
         count: chunk.count,
     };
-    input_tiles_of(src, plane, chunk, |point, at, value| {
+    input_tiles_of(src, plane, chunk, |point, at, value, last| {
         value.store(&mut v[point * stride + at..]);
-        if point + 1 == points && at % channels + LANES == channels {
+        if last {
             rows.quantize(quantizing, at / channels, v, pairs, scales);
         }
     });
@@ -485,7 +490,7 @@ mod x86 {
     #[target_feature(enable = "avx512f,avx512vl,avx512bf16,avx2,fma")]
     pub unsafe fn transform_input_bf16(src: &[f32], plane: Plane, chunk: Chunk, v: &mut [u32]) {
         let stride = point_stride(chunk.count, plane.channels);
-        input_tiles_of(src, plane, chunk, |point, at, value| {
+        input_tiles_of(src, plane, chunk, |point, at, value, _| {
             // `at` and `stride` are even: channels come in groups of eight.
             let dst = &mut v[(point * stride + at) / 2..][..LANES / 2];
             // SAFETY (both): V8 is eight f32 aligned to 32 bytes, as
