@@ -558,6 +558,21 @@ fn int16_products_move_answers_far_less_than_a_board_symmetry() {
                 rounding.same_first_move
             );
         }
+        // int16 asked of the AVX-512 kernels: the same products (they are
+        // AVX2's), the transforms in AVX-512.
+        if Isa::Avx512.is_supported() {
+            let kernels =
+                |isa| NativeEvaluator::with_kernels(Arc::clone(&network), isa, Precision::Int16);
+            let (mut narrow, mut wide) = (kernels(Isa::Avx2), kernels(Isa::Avx512));
+            assert_eq!(wide.precision(), Precision::Int16);
+            let batch = inputs[..64].concat();
+            let (a, b) = (
+                answer(&mut narrow, &batch, side, side),
+                answer(&mut wide, &batch, side, side),
+            );
+            assert!(max_deviation(&a.policy, &b.policy) < 1e-5, "{rule:?}");
+            assert!(max_deviation(&a.wdl, &b.wdl) < 1e-5, "{rule:?}");
+        }
     }
 }
 

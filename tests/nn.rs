@@ -483,9 +483,10 @@ fn a_service_reports_its_precision() {
     }
 }
 
-/// A rule may name a second, smaller network for fp32 inference (CPUs
-/// without bf16 hardware): the provider uses it exactly when the precision
-/// resolves to fp32, with either backend.
+/// A rule may name a second, smaller network for inference without bf16
+/// (CPUs without bf16 hardware): the provider uses it exactly when the
+/// precision resolves to something other than bf16 (fp32, or the native
+/// kernels' int16), with either backend.
 #[test]
 fn the_fp32_network_is_used_only_without_bf16() {
     use wuzi::config::{Config, ConfigError};
@@ -549,14 +550,23 @@ fn the_fp32_network_is_used_only_without_bf16() {
     } else {
         Precision::Fp32
     };
-    // Held to AVX2, `auto` measures int16 against fp32 on the fp32 network
-    // (once per process: this is the answer the service gets).
-    let avx2_auto = wuzi::nn::native::choose_precision(
-        &std::sync::Arc::new(wuzi::nn::NativeNetwork::load(&small_file).unwrap()),
-        PrecisionSetting::Auto,
-        wuzi::nn::native::simd::resolve_isa(Some(wuzi::nn::Isa::Avx2)),
-        config_for("auto").network.batch_size,
-    );
+    // On the fp32 network `auto` measures int16 against fp32 where the
+    // AVX2 kernels run (held to AVX2, or an AVX2-only CPU), once per
+    // process: these are the answers the services get.
+    let small_auto = |isa| {
+        wuzi::nn::native::choose_precision(
+            &std::sync::Arc::new(wuzi::nn::NativeNetwork::load(&small_file).unwrap()),
+            PrecisionSetting::Auto,
+            wuzi::nn::native::simd::resolve_isa(isa),
+            config_for("auto").network.batch_size,
+        )
+    };
+    let avx2_auto = small_auto(Some(wuzi::nn::Isa::Avx2));
+    let auto_precision = if native_bf16 {
+        auto_precision
+    } else {
+        small_auto(None)
+    };
     for (settings, fp32, precision) in [
         ("precision = \"fp32\"", true, Precision::Fp32),
         ("isa = \"avx2\"", true, avx2_auto),

@@ -346,9 +346,9 @@ impl NetworkProvider {
     }
 
     /// The native kernels on `network`, or on the rule's fp32 network
-    /// where fp32 is all they can run (told fp32, held to AVX2, or a CPU
-    /// without AVX512-BF16) and one is configured (a file that fails
-    /// leaves the rule its own network).
+    /// where bf16 products cannot run (told fp32 or int16, held to AVX2,
+    /// or a CPU without AVX512-BF16) and one is configured (a file that
+    /// fails leaves the rule its own network).
     fn native_model<'a>(
         &mut self,
         path: &'a Path,

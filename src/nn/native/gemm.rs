@@ -813,7 +813,8 @@ mod x86 {
     /// [`super::quantize_rows_at`] for `k` a multiple of 8.
     ///
     /// # Safety
-    /// AVX2 present.
+    /// AVX2 present; `k` a multiple of 8 (the rows are read eight values
+    /// at a time).
     #[target_feature(enable = "avx2,fma")]
     pub unsafe fn quantize_rows_at<'a>(
         a: &[f32],
@@ -837,7 +838,8 @@ mod x86 {
     /// NaN or an infinity, which the portable loop handles.
     ///
     /// # Safety
-    /// AVX2 present; `out` holds `row.len() / 2` pairs.
+    /// AVX2 present; `row.len()` a multiple of 8 (read eight values at a
+    /// time); `out` holds `row.len() / 2` pairs.
     #[target_feature(enable = "avx2,fma")]
     #[inline]
     pub unsafe fn quantize_row(row: &[f32], bits: u32, out: &mut [u32]) -> Option<f32> {
@@ -864,6 +866,11 @@ mod x86 {
             return Some(0.0);
         }
         let top = ((1u32 << bits) - 1) as f32;
+        // Values so small that the factor overflows are left to the
+        // portable loop, whose clamp keeps them within `bits`.
+        if !(top / largest).is_finite() {
+            return None;
+        }
         let factor = _mm256_set1_ps(top / largest);
         let mut j = 0;
         while j + 16 <= k {
@@ -1212,6 +1219,28 @@ mod tests {
             assert!(
                 scales[2] > 0.0 && pairs[8..] == [top | top << 16; 4],
                 "{isa}"
+            );
+        }
+        // Values so small that the factor overflows: the vector path
+        // leaves them to the portable loop, which keeps them in range.
+        let tiny = [1e-38f32, -1e-38, 0.0, 5e-39, 1e-38, 0.0, -2e-39, 1e-38];
+        let (mut want, mut want_scale) = (vec![0u32; 4], vec![0f32; 1]);
+        quantize_rows(Isa::Portable, 1, 8, &tiny, 8, &mut want, &mut want_scale);
+        let top = (1i32 << I16Bits::for_depth(8).activations) - 1;
+        assert_eq!(
+            (
+                want[0] as u16 as i16 as i32,
+                (want[0] >> 16) as u16 as i16 as i32
+            ),
+            (top, -top)
+        );
+        for isa in Isa::all_supported() {
+            let (mut got, mut got_scale) = (vec![7u32; 4], vec![0f32; 1]);
+            quantize_rows(isa, 1, 8, &tiny, 8, &mut got, &mut got_scale);
+            assert_eq!(
+                (&got, &got_scale),
+                (&want, &want_scale),
+                "{isa}: tiny values"
             );
         }
         let a = [0.0f32, 0.0, 1.0, f32::NAN, 0.5, -0.25];

@@ -397,7 +397,7 @@ pub fn measure_precisions(
 /// `candidate` (bf16 or int16) only where it is clearly faster than
 /// fp32, given the positions per second of each (`fp32`, `rate`): both
 /// round, and a measurement at start-up is noisy. bf16 must be 1.1 times
-/// as fast; int16, whose answers stay about ten times closer to fp32's
+/// as fast; int16, whose answers stay four to ten times closer to fp32's
 /// (docs/native-backend.md), 1.03 times.
 pub fn faster_precision(fp32: f64, candidate: Precision, rate: f64) -> Precision {
     let margin = match candidate {

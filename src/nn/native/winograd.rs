@@ -723,6 +723,73 @@ mod tests {
         );
     }
 
+    /// The int16 input transform stores the fp32 one's values, and those
+    /// values quantized a row (a point's channels in one tile) at a time
+    /// exactly as the portable quantizer does, in every instruction set,
+    /// both tilings, chunks that end mid-plane, and 24 channels (the
+    /// quantizer's tail of eight).
+    #[test]
+    fn i16_input_transform_is_the_quantized_fp32_one() {
+        let mut seed = 13;
+        for tiling in [Tiling::F4, Tiling::F5] {
+            let plane = Plane {
+                batch: 2,
+                height: 15,
+                width: 13,
+                channels: 24,
+                tiling,
+            };
+            let mut src = vec![0.0; plane.floats()];
+            for b in 0..plane.batch {
+                for y in 0..plane.height {
+                    for x in 0..plane.width {
+                        let at = plane.at(b, y, x);
+                        for v in &mut src[at..at + plane.channels] {
+                            *v = noise(&mut seed) * 10.0;
+                        }
+                    }
+                }
+            }
+            let (tiles, channels) = (plane.tiles(), plane.channels);
+            for isa in Isa::all_supported() {
+                for first in (0..tiles).step_by(7) {
+                    let count = (tiles - first).min(7);
+                    let chunk = Chunk { first, count };
+                    let len = transformed_len(tiling, count, channels);
+                    let mut v = vec![0.0; len];
+                    transform_input(isa, &src, plane, chunk, &mut v);
+                    let stride = point_stride(count, channels);
+                    let mut want_pairs = vec![u32::MAX; len / 2];
+                    let mut want_scales = vec![f32::NAN; tiling.points() * count];
+                    for point in 0..tiling.points() {
+                        gemm::quantize_rows(
+                            Isa::Portable,
+                            count,
+                            channels,
+                            &v[point * stride..],
+                            channels,
+                            &mut want_pairs[point * stride / 2..],
+                            &mut want_scales[point * count..][..count],
+                        );
+                    }
+                    let mut got_v = vec![f32::NAN; len];
+                    let mut got_pairs = vec![u32::MAX; len / 2];
+                    let mut got_scales = vec![f32::NAN; want_scales.len()];
+                    let out = QuantizedTiles {
+                        v: &mut got_v,
+                        pairs: &mut got_pairs,
+                        scales: &mut got_scales,
+                    };
+                    transform_input_i16(isa, &src, plane, chunk, isa, out);
+                    let what = format!("{isa} {tiling:?} tiles {first}..{}", first + count);
+                    assert_eq!(got_v[..count * channels], v[..count * channels], "{what}");
+                    assert_eq!(got_pairs, want_pairs, "{what}");
+                    assert_eq!(got_scales, want_scales, "{what}");
+                }
+            }
+        }
+    }
+
     /// The Winograd path (kernel, input and output transforms and the 36
     /// products) equals a direct convolution, on boards whose sides are
     /// not multiples of the tile, with channels that need padding, in
