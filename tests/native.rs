@@ -437,6 +437,56 @@ fn rounding_and_symmetry(
     (rounding, symmetry)
 }
 
+/// Prints how far a rounding precision's answers (`what`) and a
+/// transposition moved `n` positions, and asserts that the rounding moved
+/// them not at all where it was `exact` (it fell back to fp32), and
+/// otherwise some, by less than a tenth of the transposition's
+/// win/draw/loss deviation, at most 0.1 anywhere, and kept the most likely
+/// move in 95% of positions.
+fn assert_rounding_within_a_symmetry(
+    what: &str,
+    exact: bool,
+    rounding: &Apart,
+    symmetry: &Apart,
+    n: usize,
+) {
+    let n = n as f64;
+    for (how, a) in [("", rounding), (" (transposed)", symmetry)] {
+        eprintln!(
+            "{what}{how}: largest deviation policy {:.2e}, wdl {:.2e} (mean {:.2e}); \
+             same first move in {} of {n}",
+            a.policy_max,
+            a.wdl_max,
+            a.wdl_sum / n,
+            a.same_first_move
+        );
+    }
+    if exact {
+        assert_eq!(
+            (rounding.policy_max, rounding.wdl_max),
+            (0.0, 0.0),
+            "{what}"
+        );
+        return;
+    }
+    assert!(rounding.policy_max > 0.0, "{what}: rounds");
+    assert!(
+        rounding.wdl_sum < 0.1 * symmetry.wdl_sum,
+        "{what} moves the values by {}, a transposition by {}",
+        rounding.wdl_sum / n,
+        symmetry.wdl_sum / n
+    );
+    assert!(
+        rounding.policy_max < 0.1 && rounding.wdl_max < 0.1,
+        "{what}"
+    );
+    assert!(
+        rounding.same_first_move as f64 >= 0.95 * n,
+        "{what}: the same first move in {} of {n}",
+        rounding.same_first_move
+    );
+}
+
 /// bf16 products (AVX512-BF16) against the fp32 kernels on 500 real
 /// positions of each square-board rule, each with its shipped network. The
 /// yardstick is how far the fp32 answers of the same positions move when
@@ -463,36 +513,13 @@ fn bf16_products_move_answers_far_less_than_a_board_symmetry() {
         };
         assert_eq!(bf16.precision(), expected);
         let (rounding, symmetry) = rounding_and_symmetry(&mut fp32, &mut bf16, &inputs, side);
-        let n = inputs.len() as f64;
-        for (what, a) in [("bf16", &rounding), ("transposed", &symmetry)] {
-            eprintln!(
-                "{rule:?} {side}x{side} {what}: largest deviation policy {:.2e}, wdl {:.2e} \
-                 (mean {:.2e}); same first move in {} of {n}",
-                a.policy_max,
-                a.wdl_max,
-                a.wdl_sum / n,
-                a.same_first_move
-            );
-        }
-        if expected == Precision::Fp32 {
-            assert_eq!((rounding.policy_max, rounding.wdl_max), (0.0, 0.0));
-            continue;
-        }
-        assert!(rounding.policy_max > 0.0, "{rule:?}: bf16 rounds");
-        assert!(
-            rounding.wdl_sum < 0.1 * symmetry.wdl_sum,
-            "{rule:?}: bf16 moves the values by {}, a transposition by {}",
-            rounding.wdl_sum / n,
-            symmetry.wdl_sum / n
-        );
-        assert!(
-            rounding.policy_max < 0.1 && rounding.wdl_max < 0.1,
-            "{rule:?}"
-        );
-        assert!(
-            rounding.same_first_move as f64 >= 0.95 * n,
-            "{rule:?}: the same first move in {} of {n}",
-            rounding.same_first_move
+        let exact = expected == Precision::Fp32;
+        assert_rounding_within_a_symmetry(
+            &format!("{rule:?} {side}x{side} bf16"),
+            exact,
+            &rounding,
+            &symmetry,
+            inputs.len(),
         );
     }
 }
@@ -526,37 +553,9 @@ fn int16_products_move_answers_far_less_than_a_board_symmetry() {
             let (mut fp32, mut int16) = (kernels(Precision::Fp32), kernels(Precision::Int16));
             assert_eq!(int16.precision(), expected);
             let (rounding, symmetry) = rounding_and_symmetry(&mut fp32, &mut int16, &inputs, side);
-            let n = inputs.len() as f64;
-            for (what, a) in [("int16", &rounding), ("transposed", &symmetry)] {
-                eprintln!(
-                    "{rule:?} {side}x{side} {tiling:?} {what}: largest deviation policy {:.2e}, \
-                     wdl {:.2e} (mean {:.2e}); same first move in {} of {n}",
-                    a.policy_max,
-                    a.wdl_max,
-                    a.wdl_sum / n,
-                    a.same_first_move
-                );
-            }
-            if expected == Precision::Fp32 {
-                assert_eq!((rounding.policy_max, rounding.wdl_max), (0.0, 0.0));
-                continue;
-            }
-            assert!(rounding.policy_max > 0.0, "{rule:?}: int16 rounds");
-            assert!(
-                rounding.wdl_sum < 0.1 * symmetry.wdl_sum,
-                "{rule:?} {tiling:?}: int16 moves the values by {}, a transposition by {}",
-                rounding.wdl_sum / n,
-                symmetry.wdl_sum / n
-            );
-            assert!(
-                rounding.policy_max < 0.1 && rounding.wdl_max < 0.1,
-                "{rule:?} {tiling:?}"
-            );
-            assert!(
-                rounding.same_first_move as f64 >= 0.95 * n,
-                "{rule:?} {tiling:?}: the same first move in {} of {n}",
-                rounding.same_first_move
-            );
+            let exact = expected == Precision::Fp32;
+            let what = format!("{rule:?} {side}x{side} {tiling:?} int16");
+            assert_rounding_within_a_symmetry(&what, exact, &rounding, &symmetry, inputs.len());
         }
         // int16 asked of the AVX-512 kernels: the same products (they are
         // AVX2's), the transforms in AVX-512.
