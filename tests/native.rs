@@ -543,7 +543,7 @@ fn int16_products_move_answers_far_less_than_a_board_symmetry() {
         } else {
             Precision::Fp32
         };
-        for tiling in [Tiling::F4, Tiling::F5] {
+        for tiling in Tiling::ALL {
             let kernels = |precision| {
                 let mut evaluator =
                     NativeEvaluator::with_kernels(Arc::clone(&network), Isa::Avx2, precision);

@@ -200,32 +200,6 @@ pub fn quantize_rows(
     }
 }
 
-/// [`quantize_row`] for several rows of `k` values of `a`, the `i`-th
-/// starting at `starts[i]`: its pairs go to `pairs` from `starts[i] / 2`
-/// (`starts` even), its scale to the `i`-th of `scales`. One call for a
-/// tile's rows lets their latencies overlap.
-pub fn quantize_rows_at<'a>(
-    isa: Isa,
-    a: &[f32],
-    k: usize,
-    starts: impl Iterator<Item = usize>,
-    pairs: &mut [u32],
-    scales: impl Iterator<Item = &'a mut f32>,
-) {
-    #[cfg(target_arch = "x86_64")]
-    if isa != Isa::Portable && isa.is_supported() && k.is_multiple_of(8) {
-        // SAFETY: the CPU has AVX2 (every supported instruction set but
-        // the portable one includes it).
-        unsafe { x86::quantize_rows_at(a, k, starts, pairs, scales) };
-        return;
-    }
-    let bits = I16Bits::for_depth(k).activations;
-    for (start, scale) in starts.zip(scales) {
-        let out = &mut pairs[start / 2..][..k.div_ceil(2)];
-        *scale = quantize_row(isa, &a[start..][..k], bits, out);
-    }
-}
-
 /// One row of [`quantize_rows`]: `row` as integers of `bits` bits, in
 /// pairs, into `out` (`row.len().div_ceil(2)` of them); returns the scale
 /// that turns them back into values.
@@ -807,29 +781,6 @@ mod x86 {
         }
         if j < n {
             strip_bf16::<12, 1>(m, kp, a, b.add(j * kp), n, c.add(j), 0x00ff);
-        }
-    }
-
-    /// [`super::quantize_rows_at`] for `k` a multiple of 8.
-    ///
-    /// # Safety
-    /// AVX2 present; `k` a multiple of 8 (the rows are read eight values
-    /// at a time).
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn quantize_rows_at<'a>(
-        a: &[f32],
-        k: usize,
-        starts: impl Iterator<Item = usize>,
-        pairs: &mut [u32],
-        scales: impl Iterator<Item = &'a mut f32>,
-    ) {
-        let bits = super::I16Bits::for_depth(k).activations;
-        for (start, scale) in starts.zip(scales) {
-            let (row, out) = (&a[start..][..k], &mut pairs[start / 2..][..k / 2]);
-            *scale = match quantize_row(row, bits, out) {
-                Some(scale) => scale,
-                None => super::quantize_row(super::Isa::Portable, row, bits, out),
-            };
         }
     }
 

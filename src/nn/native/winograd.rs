@@ -422,6 +422,7 @@ pub fn transform_input_i16(
         stride,
         channels,
         count: chunk.count,
+        bits: gemm::I16Bits::for_depth(channels).activations,
     };
     input_tiles_of(src, plane, chunk, |point, at, value, last| {
         value.store(&mut v[point * stride + at..]);
@@ -466,6 +467,8 @@ struct TileRows {
     stride: usize,
     channels: usize,
     count: usize,
+    /// Of the quantized activations ([`gemm::I16Bits`]).
+    bits: u32,
 }
 
 impl TileRows {
@@ -473,10 +476,13 @@ impl TileRows {
     /// it follows stays small enough to be inlined into the transform.
     #[inline(never)]
     fn quantize(self, isa: Isa, tile: usize, v: &[f32], pairs: &mut [u32], scales: &mut [f32]) {
-        let first = tile * self.channels;
-        let starts = (0..self.points).map(|point| point * self.stride + first);
-        let scales = scales.iter_mut().skip(tile).step_by(self.count);
-        gemm::quantize_rows_at(isa, v, self.channels, starts, pairs, scales);
+        let (channels, bits) = (self.channels, self.bits);
+        for point in 0..self.points {
+            let row = point * self.stride + tile * channels;
+            let out = &mut pairs[row / 2..][..channels / 2];
+            scales[point * self.count + tile] =
+                gemm::quantize_row(isa, &v[row..][..channels], bits, out);
+        }
     }
 }
 
@@ -664,8 +670,9 @@ mod tests {
         }
     }
 
-    fn bf16_input_transform_of(cpu: gemm::Bf16Cpu, tiling: Tiling) {
-        let mut seed = 11;
+    /// Two positions of a 15x13 board with 24 channels tiled by `tiling`,
+    /// every cell's channels noise times `scale` (the border zero).
+    fn noisy_plane(tiling: Tiling, mut seed: u64, scale: f32) -> (Plane, Vec<f32>) {
         let plane = Plane {
             batch: 2,
             height: 15,
@@ -679,11 +686,16 @@ mod tests {
                 for x in 0..plane.width {
                     let at = plane.at(b, y, x);
                     for v in &mut src[at..at + plane.channels] {
-                        *v = noise(&mut seed) * 100.0;
+                        *v = noise(&mut seed) * scale;
                     }
                 }
             }
         }
+        (plane, src)
+    }
+
+    fn bf16_input_transform_of(cpu: gemm::Bf16Cpu, tiling: Tiling) {
+        let (plane, src) = noisy_plane(tiling, 11, 100.0);
         // A plane of zeros but for three pixels: each transformed value is
         // then one of them times a small integer (often 1 or a power of
         // two), so a tie, a value that rounds up and a denormal reach the
@@ -730,26 +742,8 @@ mod tests {
     /// quantizer's tail of eight).
     #[test]
     fn i16_input_transform_is_the_quantized_fp32_one() {
-        let mut seed = 13;
-        for tiling in [Tiling::F4, Tiling::F5] {
-            let plane = Plane {
-                batch: 2,
-                height: 15,
-                width: 13,
-                channels: 24,
-                tiling,
-            };
-            let mut src = vec![0.0; plane.floats()];
-            for b in 0..plane.batch {
-                for y in 0..plane.height {
-                    for x in 0..plane.width {
-                        let at = plane.at(b, y, x);
-                        for v in &mut src[at..at + plane.channels] {
-                            *v = noise(&mut seed) * 10.0;
-                        }
-                    }
-                }
-            }
+        for tiling in Tiling::ALL {
+            let (plane, src) = noisy_plane(tiling, 13, 10.0);
             let (tiles, channels) = (plane.tiles(), plane.channels);
             for isa in Isa::all_supported() {
                 for first in (0..tiles).step_by(7) {
